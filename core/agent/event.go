@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// EventType is the wire name of an agent event's "type".
+type EventType string
+
+const (
+	EventAgentStart          EventType = "agent_start"
+	EventAgentEnd            EventType = "agent_end"
+	EventTurnStart           EventType = "turn_start"
+	EventTurnEnd             EventType = "turn_end"
+	EventMessageStart        EventType = "message_start"
+	EventMessageUpdate       EventType = "message_update"
+	EventMessageEnd          EventType = "message_end"
+	EventToolExecutionStart  EventType = "tool_execution_start"
+	EventToolExecutionUpdate EventType = "tool_execution_update"
+	EventToolExecutionEnd    EventType = "tool_execution_end"
+)
+
+// Event is one agent event as the RPC protocol sends it. Which fields are
+// set depends on Type; MarshalJSON writes exactly pi's fields for it.
+type Event struct {
+	Type EventType
+	// Message: message_start, message_update, message_end, turn_end.
+	Message llm.Message
+	// AssistantEvent: message_update.
+	AssistantEvent *llm.StreamEvent
+	// Messages: agent_end (every message the run added).
+	Messages []llm.Message
+	// ToolResults: turn_end.
+	ToolResults []*llm.ToolResultMessage
+	// Tool execution fields.
+	ToolCallID string
+	ToolName   string
+	Args       json.RawMessage
+	// Result: tool_execution_update (partialResult) and _end (result).
+	Result  *Result
+	IsError bool
+}
+
+// Sink receives events in order. It is called synchronously from the
+// agent's goroutine; it must not block for long.
+type Sink func(Event)
+
+func (e Event) MarshalJSON() ([]byte, error) {
+	switch e.Type {
+	case EventAgentEnd:
+		return json.Marshal(struct {
+			Type     EventType    `json:"type"`
+			Messages llm.Messages `json:"messages"`
+		}{e.Type, llm.Messages(e.Messages)})
+	case EventTurnEnd:
+		trs := e.ToolResults
+		if trs == nil {
+			trs = []*llm.ToolResultMessage{}
+		}
+		return json.Marshal(struct {
+			Type        EventType                `json:"type"`
+			Message     llm.Message              `json:"message"`
+			ToolResults []*llm.ToolResultMessage `json:"toolResults"`
+		}{e.Type, e.Message, trs})
+	case EventMessageStart, EventMessageEnd:
+		return json.Marshal(struct {
+			Type    EventType   `json:"type"`
+			Message llm.Message `json:"message"`
+		}{e.Type, e.Message})
+	case EventMessageUpdate:
+		return json.Marshal(struct {
+			Type           EventType        `json:"type"`
+			Message        llm.Message      `json:"message,omitempty"`
+			AssistantEvent *llm.StreamEvent `json:"assistantMessageEvent"`
+		}{e.Type, e.Message, e.AssistantEvent})
+	case EventToolExecutionStart:
+		return json.Marshal(struct {
+			Type       EventType       `json:"type"`
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Args       json.RawMessage `json:"args"`
+		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
+	case EventToolExecutionUpdate:
+		return json.Marshal(struct {
+			Type          EventType       `json:"type"`
+			ToolCallID    string          `json:"toolCallId"`
+			ToolName      string          `json:"toolName"`
+			Args          json.RawMessage `json:"args"`
+			PartialResult *Result         `json:"partialResult"`
+		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Result})
+	case EventToolExecutionEnd:
+		return json.Marshal(struct {
+			Type       EventType `json:"type"`
+			ToolCallID string    `json:"toolCallId"`
+			ToolName   string    `json:"toolName"`
+			Result     *Result   `json:"result"`
+			IsError    bool      `json:"isError"`
+		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
+	default:
+		return json.Marshal(struct {
+			Type EventType `json:"type"`
+		}{e.Type})
+	}
+}
+
+func rawOrEmpty(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return json.RawMessage("{}")
+	}
+	return r
+}

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Tool is something the model can call. Tools are injected into the agent;
+// the built-in ones live in core/tools.
+type Tool interface {
+	// Spec is the name, description and JSON Schema the model sees.
+	Spec() llm.ToolSpec
+	// Run executes one call. Args have already been validated against the
+	// schema. update may be called any number of times with the
+	// accumulated partial result (not a delta) while the tool runs.
+	//
+	// A failure the model should read (no such file, non-unique match)
+	// is a Result with IsError set and a nil error. A non-nil error is a
+	// broken tool; the agent turns it into an error result too.
+	Run(ctx context.Context, call Call, update func(Result)) (Result, error)
+}
+
+// Call is one tool invocation.
+type Call struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+}
+
+// Result is what a tool returns: content the model reads and details a
+// client may show (diffs, truncation notes). It is the "result" and
+// "partialResult" object of the tool_execution events.
+type Result struct {
+	Content llm.Contents `json:"content"`
+	Details any          `json:"details,omitempty"`
+	// IsError marks a failure the model should read.
+	IsError bool `json:"-"`
+}
+
+// TextResult is a successful result holding one text block.
+func TextResult(text string) Result {
+	return Result{Content: llm.Contents{llm.TextContent{Text: text}}}
+}
+
+// ErrorResult is a failed result holding one text block.
+func ErrorResult(format string, args ...any) Result {
+	return Result{Content: llm.Contents{llm.TextContent{Text: fmt.Sprintf(format, args...)}}, IsError: true}
+}

@@ -1,0 +1,43 @@
+package llm
+
+// Usage counts the tokens of one model call and what they cost, in dollars.
+type Usage struct {
+	Input       int  `json:"input"`
+	Output      int  `json:"output"`
+	CacheRead   int  `json:"cacheRead"`
+	CacheWrite  int  `json:"cacheWrite"`
+	TotalTokens int  `json:"totalTokens"`
+	Cost        Cost `json:"cost"`
+}
+
+// Cost is a dollar amount split like [Usage].
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// ApplyCost fills u.Cost from the model's per-million prices and sets
+// TotalTokens to the sum of the four counts.
+func (u *Usage) ApplyCost(m *Model) {
+	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	if m == nil {
+		return
+	}
+	u.Cost.Input = m.Cost.Input / 1e6 * float64(u.Input)
+	u.Cost.Output = m.Cost.Output / 1e6 * float64(u.Output)
+	u.Cost.CacheRead = m.Cost.CacheRead / 1e6 * float64(u.CacheRead)
+	u.Cost.CacheWrite = m.Cost.CacheWrite / 1e6 * float64(u.CacheWrite)
+	u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+}
+
+// ContextTokens is how much of the context window the call used: everything
+// the model read plus what it wrote.
+func (u Usage) ContextTokens() int {
+	if u.TotalTokens > 0 {
+		return u.TotalTokens
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
