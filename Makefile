@@ -1,0 +1,28 @@
+# gopi — see README.md. Every target works offline once modules are cached.
+GO      ?= go
+BIN     ?= bin/gopi
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build run test bench lint clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
+
+# Starts gopi on the offline faux model (no API key needed).
+run: build
+	./$(BIN) $(ARGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,60 @@
+package resources
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadContextFilesOrder(t *testing.T) {
+	root := t.TempDir()
+	agentDir := filepath.Join(root, "agent")
+	proj := filepath.Join(root, "work", "proj")
+	sub := filepath.Join(proj, "sub")
+	require.NoError(t, os.MkdirAll(agentDir, 0o755))
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "AGENTS.md"), []byte("global"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "work", "CLAUDE.md"), []byte("work"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(proj, "AGENTS.md"), []byte("proj"), 0o644))
+	// AGENTS.md wins over CLAUDE.md in the same directory.
+	require.NoError(t, os.WriteFile(filepath.Join(proj, "CLAUDE.md"), []byte("ignored"), 0o644))
+
+	files, warns := LoadContextFiles(agentDir, sub)
+	require.Empty(t, warns)
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Content)
+	}
+	assert.Equal(t, []string{"global", "work", "proj"}, got)
+}
+
+func TestBuildSystemPrompt(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	p := BuildSystemPrompt(PromptOptions{
+		Tools:        []ToolLine{{"read", "read files"}, {"bash", "run commands"}, {"edit", "edit"}},
+		Append:       "EXTRA",
+		ContextFiles: []ContextFile{{Path: "/p/AGENTS.md", Content: "be nice"}},
+		Cwd:          "/p",
+		Now:          now,
+	})
+	assert.Contains(t, p, "- read: read files")
+	assert.Contains(t, p, "Explore files with bash")
+	assert.Contains(t, p, "EXTRA")
+	assert.Contains(t, p, "## /p/AGENTS.md\n\nbe nice")
+	assert.True(t, strings.HasSuffix(p, "Current date: 2026-11-21\nCurrent working directory: /p"), p)
+	assert.Less(t, strings.Index(p, "EXTRA"), strings.Index(p, "# Project Context"))
+
+	custom := BuildSystemPrompt(PromptOptions{Custom: "You are a cat.", Cwd: "/p", Now: now, Skills: "\n<skills/>"})
+	assert.True(t, strings.HasPrefix(custom, "You are a cat."))
+	assert.NotContains(t, custom, "Tools you can call")
+	assert.Contains(t, custom, "<skills/>")
+
+	none := BuildSystemPrompt(PromptOptions{Cwd: "/p", Now: now})
+	assert.Contains(t, none, "no tools are enabled")
+	assert.NotContains(t, none, "Explore files")
+}

@@ -1,0 +1,325 @@
+// Package rpc is gopi's wire layer for stdio clients: the framers (newline
+// JSONL and LSP Content-Length), dialect detection, the single ordered
+// writer, and pi's native JSONL dialect on top of core/api.
+//
+// Start with [Detect] on the connection's input, then read records with a
+// [LineReader] or [HeaderReader] and write them with a [Writer].
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// MaxRecord is the largest record gopi reads: 64 MiB, room for prompts
+// carrying several large base64 images. A larger record is skipped and
+// answered with an error; reading resumes at the next record.
+const MaxRecord = 64 << 20
+
+// ErrRecordTooLarge reports a record over the reader's limit. The reader
+// has already skipped past it.
+type ErrRecordTooLarge struct{ Size, Max int }
+
+func (e *ErrRecordTooLarge) Error() string {
+	return fmt.Sprintf("record of at least %d bytes exceeds the %d byte limit", e.Size, e.Max)
+}
+
+// LineReader splits a byte stream into records on LF only. A trailing CR
+// is removed, a last line without LF is still a record, and Unicode line
+// separators (U+2028, U+2029) inside JSON strings never split a record.
+// Blank lines are skipped.
+type LineReader struct {
+	r   *bufio.Reader
+	max int
+	buf bytes.Buffer
+}
+
+// NewLineReader reads records of at most max bytes (0 means [MaxRecord]).
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = MaxRecord
+	}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &LineReader{r: br, max: max}
+}
+
+// Next returns the next record. The slice is valid until the next call.
+// It returns io.EOF at the end of input and *ErrRecordTooLarge for a record
+// it skipped; after that error, Next may be called again.
+func (l *LineReader) Next() ([]byte, error) {
+	for {
+		l.buf.Reset()
+		tooBig := 0
+		for {
+			chunk, err := l.r.ReadSlice('\n')
+			if tooBig == 0 {
+				if l.buf.Len()+len(chunk) > l.max+2 { // +2: the CR LF we strip
+					tooBig = l.buf.Len() + len(chunk)
+					l.buf.Reset()
+				} else {
+					l.buf.Write(chunk)
+				}
+			} else {
+				tooBig += len(chunk)
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			if tooBig > 0 {
+				return nil, &ErrRecordTooLarge{Size: tooBig, Max: l.max}
+			}
+			line := bytes.TrimSuffix(l.buf.Bytes(), []byte("\n"))
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(line) > l.max {
+				return nil, &ErrRecordTooLarge{Size: len(line), Max: l.max}
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				if err != nil { // EOF
+					return nil, io.EOF
+				}
+				break // blank line: read the next one
+			}
+			return line, nil
+		}
+	}
+}
+
+// HeaderReader reads LSP base-protocol frames: headers ("Content-Length",
+// matched case-insensitively; "Content-Type" accepted), a blank line, then
+// exactly Content-Length bytes.
+type HeaderReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// NewHeaderReader reads frames of at most max bytes (0 means [MaxRecord]).
+func NewHeaderReader(r io.Reader, max int) *HeaderReader {
+	if max <= 0 {
+		max = MaxRecord
+	}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &HeaderReader{r: br, max: max}
+}
+
+// ErrBadHeader reports a frame whose headers could not be used; the reader
+// has skipped to the end of that header block (and body, if its length was
+// known).
+type ErrBadHeader struct{ Reason string }
+
+func (e *ErrBadHeader) Error() string { return "bad frame header: " + e.Reason }
+
+// Next returns the next frame's body, valid until the next call. Errors
+// *ErrBadHeader and *ErrRecordTooLarge leave the reader at the next frame.
+func (h *HeaderReader) Next() ([]byte, error) {
+	length := -1
+	var bad string
+	sawHeader := false
+	for {
+		line, err := h.r.ReadString('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) && strings.TrimSpace(line) == "" && !sawHeader {
+				return nil, io.EOF
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if !sawHeader {
+				continue // stray blank line between frames
+			}
+			break
+		}
+		sawHeader = true
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			bad = fmt.Sprintf("header line %q has no colon", line)
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(name)) {
+		case "content-length":
+			n, err := strconv.Atoi(strings.TrimSpace(value))
+			if err != nil || n < 0 {
+				bad = fmt.Sprintf("invalid Content-Length %q", strings.TrimSpace(value))
+				continue
+			}
+			length = n
+		case "content-type":
+			// Accepted; the body is always UTF-8 JSON.
+		default:
+			// Unknown headers are ignored, as the LSP base protocol allows.
+		}
+	}
+	if length < 0 {
+		if bad == "" {
+			bad = "missing Content-Length"
+		}
+		return nil, &ErrBadHeader{Reason: bad}
+	}
+	if length > h.max {
+		if _, err := io.CopyN(io.Discard, h.r, int64(length)); err != nil {
+			return nil, err
+		}
+		return nil, &ErrRecordTooLarge{Size: length, Max: h.max}
+	}
+	if cap(h.buf) < length {
+		h.buf = make([]byte, length)
+	}
+	h.buf = h.buf[:length]
+	if _, err := io.ReadFull(h.r, h.buf); err != nil {
+		return nil, fmt.Errorf("reading %d byte frame body: %w", length, err)
+	}
+	if bad != "" {
+		return nil, &ErrBadHeader{Reason: bad}
+	}
+	return h.buf, nil
+}
+
+// Framing is how records are delimited on the wire.
+type Framing int
+
+const (
+	FramingNewline Framing = iota // one JSON value per LF-terminated line
+	FramingHeader                 // LSP Content-Length frames
+)
+
+// Dialect is the protocol spoken over the framing.
+type Dialect int
+
+const (
+	DialectPi      Dialect = iota // pi's native JSONL commands
+	DialectJSONRPC                // JSON-RPC 2.0
+)
+
+func (d Dialect) String() string {
+	if d == DialectJSONRPC {
+		return "jsonrpc"
+	}
+	return "pi"
+}
+
+// Detection is what [Detect] found.
+type Detection struct {
+	Framing Framing
+	Dialect Dialect
+	// Reader continues the input; nothing has been consumed from it
+	// except leading white space.
+	Reader *bufio.Reader
+}
+
+// Detect looks at the first bytes of r: "Content-Length:" means LSP
+// framing (and JSON-RPC); a first line holding a JSON object with
+// "jsonrpc":"2.0" means newline-delimited JSON-RPC; anything else is pi's
+// native dialect. It reads no further than the first record.
+func Detect(r io.Reader) (Detection, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < 64<<10 {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	d := Detection{Reader: br}
+	// Skip leading white space without consuming anything else.
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return d, err
+		}
+		if b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n' {
+			_, _ = br.ReadByte()
+			continue
+		}
+		break
+	}
+	head, _ := br.Peek(len("content-length:"))
+	if strings.EqualFold(string(head), "content-length:") {
+		d.Framing, d.Dialect = FramingHeader, DialectJSONRPC
+		return d, nil
+	}
+	// Newline framing: look at as much of the first line as is buffered.
+	// "jsonrpc" is near the start of any real client's first message; a
+	// first record larger than the buffer is a pi prompt in practice.
+	buf, _ := br.Peek(br.Buffered())
+	if len(buf) == 0 {
+		buf, _ = br.Peek(1)
+	}
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i]
+	}
+	if isJSONRPC(buf) {
+		d.Dialect = DialectJSONRPC
+	}
+	return d, nil
+}
+
+func isJSONRPC(line []byte) bool {
+	var probe struct {
+		JSONRPC *string `json:"jsonrpc"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &probe) == nil {
+		return probe.JSONRPC != nil && *probe.JSONRPC == "2.0"
+	}
+	// A line cut by the peek window: fall back to a textual check.
+	return bytes.Contains(line, []byte(`"jsonrpc":"2.0"`)) || bytes.Contains(line, []byte(`"jsonrpc": "2.0"`))
+}
+
+// Writer emits whole records, one at a time, in the order Write is called.
+type Writer struct {
+	mu      sync.Mutex // serialises records on w
+	w       *bufio.Writer
+	framing Framing
+	err     error
+}
+
+// NewWriter writes records to w with the given framing.
+func NewWriter(w io.Writer, f Framing) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), framing: f}
+}
+
+// Encode marshals v (without HTML escaping, as JavaScript's JSON.stringify
+// does) and writes it as one record.
+func (w *Writer) Encode(v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encoding record: %w", err)
+	}
+	return w.WriteRecord(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// WriteRecord writes one already-encoded JSON value and flushes. After a
+// write error every later call returns it: the peer is gone.
+func (w *Writer) WriteRecord(rec []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.framing == FramingHeader {
+		fmt.Fprintf(w.w, "Content-Length: %d\r\n\r\n", len(rec))
+		w.w.Write(rec)
+	} else {
+		w.w.Write(rec)
+		w.w.WriteByte('\n')
+	}
+	w.err = w.w.Flush()
+	return w.err
+}
