@@ -135,4 +135,3 @@ func TestWriterKeepsRecordsWhole(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
