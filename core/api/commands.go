@@ -1,0 +1,294 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Command names, as pi's "type" field (and, prefixed with "pi/", as
+// JSON-RPC methods).
+const (
+	CmdPrompt              = "prompt"
+	CmdSteer               = "steer"
+	CmdFollowUp            = "follow_up"
+	CmdAbort               = "abort"
+	CmdNewSession          = "new_session"
+	CmdGetState            = "get_state"
+	CmdGetMessages         = "get_messages"
+	CmdSetModel            = "set_model"
+	CmdCycleModel          = "cycle_model"
+	CmdGetAvailableModels  = "get_available_models"
+	CmdSetThinkingLevel    = "set_thinking_level"
+	CmdCycleThinkingLevel  = "cycle_thinking_level"
+	CmdSetSteeringMode     = "set_steering_mode"
+	CmdSetFollowUpMode     = "set_follow_up_mode"
+	CmdCompact             = "compact"
+	CmdSetAutoCompaction   = "set_auto_compaction"
+	CmdSetAutoRetry        = "set_auto_retry"
+	CmdAbortRetry          = "abort_retry"
+	CmdBash                = "bash"
+	CmdAbortBash           = "abort_bash"
+	CmdGetSessionStats     = "get_session_stats"
+	CmdExportHTML          = "export_html"
+	CmdSwitchSession       = "switch_session"
+	CmdFork                = "fork"
+	CmdClone               = "clone"
+	CmdGetForkMessages     = "get_fork_messages"
+	CmdGetLastAssistantTxt = "get_last_assistant_text"
+	CmdSetSessionName      = "set_session_name"
+	CmdGetCommands         = "get_commands"
+	CmdListSessions        = "list_sessions"
+	CmdExtensionUIResponse = "extension_ui_response"
+)
+
+// QueueMode is how queued steering or follow-up messages are delivered.
+type QueueMode string
+
+const (
+	QueueAll        QueueMode = "all"
+	QueueOneAtATime QueueMode = "one-at-a-time"
+)
+
+// StreamingBehavior says how a prompt sent during a run is queued.
+type StreamingBehavior string
+
+const (
+	BehaviorSteer    StreamingBehavior = "steer"
+	BehaviorFollowUp StreamingBehavior = "followUp"
+)
+
+// PromptParams is the "prompt" command.
+type PromptParams struct {
+	Message           string             `json:"message"`
+	Images            []llm.ImageContent `json:"images,omitempty"`
+	StreamingBehavior StreamingBehavior  `json:"streamingBehavior,omitempty"`
+}
+
+// MessageParams is "steer" and "follow_up".
+type MessageParams struct {
+	Message string             `json:"message"`
+	Images  []llm.ImageContent `json:"images,omitempty"`
+}
+
+// NewSessionParams is "new_session".
+type NewSessionParams struct {
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// CancelledResult answers commands an extension may cancel.
+type CancelledResult struct {
+	Cancelled bool `json:"cancelled"`
+}
+
+// State is "get_state"'s data.
+type State struct {
+	Model                 *llm.Model        `json:"model"`
+	ThinkingLevel         llm.ThinkingLevel `json:"thinkingLevel"`
+	IsStreaming           bool              `json:"isStreaming"`
+	IsCompacting          bool              `json:"isCompacting"`
+	SteeringMode          QueueMode         `json:"steeringMode"`
+	FollowUpMode          QueueMode         `json:"followUpMode"`
+	SessionFile           string            `json:"sessionFile,omitempty"`
+	SessionID             string            `json:"sessionId"`
+	SessionName           string            `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool              `json:"autoCompactionEnabled"`
+	MessageCount          int               `json:"messageCount"`
+	PendingMessageCount   int               `json:"pendingMessageCount"`
+}
+
+// MessagesResult is "get_messages"'s data.
+type MessagesResult struct {
+	Messages llm.Messages `json:"messages"`
+}
+
+// SetModelParams is "set_model".
+type SetModelParams struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// CycleModelResult is "cycle_model"'s data (nil when there is nothing to
+// cycle to).
+type CycleModelResult struct {
+	Model         *llm.Model        `json:"model"`
+	ThinkingLevel llm.ThinkingLevel `json:"thinkingLevel"`
+	IsScoped      bool              `json:"isScoped"`
+}
+
+// ModelsResult is "get_available_models"'s data.
+type ModelsResult struct {
+	Models []*llm.Model `json:"models"`
+}
+
+// ThinkingParams is "set_thinking_level".
+type ThinkingParams struct {
+	Level llm.ThinkingLevel `json:"level"`
+}
+
+// LevelResult is "cycle_thinking_level"'s data (nil for a model without
+// reasoning).
+type LevelResult struct {
+	Level llm.ThinkingLevel `json:"level"`
+}
+
+// ModeParams is "set_steering_mode" and "set_follow_up_mode".
+type ModeParams struct {
+	Mode QueueMode `json:"mode"`
+}
+
+// CompactParams is "compact".
+type CompactParams struct {
+	CustomInstructions string `json:"customInstructions,omitempty"`
+}
+
+// CompactionResult is "compact"'s data and auto_compaction_end's result.
+type CompactionResult struct {
+	Summary          string          `json:"summary"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     int             `json:"tokensBefore"`
+	Details          json.RawMessage `json:"details,omitempty"`
+}
+
+// EnabledParams is "set_auto_compaction" and "set_auto_retry".
+type EnabledParams struct {
+	Enabled bool `json:"enabled"`
+}
+
+// BashParams is "bash".
+type BashParams struct {
+	Command string `json:"command"`
+}
+
+// BashResult is "bash"'s data.
+type BashResult struct {
+	Output         string `json:"output"`
+	ExitCode       *int   `json:"exitCode"`
+	Cancelled      bool   `json:"cancelled"`
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+// TokenStats are the token totals of get_session_stats.
+type TokenStats struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Total      int `json:"total"`
+}
+
+// ContextUsage is pi 0.73's estimate of how full the context window is.
+type ContextUsage struct {
+	Tokens        int     `json:"tokens"`
+	ContextWindow int     `json:"contextWindow"`
+	Percent       float64 `json:"percent"`
+}
+
+// SessionStats is "get_session_stats"'s data.
+type SessionStats struct {
+	SessionFile       string        `json:"sessionFile,omitempty"`
+	SessionID         string        `json:"sessionId"`
+	UserMessages      int           `json:"userMessages"`
+	AssistantMessages int           `json:"assistantMessages"`
+	ToolCalls         int           `json:"toolCalls"`
+	ToolResults       int           `json:"toolResults"`
+	TotalMessages     int           `json:"totalMessages"`
+	Tokens            TokenStats    `json:"tokens"`
+	Cost              float64       `json:"cost"`
+	ContextUsage      *ContextUsage `json:"contextUsage,omitempty"`
+}
+
+// ExportParams is "export_html".
+type ExportParams struct {
+	OutputPath string `json:"outputPath,omitempty"`
+}
+
+// PathResult is "export_html"'s data.
+type PathResult struct {
+	Path string `json:"path"`
+}
+
+// SwitchSessionParams is "switch_session".
+type SwitchSessionParams struct {
+	SessionPath string `json:"sessionPath"`
+}
+
+// ForkParams is "fork".
+type ForkParams struct {
+	EntryID string `json:"entryId"`
+}
+
+// ForkResult is "fork"'s data.
+type ForkResult struct {
+	Text      string `json:"text"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// ForkMessage is one entry of "get_fork_messages".
+type ForkMessage struct {
+	EntryID string `json:"entryId"`
+	Text    string `json:"text"`
+}
+
+// ForkMessagesResult is "get_fork_messages"'s data.
+type ForkMessagesResult struct {
+	Messages []ForkMessage `json:"messages"`
+}
+
+// TextResult is "get_last_assistant_text"'s data; Text is nil when there
+// is no assistant message.
+type TextResult struct {
+	Text *string `json:"text"`
+}
+
+// NameParams is "set_session_name".
+type NameParams struct {
+	Name string `json:"name"`
+}
+
+// SlashCommand is one entry of "get_commands".
+type SlashCommand struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description,omitempty"`
+	Source      string      `json:"source"`
+	Location    string      `json:"location,omitempty"`
+	Path        string      `json:"path,omitempty"`
+	SourceInfo  *SourceInfo `json:"sourceInfo,omitempty"`
+}
+
+// SourceInfo is pi 0.73's description of where a resource came from.
+type SourceInfo struct {
+	Path    string `json:"path"`
+	Source  string `json:"source"`
+	Scope   string `json:"scope"`
+	Origin  string `json:"origin"`
+	BaseDir string `json:"baseDir,omitempty"`
+}
+
+// CommandsResult is "get_commands"'s data.
+type CommandsResult struct {
+	Commands []SlashCommand `json:"commands"`
+}
+
+// ListSessionsParams is gopi's "list_sessions" (not in pi).
+type ListSessionsParams struct {
+	// All lists the sessions of every directory, not only the cwd's.
+	All bool `json:"all,omitempty"`
+}
+
+// SessionInfo is one entry of "list_sessions".
+type SessionInfo struct {
+	ID           string `json:"id"`
+	Path         string `json:"path"`
+	Cwd          string `json:"cwd,omitempty"`
+	Name         string `json:"name,omitempty"`
+	FirstMessage string `json:"firstMessage"`
+	MessageCount int    `json:"messageCount"`
+	Modified     string `json:"modified"`
+}
+
+// SessionsResult is "list_sessions"'s data.
+type SessionsResult struct {
+	Sessions []SessionInfo `json:"sessions"`
+}

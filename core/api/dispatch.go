@@ -1,0 +1,286 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Kind says how a dialect should schedule a command (architecture.md,
+// "Concurrency model").
+type Kind int
+
+const (
+	// KindState commands are handled in arrival order on the reader:
+	// they are quick, and later commands may depend on them.
+	KindState Kind = iota
+	// KindLong commands run in a goroutine the connection owns; their
+	// response is written when they finish.
+	KindLong
+)
+
+// NoData is returned by [Dispatch] for commands whose success response
+// carries no "data" field (as opposed to "data": null).
+var NoData = noData{}
+
+type noData struct{}
+
+type command struct {
+	kind Kind
+	call func(ctx context.Context, s Server, params json.RawMessage) (any, error)
+}
+
+// decode reads params into P, naming the offending field on a type error.
+func decode[P any](name string, params json.RawMessage) (P, error) {
+	var p P
+	params = bytes.TrimSpace(params)
+	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
+		params = []byte("{}")
+	}
+	if params[0] != '{' {
+		return p, &ParamError{Command: name, Reason: "params must be a JSON object"}
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "?"
+			}
+			return p, &ParamError{Command: name, Field: field, Reason: fmt.Sprintf("must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)}
+		}
+		return p, &ParamError{Command: name, Reason: err.Error()}
+	}
+	if v, ok := any(&p).(interface{ validate(cmd string) error }); ok {
+		if err := v.validate(name); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64", "int32":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return goKind
+}
+
+// with wraps a method taking params and returning data.
+func with[P, R any](name string, kind Kind, f func(Server, context.Context, P) (R, error)) command {
+	return command{kind: kind, call: func(ctx context.Context, s Server, raw json.RawMessage) (any, error) {
+		p, err := decode[P](name, raw)
+		if err != nil {
+			return nil, err
+		}
+		return f(s, ctx, p)
+	}}
+}
+
+// withP wraps a method taking params and returning no data.
+func withP[P any](name string, kind Kind, f func(Server, context.Context, P) error) command {
+	return command{kind: kind, call: func(ctx context.Context, s Server, raw json.RawMessage) (any, error) {
+		p, err := decode[P](name, raw)
+		if err != nil {
+			return nil, err
+		}
+		return NoData, f(s, ctx, p)
+	}}
+}
+
+// get wraps a method taking nothing and returning data.
+func get[R any](kind Kind, f func(Server, context.Context) (R, error)) command {
+	return command{kind: kind, call: func(ctx context.Context, s Server, _ json.RawMessage) (any, error) {
+		return f(s, ctx)
+	}}
+}
+
+// do wraps a method taking and returning nothing.
+func do(kind Kind, f func(Server, context.Context) error) command {
+	return command{kind: kind, call: func(ctx context.Context, s Server, _ json.RawMessage) (any, error) {
+		return NoData, f(s, ctx)
+	}}
+}
+
+var commands = map[string]command{
+	CmdPrompt:              withP(CmdPrompt, KindState, Server.Prompt),
+	CmdSteer:               withP(CmdSteer, KindState, Server.Steer),
+	CmdFollowUp:            withP(CmdFollowUp, KindState, Server.FollowUp),
+	CmdAbort:               do(KindState, Server.Abort),
+	CmdNewSession:          with(CmdNewSession, KindState, Server.NewSession),
+	CmdGetState:            get(KindState, Server.GetState),
+	CmdGetMessages:         get(KindState, Server.GetMessages),
+	CmdSetModel:            with(CmdSetModel, KindState, Server.SetModel),
+	CmdCycleModel:          get(KindState, Server.CycleModel),
+	CmdGetAvailableModels:  get(KindState, Server.GetAvailableModels),
+	CmdSetThinkingLevel:    withP(CmdSetThinkingLevel, KindState, Server.SetThinkingLevel),
+	CmdCycleThinkingLevel:  get(KindState, Server.CycleThinkingLevel),
+	CmdSetSteeringMode:     withP(CmdSetSteeringMode, KindState, Server.SetSteeringMode),
+	CmdSetFollowUpMode:     withP(CmdSetFollowUpMode, KindState, Server.SetFollowUpMode),
+	CmdCompact:             with(CmdCompact, KindLong, Server.Compact),
+	CmdSetAutoCompaction:   withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
+	CmdSetAutoRetry:        withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
+	CmdAbortRetry:          do(KindState, Server.AbortRetry),
+	CmdBash:                with(CmdBash, KindLong, Server.Bash),
+	CmdAbortBash:           do(KindState, Server.AbortBash),
+	CmdGetSessionStats:     get(KindState, Server.GetSessionStats),
+	CmdExportHTML:          with(CmdExportHTML, KindLong, Server.ExportHTML),
+	CmdSwitchSession:       with(CmdSwitchSession, KindState, Server.SwitchSession),
+	CmdFork:                with(CmdFork, KindState, Server.Fork),
+	CmdClone:               get(KindState, Server.Clone),
+	CmdGetForkMessages:     get(KindState, Server.GetForkMessages),
+	CmdGetLastAssistantTxt: get(KindState, Server.GetLastAssistantText),
+	CmdSetSessionName:      withP(CmdSetSessionName, KindState, Server.SetSessionName),
+	CmdGetCommands:         get(KindState, Server.GetCommands),
+	CmdListSessions:        with(CmdListSessions, KindLong, Server.ListSessions),
+}
+
+// Commands lists every command name Dispatch serves, sorted.
+func Commands() []string {
+	out := make([]string, 0, len(commands))
+	for k := range commands {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// KindOf tells how to schedule a command; unknown commands are KindState.
+func KindOf(name string) Kind { return commands[name].kind }
+
+// Known reports whether Dispatch serves name.
+func Known(name string) bool {
+	_, ok := commands[name]
+	return ok
+}
+
+// Dispatch decodes params for the named command and calls srv. The result
+// is the response's data: [NoData] when the command has none, otherwise a
+// value to encode (possibly a nil pointer, encoded as null). Unknown
+// commands fail with an error wrapping [ErrUnknownCommand] whose text is
+// pi's ("Unknown command: X"); bad params with a [*ParamError].
+func Dispatch(ctx context.Context, srv Server, name string, params json.RawMessage) (result any, err error) {
+	c, ok := commands[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errUnknown, name)
+	}
+	defer func() {
+		// A bug in one handler must not take the connection down.
+		if r := recover(); r != nil {
+			result, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
+		}
+	}()
+	return c.call(ctx, srv, params)
+}
+
+// errUnknown prints as pi's "Unknown command" while matching
+// ErrUnknownCommand.
+var errUnknown = &textErr{text: "Unknown command", is: ErrUnknownCommand}
+
+type textErr struct {
+	text string
+	is   error
+}
+
+func (e *textErr) Error() string { return e.text }
+func (e *textErr) Unwrap() error { return e.is }
+
+// validation of required fields and enums; the field names are the wire's.
+
+func (p *PromptParams) validate(cmd string) error {
+	if p.StreamingBehavior != "" && p.StreamingBehavior != BehaviorSteer && p.StreamingBehavior != BehaviorFollowUp {
+		return &ParamError{Command: cmd, Field: "streamingBehavior", Reason: `must be "steer" or "followUp"`}
+	}
+	return validateImages(cmd, p.Images)
+}
+
+func (p *MessageParams) validate(cmd string) error { return validateImages(cmd, p.Images) }
+
+func validateImages(cmd string, imgs []llm.ImageContent) error {
+	for i, img := range imgs {
+		if img.Data == "" {
+			return &ParamError{Command: cmd, Field: fmt.Sprintf("images[%d].data", i), Reason: "is required"}
+		}
+		if !strings.HasPrefix(img.MimeType, "image/") {
+			return &ParamError{Command: cmd, Field: fmt.Sprintf("images[%d].mimeType", i), Reason: `must be an image type such as "image/png"`}
+		}
+	}
+	return nil
+}
+
+func (p *SetModelParams) validate(cmd string) error {
+	if p.Provider == "" {
+		return &ParamError{Command: cmd, Field: "provider", Reason: "is required"}
+	}
+	if p.ModelID == "" {
+		return &ParamError{Command: cmd, Field: "modelId", Reason: "is required"}
+	}
+	return nil
+}
+
+func (p *ThinkingParams) validate(cmd string) error {
+	if _, err := llm.ParseThinkingLevel(string(p.Level)); err != nil {
+		return &ParamError{Command: cmd, Field: "level", Reason: "must be one of off, minimal, low, medium, high, xhigh"}
+	}
+	return nil
+}
+
+func (p *ModeParams) validate(cmd string) error {
+	if p.Mode != QueueAll && p.Mode != QueueOneAtATime {
+		return &ParamError{Command: cmd, Field: "mode", Reason: `must be "all" or "one-at-a-time"`}
+	}
+	return nil
+}
+
+// enabledRaw lets EnabledParams insist that "enabled" is present.
+func (p *EnabledParams) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Enabled == nil {
+		return errMissingEnabled
+	}
+	p.Enabled = *w.Enabled
+	return nil
+}
+
+var errMissingEnabled = errors.New(`field "enabled" is required and must be a boolean`)
+
+func (p *BashParams) validate(cmd string) error {
+	if strings.TrimSpace(p.Command) == "" {
+		return &ParamError{Command: cmd, Field: "command", Reason: "is required"}
+	}
+	return nil
+}
+
+func (p *SwitchSessionParams) validate(cmd string) error {
+	if p.SessionPath == "" {
+		return &ParamError{Command: cmd, Field: "sessionPath", Reason: "is required"}
+	}
+	return nil
+}
+
+func (p *ForkParams) validate(cmd string) error {
+	if p.EntryID == "" {
+		return &ParamError{Command: cmd, Field: "entryId", Reason: "is required"}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package api
+
+import "encoding/json"
+
+// Event is anything sent to the client as an event. Agent events
+// (core/agent.Event) and the runtime's own below all satisfy it.
+type Event interface {
+	EventType() string
+}
+
+// Event names added by the runtime around the agent loop.
+const (
+	EventAutoCompactionStart = "auto_compaction_start"
+	EventAutoCompactionEnd   = "auto_compaction_end"
+	EventAutoRetryStart      = "auto_retry_start"
+	EventAutoRetryEnd        = "auto_retry_end"
+	EventExtensionError      = "extension_error"
+	EventExtensionUIRequest  = "extension_ui_request"
+)
+
+// AutoCompactionStart: compaction began. Reason is "threshold", "overflow"
+// or (manual compact) "manual".
+type AutoCompactionStart struct {
+	Reason string `json:"reason"`
+}
+
+// AutoCompactionEnd: compaction finished, failed or was aborted.
+type AutoCompactionEnd struct {
+	Result       *CompactionResult `json:"result"`
+	Aborted      bool              `json:"aborted"`
+	WillRetry    bool              `json:"willRetry"`
+	ErrorMessage string            `json:"errorMessage,omitempty"`
+}
+
+// AutoRetryStart: a transient failure will be retried after DelayMs.
+type AutoRetryStart struct {
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// AutoRetryEnd: retrying stopped, with success or the final error.
+type AutoRetryEnd struct {
+	Success    bool   `json:"success"`
+	Attempt    int    `json:"attempt"`
+	FinalError string `json:"finalError,omitempty"`
+}
+
+// ExtensionError: an extension handler failed.
+type ExtensionError struct {
+	ExtensionPath string `json:"extensionPath"`
+	Event         string `json:"event"`
+	Error         string `json:"error"`
+}
+
+func (AutoCompactionStart) EventType() string { return EventAutoCompactionStart }
+func (AutoCompactionEnd) EventType() string   { return EventAutoCompactionEnd }
+func (AutoRetryStart) EventType() string      { return EventAutoRetryStart }
+func (AutoRetryEnd) EventType() string        { return EventAutoRetryEnd }
+func (ExtensionError) EventType() string      { return EventExtensionError }
+
+// typed adds "type" as the first field of an event's JSON.
+func typed[T any](name string, v T) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	head := `{"type":` + quote(name)
+	if string(body) == "{}" {
+		return []byte(head + "}"), nil
+	}
+	return []byte(head + "," + string(body[1:])), nil
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (e AutoCompactionStart) MarshalJSON() ([]byte, error) {
+	type alias AutoCompactionStart
+	return typed(e.EventType(), alias(e))
+}
+
+func (e AutoCompactionEnd) MarshalJSON() ([]byte, error) {
+	type alias AutoCompactionEnd
+	return typed(e.EventType(), alias(e))
+}
+
+func (e AutoRetryStart) MarshalJSON() ([]byte, error) {
+	type alias AutoRetryStart
+	return typed(e.EventType(), alias(e))
+}
+
+func (e AutoRetryEnd) MarshalJSON() ([]byte, error) {
+	type alias AutoRetryEnd
+	return typed(e.EventType(), alias(e))
+}
+
+func (e ExtensionError) MarshalJSON() ([]byte, error) {
+	type alias ExtensionError
+	return typed(e.EventType(), alias(e))
+}
