@@ -111,3 +111,6 @@ func rawOrEmpty(r json.RawMessage) json.RawMessage {
 	}
 	return r
 }
+
+// EventType is the event's wire name (it makes Event an api.Event).
+func (e Event) EventType() string { return string(e.Type) }

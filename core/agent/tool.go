@@ -38,6 +38,24 @@ type Result struct {
 	Details any          `json:"details,omitempty"`
 	// IsError marks a failure the model should read.
 	IsError bool `json:"-"`
+	// Terminate hints that the run should stop after this tool batch
+	// instead of asking the model again. It takes effect only when every
+	// result of the batch sets it.
+	Terminate bool `json:"-"`
+}
+
+// ArgumentPreparer is implemented by tools that repair the model's raw
+// arguments (legacy shapes, JSON sent as a string) before they are checked
+// against the schema. It must return arguments, never fail.
+type ArgumentPreparer interface {
+	PrepareArguments(args json.RawMessage) json.RawMessage
+}
+
+// SequentialTool is implemented by tools that must not run alongside other
+// calls of the same batch: when Sequential reports true for any tool of a
+// batch, the whole batch runs one call at a time.
+type SequentialTool interface {
+	Sequential() bool
 }
 
 // TextResult is a successful result holding one text block.

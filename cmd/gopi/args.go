@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// args are gopi's command-line options, pi-compatible. The parser is
+// hand-written rather than the flag package because pi's conventions do not
+// fit it: short aliases like -nt, "-p" with an optional value, bare words
+// as prompt messages, @file arguments and unknown --flags kept for
+// extensions.
+type args struct {
+	help, version  bool
+	mode           string // "", "text", "print", "json", "rpc", "jsonrpc"
+	print          bool
+	continue_      bool
+	provider       string
+	model          string
+	apiKey         string
+	systemPrompt   string
+	appendSystem   []string
+	noSession      bool
+	session        string
+	sessionDir     string
+	models         []string
+	noTools        bool
+	tools          []string
+	thinking       string
+	approval       string
+	listModels     bool
+	listPattern    string
+	noContextFiles bool
+	messages       []string
+	fileArgs       []string
+	unknown        map[string]string
+	errors         []string
+}
+
+func parseArgs(argv []string) *args {
+	a := &args{unknown: map[string]string{}}
+	next := func(i *int) (string, bool) {
+		if *i+1 < len(argv) {
+			*i++
+			return argv[*i], true
+		}
+		a.errors = append(a.errors, fmt.Sprintf("%s needs a value", argv[*i]))
+		return "", false
+	}
+	splitList := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		// Accept --flag=value for every flag that takes a value.
+		if strings.HasPrefix(arg, "--") && strings.Contains(arg, "=") {
+			k, v, _ := strings.Cut(arg, "=")
+			if takesValue(k) {
+				argv = append(argv[:i], append([]string{k, v}, argv[i+1:]...)...)
+				arg = k
+			}
+		}
+		switch arg {
+		case "--help", "-h":
+			a.help = true
+		case "--version", "-v":
+			a.version = true
+		case "--mode":
+			if v, ok := next(&i); ok {
+				switch v {
+				case "text", "print", "json", "rpc", "jsonrpc":
+					a.mode = v
+				default:
+					a.errors = append(a.errors, fmt.Sprintf("unknown mode %q (want rpc, jsonrpc, json, print or text)", v))
+				}
+			}
+		case "--continue", "-c":
+			a.continue_ = true
+		case "--provider":
+			a.provider, _ = next(&i)
+		case "--model":
+			a.model, _ = next(&i)
+		case "--api-key":
+			a.apiKey, _ = next(&i)
+		case "--system-prompt":
+			a.systemPrompt, _ = next(&i)
+		case "--append-system-prompt":
+			if v, ok := next(&i); ok {
+				a.appendSystem = append(a.appendSystem, v)
+			}
+		case "--no-session":
+			a.noSession = true
+		case "--session":
+			a.session, _ = next(&i)
+		case "--session-dir":
+			a.sessionDir, _ = next(&i)
+		case "--models":
+			if v, ok := next(&i); ok {
+				a.models = splitList(v)
+			}
+		case "--no-tools", "-nt":
+			a.noTools = true
+		case "--tools", "-t":
+			if v, ok := next(&i); ok {
+				a.tools = splitList(v)
+			}
+		case "--thinking":
+			a.thinking, _ = next(&i)
+		case "--approval":
+			a.approval, _ = next(&i)
+		case "--print", "-p":
+			a.print = true
+			if i+1 < len(argv) {
+				n := argv[i+1]
+				if !strings.HasPrefix(n, "@") && (!strings.HasPrefix(n, "-") || strings.HasPrefix(n, "---")) {
+					a.messages = append(a.messages, n)
+					i++
+				}
+			}
+		case "--list-models":
+			a.listModels = true
+			if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
+				i++
+				a.listPattern = argv[i]
+			}
+		case "--no-context-files", "-nc":
+			a.noContextFiles = true
+		case "--stdio":
+			// vscode-languageclient appends it; stdio is the only transport.
+		default:
+			switch {
+			case strings.HasPrefix(arg, "@"):
+				a.fileArgs = append(a.fileArgs, arg[1:])
+			case strings.HasPrefix(arg, "--"):
+				k, v, hasEq := strings.Cut(arg[2:], "=")
+				if !hasEq {
+					v = "true"
+					if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
+						i++
+						v = argv[i]
+					}
+				}
+				a.unknown[k] = v
+			case strings.HasPrefix(arg, "-") && arg != "-":
+				a.errors = append(a.errors, fmt.Sprintf("unknown option: %s", arg))
+			default:
+				a.messages = append(a.messages, arg)
+			}
+		}
+	}
+	return a
+}
+
+func takesValue(flag string) bool {
+	switch flag {
+	case "--mode", "--provider", "--model", "--api-key", "--system-prompt", "--append-system-prompt",
+		"--session", "--session-dir", "--models", "--tools", "--thinking", "--approval":
+		return true
+	}
+	return false
+}
+
+const usage = `gopi — a headless coding agent that speaks pi's RPC protocol
+
+Usage:
+  gopi [options] [messages...]
+  gopi --mode rpc [options]          serve pi's JSONL protocol on stdin/stdout
+  gopi -p "prompt"                   run one prompt and print the final reply
+
+Modes:
+  --mode rpc|jsonrpc|json|print      rpc: pi's protocol (JSON-RPC 2.0 detected too);
+                                     json: the event stream of one prompt as JSONL;
+                                     print (-p): the final reply as text
+Model:
+  --provider NAME                    provider of --model (anthropic, openai, google, faux, ...)
+  --model PATTERN                    provider/id, an id or part of a name; ":high" sets thinking
+  --models P1,P2                     models cycle_model moves through (globs allowed)
+  --thinking LEVEL                   off, minimal, low, medium, high, xhigh
+  --api-key KEY                      key for the chosen provider (overrides env and auth.json)
+  --list-models [PATTERN]            list models and whether they have credentials
+Session:
+  --no-session                       keep nothing on disk
+  --session PATH                     open (or continue) this session file
+  --session-dir DIR                  where session files live
+  --continue, -c                     continue the most recent session of this directory
+Tools and prompt:
+  --tools a,b,c                      enable these built-in tools (read,bash,edit,write,grep,find,ls)
+  --no-tools                         enable no tools
+  --approval off|writes|all          ask the client before tools run (default off)
+  --system-prompt TEXT               replace the system prompt
+  --append-system-prompt TEXT        add to the system prompt
+  --no-context-files                 ignore AGENTS.md / CLAUDE.md
+Other:
+  --version, --help
+
+Environment: PI_CODING_AGENT_DIR (default ~/.pi/agent), ANTHROPIC_API_KEY,
+OPENAI_API_KEY, GEMINI_API_KEY. With no credentials gopi uses the offline
+"faux" model; send it "help" to see what it can do.
+`

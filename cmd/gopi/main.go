@@ -1,0 +1,77 @@
+// Command gopi is a headless coding agent that speaks the pi coding
+// agent's RPC protocol. See the README for usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set by the Makefile (-ldflags -X main.version=...).
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := parseArgs(argv)
+	if len(a.errors) > 0 {
+		for _, e := range a.errors {
+			fmt.Fprintln(stderr, "gopi:", e)
+		}
+		fmt.Fprintln(stderr, "Run gopi --help for usage.")
+		return 2
+	}
+	switch {
+	case a.help:
+		fmt.Fprint(stdout, usage)
+		return 0
+	case a.version:
+		fmt.Fprintln(stdout, "gopi", version)
+		return 0
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	app, err := setup(ctx, a, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "gopi:", err)
+		return 1
+	}
+	defer app.close()
+
+	if a.listModels {
+		return app.listModels(stdout, a.listPattern)
+	}
+	mode := a.mode
+	if mode == "" {
+		mode = "print"
+	}
+	if a.print {
+		mode = "print"
+	}
+	switch mode {
+	case "rpc", "jsonrpc":
+		fmt.Fprintln(stderr, "gopi: --mode rpc is not available yet in this build; use -p or --mode json")
+		return 2
+	case "json":
+		err = app.runJSON(ctx, a, stdin, stdout)
+	default:
+		err = app.runPrint(ctx, a, stdin, stdout)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "gopi:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/host"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/llm/faux"
+	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
+)
+
+// app is the wired-up runtime for one invocation.
+type app struct {
+	cwd      string
+	agentDir string
+	registry *models.Registry
+	host     *host.Host
+	stderr   io.Writer
+}
+
+func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the working directory: %w", err)
+	}
+	agentDir := models.AgentDir(os.Getenv)
+	overrides := map[string]string{}
+	reg, loadErr := models.Load(models.Options{
+		AgentDir:        agentDir,
+		Getenv:          os.Getenv,
+		Builtin:         faux.Models(),
+		APIKeyOverrides: overrides,
+	})
+	if reg == nil {
+		return nil, fmt.Errorf("loading models: %w", loadErr)
+	}
+	if loadErr != nil {
+		fmt.Fprintln(stderr, "gopi: warning:", loadErr)
+	}
+	ap := &app{cwd: cwd, agentDir: agentDir, registry: reg, stderr: stderr}
+	if a.listModels {
+		return ap, nil
+	}
+
+	var model *llm.Model
+	var thinking llm.ThinkingLevel
+	if a.model != "" || a.provider != "" {
+		pattern := a.model
+		if pattern == "" {
+			m, ok := firstOfProvider(reg, a.provider)
+			if !ok {
+				return nil, fmt.Errorf("no models known for provider %q", a.provider)
+			}
+			pattern = m.Provider + "/" + m.ID
+		}
+		res, err := reg.ResolveCLI(a.provider, pattern)
+		if err != nil {
+			return nil, err
+		}
+		if res.Warning != "" {
+			fmt.Fprintln(stderr, "gopi: warning:", res.Warning)
+		}
+		model = &res.Model
+		thinking = res.Thinking
+	}
+	if a.apiKey != "" {
+		target := a.provider
+		if model != nil {
+			target = model.Provider
+		} else if m, ok := reg.Default(); ok {
+			target = m.Provider
+		}
+		reg.SetAPIKeyOverride(target, a.apiKey)
+	}
+	if a.thinking != "" {
+		l, err := llm.ParseThinkingLevel(a.thinking)
+		if err != nil {
+			return nil, err
+		}
+		thinking = l
+	}
+
+	names := tools.DefaultNames
+	if a.noTools {
+		names = nil
+	} else if len(a.tools) > 0 {
+		names = a.tools
+	}
+	ts, err := tools.ByName(cwd, names)
+	if err != nil {
+		return nil, err
+	}
+	var lines []resources.ToolLine
+	var guidelines []string
+	for _, t := range ts {
+		line := resources.ToolLine{Name: t.Spec().Name}
+		if p, ok := t.(tools.Prompter); ok {
+			line.Summary = p.PromptSnippet()
+			guidelines = append(guidelines, p.PromptGuidelines()...)
+		}
+		lines = append(lines, line)
+	}
+
+	store, err := openSession(a, agentDir, cwd, stderr)
+	if err != nil {
+		return nil, err
+	}
+	var ctxFiles []resources.ContextFile
+	if !a.noContextFiles {
+		var warns []error
+		ctxFiles, warns = resources.LoadContextFiles(agentDir, cwd)
+		for _, w := range warns {
+			fmt.Fprintln(stderr, "gopi: warning:", w)
+		}
+	}
+	h, err := host.New(host.Options{
+		Cwd:                cwd,
+		AgentDir:           agentDir,
+		Registry:           reg,
+		Tools:              ts,
+		ToolLines:          lines,
+		Guidelines:         guidelines,
+		Model:              model,
+		Thinking:           thinking,
+		Store:              store,
+		SystemPrompt:       a.systemPrompt,
+		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
+		ContextFiles:       ctxFiles,
+		Report:             func(err error) { fmt.Fprintln(stderr, "gopi: problem:", err) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ap.host = h
+	return ap, nil
+}
+
+func firstOfProvider(reg *models.Registry, provider string) (llm.Model, bool) {
+	if m, ok := reg.Default(); ok && m.Provider == provider {
+		return m, true
+	}
+	for _, m := range reg.All() {
+		if m.Provider == provider {
+			return m, true
+		}
+	}
+	return llm.Model{}, false
+}
+
+// openSession picks the session store from --no-session, --session,
+// --continue or a fresh session in the default directory.
+func openSession(a *args, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
+	if a.noSession {
+		return session.InMemory(cwd), nil
+	}
+	dir := a.sessionDir
+	if dir == "" {
+		dir = session.DefaultDir(agentDir, cwd)
+	}
+	path := a.session
+	if path == "" && a.continue_ {
+		p, err := session.MostRecent(dir)
+		if err == nil {
+			path = p
+		}
+	}
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && a.session != "" {
+			return session.Create(filepath.Dir(path), cwd, session.Options{Path: path})
+		}
+		st, rep, err := session.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("opening session %s: %w", path, err)
+		}
+		if !rep.OK() {
+			fmt.Fprintf(stderr, "gopi: warning: session %s: %d damaged line(s) skipped\n", path, len(rep.Damaged))
+		}
+		return st, nil
+	}
+	return session.Create(dir, cwd, session.Options{})
+}
+
+func (ap *app) close() {
+	if ap.host == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ap.host.Close(ctx)
+}
+

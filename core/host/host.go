@@ -1,0 +1,245 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// Options configure a [Host].
+type Options struct {
+	Cwd      string
+	AgentDir string
+	Registry *models.Registry
+	// Providers defaults to [DefaultProviders].
+	Providers Providers
+	// Tools are the enabled tools, already bound to Cwd.
+	Tools []agent.Tool
+	// ToolLines describe Tools for the system prompt.
+	ToolLines []resources.ToolLine
+	// Guidelines are extra system prompt bullets (from the tools).
+	Guidelines []string
+	// Model is the model to start with; nil means the session's last
+	// model, else the registry's default.
+	Model *llm.Model
+	// Thinking is the starting level ("" means the session's, else
+	// medium), clamped to the model.
+	Thinking llm.ThinkingLevel
+	// Store is the session; nil means an in-memory one.
+	Store *session.Store
+	// Prompt inputs (see resources.PromptOptions).
+	SystemPrompt       string
+	AppendSystemPrompt string
+	ContextFiles       []resources.ContextFile
+	// Report receives problems the runtime survived (written to stderr by
+	// cmd/gopi).
+	Report func(error)
+}
+
+// Host is one session runtime.
+type Host struct {
+	opts  Options
+	agent *agent.Agent
+
+	mu    sync.Mutex // guards store, subs
+	store *session.Store
+	subs  map[int]func(api.Event)
+	next  int
+}
+
+// New builds a host and restores the session's conversation, model and
+// thinking level.
+func New(opts Options) (*Host, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("host: a model registry is required")
+	}
+	if opts.Providers == nil {
+		opts.Providers = DefaultProviders()
+	}
+	if opts.Store == nil {
+		opts.Store = session.InMemory(opts.Cwd)
+	}
+	if opts.Report == nil {
+		opts.Report = func(error) {}
+	}
+	h := &Host{opts: opts, store: opts.Store, subs: map[int]func(api.Event){}}
+	reg := opts.Registry
+	h.agent = agent.New(agent.Config{
+		Providers: opts.Providers.Lookup,
+		GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) {
+			if m.API == llm.APIFaux {
+				return "", nil
+			}
+			return reg.APIKey(ctx, m)
+		},
+		ConvertToLLM: session.ConvertToLLM,
+		// pi 0.73.1 lets the current message's tool calls finish before a
+		// steering message is delivered; gopi does the same.
+		SteerKeepsTools: true,
+		Report:          opts.Report,
+	})
+	h.agent.Subscribe(h.onAgentEvent)
+
+	ctx := h.store.Context()
+	h.agent.ReplaceMessages(ctx.Messages)
+	model := opts.Model
+	if model == nil && ctx.Model != nil {
+		if m, ok := reg.Find(ctx.Model.Provider, ctx.Model.ModelID); ok {
+			model = &m
+		}
+	}
+	if model == nil {
+		m, ok := reg.Default()
+		if !ok {
+			return nil, errors.New("host: no model is available")
+		}
+		model = &m
+	}
+	thinking := opts.Thinking
+	if thinking == "" {
+		thinking = ctx.ThinkingLevel
+	}
+	if thinking == "" {
+		thinking = models.DefaultThinking
+	}
+	if err := h.setModel(model, thinking); err != nil {
+		return nil, err
+	}
+	h.agent.SetTools(opts.Tools)
+	h.refreshSystemPrompt()
+	return h, nil
+}
+
+// setModel switches model and level and records both in the session when
+// they change.
+func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
+	level = llm.ClampThinking(m, level)
+	prev := h.agent.Model()
+	h.agent.SetModel(m)
+	h.agent.SetThinkingLevel(level)
+	ctx := h.store.Context()
+	if len(h.store.Entries()) == 0 {
+		// A fresh session starts with both, as pi's files do.
+		if _, err := h.store.AppendModelChange(m.Provider, m.ID); err != nil {
+			return fmt.Errorf("recording model: %w", err)
+		}
+		if _, err := h.store.AppendThinkingLevelChange(level); err != nil {
+			return fmt.Errorf("recording thinking level: %w", err)
+		}
+		return nil
+	}
+	if prev == nil || prev.Provider != m.Provider || prev.ID != m.ID || ctx.Model == nil ||
+		ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
+		if _, err := h.store.AppendModelChange(m.Provider, m.ID); err != nil {
+			return fmt.Errorf("recording model change: %w", err)
+		}
+	}
+	if ctx.ThinkingLevel != level {
+		if _, err := h.store.AppendThinkingLevelChange(level); err != nil {
+			return fmt.Errorf("recording thinking level: %w", err)
+		}
+	}
+	return nil
+}
+
+func (h *Host) refreshSystemPrompt() {
+	h.agent.SetSystemPrompt(resources.BuildSystemPrompt(resources.PromptOptions{
+		Custom:       h.opts.SystemPrompt,
+		Append:       h.opts.AppendSystemPrompt,
+		Tools:        h.opts.ToolLines,
+		Guidelines:   h.opts.Guidelines,
+		ContextFiles: h.opts.ContextFiles,
+		Cwd:          h.opts.Cwd,
+	}))
+}
+
+// onAgentEvent persists finished messages and forwards every event.
+func (h *Host) onAgentEvent(ev agent.Event) {
+	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
+		h.mu.Lock()
+		store := h.store
+		h.mu.Unlock()
+		if _, err := store.AppendMessage(ev.Message); err != nil {
+			h.opts.Report(fmt.Errorf("saving message to session: %w", err))
+		}
+	}
+	h.emit(ev)
+}
+
+func (h *Host) emit(ev api.Event) {
+	h.mu.Lock()
+	subs := make([]func(api.Event), 0, len(h.subs))
+	for _, s := range h.subs {
+		subs = append(subs, s)
+	}
+	h.mu.Unlock()
+	for _, s := range subs {
+		s(ev)
+	}
+}
+
+// Subscribe registers f for every event; the returned func removes it.
+func (h *Host) Subscribe(f func(api.Event)) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := h.next
+	h.next++
+	h.subs[id] = f
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs, id)
+	}
+}
+
+// Agent exposes the agent (for modes that drive it directly).
+func (h *Host) Agent() *agent.Agent { return h.agent }
+
+// Store returns the current session.
+func (h *Host) Store() *session.Store {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.store
+}
+
+// Run sends one user message and waits for the run to end.
+func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
+	return h.agent.Prompt(ctx, llm.UserText(text, images...))
+}
+
+// LastAssistantText is the text of the latest assistant message, and
+// whether there is one.
+func (h *Host) LastAssistantText() (string, bool) {
+	msgs := h.agent.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if a, ok := msgs[i].(*llm.AssistantMessage); ok {
+			return a.Content.Text(), true
+		}
+	}
+	return "", false
+}
+
+// LastAssistant is the latest assistant message, or nil.
+func (h *Host) LastAssistant() *llm.AssistantMessage {
+	msgs := h.agent.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if a, ok := msgs[i].(*llm.AssistantMessage); ok {
+			return a
+		}
+	}
+	return nil
+}
+
+// Close aborts any run and waits for it to finish.
+func (h *Host) Close(ctx context.Context) error {
+	h.agent.Abort()
+	return h.agent.WaitForIdle(ctx)
+}

@@ -1,0 +1,194 @@
+// Package google is the [llm.Provider] for the "google-generative-ai" API
+// family (the Gemini API), built on google.golang.org/genai. Call [New] and
+// use [Provider.Stream]. Request building (messages, tools, thinking) lives
+// in convert.go, the mapping of the response stream onto an [llm.Builder]
+// in stream.go.
+//
+// The SDK is configured only from the model and the call's options. It is
+// pinned to the Gemini API backend with an explicit base URL, so
+// GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_CLOUD_PROJECT/LOCATION and
+// GOOGLE_GEMINI_BASE_URL never apply; a call without a key sends none
+// instead of picking up GOOGLE_API_KEY or GEMINI_API_KEY. HTTP retries and
+// the SDK's automatic stream continuation are off: retry policy belongs to
+// the agent.
+package google
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Provider streams assistant messages from the Gemini API. The zero value
+// is ready to use.
+type Provider struct{}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New returns a Google Generative AI provider.
+func New() *Provider { return &Provider{} }
+
+// DefaultBaseURL is used when a model names no baseUrl.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+
+// defaultHTTPClient is used when the call brings none: the default transport
+// with a bound on the wait for response headers, never on the body, so long
+// streams are unaffected.
+var defaultHTTPClient = func() *http.Client {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		return &http.Client{Transport: t}
+	}
+	return http.DefaultClient
+}()
+
+// Stream sends req to model and streams the reply. It follows the
+// [llm.Provider] contract: a start event, then block events, then exactly
+// one done or error event.
+func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
+	return func(yield func(llm.StreamEvent) bool) {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		b := llm.NewBuilder(model)
+		if !yield(b.Start()) {
+			return
+		}
+		if model == nil || req == nil {
+			yield(b.Fail(ctx, errors.New("google: missing model or request")))
+			return
+		}
+		client, err := newClient(ctx, model, &req.Options)
+		if err != nil {
+			yield(b.Fail(ctx, fmt.Errorf("google: creating client: %w", err)))
+			return
+		}
+		contents := convertMessages(model, req.Messages)
+		config := buildConfig(model, req)
+
+		st := newStreamState(b, yield)
+		for resp, err := range client.Models.GenerateContentStream(ctx, model.ID, contents, config) {
+			if err != nil {
+				yield(b.Fail(ctx, describeError(ctx, err, st.gotChunk)))
+				return
+			}
+			if !st.handle(resp) {
+				return // the consumer stopped; leaving the loop closes the body
+			}
+		}
+		if ev, ok := st.finish(ctx); ok {
+			yield(ev)
+		}
+	}
+}
+
+// noKey stands in for a missing API key: the SDK would otherwise fill an
+// empty key from GOOGLE_API_KEY or GEMINI_API_KEY. keylessTransport strips
+// it before the request leaves.
+const noKey = "gopi-google-no-api-key"
+
+const apiKeyHeader = "x-goog-api-key"
+
+type keylessTransport struct{ base http.RoundTripper }
+
+func (t keylessTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get(apiKeyHeader) == noKey {
+		r = r.Clone(r.Context())
+		r.Header.Del(apiKeyHeader)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// wrapped transport.
+func (t keylessTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// newClient builds an SDK client for one call. Nothing is read from the
+// environment: backend, base URL and key are always set explicitly.
+func newClient(ctx context.Context, model *llm.Model, opts *llm.Options) (*genai.Client, error) {
+	base := model.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	base, version := splitAPIVersion(base)
+
+	headers := http.Header{}
+	for k, v := range model.Headers {
+		headers.Set(k, v)
+	}
+	for k, v := range opts.Headers {
+		headers.Set(k, v)
+	}
+
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient
+	}
+	key := opts.APIKey
+	if key == "" {
+		// A key given as a header (models.json "headers") still counts.
+		key = headers.Get(apiKeyHeader)
+	}
+	if key == "" {
+		key = noKey
+		c := *hc
+		rt := c.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		c.Transport = keylessTransport{base: rt}
+		hc = &c
+	}
+
+	return genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:     key,
+		Backend:    genai.BackendGeminiAPI,
+		HTTPClient: hc,
+		HTTPOptions: genai.HTTPOptions{
+			BaseURL:    base,
+			APIVersion: version,
+			Headers:    headers,
+			// One attempt: the agent owns retries and shows them.
+			RetryOptions: &genai.HTTPRetryOptions{Attempts: genai.Ptr[int32](1)},
+		},
+	})
+}
+
+// versionSegment matches an API version path segment: v1, v1beta, v1alpha2.
+var versionSegment = regexp.MustCompile(`^v\d+((alpha|beta)\d*)?$`)
+
+// splitAPIVersion splits a trailing API version off a base URL. pi's models
+// name the version in baseUrl (".../v1beta"), while the Go SDK joins
+// BaseURL and APIVersion itself and would otherwise add a second one. A URL
+// without a version segment is returned whole with an empty version, and
+// the SDK's default version applies.
+func splitAPIVersion(raw string) (base, version string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw, ""
+	}
+	p := strings.TrimRight(u.Path, "/")
+	i := strings.LastIndex(p, "/")
+	if i < 0 || !versionSegment.MatchString(p[i+1:]) {
+		return raw, ""
+	}
+	version = p[i+1:]
+	u.Path = p[:i+1]
+	u.RawPath = ""
+	return u.String(), version
+}

@@ -1,0 +1,106 @@
+package session
+
+import "github.com/gopi-dev/gopi/core/llm"
+
+// ModelRef names a model by provider and id.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// Context is what the conversation at the leaf amounts to: the messages
+// to send (before [ConvertToLLM]) and the model and thinking level in
+// effect there.
+type Context struct {
+	// Messages share the stored messages: treat them as read-only.
+	Messages      []llm.Message
+	ThinkingLevel llm.ThinkingLevel
+	// Model is the last model_change or assistant message on the path;
+	// nil when there is none.
+	Model *ModelRef
+}
+
+// Context builds the model context at the leaf, as pi's
+// buildSessionContext does.
+func (s *Store) Context() Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return BuildContext(s.pathTo(s.leaf))
+}
+
+// BuildContext turns a root-to-leaf path into a [Context]:
+//
+//   - the thinking level (default "off") and model are the last set on
+//     the path; an assistant message sets the model too;
+//   - without a compaction, every message, custom_message and non-empty
+//     branch_summary entry becomes a message, in order;
+//   - with compaction(s), the last one's summary comes first, then the
+//     entries before it starting at its firstKeptEntryId, then everything
+//     after it.
+func BuildContext(path []Entry) Context {
+	ctx := Context{ThinkingLevel: llm.ThinkingOff}
+	compaction := -1
+	var model ModelRef
+	hasModel := false
+	for i, e := range path {
+		switch e := e.(type) {
+		case *ThinkingLevelChangeEntry:
+			ctx.ThinkingLevel = e.ThinkingLevel
+		case *ModelChangeEntry:
+			model, hasModel = ModelRef{Provider: e.Provider, ModelID: e.ModelID}, true
+		case *MessageEntry:
+			if a, ok := e.Message.(*llm.AssistantMessage); ok {
+				model, hasModel = ModelRef{Provider: a.Provider, ModelID: a.Model}, true
+			}
+		case *CompactionEntry:
+			compaction = i
+		}
+	}
+	if hasModel {
+		ctx.Model = &model
+	}
+
+	msgs := make([]llm.Message, 0, len(path)+1)
+	add := func(e Entry) {
+		switch e := e.(type) {
+		case *MessageEntry:
+			msgs = append(msgs, e.Message)
+		case *CustomMessageEntry:
+			msgs = append(msgs, &llm.CustomMessage{
+				CustomType: e.CustomType,
+				Content:    e.Content,
+				Display:    e.Display,
+				Details:    e.Details,
+				Timestamp:  e.Millis(),
+			})
+		case *BranchSummaryEntry:
+			if e.Summary != "" {
+				msgs = append(msgs, &llm.BranchSummaryMessage{Summary: e.Summary, FromID: e.FromID, Timestamp: e.Millis()})
+			}
+		}
+	}
+	if compaction < 0 {
+		for _, e := range path {
+			add(e)
+		}
+		ctx.Messages = msgs
+		return ctx
+	}
+
+	c := path[compaction].(*CompactionEntry)
+	msgs = append(msgs, &llm.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, Timestamp: c.Millis()})
+	kept := false
+	for _, e := range path[:compaction] {
+		if e.Base().ID == c.FirstKeptEntryID {
+			kept = true
+		}
+		if kept {
+			add(e)
+		}
+	}
+	for _, e := range path[compaction+1:] {
+		add(e)
+	}
+	ctx.Messages = msgs
+	return ctx
+}

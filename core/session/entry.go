@@ -1,0 +1,437 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// CurrentVersion is the session format version gopi writes.
+const CurrentVersion = 3
+
+// EntryType is the wire name of a line's "type" field.
+type EntryType string
+
+const (
+	EntrySession             EntryType = "session"
+	EntryMessage             EntryType = "message"
+	EntryModelChange         EntryType = "model_change"
+	EntryThinkingLevelChange EntryType = "thinking_level_change"
+	EntryCompaction          EntryType = "compaction"
+	EntryBranchSummary       EntryType = "branch_summary"
+	EntryCustom              EntryType = "custom"
+	EntryCustomMessage       EntryType = "custom_message"
+	EntryLabel               EntryType = "label"
+	EntrySessionInfo         EntryType = "session_info"
+)
+
+// timeLayout is JavaScript's Date.toISOString: UTC, milliseconds, "Z".
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t the way pi stamps entries and headers.
+func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTimeMillis reads an ISO timestamp as Unix milliseconds (0 when it
+// does not parse).
+func parseTimeMillis(s string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// Header is the first line of a session file.
+type Header struct {
+	// Version is 3 for files gopi writes; 0 means a version-1 file
+	// (which had no version field).
+	Version   int    `json:"version,omitempty"`
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Cwd       string `json:"cwd"`
+	// ParentSession is the file this session was forked from.
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+func (h Header) MarshalJSON() ([]byte, error) {
+	type alias Header
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		alias
+	}{EntrySession, alias(h)})
+}
+
+// Entry is one line of a session after the header. The concrete types are
+// the pointer types below; a type gopi does not know is an [*UnknownEntry].
+// Entries are immutable once appended or loaded.
+type Entry interface {
+	Type() EntryType
+	// Base returns the fields every entry has.
+	Base() Meta
+}
+
+// Meta holds the fields every entry has.
+type Meta struct {
+	ID string `json:"-"`
+	// ParentID is the entry this one follows; "" for a root (null on the
+	// wire).
+	ParentID string `json:"-"`
+	// Timestamp is the ISO time the entry was written.
+	Timestamp string `json:"-"`
+}
+
+// Base returns m; embedding Meta gives every entry the method.
+func (m Meta) Base() Meta { return m }
+
+// Millis is the entry's timestamp in Unix milliseconds.
+func (m Meta) Millis() int64 { return parseTimeMillis(m.Timestamp) }
+
+// wireMeta is Meta as it appears in JSON.
+type wireMeta struct {
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+}
+
+func (m Meta) wire() wireMeta {
+	w := wireMeta{ID: m.ID, Timestamp: m.Timestamp}
+	if m.ParentID != "" {
+		p := m.ParentID
+		w.ParentID = &p
+	}
+	return w
+}
+
+func (w wireMeta) meta() Meta {
+	m := Meta{ID: w.ID, Timestamp: w.Timestamp}
+	if w.ParentID != nil {
+		m.ParentID = *w.ParentID
+	}
+	return m
+}
+
+// MessageEntry holds one conversation message.
+type MessageEntry struct {
+	Meta
+	Message llm.Message
+}
+
+// ThinkingLevelChangeEntry records a switch of thinking level.
+type ThinkingLevelChangeEntry struct {
+	Meta
+	ThinkingLevel llm.ThinkingLevel `json:"thinkingLevel"`
+}
+
+// ModelChangeEntry records a switch of model.
+type ModelChangeEntry struct {
+	Meta
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// CompactionEntry replaces the conversation before FirstKeptEntryID with a
+// summary.
+type CompactionEntry struct {
+	Meta
+	Summary          string `json:"summary"`
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	TokensBefore     int    `json:"tokensBefore"`
+	// Details is extension- or compactor-specific data, never sent to a
+	// model.
+	Details json.RawMessage `json:"details,omitempty"`
+	// FromHook is true when an extension produced the summary; nil when
+	// the writer left it out.
+	FromHook *bool `json:"fromHook,omitempty"`
+}
+
+// BranchSummaryEntry summarises the branch the conversation came back from.
+type BranchSummaryEntry struct {
+	Meta
+	// FromID is the entry the branch left from, or "root".
+	FromID   string          `json:"fromId"`
+	Summary  string          `json:"summary"`
+	Details  json.RawMessage `json:"details,omitempty"`
+	FromHook *bool           `json:"fromHook,omitempty"`
+}
+
+// CustomEntry is extension state; it never reaches a model.
+type CustomEntry struct {
+	Meta
+	CustomType string          `json:"customType"`
+	Data       json.RawMessage `json:"data,omitempty"`
+}
+
+// CustomMessageEntry is an extension message that does reach the model.
+type CustomMessageEntry struct {
+	Meta
+	CustomType string          `json:"customType"`
+	Content    llm.Contents    `json:"content"`
+	Display    bool            `json:"display"`
+	Details    json.RawMessage `json:"details,omitempty"`
+}
+
+// LabelEntry sets (or, with an empty Label, clears) a bookmark on TargetID.
+type LabelEntry struct {
+	Meta
+	TargetID string `json:"targetId"`
+	Label    string `json:"label,omitempty"`
+}
+
+// SessionInfoEntry sets the session's display name.
+type SessionInfoEntry struct {
+	Meta
+	Name string `json:"name"`
+}
+
+// UnknownEntry keeps a line of a type gopi does not know (or a known type it
+// could not decode) byte for byte. It takes part in the tree but never in
+// the model context.
+type UnknownEntry struct {
+	Meta
+	EntryType EntryType
+	Raw       json.RawMessage
+}
+
+func (*MessageEntry) Type() EntryType             { return EntryMessage }
+func (*ThinkingLevelChangeEntry) Type() EntryType { return EntryThinkingLevelChange }
+func (*ModelChangeEntry) Type() EntryType         { return EntryModelChange }
+func (*CompactionEntry) Type() EntryType          { return EntryCompaction }
+func (*BranchSummaryEntry) Type() EntryType       { return EntryBranchSummary }
+func (*CustomEntry) Type() EntryType              { return EntryCustom }
+func (*CustomMessageEntry) Type() EntryType       { return EntryCustomMessage }
+func (*LabelEntry) Type() EntryType               { return EntryLabel }
+func (*SessionInfoEntry) Type() EntryType         { return EntrySessionInfo }
+func (e *UnknownEntry) Type() EntryType           { return e.EntryType }
+
+// The encoders below keep pi's key order: type first, then the common
+// fields, then the entry's own (custom and custom_message put theirs
+// before the common fields, as pi builds them).
+
+func (e *MessageEntry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		Message llm.Message `json:"message"`
+	}{EntryMessage, e.wire(), e.Message})
+}
+
+func (e *MessageEntry) UnmarshalJSON(data []byte) error {
+	var w struct {
+		wireMeta
+		Message json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if len(w.Message) == 0 || string(w.Message) == "null" {
+		return fmt.Errorf("message entry without a message")
+	}
+	m, err := llm.UnmarshalMessage(w.Message)
+	if err != nil {
+		return err
+	}
+	e.Meta, e.Message = w.meta(), m
+	return nil
+}
+
+func (e *ThinkingLevelChangeEntry) MarshalJSON() ([]byte, error) {
+	type alias ThinkingLevelChangeEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryThinkingLevelChange, e.wire(), (*alias)(e)})
+}
+
+func (e *ThinkingLevelChangeEntry) UnmarshalJSON(data []byte) error {
+	type alias ThinkingLevelChangeEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *ModelChangeEntry) MarshalJSON() ([]byte, error) {
+	type alias ModelChangeEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryModelChange, e.wire(), (*alias)(e)})
+}
+
+func (e *ModelChangeEntry) UnmarshalJSON(data []byte) error {
+	type alias ModelChangeEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *CompactionEntry) MarshalJSON() ([]byte, error) {
+	type alias CompactionEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryCompaction, e.wire(), (*alias)(e)})
+}
+
+func (e *CompactionEntry) UnmarshalJSON(data []byte) error {
+	type alias CompactionEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *BranchSummaryEntry) MarshalJSON() ([]byte, error) {
+	type alias BranchSummaryEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryBranchSummary, e.wire(), (*alias)(e)})
+}
+
+func (e *BranchSummaryEntry) UnmarshalJSON(data []byte) error {
+	type alias BranchSummaryEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *CustomEntry) MarshalJSON() ([]byte, error) {
+	type alias CustomEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		*alias
+		wireMeta
+	}{EntryCustom, (*alias)(e), e.wire()})
+}
+
+func (e *CustomEntry) UnmarshalJSON(data []byte) error {
+	type alias CustomEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *CustomMessageEntry) MarshalJSON() ([]byte, error) {
+	type alias CustomMessageEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		*alias
+		wireMeta
+	}{EntryCustomMessage, (*alias)(e), e.wire()})
+}
+
+func (e *CustomMessageEntry) UnmarshalJSON(data []byte) error {
+	type alias CustomMessageEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *LabelEntry) MarshalJSON() ([]byte, error) {
+	type alias LabelEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryLabel, e.wire(), (*alias)(e)})
+}
+
+func (e *LabelEntry) UnmarshalJSON(data []byte) error {
+	type alias LabelEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *SessionInfoEntry) MarshalJSON() ([]byte, error) {
+	type alias SessionInfoEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntrySessionInfo, e.wire(), (*alias)(e)})
+}
+
+func (e *SessionInfoEntry) UnmarshalJSON(data []byte) error {
+	type alias SessionInfoEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
+func (e *UnknownEntry) MarshalJSON() ([]byte, error) { return e.Raw, nil }
+
+// unmarshalWith decodes data into fields (an alias of the entry type, so
+// its own UnmarshalJSON does not recurse) and the common fields into meta.
+func unmarshalWith(data []byte, fields any, meta *Meta) error {
+	var w struct {
+		wireMeta
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, fields); err != nil {
+		return err
+	}
+	*meta = w.meta()
+	return nil
+}
+
+// entryHead is what every line is first decoded as.
+type entryHead struct {
+	Type      EntryType       `json:"type"`
+	ID        *string         `json:"id"`
+	ParentID  *string         `json:"parentId"`
+	Timestamp string          `json:"timestamp"`
+	Version   json.RawMessage `json:"version"`
+	// Message is decoded here already so a message line, by far the most
+	// common, is scanned once more instead of twice.
+	Message json.RawMessage `json:"message"`
+}
+
+// decodeEntry decodes one entry line. An unknown type becomes an
+// [*UnknownEntry]; a known type that does not decode is returned as an
+// [*UnknownEntry] together with the error, so the caller can keep it and
+// report it.
+func decodeEntry(data []byte, head entryHead) (Entry, error) {
+	var e Entry
+	switch head.Type {
+	case EntryMessage:
+		if len(head.Message) == 0 || string(head.Message) == "null" {
+			return unknownEntry(data, head), fmt.Errorf("message entry without a message")
+		}
+		m, err := llm.UnmarshalMessage(head.Message)
+		if err != nil {
+			return unknownEntry(data, head), fmt.Errorf("message entry: %w", err)
+		}
+		return &MessageEntry{Meta: head.meta(), Message: m}, nil
+	case EntryThinkingLevelChange:
+		e = &ThinkingLevelChangeEntry{}
+	case EntryModelChange:
+		e = &ModelChangeEntry{}
+	case EntryCompaction:
+		e = &CompactionEntry{}
+	case EntryBranchSummary:
+		e = &BranchSummaryEntry{}
+	case EntryCustom:
+		e = &CustomEntry{}
+	case EntryCustomMessage:
+		e = &CustomMessageEntry{}
+	case EntryLabel:
+		e = &LabelEntry{}
+	case EntrySessionInfo:
+		e = &SessionInfoEntry{}
+	}
+	var err error
+	if e != nil {
+		if err = json.Unmarshal(data, e); err == nil {
+			return e, nil
+		}
+		err = fmt.Errorf("%s entry: %w", head.Type, err)
+	}
+	return unknownEntry(data, head), err
+}
+
+func unknownEntry(data []byte, head entryHead) *UnknownEntry {
+	return &UnknownEntry{Meta: head.meta(), EntryType: head.Type, Raw: json.RawMessage(data)}
+}
+
+func (h entryHead) meta() Meta {
+	m := Meta{Timestamp: h.Timestamp}
+	if h.ID != nil {
+		m.ID = *h.ID
+	}
+	if h.ParentID != nil {
+		m.ParentID = *h.ParentID
+	}
+	return m
+}

@@ -1,0 +1,218 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LoadReport says what [Open] found wrong with a file and what it did.
+type LoadReport struct {
+	// Damaged lists the lines that were skipped: not a JSON object (such
+	// as a last line cut mid-write), an entry without an id, or a second
+	// header.
+	Damaged []LineError
+	// Kept lists entries of a known type that did not decode; they stay
+	// in the tree as [*UnknownEntry] and are left out of the context.
+	Kept []LineError
+	// MigratedFrom is the version of a file that was migrated (1 or 2),
+	// 0 when the file was current.
+	MigratedFrom int
+	// Rewritten reports that the migrated file was written back.
+	Rewritten bool
+	// Fresh reports a file with no usable line at all (empty, or every
+	// line damaged): a new session starts at its path, as in pi.
+	Fresh bool
+}
+
+// LineError is a problem with one line of a session file.
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e LineError) Unwrap() error { return e.Err }
+
+// OK reports a file that loaded without damage.
+func (r LoadReport) OK() bool { return len(r.Damaged) == 0 && len(r.Kept) == 0 }
+
+// Open loads the session file at path. Damaged lines are skipped and
+// reported, not fatal; a file whose first usable line is not a session
+// header fails with [ErrNotSession]. A version-1 or -2 file is migrated
+// and written back as version 3 (dropping damaged lines), as pi does. A
+// file whose lines are all unusable starts a fresh session at path, also as
+// pi does, but the file is only replaced once the new conversation is
+// written. New sessions made from the store (forks) go to the file's
+// directory.
+func Open(path string) (*Store, LoadReport, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	s, rep, err := load(path)
+	if err != nil {
+		return nil, rep, err
+	}
+	if rep.MigratedFrom != 0 {
+		if err := s.rewrite(); err != nil {
+			return nil, rep, fmt.Errorf("upgrade %s: %w", path, err)
+		}
+		rep.Rewritten = true
+	}
+	return s, rep, nil
+}
+
+// load reads path into a Store without writing anything.
+func load(path string) (*Store, LoadReport, error) {
+	var rep LoadReport
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, rep, fmt.Errorf("open session: %w", err)
+	}
+	defer f.Close()
+	lines, clean, err := readLines(f, &rep)
+	if err != nil {
+		return nil, rep, fmt.Errorf("read session %s: %w", path, err)
+	}
+
+	if len(lines) == 0 {
+		// pi starts over in a file with nothing usable in it.
+		cwd, _ := os.Getwd()
+		s := newStore(cwd, Options{})
+		s.dir, s.path = filepath.Dir(path), path
+		rep.Fresh = true
+		return s, rep, nil
+	}
+	if lines[0].head.Type != EntrySession || lines[0].head.ID == nil {
+		return nil, rep, fmt.Errorf("%s: %w", path, ErrNotSession)
+	}
+
+	version := 1
+	if v := lines[0].head.Version; len(v) > 0 {
+		var n float64
+		if json.Unmarshal(v, &n) == nil {
+			version = int(n)
+		}
+	}
+	if version < CurrentVersion {
+		if err := migrateLines(lines, version); err != nil {
+			return nil, rep, fmt.Errorf("migrate %s from version %d: %w", path, version, err)
+		}
+		rep.MigratedFrom = version
+	}
+
+	s := &Store{now: time.Now, dir: filepath.Dir(path), path: path}
+	s.reset()
+	if err := json.Unmarshal(lines[0].data, &s.header); err != nil {
+		return nil, rep, fmt.Errorf("%s: header: %w", path, ErrNotSession)
+	}
+	s.headerRaw = lines[0].data
+	for _, l := range lines[1:] {
+		if l.head.Type == EntrySession {
+			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("second session header")})
+			continue
+		}
+		if l.head.ID == nil || *l.head.ID == "" {
+			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("entry without an id")})
+			continue
+		}
+		e, err := decodeEntry(l.data, l.head)
+		if err != nil {
+			rep.Kept = append(rep.Kept, LineError{l.no, err})
+		}
+		s.push(node{entry: e, raw: l.data})
+	}
+	// pi resumes at the last entry of the file.
+	if n := len(s.nodes); n > 0 {
+		s.leaf = s.nodes[n-1].entry.Base().ID
+	}
+	s.flushed = true
+	s.needNewline = !clean
+	return s, rep, nil
+}
+
+type line struct {
+	no   int
+	data []byte
+	head entryHead
+}
+
+// readLines streams r line by line, keeping the lines that are JSON
+// objects and reporting the rest. clean is false when the data does not
+// end in a newline (the last line was cut, or written by hand).
+func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	clean = true
+	for no := 1; ; no++ {
+		b, rerr := br.ReadBytes('\n')
+		if len(b) > 0 {
+			clean = b[len(b)-1] == '\n'
+			data := bytes.TrimSpace(b)
+			if len(data) > 0 {
+				var h entryHead
+				switch {
+				case data[0] != '{':
+					rep.Damaged = append(rep.Damaged, LineError{no, errors.New("not a JSON object")})
+				default:
+					if err := json.Unmarshal(data, &h); err != nil {
+						rep.Damaged = append(rep.Damaged, LineError{no, err})
+					} else {
+						lines = append(lines, line{no, data, h})
+					}
+				}
+			}
+		}
+		if rerr == io.EOF {
+			return lines, clean, nil
+		}
+		if rerr != nil {
+			return nil, false, rerr
+		}
+	}
+}
+
+// migrateLines runs [migrate] over the lines and re-reads their heads.
+func migrateLines(lines []line, version int) error {
+	objs := make([]object, len(lines))
+	for i, l := range lines {
+		o, err := parseObject(l.data)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.no, err)
+		}
+		objs[i] = o
+	}
+	if err := migrate(objs, version); err != nil {
+		return err
+	}
+	for i, o := range objs {
+		b, err := o.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		var h entryHead
+		if err := json.Unmarshal(b, &h); err != nil {
+			return fmt.Errorf("line %d: %w", lines[i].no, err)
+		}
+		lines[i].data, lines[i].head = b, h
+	}
+	return nil
+}
+
+// DefaultDir is where pi keeps the sessions of cwd:
+// <agentDir>/sessions/--<cwd without its leading separator, with / \ and :
+// turned into ->--.
+func DefaultDir(agentDir, cwd string) string {
+	p := cwd
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
+		p = p[1:]
+	}
+	p = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(p)
+	return filepath.Join(agentDir, "sessions", "--"+p+"--")
+}

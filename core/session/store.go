@@ -1,0 +1,628 @@
+package session
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Options tunes a new session.
+type Options struct {
+	// ID is the session id; empty means a fresh UUIDv7.
+	ID string
+	// ParentSession is the file the session was forked from.
+	ParentSession string
+	// Path is the file to write instead of the generated
+	// "<time>_<id>.jsonl" in the directory (pi's --session with a path
+	// that does not exist yet).
+	Path string
+}
+
+// Store is one session: its header, its entries in file order and the
+// leaf. It is safe for concurrent use. Appends go to the file as they
+// happen, except that a new session's file is only created when the first
+// assistant message arrives (then it is written whole), as pi does.
+type Store struct {
+	now func() time.Time // stubbed by tests
+
+	mu        sync.Mutex // guards everything below
+	header    Header
+	headerRaw []byte // the header line as loaded; nil when gopi built it
+	dir       string
+	path      string // "" for an in-memory session
+	// flushed: the file holds the header and every entry so far, so an
+	// append writes one line. Otherwise the next write is the whole file.
+	flushed bool
+	// needNewline: the file ends in a line cut mid-write, so the next
+	// append must start on a fresh line.
+	needNewline  bool
+	hasAssistant bool
+	nodes        []node
+	byID         map[string]int // entry id → index in nodes
+	leaf         string         // "" = before the first entry
+	labels       map[string]labelMark
+	labelSeq     int
+}
+
+// node is an entry and, when it came from a file, its line (re-emitted
+// as is by rewrites and forks so fields gopi does not model survive).
+type node struct {
+	entry Entry
+	raw   []byte
+}
+
+// labelMark is the label in effect for one target entry. seq orders marks
+// the way a JavaScript Map orders keys (first insertion; a cleared label
+// set again goes last), which decides the order forks rewrite them in.
+type labelMark struct {
+	label     string
+	timestamp string
+	seq       int
+}
+
+// Create starts a new session for cwd whose file will live in dir (see
+// [DefaultDir]). Nothing is written until the first assistant message.
+func Create(dir, cwd string, opts Options) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create session dir: %w", err)
+	}
+	s := newStore(cwd, opts)
+	s.dir = dir
+	s.path = opts.Path
+	if s.path == "" {
+		s.path = filepath.Join(dir, fileName(s.header))
+	} else if abs, err := filepath.Abs(s.path); err == nil {
+		s.path = abs
+	}
+	return s, nil
+}
+
+// InMemory starts a session that is never written (--no-session).
+func InMemory(cwd string) *Store {
+	return newStore(cwd, Options{})
+}
+
+func newStore(cwd string, opts Options) *Store {
+	s := &Store{now: time.Now}
+	id := opts.ID
+	if id == "" {
+		id = newSessionID()
+	}
+	s.header = Header{
+		Version:       CurrentVersion,
+		ID:            id,
+		Timestamp:     FormatTime(s.now()),
+		Cwd:           cwd,
+		ParentSession: opts.ParentSession,
+	}
+	s.reset()
+	return s
+}
+
+func (s *Store) reset() {
+	s.nodes = nil
+	s.byID = map[string]int{}
+	s.labels = map[string]labelMark{}
+	s.labelSeq = 0
+	s.leaf = ""
+	s.hasAssistant = false
+}
+
+// fileName is pi's "<ISO time with : and . as ->_<id>.jsonl".
+func fileName(h Header) string {
+	ts := strings.NewReplacer(":", "-", ".", "-").Replace(h.Timestamp)
+	return ts + "_" + h.ID + ".jsonl"
+}
+
+func newSessionID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// newEntryID returns 8 random hex digits that taken does not report,
+// falling back to a whole UUID after 100 collisions, as pi does.
+func newEntryID(taken func(string) bool) string {
+	var b [4]byte
+	for range 100 {
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		if !taken(id) {
+			return id
+		}
+	}
+	return uuid.NewString()
+}
+
+// push adds an entry at the end of the file order and makes it the leaf.
+func (s *Store) push(n node) {
+	m := n.entry.Base()
+	s.byID[m.ID] = len(s.nodes)
+	s.nodes = append(s.nodes, n)
+	s.leaf = m.ID
+	switch e := n.entry.(type) {
+	case *MessageEntry:
+		if e.Message.MessageRole() == llm.RoleAssistant {
+			s.hasAssistant = true
+		}
+	case *LabelEntry:
+		if e.Label == "" {
+			delete(s.labels, e.TargetID)
+		} else if old, ok := s.labels[e.TargetID]; ok {
+			s.labels[e.TargetID] = labelMark{e.Label, e.Timestamp, old.seq}
+		} else {
+			s.labelSeq++
+			s.labels[e.TargetID] = labelMark{e.Label, e.Timestamp, s.labelSeq}
+		}
+	}
+}
+
+func (s *Store) taken(id string) bool {
+	_, ok := s.byID[id]
+	return ok
+}
+
+// add builds an entry under the leaf, appends it and persists it.
+func (s *Store) add(build func(Meta) Entry) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addLocked(s.leaf, build)
+}
+
+func (s *Store) addLocked(parent string, build func(Meta) Entry) (string, error) {
+	m := Meta{ID: newEntryID(s.taken), ParentID: parent, Timestamp: FormatTime(s.now())}
+	n := node{entry: build(m)}
+	s.push(n)
+	return m.ID, s.persist(n)
+}
+
+// rawJSON marshals an optional extension payload; nil stays absent.
+func rawJSON(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if r, ok := v.(json.RawMessage); ok {
+		return r, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode details: %w", err)
+	}
+	return b, nil
+}
+
+// AppendMessage appends a user, assistant, tool result, bash execution or
+// custom message. Summaries are rejected with [ErrSummaryMessage]: use
+// [Store.AppendCompaction] and [Store.AppendBranchSummary].
+func (s *Store) AppendMessage(msg llm.Message) (string, error) {
+	switch msg.(type) {
+	case nil:
+		return "", fmt.Errorf("append message: nil message")
+	case *llm.CompactionSummaryMessage, *llm.BranchSummaryMessage:
+		return "", fmt.Errorf("append %s message: %w", msg.MessageRole(), ErrSummaryMessage)
+	}
+	return s.add(func(m Meta) Entry { return &MessageEntry{Meta: m, Message: msg} })
+}
+
+// AppendModelChange records that the conversation continues on another model.
+func (s *Store) AppendModelChange(provider, modelID string) (string, error) {
+	return s.add(func(m Meta) Entry { return &ModelChangeEntry{Meta: m, Provider: provider, ModelID: modelID} })
+}
+
+// AppendThinkingLevelChange records a new thinking level.
+func (s *Store) AppendThinkingLevelChange(level llm.ThinkingLevel) (string, error) {
+	return s.add(func(m Meta) Entry { return &ThinkingLevelChangeEntry{Meta: m, ThinkingLevel: level} })
+}
+
+// AppendCompaction records a compaction: the context becomes summary, then
+// the entries from firstKeptEntryID on. details (any JSON value, or nil)
+// is kept for the compactor and extensions.
+func (s *Store) AppendCompaction(summary, firstKeptEntryID string, tokensBefore int, details any, fromHook bool) (string, error) {
+	d, err := rawJSON(details)
+	if err != nil {
+		return "", fmt.Errorf("append compaction: %w", err)
+	}
+	return s.add(func(m Meta) Entry {
+		return &CompactionEntry{Meta: m, Summary: summary, FirstKeptEntryID: firstKeptEntryID,
+			TokensBefore: tokensBefore, Details: d, FromHook: &fromHook}
+	})
+}
+
+// AppendBranchSummary moves the leaf to fromID ("" for before the first
+// entry) and appends there a summary of the branch being left, as pi's
+// branchWithSummary does.
+func (s *Store) AppendBranchSummary(fromID, summary string, details any, fromHook bool) (string, error) {
+	d, err := rawJSON(details)
+	if err != nil {
+		return "", fmt.Errorf("append branch summary: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fromID != "" && !s.taken(fromID) {
+		return "", fmt.Errorf("branch from %s: %w", fromID, ErrEntryNotFound)
+	}
+	s.leaf = fromID
+	from := fromID
+	if from == "" {
+		from = "root"
+	}
+	return s.addLocked(fromID, func(m Meta) Entry {
+		return &BranchSummaryEntry{Meta: m, FromID: from, Summary: summary, Details: d, FromHook: &fromHook}
+	})
+}
+
+// AppendCustom stores extension state (never sent to a model).
+func (s *Store) AppendCustom(customType string, data any) (string, error) {
+	d, err := rawJSON(data)
+	if err != nil {
+		return "", fmt.Errorf("append custom entry: %w", err)
+	}
+	return s.add(func(m Meta) Entry { return &CustomEntry{Meta: m, CustomType: customType, Data: d} })
+}
+
+// AppendCustomMessage stores an extension message that joins the context.
+func (s *Store) AppendCustomMessage(customType string, content llm.Contents, display bool, details any) (string, error) {
+	d, err := rawJSON(details)
+	if err != nil {
+		return "", fmt.Errorf("append custom message: %w", err)
+	}
+	if content == nil {
+		content = llm.Contents{}
+	}
+	return s.add(func(m Meta) Entry {
+		return &CustomMessageEntry{Meta: m, CustomType: customType, Content: content, Display: display, Details: d}
+	})
+}
+
+// AppendLabel sets a label on targetID, or clears it when label is empty.
+func (s *Store) AppendLabel(targetID, label string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.taken(targetID) {
+		return "", fmt.Errorf("label %s: %w", targetID, ErrEntryNotFound)
+	}
+	return s.addLocked(s.leaf, func(m Meta) Entry { return &LabelEntry{Meta: m, TargetID: targetID, Label: label} })
+}
+
+// AppendSessionInfo sets the session's display name (trimmed; empty clears it).
+func (s *Store) AppendSessionInfo(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	return s.add(func(m Meta) Entry { return &SessionInfoEntry{Meta: m, Name: name} })
+}
+
+// Leaf is the id of the entry the next append follows; "" before the
+// first entry.
+func (s *Store) Leaf() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaf
+}
+
+// SetLeaf moves the leaf to id, or before the first entry when id is "".
+// The next append starts a branch there; nothing is rewritten.
+func (s *Store) SetLeaf(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id != "" && !s.taken(id) {
+		return fmt.Errorf("set leaf %s: %w", id, ErrEntryNotFound)
+	}
+	s.leaf = id
+	return nil
+}
+
+// Branch moves the leaf to an existing entry (pi's branch).
+func (s *Store) Branch(fromID string) error {
+	if fromID == "" {
+		return fmt.Errorf("branch: %w", ErrEntryNotFound)
+	}
+	return s.SetLeaf(fromID)
+}
+
+// Entry looks an entry up by id.
+func (s *Store) Entry(id string) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return s.nodes[i].entry, true
+}
+
+// Entries returns every entry in file order (the header excluded).
+func (s *Store) Entries() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Entry, len(s.nodes))
+	for i, n := range s.nodes {
+		out[i] = n.entry
+	}
+	return out
+}
+
+// Path returns the entries from the root to the leaf.
+func (s *Store) Path() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pathTo(s.leaf)
+}
+
+// PathTo returns the entries from the root to id (nil if id is unknown).
+func (s *Store) PathTo(id string) []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pathTo(id)
+}
+
+// pathTo walks parent links up from id. A parent that is missing ends the
+// walk (the entry acts as a root); a cycle is cut after len(nodes) steps.
+func (s *Store) pathTo(id string) []Entry {
+	var path []Entry
+	for cur := id; cur != "" && len(path) <= len(s.nodes); {
+		i, ok := s.byID[cur]
+		if !ok {
+			break
+		}
+		e := s.nodes[i].entry
+		path = append(path, e)
+		cur = e.Base().ParentID
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// Children returns the entries whose parent is id, in file order.
+func (s *Store) Children(id string) []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	for _, n := range s.nodes {
+		if n.entry.Base().ParentID == id {
+			out = append(out, n.entry)
+		}
+	}
+	return out
+}
+
+// Header returns the session header.
+func (s *Store) Header() Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header
+}
+
+// ID is the session id.
+func (s *Store) ID() string { return s.Header().ID }
+
+// Cwd is the working directory the session belongs to.
+func (s *Store) Cwd() string { return s.Header().Cwd }
+
+// File is the session file's path ("" for an in-memory session). The file
+// may not exist yet: see [Create].
+func (s *Store) File() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path
+}
+
+// Dir is the directory new sessions (forks, /new) go to; "" in memory.
+func (s *Store) Dir() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dir
+}
+
+// Persisted reports whether the session is backed by a file.
+func (s *Store) Persisted() bool { return s.File() != "" }
+
+// Name is the latest session_info name, trimmed; "" when unset or cleared.
+func (s *Store) Name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.nodes) - 1; i >= 0; i-- {
+		if e, ok := s.nodes[i].entry.(*SessionInfoEntry); ok {
+			return strings.TrimSpace(e.Name)
+		}
+	}
+	return ""
+}
+
+// Label is the label currently set on id, if any.
+func (s *Store) Label(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.labels[id].label
+}
+
+// ForkPoint is a user message a conversation can be forked before.
+type ForkPoint struct {
+	EntryID string `json:"entryId"`
+	Text    string `json:"text"`
+}
+
+// ForkPoints lists the user messages with text, in file order (the
+// get_fork_messages answer).
+func (s *Store) ForkPoints() []ForkPoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []ForkPoint{}
+	for _, n := range s.nodes {
+		e, ok := n.entry.(*MessageEntry)
+		if !ok {
+			continue
+		}
+		u, ok := e.Message.(*llm.UserMessage)
+		if !ok {
+			continue
+		}
+		if text := u.Content.Text(); text != "" {
+			out = append(out, ForkPoint{EntryID: e.ID, Text: text})
+		}
+	}
+	return out
+}
+
+// TreeNode is one entry of [Store.Tree] with its children, oldest first.
+type TreeNode struct {
+	Entry    Entry
+	Children []*TreeNode
+	Label    string
+}
+
+// Tree returns the session as a forest: normally one root, plus any entry
+// whose parent is missing.
+func (s *Store) Tree() []*TreeNode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := make(map[string]*TreeNode, len(s.nodes))
+	for _, n := range s.nodes {
+		m := n.entry.Base()
+		nodes[m.ID] = &TreeNode{Entry: n.entry, Label: s.labels[m.ID].label}
+	}
+	var roots []*TreeNode
+	for _, n := range s.nodes {
+		m := n.entry.Base()
+		tn := nodes[m.ID]
+		if p, ok := nodes[m.ParentID]; ok && m.ParentID != m.ID {
+			p.Children = append(p.Children, tn)
+		} else {
+			roots = append(roots, tn)
+		}
+	}
+	for _, tn := range nodes {
+		slices.SortStableFunc(tn.Children, func(a, b *TreeNode) int {
+			return cmp.Compare(a.Entry.Base().Millis(), b.Entry.Base().Millis())
+		})
+	}
+	return roots
+}
+
+// persist writes n (just pushed) to the file, or the whole file when it
+// is not written yet and the conversation now has an assistant message.
+func (s *Store) persist(n node) error {
+	if s.path == "" {
+		return nil
+	}
+	if !s.flushed {
+		if !s.hasAssistant {
+			return nil
+		}
+		if err := s.rewrite(); err != nil {
+			return err
+		}
+		return nil
+	}
+	line, err := lineOf(n)
+	if err != nil {
+		return fmt.Errorf("encode %s entry: %w", n.entry.Type(), err)
+	}
+	buf := make([]byte, 0, len(line)+2)
+	if s.needNewline {
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	if err := appendFile(s.path, buf); err != nil {
+		// The file may now end in part of a line: write it whole next time.
+		s.flushed = false
+		return fmt.Errorf("write session: %w", err)
+	}
+	s.needNewline = false
+	return nil
+}
+
+// rewrite replaces the file with the header and every entry.
+func (s *Store) rewrite() error {
+	data, err := s.contents()
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path, data); err != nil {
+		return fmt.Errorf("write session: %w", err)
+	}
+	s.flushed, s.needNewline = true, false
+	return nil
+}
+
+func (s *Store) contents() ([]byte, error) {
+	var b []byte
+	h := s.headerRaw
+	if h == nil {
+		var err error
+		if h, err = json.Marshal(s.header); err != nil {
+			return nil, fmt.Errorf("encode session header: %w", err)
+		}
+	}
+	b = append(append(b, h...), '\n')
+	for _, n := range s.nodes {
+		line, err := lineOf(n)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s entry %s: %w", n.entry.Type(), n.entry.Base().ID, err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	return b, nil
+}
+
+func lineOf(n node) ([]byte, error) {
+	if n.raw != nil {
+		return n.raw, nil
+	}
+	return json.Marshal(n.entry)
+}
+
+// appendFile appends data with a single write, so a line lands whole or
+// (on a crash) cut at its end, never interleaved.
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr != nil {
+		return werr
+	}
+	return cerr
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".session-*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+	}
+	return werr
+}

@@ -1,0 +1,204 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestBashOutput(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, dir, "bash", map[string]any{"command": "echo hello; echo err >&2; pwd"})
+	require.False(t, res.IsError)
+	require.Equal(t, "hello\nerr\n"+dir+"\n", text(res))
+	require.Nil(t, res.Details)
+
+	res = run(t, dir, "bash", map[string]any{"command": "true"})
+	require.Equal(t, "(no output)", text(res))
+}
+
+func TestBashExitCode(t *testing.T) {
+	res := run(t, t.TempDir(), "bash", map[string]any{"command": "echo out; exit 3"})
+	require.True(t, res.IsError)
+	require.Equal(t, "out\n\n\nCommand exited with code 3", text(res))
+}
+
+func TestBashCommandPrefix(t *testing.T) {
+	res := run(t, t.TempDir(), "bash", map[string]any{"command": "echo $GREETING"}, WithCommandPrefix("GREETING=hi"))
+	require.Equal(t, "hi\n", text(res))
+}
+
+func TestBashStreamsUpdates(t *testing.T) {
+	res, updates := runUpdates(t, context.Background(), t.TempDir(), "bash",
+		map[string]any{"command": "echo one; sleep 0.5; echo two"})
+	require.False(t, res.IsError)
+	require.Equal(t, "one\ntwo\n", text(res))
+	require.GreaterOrEqual(t, len(updates), 3)
+	require.Empty(t, updates[0].Content, "the first update announces the run")
+	sawPartial := false
+	for _, u := range updates[1:] {
+		if text(u) == "one\n" {
+			sawPartial = true
+		}
+		require.Equal(t, BashDetails{}, u.Details)
+	}
+	require.True(t, sawPartial, "output must stream before the command ends: %v", updates)
+	require.Equal(t, "one\ntwo\n", text(updates[len(updates)-1]))
+}
+
+// processGone reports whether pid has exited (a zombie counts as gone:
+// nothing may reap it inside a container).
+func processGone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) != nil
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d survived", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	}, 3*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+func TestBashTimeoutKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	start := time.Now()
+	res := run(t, dir, "bash", map[string]any{
+		"command": "echo started; sleep 30 & echo $! > " + pidFile + "; sleep 30",
+		"timeout": 0.5,
+	})
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.True(t, res.IsError)
+	require.Equal(t, "started\n\n\nCommand timed out after 0.5 seconds", text(res))
+	waitGone(t, readPid(t, pidFile))
+}
+
+func TestBashCancelKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		readPid(t, pidFile)
+		cancel()
+	})
+	start := time.Now()
+	res, _ := runUpdates(t, ctx, dir, "bash", map[string]any{
+		"command": "sleep 30 & echo $! > " + pidFile + "; trap '' TERM; sleep 30",
+	})
+	wg.Wait()
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.True(t, res.IsError)
+	require.Equal(t, "Command aborted", text(res))
+	waitGone(t, readPid(t, pidFile))
+}
+
+func TestBashBackgroundChildDoesNotBlock(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	start := time.Now()
+	res := run(t, dir, "bash", map[string]any{"command": "sleep 30 & echo $! > " + pidFile + "; echo done"})
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Equal(t, "done\n", text(res))
+	pid := readPid(t, pidFile)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+}
+
+func TestBashTruncatesLargeOutput(t *testing.T) {
+	tmp := t.TempDir()
+	res, updates := runUpdates(t, context.Background(), t.TempDir(), "bash",
+		map[string]any{"command": "seq 1 5000"}, WithTempDir(tmp))
+	require.False(t, res.IsError)
+	d := res.Details.(BashDetails)
+	require.NotNil(t, d.Truncation)
+	require.True(t, d.Truncation.Truncated)
+	require.Equal(t, TruncatedByLines, d.Truncation.TruncatedBy)
+	require.Equal(t, 5001, d.Truncation.TotalLines)
+	require.Equal(t, 2000, d.Truncation.OutputLines)
+	require.Equal(t, tmp, filepath.Dir(d.FullOutputPath))
+	out := text(res)
+	require.True(t, strings.HasPrefix(out, "3002\n"), out[:20])
+	require.True(t, strings.HasSuffix(out, "5000\n\n\n[Showing lines 3002-5001 of 5001. Full output: "+d.FullOutputPath+"]"))
+	full, err := os.ReadFile(d.FullOutputPath)
+	require.NoError(t, err)
+	require.Equal(t, 5000, strings.Count(string(full), "\n"))
+	require.True(t, strings.HasPrefix(string(full), "1\n2\n3\n"))
+	last := updates[len(updates)-1].Details.(BashDetails)
+	require.Equal(t, d.FullOutputPath, last.FullOutputPath)
+}
+
+func TestBashTruncatesByBytes(t *testing.T) {
+	res := run(t, t.TempDir(), "bash", map[string]any{"command": "head -c 200000 /dev/zero | tr '\\0' 'x'"},
+		WithTempDir(t.TempDir()))
+	d := res.Details.(BashDetails)
+	require.True(t, d.Truncation.LastLinePartial)
+	require.Equal(t, MaxBytes, d.Truncation.OutputBytes)
+	require.Contains(t, text(res), "[Showing last 50.0KB of line 1 (line is 195.3KB). Full output: ")
+}
+
+func TestRunShellSanitizes(t *testing.T) {
+	var mu sync.Mutex
+	var chunks []string
+	res, err := RunShell(context.Background(), ShellOptions{
+		Command:  `printf '\033[31mred\033[0m\r\nplain\x01\n'`,
+		Dir:      t.TempDir(),
+		Sanitize: true,
+		OnChunk: func(s string) {
+			mu.Lock()
+			chunks = append(chunks, s)
+			mu.Unlock()
+		},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "red\nplain\n", res.Output)
+	require.Equal(t, 0, *res.ExitCode)
+	require.Equal(t, "red\nplain\n", strings.Join(chunks, ""))
+}
+
+func TestRunShellMissingDir(t *testing.T) {
+	_, err := RunShell(context.Background(), ShellOptions{Command: "true", Dir: filepath.Join(t.TempDir(), "gone")})
+	require.ErrorContains(t, err, "working directory does not exist")
+}
+
+func TestSanitizerSplitInput(t *testing.T) {
+	var s sanitizer
+	in := []byte("a\x1b[3")
+	got := s.feed(in, false)
+	got += s.feed([]byte("1mé"[:3]), false)
+	got += s.feed([]byte("1mé"[3:]), false)
+	got += s.feed(nil, true)
+	require.Equal(t, "aé", got)
+}

@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// FindDetails is the details object of a find result.
+type FindDetails struct {
+	Truncation         *Truncation `json:"truncation,omitempty"`
+	ResultLimitReached int         `json:"resultLimitReached,omitempty"`
+}
+
+const findDefaultLimit = 1000
+
+type findTool struct {
+	prompter
+	cwd string
+	c   *config
+}
+
+var (
+	_ agent.Tool = (*findTool)(nil)
+	_ Prompter   = (*findTool)(nil)
+)
+
+const findSchema = `{
+	"type": "object",
+	"properties": {
+		"pattern": {"type": "string", "description": "Glob the paths must match, such as '*.go', '**/*.yaml' or 'internal/**/*_test.go'"},
+		"path": {"type": "string", "description": "Directory to search (defaults to the working directory)"},
+		"limit": {"type": "number", "description": "Most paths to return (default 1000)"}
+	},
+	"required": ["pattern"]
+}`
+
+func (t *findTool) Spec() llm.ToolSpec { return spec(NameFind, findSchema) }
+
+type findArgs struct {
+	Pattern string   `json:"pattern"`
+	Path    string   `json:"path"`
+	Limit   *float64 `json:"limit"`
+}
+
+func (t *findTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
+	var a findArgs
+	if r, ok := decodeArgs(call, &a); !ok {
+		return r, nil
+	}
+	if ctx.Err() != nil {
+		return agent.ErrorResult("Operation aborted"), nil
+	}
+	dir := a.Path
+	if dir == "" {
+		dir = "."
+	}
+	root := ResolvePath(dir, t.cwd)
+	limit := findDefaultLimit
+	if l, ok := intArg(a.Limit); ok && l > 0 {
+		limit = l
+	}
+	info, err := t.c.fs.Stat(ctx, root)
+	if err != nil {
+		return agent.ErrorResult("Path not found: %s", root), nil
+	}
+	if !info.IsDir() {
+		return agent.ErrorResult("Not a directory: %s", root), nil
+	}
+	if !doublestar.ValidatePattern(a.Pattern) {
+		return agent.ErrorResult("Invalid glob pattern: %s", a.Pattern), nil
+	}
+
+	var paths []string
+	if fd := t.fdPath(); fd != "" {
+		paths, err = runFd(ctx, fd, a.Pattern, root, limit)
+	} else {
+		paths, err = t.goFind(ctx, a.Pattern, root, limit)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return agent.ErrorResult("Operation aborted"), nil
+	case err != nil:
+		return agent.ErrorResult("%v", err), nil
+	case len(paths) == 0:
+		return agent.TextResult("No files found matching pattern"), nil
+	}
+	tr := TruncateHead(strings.Join(paths, "\n"), Limits{MaxLines: unlimitedLines})
+	var d FindDetails
+	var notices []string
+	if len(paths) >= limit {
+		notices = append(notices, fmt.Sprintf("Stopped at the limit of %d results. Use limit=%d to see more, or narrow the pattern", limit, limit*2))
+		d.ResultLimitReached = limit
+	}
+	if tr.Truncated {
+		notices = append(notices, fmt.Sprintf("Output cut at the %s limit", FormatSize(MaxBytes)))
+		d.Truncation = &tr
+	}
+	res := agent.TextResult(withNotices(tr.Content, notices))
+	if len(notices) > 0 {
+		res.Details = d
+	}
+	return res, nil
+}
+
+func (t *findTool) fdPath() string {
+	if t.c.noExternal || !t.c.localFS() {
+		return ""
+	}
+	for _, name := range []string{"fd", "fdfind"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// findMatcher matches the way `fd --glob` does: a pattern without a slash
+// against the name, one with a slash against the absolute path, with "**/"
+// put in front of relative patterns so they may match at any depth.
+func findMatcher(pattern, root string) func(e walkEntry) bool {
+	if !strings.Contains(pattern, "/") {
+		return func(e walkEntry) bool {
+			ok, _ := doublestar.Match(pattern, path.Base(e.rel))
+			return ok
+		}
+	}
+	if !strings.HasPrefix(pattern, "/") && !strings.HasPrefix(pattern, "**/") && pattern != "**" {
+		pattern = "**/" + pattern
+	}
+	rootSlash := filepath.ToSlash(root)
+	return func(e walkEntry) bool {
+		ok, _ := doublestar.Match(pattern, strings.TrimSuffix(rootSlash, "/")+"/"+e.rel)
+		return ok
+	}
+}
+
+// goFind walks root for paths matching pattern; directories end in "/".
+func (t *findTool) goFind(ctx context.Context, pattern, root string, limit int) ([]string, error) {
+	match := findMatcher(pattern, root)
+	var out []string
+	err := walkTree(ctx, t.c.fs, root, func(e walkEntry) bool {
+		if match(e) {
+			p := e.rel
+			if e.isDir {
+				p += "/"
+			}
+			out = append(out, p)
+		}
+		return len(out) < limit
+	})
+	return out, err
+}
+
+// runFd lists matches with fd, relative to root.
+func runFd(ctx context.Context, fd, pattern, root string, limit int) ([]string, error) {
+	args := []string{"--glob", "--color=never", "--hidden", "--no-require-git", "--exclude", ".git",
+		"--max-results", strconv.Itoa(limit)}
+	if strings.Contains(pattern, "/") {
+		args = append(args, "--full-path")
+		if !strings.HasPrefix(pattern, "/") && !strings.HasPrefix(pattern, "**/") && pattern != "**" {
+			pattern = "**/" + pattern
+		}
+	}
+	args = append(args, "--", pattern, root)
+	cmd := exec.CommandContext(ctx, fd, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var out []string
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		if line == "" {
+			continue
+		}
+		slash := strings.HasSuffix(line, "/") || strings.HasSuffix(line, `\`)
+		rel := line
+		if r, relErr := filepath.Rel(root, line); relErr == nil {
+			rel = r
+		}
+		rel = filepath.ToSlash(rel)
+		if slash && !strings.HasSuffix(rel, "/") {
+			rel += "/"
+		}
+		out = append(out, rel)
+	}
+	if err != nil && len(out) == 0 {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = fmt.Sprintf("fd failed: %v", err)
+		}
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return out, nil
+}

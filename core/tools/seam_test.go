@@ -1,0 +1,82 @@
+package tools
+
+import (
+	"context"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// recordingFS is a non-local FS: it forwards to the disk and records the
+// calls, proving the tools go through the seam.
+type recordingFS struct {
+	LocalFS
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recordingFS) record(op, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, op+" "+filepath.Base(name))
+}
+
+func (r *recordingFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	r.record("read", name)
+	return r.LocalFS.ReadFile(ctx, name)
+}
+
+func (r *recordingFS) WriteFile(ctx context.Context, name string, data []byte) error {
+	r.record("write", name)
+	return r.LocalFS.WriteFile(ctx, name, data)
+}
+
+func (r *recordingFS) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	r.record("readdir", name)
+	return r.LocalFS.ReadDir(ctx, name)
+}
+
+func TestToolsUseFS(t *testing.T) {
+	dir := t.TempDir()
+	rfs := &recordingFS{}
+	run(t, dir, "write", map[string]any{"path": "f.txt", "content": "abc"}, WithFS(rfs))
+	run(t, dir, "edit", map[string]any{"path": "f.txt", "edits": []map[string]string{{"oldText": "b", "newText": "B"}}}, WithFS(rfs))
+	require.Equal(t, "aBc", text(run(t, dir, "read", map[string]any{"path": "f.txt"}, WithFS(rfs))))
+	// A non-local FS is walked in Go even where rg is installed.
+	require.Equal(t, "f.txt:1: aBc", text(run(t, dir, "grep", map[string]any{"pattern": "B"}, WithFS(rfs))))
+	require.Equal(t, []string{"write f.txt", "read f.txt", "write f.txt", "read f.txt", "readdir " + filepath.Base(dir), "read f.txt"}, rfs.calls)
+}
+
+// echoShell is a Shell that runs nothing and prints its request.
+type echoShell struct{}
+
+func (echoShell) Exec(_ context.Context, req ExecRequest) (*int, error) {
+	_, _ = req.Output.Write([]byte("would run: " + req.Command + " in " + req.Dir))
+	code := 0
+	return &code, nil
+}
+
+func TestBashUsesShell(t *testing.T) {
+	res := run(t, "/remote/dir", "bash", map[string]any{"command": "make"}, WithShell(echoShell{}))
+	require.Equal(t, "would run: make in /remote/dir", text(res))
+}
+
+func TestFindFd(t *testing.T) {
+	fd := ""
+	for _, name := range []string{"fd", "fdfind"} {
+		if p, err := exec.LookPath(name); err == nil {
+			fd = p
+		}
+	}
+	if fd == "" {
+		t.Skip("fd not installed")
+	}
+	dir := searchTree(t)
+	res := run(t, dir, "find", map[string]any{"pattern": "*.go"})
+	require.ElementsMatch(t, []string{"main.go", "pkg/util.go", "pkg/util_test.go"}, strings.Split(text(res), "\n"))
+}
