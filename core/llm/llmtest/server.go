@@ -104,7 +104,9 @@ func Text(s string) Turn { return Turn{Blocks: []Block{{Kind: KindText, Text: s}
 func ToolCalls(calls ...Block) Turn { return Turn{Blocks: calls} }
 
 // Call is a tool call block.
-func Call(id, name, args string) Block { return Block{Kind: KindToolCall, ID: id, Name: name, Args: args} }
+func Call(id, name, args string) Block {
+	return Block{Kind: KindToolCall, ID: id, Name: name, Args: args}
+}
 
 // Thinking is a thinking block.
 func Thinking(text, signature string) Block {

@@ -1,0 +1,203 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// redactedThinkingText stands in for thinking the API withheld.
+const redactedThinkingText = "[Reasoning redacted]"
+
+// blockKind is what an open content block holds.
+type blockKind int
+
+const (
+	blockText blockKind = iota
+	blockThinking
+	blockToolCall
+)
+
+// openBlock is a content block between its start and stop events.
+type openBlock struct {
+	kind blockKind
+	idx  int // index in the builder's content
+	sig  strings.Builder
+	// startInput is set when the tool call's start event carried its
+	// input; deltas, if any come, replace it.
+	startInput bool
+}
+
+// streamState maps the API's stream events onto a Builder. The API numbers
+// its blocks itself (and may interleave kinds gopi ignores), so blocks are
+// looked up by the API's index.
+type streamState struct {
+	b     *llm.Builder
+	yield func(llm.StreamEvent) bool
+	open  map[int64]*openBlock
+
+	stopped bool // message_stop seen
+	// failure is set when the API ended the message in a way gopi treats
+	// as an error (a refusal, an unknown stop reason).
+	failure string
+}
+
+func newStreamState(b *llm.Builder, yield func(llm.StreamEvent) bool) *streamState {
+	return &streamState{b: b, yield: yield, open: map[int64]*openBlock{}}
+}
+
+// handle applies one stream event; false means the consumer stopped.
+func (s *streamState) handle(ev sdk.MessageStreamEventUnion) bool {
+	switch ev.Type {
+	case "message_start":
+		s.b.SetResponseID(ev.Message.ID)
+		u := s.b.Usage()
+		mu := ev.Message.Usage
+		u.Input = int(mu.InputTokens)
+		u.Output = int(mu.OutputTokens)
+		u.CacheRead = int(mu.CacheReadInputTokens)
+		u.CacheWrite = int(mu.CacheCreationInputTokens)
+		s.b.FinishUsage()
+	case "content_block_start":
+		return s.start(ev.Index, ev.ContentBlock)
+	case "content_block_delta":
+		return s.delta(ev.Index, ev.Delta)
+	case "content_block_stop":
+		return s.stop(ev.Index)
+	case "message_delta":
+		if r := ev.Delta.StopReason; r != "" {
+			s.stopReason(r, ev.Delta.StopDetails)
+		}
+		// Proxies may leave counts out; keep what message_start said.
+		u, du := s.b.Usage(), ev.Usage
+		if du.JSON.InputTokens.Valid() {
+			u.Input = int(du.InputTokens)
+		}
+		if du.JSON.OutputTokens.Valid() {
+			u.Output = int(du.OutputTokens)
+		}
+		if du.JSON.CacheReadInputTokens.Valid() {
+			u.CacheRead = int(du.CacheReadInputTokens)
+		}
+		if du.JSON.CacheCreationInputTokens.Valid() {
+			u.CacheWrite = int(du.CacheCreationInputTokens)
+		}
+		s.b.FinishUsage()
+	case "message_stop":
+		s.stopped = true
+	}
+	return true
+}
+
+func (s *streamState) start(apiIdx int64, cb sdk.ContentBlockStartEventContentBlockUnion) bool {
+	switch cb.Type {
+	case "text":
+		i, ev := s.b.BeginText()
+		s.open[apiIdx] = &openBlock{kind: blockText, idx: i}
+		if !s.yield(ev) {
+			return false
+		}
+		if cb.Text != "" {
+			return s.yield(s.b.TextDelta(i, cb.Text))
+		}
+	case "thinking":
+		i, ev := s.b.BeginThinking()
+		ob := &openBlock{kind: blockThinking, idx: i}
+		s.open[apiIdx] = ob
+		if cb.Signature != "" {
+			ob.sig.WriteString(cb.Signature)
+			s.b.SetThinkingSignature(i, cb.Signature)
+		}
+		if !s.yield(ev) {
+			return false
+		}
+		if cb.Thinking != "" {
+			return s.yield(s.b.ThinkingDelta(i, cb.Thinking))
+		}
+	case "redacted_thinking":
+		i, ev := s.b.BeginThinking()
+		s.open[apiIdx] = &openBlock{kind: blockThinking, idx: i}
+		s.b.SetRedacted(i, cb.Data)
+		if !s.yield(ev) {
+			return false
+		}
+		return s.yield(s.b.ThinkingDelta(i, redactedThinkingText))
+	case "tool_use":
+		i, ev := s.b.BeginToolCall(cb.ID, cb.Name)
+		s.open[apiIdx] = &openBlock{kind: blockToolCall, idx: i}
+		// Some servers send the whole input here instead of as deltas.
+		if raw := strings.TrimSpace(cb.JSON.Input.Raw()); strings.HasPrefix(raw, "{") && raw != "{}" && json.Valid([]byte(raw)) {
+			s.b.SetToolCallArguments(i, json.RawMessage(raw))
+			s.open[apiIdx].startInput = true
+		}
+		return s.yield(ev)
+	}
+	return true
+}
+
+func (s *streamState) delta(apiIdx int64, d sdk.MessageStreamEventUnionDelta) bool {
+	ob := s.open[apiIdx]
+	if ob == nil {
+		return true
+	}
+	switch {
+	case d.Type == "text_delta" && ob.kind == blockText:
+		return s.yield(s.b.TextDelta(ob.idx, d.Text))
+	case d.Type == "thinking_delta" && ob.kind == blockThinking:
+		return s.yield(s.b.ThinkingDelta(ob.idx, d.Thinking))
+	case d.Type == "signature_delta" && ob.kind == blockThinking:
+		ob.sig.WriteString(d.Signature)
+		s.b.SetThinkingSignature(ob.idx, ob.sig.String())
+	case d.Type == "input_json_delta" && ob.kind == blockToolCall:
+		if d.PartialJSON == "" {
+			return true
+		}
+		if ob.startInput {
+			ob.startInput = false
+			s.b.SetToolCallArguments(ob.idx, nil)
+		}
+		return s.yield(s.b.ToolCallDelta(ob.idx, d.PartialJSON))
+	}
+	return true
+}
+
+func (s *streamState) stop(apiIdx int64) bool {
+	ob := s.open[apiIdx]
+	if ob == nil {
+		return true
+	}
+	delete(s.open, apiIdx)
+	switch ob.kind {
+	case blockText:
+		return s.yield(s.b.EndText(ob.idx))
+	case blockThinking:
+		return s.yield(s.b.EndThinking(ob.idx))
+	default:
+		return s.yield(s.b.EndToolCall(ob.idx))
+	}
+}
+
+// stopReason records why the API ended the message.
+func (s *streamState) stopReason(r sdk.StopReason, details sdk.RefusalStopDetails) {
+	switch r {
+	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence, sdk.StopReasonPauseTurn:
+		// pause_turn: the caller may resubmit to continue.
+		s.b.SetStopReason(llm.StopStop)
+	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+		s.b.SetStopReason(llm.StopLength)
+	case sdk.StopReasonToolUse:
+		s.b.SetStopReason(llm.StopToolUse)
+	case sdk.StopReasonRefusal, "sensitive":
+		msg := fmt.Sprintf("the model declined to answer (stop_reason %s)", r)
+		if details.Explanation != "" {
+			msg += ": " + details.Explanation
+		}
+		s.failure = msg
+	default:
+		s.failure = fmt.Sprintf("unhandled stop reason: %s", r)
+	}
+}
