@@ -9,7 +9,9 @@ LDFLAGS := -X main.version=$(VERSION)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
 
-# Starts gopi on the offline faux model (no API key needed).
+# Starts gopi; with no API key in the environment it runs on the offline
+# faux model. Until the RPC mode lands it runs one prompt (ARGS).
+ARGS ?= -p help
 run: build
 	./$(BIN) $(ARGS)
 

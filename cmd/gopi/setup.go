@@ -198,4 +198,3 @@ func (ap *app) close() {
 	defer cancel()
 	_ = ap.host.Close(ctx)
 }
-

@@ -7,22 +7,22 @@ import (
 
 func TestParsePartialJSON(t *testing.T) {
 	cases := map[string]string{
-		``:                               `{}`,
-		`{`:                              `{}`,
-		`{"pa`:                           `{}`,
-		`{"path"`:                        `{}`,
-		`{"path":`:                       `{}`,
-		`{"path": "gree`:                 `{"path": "gree"}`,
-		`{"path":"a.txt","lim`:           `{"path":"a.txt"}`,
-		`{"path":"a.txt",`:               `{"path":"a.txt"}`,
-		`{"edits":[{"oldText":"x","new`:  `{"edits":[{"oldText":"x"}]}`,
-		`{"n": 12`:                       `{"n": 12}`,
-		`{"s":"a\`:                       `{"s":"a"}`,
-		`{"s":"a\u00`:                    `{"s":"a"}`,
-		`{"b": tr`:                       `{}`,
-		`{"a":1,"b": tr`:                 `{"a":1}`,
-		`{"command":"echo hi"}`:          `{"command":"echo hi"}`,
-		`{"x":{"y":[1,2`:                 `{"x":{"y":[1,2]}}`,
+		``:                              `{}`,
+		`{`:                             `{}`,
+		`{"pa`:                          `{}`,
+		`{"path"`:                       `{}`,
+		`{"path":`:                      `{}`,
+		`{"path": "gree`:                `{"path": "gree"}`,
+		`{"path":"a.txt","lim`:          `{"path":"a.txt"}`,
+		`{"path":"a.txt",`:              `{"path":"a.txt"}`,
+		`{"edits":[{"oldText":"x","new`: `{"edits":[{"oldText":"x"}]}`,
+		`{"n": 12`:                      `{"n": 12}`,
+		`{"s":"a\`:                      `{"s":"a"}`,
+		`{"s":"a\u00`:                   `{"s":"a"}`,
+		`{"b": tr`:                      `{}`,
+		`{"a":1,"b": tr`:                `{"a":1}`,
+		`{"command":"echo hi"}`:         `{"command":"echo hi"}`,
+		`{"x":{"y":[1,2`:                `{"x":{"y":[1,2]}}`,
 	}
 	for in, want := range cases {
 		got, ok := ParsePartialJSON(in)

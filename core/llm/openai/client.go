@@ -1,0 +1,163 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// defaultBaseURL is used when a model names no base URL.
+const defaultBaseURL = "https://api.openai.com/v1"
+
+// maxErrorBody caps how much of an HTTP error body becomes the message.
+const maxErrorBody = 16 << 10
+
+// requestOptions are the SDK options for one call. They are complete on
+// their own: services built from them never see sdk.DefaultClientOptions,
+// so OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and friends cannot leak
+// into a request. extra headers sit between the model's and the call's.
+// body is the serialized request; resp receives the HTTP response, also on
+// failure, so errors keep the provider's own text.
+func requestOptions(model *llm.Model, opts *llm.Options, extra map[string]string, body []byte, resp **http.Response) []option.RequestOption {
+	base := model.BaseURL
+	if base == "" {
+		base = defaultBaseURL
+	}
+	o := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithMaxRetries(0),
+	}
+	if opts.APIKey != "" {
+		o = append(o, option.WithAPIKey(opts.APIKey))
+	}
+	if opts.HTTPClient != nil {
+		o = append(o, option.WithHTTPClient(opts.HTTPClient))
+	}
+	for _, hs := range []map[string]string{model.Headers, extra, opts.Headers} {
+		for _, k := range slices.Sorted(maps.Keys(hs)) {
+			o = append(o, option.WithHeader(k, hs[k]))
+		}
+	}
+	o = append(o,
+		option.WithRequestBody("application/json", body),
+		option.WithResponseInto(resp),
+	)
+	return o
+}
+
+// httpError turns a failed request into an error whose text is the HTTP
+// status followed by the provider's body, e.g.
+// `429 {"error":{"message":"Rate limit reached ..."}}`, so retry logic and
+// users see what the server said. Other errors pass through.
+func httpError(resp *http.Response, err error) error {
+	if resp != nil && resp.StatusCode >= 400 && resp.Body != nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		text := strings.TrimSpace(string(body))
+		if text == "" {
+			text = http.StatusText(resp.StatusCode)
+		}
+		return fmt.Errorf("%d %s", resp.StatusCode, text)
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		text := apiErr.RawJSON()
+		if text == "" {
+			text = http.StatusText(apiErr.StatusCode)
+		}
+		return fmt.Errorf("%d %s", apiErr.StatusCode, text)
+	}
+	return err
+}
+
+// maxTokens is the reply cap: the call's, else the model's up to 32000.
+func maxTokens(model *llm.Model, opts *llm.Options) int {
+	if opts.MaxTokens > 0 {
+		return opts.MaxTokens
+	}
+	if model.MaxTokens > 0 {
+		return min(model.MaxTokens, 32000)
+	}
+	return 0
+}
+
+// thinkingOn reports whether opts asks a reasoning model to think.
+func thinkingOn(opts *llm.Options) bool {
+	return opts.Thinking != "" && opts.Thinking != llm.ThinkingOff
+}
+
+// effortFor is the provider's value for level: the model's thinking level
+// map wins, then fallback (a compat map), then the level's own name.
+func effortFor(model *llm.Model, level llm.ThinkingLevel, fallback map[llm.ThinkingLevel]string) string {
+	if v, ok := model.ThinkingLevelMap[level]; ok && v != nil {
+		return *v
+	}
+	if v, ok := fallback[level]; ok && v != "" {
+		return v
+	}
+	return string(level)
+}
+
+// offEffort is the effort to send when thinking is off: the model's "off"
+// entry, "none" when it has none; ok is false when the map marks "off"
+// unsupported (null).
+func offEffort(model *llm.Model, def string) (string, bool) {
+	v, present := model.ThinkingLevelMap[llm.ThinkingOff]
+	switch {
+	case present && v == nil:
+		return "", false
+	case v != nil:
+		return *v, true
+	default:
+		return def, def != ""
+	}
+}
+
+// cacheRetention resolves the call's cache retention ("short" by default).
+func cacheRetention(opts *llm.Options) string {
+	if opts.CacheRetention == "" {
+		return "short"
+	}
+	return opts.CacheRetention
+}
+
+// toolParameters is a tool's JSON schema, an empty object schema if unset.
+func toolParameters(t llm.ToolSpec) json.RawMessage {
+	if len(t.Parameters) == 0 || string(t.Parameters) == "null" {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.Parameters
+}
+
+// argumentsJSON is a tool call's arguments as the JSON text to send back.
+func argumentsJSON(tc llm.ToolCall) string {
+	if len(tc.Arguments) == 0 {
+		return "{}"
+	}
+	return string(tc.Arguments)
+}
+
+// dataURL is an image as a data: URL.
+func dataURL(img llm.ImageContent) string {
+	return "data:" + img.MimeType + ";base64," + img.Data
+}
+
+// joinText joins the text blocks of cs with sep.
+func joinText(cs llm.Contents, sep string) string {
+	var parts []string
+	for _, c := range cs {
+		if t, ok := c.(llm.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, sep)
+}
