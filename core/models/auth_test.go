@@ -31,7 +31,7 @@ func TestAPIKeySources(t *testing.T) {
 		want     string
 	}{
 		{name: "anthropic env", env: []string{"ANTHROPIC_API_KEY", "sk-ant"}, provider: "anthropic", id: "claude-sonnet-4-5", want: "sk-ant"},
-		{name: "anthropic oauth token env first", env: []string{"ANTHROPIC_API_KEY", "sk-ant", "ANTHROPIC_OAUTH_TOKEN", "sk-ant-oat"}, provider: "anthropic", id: "claude-sonnet-4-5", want: "sk-ant-oat"},
+		{name: "anthropic oauth token is not used (no OAuth mode)", env: []string{"ANTHROPIC_API_KEY", "sk-ant", "ANTHROPIC_OAUTH_TOKEN", "sk-ant-oat"}, provider: "anthropic", id: "claude-sonnet-4-5", want: "sk-ant"},
 		{name: "openai env", env: []string{"OPENAI_API_KEY", "sk-oai"}, provider: "openai", id: "gpt-4o", want: "sk-oai"},
 		{name: "gemini env", env: []string{"GEMINI_API_KEY", "g1", "GOOGLE_API_KEY", "g2"}, provider: "google", id: "gemini-2.5-pro", want: "g1"},
 		{name: "google env", env: []string{"GOOGLE_API_KEY", "g2"}, provider: "google", id: "gemini-2.5-pro", want: "g2"},

@@ -30,7 +30,7 @@ func loadCatalog() ([]llm.Model, error) {
 // in lookup order (pi's env-api-keys table). Google also accepts
 // GOOGLE_API_KEY, which Google's own SDKs read.
 var envKeys = map[string][]string{
-	"anthropic":              {"ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"},
+	"anthropic":              {"ANTHROPIC_API_KEY"}, // pi also reads ANTHROPIC_OAUTH_TOKEN; gopi has no OAuth mode
 	"openai":                 {"OPENAI_API_KEY"},
 	"google":                 {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 	"github-copilot":         {"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"},
