@@ -89,12 +89,12 @@ func TestSpecEditSchemaMatchesPi(t *testing.T) {
 func TestResolvePath(t *testing.T) {
 	home, err := os.UserHomeDir()
 	require.NoError(t, err)
-	require.Equal(t, "/work/a.go", ResolvePath("@a.go", "/work"))
-	require.Equal(t, "/abs/b.go", ResolvePath("@/abs/b.go", "/work"))
-	require.Equal(t, filepath.Join(home, "x/y"), ResolvePath("~/x/y", "/work"))
-	require.Equal(t, home, ResolvePath("~", "/work"))
-	require.Equal(t, "/work/~x", ResolvePath("~x", "/work"))
-	require.Equal(t, "/work/my file.txt", ResolvePath("my\u00a0file.txt", "/work"))
+	require.Equal(t, "/proj/a.go", ResolvePath("@a.go", "/proj"))
+	require.Equal(t, "/abs/b.go", ResolvePath("@/abs/b.go", "/proj"))
+	require.Equal(t, filepath.Join(home, "x/y"), ResolvePath("~/x/y", "/proj"))
+	require.Equal(t, home, ResolvePath("~", "/proj"))
+	require.Equal(t, "/proj/~x", ResolvePath("~x", "/proj"))
+	require.Equal(t, "/proj/my file.txt", ResolvePath("my\u00a0file.txt", "/proj"))
 }
 
 func TestImageSniff(t *testing.T) {
