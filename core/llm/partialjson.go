@@ -24,34 +24,8 @@ func ParsePartialJSON(s string) (json.RawMessage, bool) {
 	if s[0] != '{' {
 		return nil, false
 	}
-	// Walk the text, remembering the open containers and the last position
-	// where cutting leaves a well-formed prefix.
-	var stack []byte
-	inString, escaped := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			stack = append(stack, c)
-		case '}', ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		}
-	}
+	// Find the open containers and whether the text stops inside a string.
+	stack, inString, escaped := scanJSON(s)
 	text := s
 	if inString {
 		if escaped {
@@ -139,8 +113,14 @@ func insideObject(t string) bool {
 }
 
 func openContainers(t string) []byte {
-	var stack []byte
-	inString, escaped := false, false
+	stack, _, _ := scanJSON(t)
+	return stack
+}
+
+// scanJSON walks JSON text and reports the containers still open at its
+// end, whether it ends inside a string, and whether that string ends in a
+// pending backslash escape.
+func scanJSON(t string) (stack []byte, inString, escaped bool) {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
 		if inString {
@@ -165,7 +145,7 @@ func openContainers(t string) []byte {
 			}
 		}
 	}
-	return stack
+	return stack, inString, escaped
 }
 
 func closeContainers(t string, stack []byte) string {
