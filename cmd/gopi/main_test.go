@@ -54,6 +54,9 @@ func TestPrintModeRunsAToolOnFaux(t *testing.T) {
 	assert.Equal(t, "again\n", out.String())
 	b2, _ := os.ReadFile(files[0])
 	assert.Greater(t, len(b2), len(b))
+	// Continuing on the same model records no second model or level change.
+	assert.Equal(t, 1, strings.Count(string(b2), `"type":"model_change"`))
+	assert.Equal(t, 1, strings.Count(string(b2), `"type":"thinking_level_change"`))
 }
 
 func TestJSONModeStreamsEvents(t *testing.T) {

@@ -122,7 +122,6 @@ func New(opts Options) (*Host, error) {
 // they change.
 func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	level = llm.ClampThinking(m, level)
-	prev := h.agent.Model()
 	h.agent.SetModel(m)
 	h.agent.SetThinkingLevel(level)
 	ctx := h.store.Context()
@@ -136,8 +135,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 		}
 		return nil
 	}
-	if prev == nil || prev.Provider != m.Provider || prev.ID != m.ID || ctx.Model == nil ||
-		ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
+	if ctx.Model == nil || ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
 		if _, err := h.store.AppendModelChange(m.Provider, m.ID); err != nil {
 			return fmt.Errorf("recording model change: %w", err)
 		}
@@ -218,11 +216,8 @@ func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) 
 // LastAssistantText is the text of the latest assistant message, and
 // whether there is one.
 func (h *Host) LastAssistantText() (string, bool) {
-	msgs := h.agent.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if a, ok := msgs[i].(*llm.AssistantMessage); ok {
-			return a.Content.Text(), true
-		}
+	if a := h.LastAssistant(); a != nil {
+		return a.Content.Text(), true
 	}
 	return "", false
 }
