@@ -12,7 +12,9 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tool argument validation against JSON Schema
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
+	github.com/yuin/goldmark v1.8.7 // markdown to HTML for export_html, rendered in Go so the page needs no script
 	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
+	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
 	golang.org/x/text v0.42.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
 )
@@ -46,7 +48,6 @@ require (
 	go.opentelemetry.io/otel v1.33.0 // indirect
 	go.opentelemetry.io/otel/metric v1.33.0 // indirect
 	go.opentelemetry.io/otel/trace v1.33.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect

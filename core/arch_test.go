@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"core/session":       {"core/llm"},
 	"core/compaction":    {"core/session", "core/llm"},
 	"core/resources":     {},
+	"core/export":        {"core/session", "core/llm"},
 	"core/models":        {"core/llm"},
 	"core/api":           {"core/llm", "core/agent"},
 	"core/ext":           {"core/agent", "core/session", "core/llm"},

@@ -59,8 +59,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch mode {
 	case "rpc", "jsonrpc":
-		fmt.Fprintln(stderr, "gopi: --mode rpc is not available yet in this build; use -p or --mode json")
-		return 2
+		err = app.runRPC(ctx, a, stdin, stdout)
 	case "json":
 		err = app.runJSON(ctx, a, stdin, stdout)
 	default:

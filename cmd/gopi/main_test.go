@@ -99,8 +99,13 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 	assert.Contains(t, errb.String(), "500")
 
 	errb.Reset()
-	assert.Equal(t, 2, run([]string{"--mode", "rpc"}, strings.NewReader(""), &out, &errb))
-	assert.Contains(t, errb.String(), "not available yet")
+	assert.Equal(t, 1, run([]string{"--approval", "sometimes"}, strings.NewReader(""), &out, &errb))
+	assert.Contains(t, errb.String(), "invalid approval mode")
+
+	// A client that leaves without a word ends RPC mode cleanly.
+	out.Reset()
+	assert.Equal(t, 0, run([]string{"--mode", "rpc"}, strings.NewReader(""), &out, &errb))
+	assert.Empty(t, out.String())
 }
 
 func TestListModels(t *testing.T) {

@@ -51,6 +51,18 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if a.listModels {
 		return ap, nil
 	}
+	settings, problems := host.LoadSettings(agentDir, cwd)
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "gopi: warning:", p)
+	}
+	approvalFlag := a.approval
+	if approvalFlag == "" {
+		approvalFlag = settings.Approval
+	}
+	approval, err := host.ParseApproval(approvalFlag)
+	if err != nil {
+		return nil, err
+	}
 
 	var model *llm.Model
 	var thinking llm.ThinkingLevel
@@ -88,6 +100,24 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 			return nil, err
 		}
 		thinking = l
+	}
+	var defaultModel *llm.Model
+	if settings.DefaultProvider != "" && settings.DefaultModel != "" {
+		if m, ok := reg.Find(settings.DefaultProvider, settings.DefaultModel); ok && reg.HasAuth(&m) {
+			defaultModel = &m
+		}
+	}
+	scopePatterns := a.models
+	if len(scopePatterns) == 0 {
+		scopePatterns = settings.EnabledModels
+	}
+	var scope []models.ScopedModel
+	if len(scopePatterns) > 0 {
+		var warns []string
+		scope, warns = reg.Scope(scopePatterns)
+		for _, w := range warns {
+			fmt.Fprintln(stderr, "gopi: warning:", w)
+		}
 	}
 
 	names := tools.DefaultNames
@@ -131,7 +161,11 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 		ToolLines:          lines,
 		Guidelines:         guidelines,
 		Model:              model,
+		DefaultModel:       defaultModel,
 		Thinking:           thinking,
+		Settings:           settings,
+		Scope:              scope,
+		Approval:           approval,
 		Store:              store,
 		SystemPrompt:       a.systemPrompt,
 		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),

@@ -179,10 +179,12 @@ type TokenStats struct {
 }
 
 // ContextUsage is pi 0.73's estimate of how full the context window is.
+// Tokens and Percent are null right after a compaction, until a model reply
+// reports the new size.
 type ContextUsage struct {
-	Tokens        int     `json:"tokens"`
-	ContextWindow int     `json:"contextWindow"`
-	Percent       float64 `json:"percent"`
+	Tokens        *int     `json:"tokens"`
+	ContextWindow int      `json:"contextWindow"`
+	Percent       *float64 `json:"percent"`
 }
 
 // SessionStats is "get_session_stats"'s data.

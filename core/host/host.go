@@ -30,6 +30,10 @@ type Options struct {
 	// Model is the model to start with; nil means the session's last
 	// model, else the registry's default.
 	Model *llm.Model
+	// DefaultModel is used when neither Model nor the session names one
+	// (settings.json's defaultProvider/defaultModel); nil means the
+	// registry's default.
+	DefaultModel *llm.Model
 	// Thinking is the starting level ("" means the session's, else
 	// medium), clamped to the model.
 	Thinking llm.ThinkingLevel
@@ -39,20 +43,42 @@ type Options struct {
 	SystemPrompt       string
 	AppendSystemPrompt string
 	ContextFiles       []resources.ContextFile
+	// Settings are the merged settings.json values.
+	Settings Settings
+	// Scope is the --models list cycle_model moves through; empty means
+	// every available model.
+	Scope []models.ScopedModel
+	// Approval is the tool approval gate ("" means off).
+	Approval ApprovalMode
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)
 }
 
-// Host is one session runtime.
+// Host is one session runtime: pi's AgentSession. It implements
+// [api.Server]; the wire dialects call it and receive its events through
+// [Host.Subscribe] and its questions through the client given to
+// [Host.Bind].
 type Host struct {
 	opts  Options
 	agent *agent.Agent
 
-	mu    sync.Mutex // guards store, subs
-	store *session.Store
-	subs  map[int]func(api.Event)
-	next  int
+	ctx    context.Context // lives until Close; runs derive from it
+	cancel context.CancelFunc
+	runs   sync.WaitGroup // prompt runs started by Prompt
+
+	mu     sync.Mutex // guards the fields below
+	store  *session.Store
+	subs   map[int]func(api.Event)
+	next   int
+	client api.Client
+	// allowed are the tools answered "Allow always" this session.
+	allowed map[string]bool
+	// pendingBash are bash results recorded during a run, added to the
+	// transcript before the next prompt so they never split a tool call
+	// from its result.
+	pendingBash []*llm.BashExecutionMessage
+	bashCancel  context.CancelFunc // the running bash command's, or nil
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -70,10 +96,14 @@ func New(opts Options) (*Host, error) {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	h := &Host{opts: opts, store: opts.Store, subs: map[int]func(api.Event){}}
+	h := &Host{opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		Providers: opts.Providers.Lookup,
+		BeforeToolCall: h.approve,
+		SteeringMode:   queueMode(opts.Settings.SteeringMode),
+		FollowUpMode:   queueMode(opts.Settings.FollowUpMode),
+		Providers:      opts.Providers.Lookup,
 		GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) {
 			if m.API == llm.APIFaux {
 				return "", nil
@@ -88,13 +118,16 @@ func New(opts Options) (*Host, error) {
 	})
 	h.agent.Subscribe(h.onAgentEvent)
 
-	ctx := h.store.Context()
+	ctx := opts.Store.Context()
 	h.agent.ReplaceMessages(ctx.Messages)
 	model := opts.Model
 	if model == nil && ctx.Model != nil {
 		if m, ok := reg.Find(ctx.Model.Provider, ctx.Model.ModelID); ok {
 			model = &m
 		}
+	}
+	if model == nil {
+		model = opts.DefaultModel
 	}
 	if model == nil {
 		m, ok := reg.Default()
@@ -108,7 +141,7 @@ func New(opts Options) (*Host, error) {
 		thinking = ctx.ThinkingLevel
 	}
 	if thinking == "" {
-		thinking = models.DefaultThinking
+		thinking = h.defaultThinking()
 	}
 	if err := h.setModel(model, thinking); err != nil {
 		return nil, err
@@ -124,24 +157,25 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	level = llm.ClampThinking(m, level)
 	h.agent.SetModel(m)
 	h.agent.SetThinkingLevel(level)
-	ctx := h.store.Context()
-	if len(h.store.Entries()) == 0 {
+	store := h.Store()
+	ctx := store.Context()
+	if len(store.Entries()) == 0 {
 		// A fresh session starts with both, as pi's files do.
-		if _, err := h.store.AppendModelChange(m.Provider, m.ID); err != nil {
+		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
 			return fmt.Errorf("recording model: %w", err)
 		}
-		if _, err := h.store.AppendThinkingLevelChange(level); err != nil {
+		if _, err := store.AppendThinkingLevelChange(level); err != nil {
 			return fmt.Errorf("recording thinking level: %w", err)
 		}
 		return nil
 	}
 	if ctx.Model == nil || ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
-		if _, err := h.store.AppendModelChange(m.Provider, m.ID); err != nil {
+		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
 			return fmt.Errorf("recording model change: %w", err)
 		}
 	}
 	if ctx.ThinkingLevel != level {
-		if _, err := h.store.AppendThinkingLevelChange(level); err != nil {
+		if _, err := store.AppendThinkingLevelChange(level); err != nil {
 			return fmt.Errorf("recording thinking level: %w", err)
 		}
 	}
@@ -233,8 +267,33 @@ func (h *Host) LastAssistant() *llm.AssistantMessage {
 	return nil
 }
 
-// Close aborts any run and waits for it to finish.
+// Close aborts any run and bash command and waits for them to finish;
+// the session file is complete when it returns.
 func (h *Host) Close(ctx context.Context) error {
+	h.cancel()
 	h.agent.Abort()
-	return h.agent.WaitForIdle(ctx)
+	h.mu.Lock()
+	if h.bashCancel != nil {
+		h.bashCancel()
+	}
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		h.runs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("closing the session: %w", ctx.Err())
+	}
+}
+
+// defaultThinking is settings.json's defaultThinkingLevel, else medium.
+func (h *Host) defaultThinking() llm.ThinkingLevel {
+	if l, err := llm.ParseThinkingLevel(h.opts.Settings.DefaultThinkingLevel); err == nil && l != "" {
+		return l
+	}
+	return models.DefaultThinking
 }

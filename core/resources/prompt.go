@@ -37,8 +37,8 @@ type PromptOptions struct {
 	Guidelines []string
 	// ContextFiles come from [LoadContextFiles].
 	ContextFiles []ContextFile
-	// Skills is a ready-made section listing skills (added when the read
-	// tool is enabled, so the model can open them).
+	// Skills is the section from [FormatSkillsForPrompt], added only when
+	// the read tool is among Tools, so the model can open the files.
 	Skills string
 	Cwd    string
 	// Now is the date shown to the model; zero means time.Now().
@@ -75,7 +75,10 @@ func BuildSystemPrompt(o PromptOptions) string {
 	if len(o.ContextFiles) > 0 {
 		_ = contextTmpl.Execute(&b, o.ContextFiles)
 	}
-	if o.Skills != "" && (o.Custom != "" && len(o.Tools) == 0 || hasTool("read")) {
+	// As in pi, the skills section needs the read tool, custom prompt or not
+	// (pi always passes the session's tools, so its "no tool list" case
+	// never arises).
+	if o.Skills != "" && hasTool("read") {
 		b.WriteString(o.Skills)
 	}
 	now := o.Now

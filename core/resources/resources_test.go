@@ -49,7 +49,7 @@ func TestBuildSystemPrompt(t *testing.T) {
 	assert.True(t, strings.HasSuffix(p, "Current date: 2026-11-21\nCurrent working directory: /p"), p)
 	assert.Less(t, strings.Index(p, "EXTRA"), strings.Index(p, "# Project Context"))
 
-	custom := BuildSystemPrompt(PromptOptions{Custom: "You are a cat.", Cwd: "/p", Now: now, Skills: "\n<skills/>"})
+	custom := BuildSystemPrompt(PromptOptions{Custom: "You are a cat.", Tools: []ToolLine{{"read", "read files"}}, Cwd: "/p", Now: now, Skills: "\n<skills/>"})
 	assert.True(t, strings.HasPrefix(custom, "You are a cat."))
 	assert.NotContains(t, custom, "Tools you can call")
 	assert.Contains(t, custom, "<skills/>")

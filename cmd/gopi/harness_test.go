@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// The tests in this package's *rpc*_test.go files start the real gopi
+// binary and talk to it over stdin/stdout, like any pi RPC client.
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// gopiBinary builds cmd/gopi once per test run.
+func gopiBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gopi-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "gopi")
+		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return buildPath
+}
+
+// waitLimit bounds every wait for the binary; a hang fails the test with
+// the transcript instead of stalling the suite.
+const waitLimit = 20 * time.Second
+
+// record is one line gopi wrote, decoded.
+type record map[string]any
+
+func (r record) str(k string) string { s, _ := r[k].(string); return s }
+func (r record) obj(k string) record { m, _ := r[k].(map[string]any); return m }
+func (r record) is(typ string) bool  { return r.str("type") == typ }
+
+// proc is a running gopi --mode rpc.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan record
+	stderr *syncBuffer
+	done   chan struct{}
+
+	mu  sync.Mutex
+	log []string // every line read, for failure messages
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// world is the environment a test runs gopi in: a cwd, an agent dir whose
+// models.json points at a scripted model server.
+type world struct {
+	t        *testing.T
+	cwd      string
+	agentDir string
+	srv      *llmtest.Server
+}
+
+// newWorld declares provider "scripted" with two Anthropic-Messages models
+// served by srv: scripted-1 (reasoning) and scripted-2 (no reasoning).
+func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
+	t.Helper()
+	w := &world{t: t, cwd: t.TempDir(), agentDir: t.TempDir(), srv: llmtest.New(t, turns...)}
+	model := func(id string, reasoning bool) map[string]any {
+		return map[string]any{
+			"id": id, "name": "Scripted " + id, "reasoning": reasoning, "input": []string{"text", "image"},
+			"contextWindow": 100000, "maxTokens": 8000,
+			"cost": map[string]any{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+		}
+	}
+	cfg := map[string]any{"providers": map[string]any{
+		"scripted": map[string]any{
+			"baseUrl": w.srv.AnthropicURL(), "api": "anthropic-messages", "apiKey": "test-key",
+			"models": []any{model("scripted-1", true), model("scripted-2", false)},
+		},
+	}}
+	w.writeJSON(filepath.Join(w.agentDir, "models.json"), cfg)
+	return w
+}
+
+func (w *world) writeJSON(path string, v any) {
+	w.t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(w.t, err)
+	require.NoError(w.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(w.t, os.WriteFile(path, b, 0o644))
+}
+
+// start runs gopi --mode rpc with the scripted model and extra args.
+func (w *world) start(extra ...string) *proc {
+	w.t.Helper()
+	args := append([]string{"--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
+	return startProc(w.t, w.cwd, w.agentDir, args...)
+}
+
+func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(gopiBinary(t), args...)
+	cmd.Dir = cwd
+	cmd.Env = append(os.Environ(),
+		"PI_CODING_AGENT_DIR="+agentDir,
+		// Real keys on the developer's machine must not leak into tests.
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=",
+		"TMPDIR="+t.TempDir(),
+	)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan record, 4096), stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	require.NoError(t, cmd.Start())
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 256<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.log = append(p.log, line)
+			p.mu.Unlock()
+			var r record
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				r = record{"type": "!invalid", "line": line}
+			}
+			p.lines <- r
+		}
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(waitLimit):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *proc) transcript() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	for _, l := range p.log {
+		if len(l) > 400 {
+			l = l[:400] + "…"
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String() + "--- stderr ---\n" + p.stderr.String()
+}
+
+// send writes one command.
+func (p *proc) send(cmd map[string]any) {
+	p.t.Helper()
+	b, err := json.Marshal(cmd)
+	require.NoError(p.t, err)
+	p.sendRaw(string(b))
+}
+
+func (p *proc) sendRaw(line string) {
+	p.t.Helper()
+	_, err := io.WriteString(p.stdin, line+"\n")
+	require.NoError(p.t, err)
+}
+
+// next returns the next record.
+func (p *proc) next() record {
+	p.t.Helper()
+	select {
+	case r, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("gopi closed stdout\n%s", p.transcript())
+		}
+		require.NotEqual(p.t, "!invalid", r.str("type"), "gopi wrote a line that is not JSON")
+		return r
+	case <-time.After(waitLimit):
+		p.t.Fatalf("timed out waiting for gopi\n%s", p.transcript())
+	}
+	return nil
+}
+
+// until reads records up to and including the first that matches, and
+// returns all of them.
+func (p *proc) until(match func(record) bool) []record {
+	p.t.Helper()
+	var seen []record
+	for {
+		r := p.next()
+		seen = append(seen, r)
+		if match(r) {
+			return seen
+		}
+	}
+}
+
+// response waits for the response to command id.
+func (p *proc) response(id string) record {
+	p.t.Helper()
+	seen := p.until(func(r record) bool { return r.is("response") && r["id"] == id })
+	return seen[len(seen)-1]
+}
+
+// call sends a command with an id and returns its response.
+func (p *proc) call(id string, cmd map[string]any) record {
+	p.t.Helper()
+	cmd["id"] = id
+	p.send(cmd)
+	return p.response(id)
+}
+
+// ok is call that requires success and returns data.
+func (p *proc) ok(id string, cmd map[string]any) any {
+	p.t.Helper()
+	r := p.call(id, cmd)
+	require.Equal(p.t, true, r["success"], "command %v failed: %v\n%s", cmd["type"], r["error"], p.transcript())
+	return r["data"]
+}
+
+// idle waits for agent_end.
+func (p *proc) idle() []record {
+	p.t.Helper()
+	return p.until(func(r record) bool { return r.is("agent_end") })
+}
+
+// exit closes stdin and waits for the process; it returns the exit code.
+func (p *proc) exit() int {
+	p.t.Helper()
+	_ = p.stdin.Close()
+	return p.wait()
+}
+
+func (p *proc) wait() int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(waitLimit):
+		p.t.Fatalf("gopi did not exit\n%s", p.transcript())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) signal(s syscall.Signal) {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Signal(s))
+}
+
+const pollEvery = 20 * time.Millisecond
+
+// processRunning reports whether any process's command line contains s.
+func processRunning(s string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// types lists the "type" of each record.
+func types(rs []record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.str("type")
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package api
+
+import (
+	"context"
+	"sync"
+)
+
+// A command's response and the events its work emits share one stream, and
+// clients rely on the response coming first (pi answers "prompt" before
+// agent_start). A Server that starts work which emits events registers the
+// start with AfterResponse; the dialect installs the hook with
+// WithAfterResponse and fires it once the response is written.
+
+type afterKey struct{}
+
+type afterHook struct {
+	mu    sync.Mutex
+	fired bool
+	fs    []func()
+}
+
+// WithAfterResponse returns a context for one command and the function the
+// dialect calls after writing that command's response. Calling it more
+// than once is harmless.
+func WithAfterResponse(ctx context.Context) (context.Context, func()) {
+	h := &afterHook{}
+	return context.WithValue(ctx, afterKey{}, h), func() {
+		h.mu.Lock()
+		fs := h.fs
+		h.fs, h.fired = nil, true
+		h.mu.Unlock()
+		for _, f := range fs {
+			f()
+		}
+	}
+}
+
+// AfterResponse runs f once the response to the command ctx belongs to has
+// been sent: later when the dialect installed a hook that has not fired
+// yet, at once otherwise. f must not block for long; start goroutines for
+// real work.
+func AfterResponse(ctx context.Context, f func()) {
+	h, _ := ctx.Value(afterKey{}).(*afterHook)
+	if h == nil {
+		f()
+		return
+	}
+	h.mu.Lock()
+	if !h.fired {
+		h.fs = append(h.fs, f)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	f()
+}

@@ -1,0 +1,108 @@
+// Package export renders a session as one self-contained HTML page (pi's
+// /export and the RPC export_html command): no network, no external files,
+// readable with JavaScript disabled. Markdown is rendered here, in Go; the
+// page template, stylesheet and the small expand/collapse script are
+// embedded in the binary.
+//
+// Call [HTML] to write the page to a writer or [WriteFile] to write it
+// atomically to a path; [DefaultFileName] is pi's file name for it.
+package export
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// Input is what a page is made of.
+type Input struct {
+	// Header is the session's header (id, cwd, creation time).
+	Header session.Header
+	// Entries is the active branch, root first (Store.Path).
+	Entries []session.Entry
+	// Provider and Model name the model in use at export time.
+	Provider string
+	Model    string
+	// Title heads the page; empty means the session's name, or its id.
+	Title string
+	// SystemPrompt, when set, is shown collapsed above the conversation.
+	SystemPrompt string
+}
+
+var (
+	//go:embed page.html.tmpl
+	pageSource string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
+
+	pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+		"commas": commas,
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return "1 " + one
+			}
+			return commas(n) + " " + many
+		},
+		"dollars": func(v float64) string {
+			return fmt.Sprintf("$%.4f", v)
+		},
+	}).Parse(pageSource))
+)
+
+// HTML writes the page for in to w.
+func HTML(w io.Writer, in Input) error {
+	p := build(in)
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("render session page: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes the page for in to path through a temporary file in the
+// same directory, so path never holds half a page.
+func WriteFile(path string, in Input) error {
+	var b bytes.Buffer
+	if err := HTML(&b, in); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".export-*.html.tmp")
+	if err != nil {
+		return fmt.Errorf("export html: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b.Bytes())
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("export html to %s: %w", path, err)
+	}
+	return nil
+}
+
+// DefaultFileName is pi's name for an exported session:
+// "pi-session-<time>_<id>.html", where <time> is t as an ISO UTC timestamp
+// with ':' and '.' replaced by '-'. Pass the header's creation time to get
+// the session file's own base name, as pi does.
+func DefaultFileName(sessionID string, t time.Time) string {
+	ts := strings.NewReplacer(":", "-", ".", "-").Replace(session.FormatTime(t))
+	return "pi-session-" + ts + "_" + sessionID + ".html"
+}

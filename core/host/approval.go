@@ -1,0 +1,145 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/tools"
+)
+
+// ApprovalMode is which tool calls wait for the user's consent. pi has no
+// such gate; gopi asks through a standard extension UI "select", so every
+// pi client can answer it.
+type ApprovalMode string
+
+const (
+	ApprovalOff    ApprovalMode = "off"
+	ApprovalWrites ApprovalMode = "writes" // edit, write and bash ask
+	ApprovalAll    ApprovalMode = "all"    // every tool asks
+)
+
+// ParseApproval reads an --approval value ("" is off).
+func ParseApproval(s string) (ApprovalMode, error) {
+	switch m := ApprovalMode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "", ApprovalOff:
+		return ApprovalOff, nil
+	case ApprovalWrites, ApprovalAll:
+		return m, nil
+	}
+	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", s)
+}
+
+// The answers of an approval question.
+const (
+	AnswerAllow       = "Allow"
+	AnswerAllowAlways = "Allow always"
+	AnswerDeny        = "Deny"
+)
+
+// deniedReason is the tool result the model reads when a call was refused.
+const deniedReason = "Tool call denied by the user."
+
+// ApprovalDetails is the extra "details" of an approval request, for
+// clients that can show more than a title.
+type ApprovalDetails struct {
+	ToolName string          `json:"toolName"`
+	Args     json.RawMessage `json:"args"`
+	// Diff is a unified diff of the change an edit or write would make.
+	Diff string `json:"diff,omitempty"`
+	// Problem says why an edit would not apply as asked.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Bind sets the client that receives the host's UI requests (approval
+// questions); nil detaches it, after which questions are answered Deny.
+func (h *Host) Bind(c api.Client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.client = c
+}
+
+func (h *Host) uiClient() api.Client {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.client
+}
+
+// needsApproval reports whether the gate asks before a tool runs.
+func (h *Host) needsApproval(tool string) bool {
+	switch h.opts.Approval {
+	case ApprovalAll:
+	case ApprovalWrites:
+		if tool != tools.NameEdit && tool != tools.NameWrite && tool != tools.NameBash {
+			return false
+		}
+	default:
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.allowed[tool]
+}
+
+// approve is the agent's BeforeToolCall: it asks the client and blocks the
+// call unless the answer is Allow or Allow always. Cancel, timeout, an
+// abort and a missing client all count as Deny.
+func (h *Host) approve(ctx context.Context, call agent.Call) (block bool, reason string) {
+	if !h.needsApproval(call.Name) {
+		return false, ""
+	}
+	c := h.uiClient()
+	if c == nil {
+		return true, deniedReason + " (no client is connected to approve it)"
+	}
+	details := ApprovalDetails{ToolName: call.Name, Args: call.Args}
+	if p, ok := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args); ok {
+		details.Diff, details.Problem = p.Diff, p.Problem
+	}
+	resp := c.Ask(ctx, api.UIRequest{
+		Method:  api.UISelect,
+		Title:   approvalTitle(call),
+		Options: []string{AnswerAllow, AnswerAllowAlways, AnswerDeny},
+		Timeout: h.opts.Settings.ApprovalTimeoutMs,
+		Details: details,
+	})
+	if resp.Cancelled || resp.Value == nil {
+		return true, deniedReason
+	}
+	switch *resp.Value {
+	case AnswerAllow:
+		return false, ""
+	case AnswerAllowAlways:
+		h.mu.Lock()
+		h.allowed[call.Name] = true
+		h.mu.Unlock()
+		return false, ""
+	}
+	return true, deniedReason
+}
+
+// approvalTitle names the tool and its target: "Allow bash: npm test?".
+func approvalTitle(call agent.Call) string {
+	var a map[string]any
+	_ = json.Unmarshal(call.Args, &a)
+	target := ""
+	for _, k := range []string{"command", "path", "pattern"} {
+		if s, ok := a[k].(string); ok && s != "" {
+			target = s
+			break
+		}
+	}
+	if i := strings.IndexByte(target, '\n'); i >= 0 {
+		target = target[:i] + " …"
+	}
+	if r := []rune(target); len(r) > 200 {
+		target = string(r[:200]) + "…"
+	}
+	if target == "" {
+		return fmt.Sprintf("Allow %s?", call.Name)
+	}
+	return fmt.Sprintf("Allow %s: %s?", call.Name, target)
+}

@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/tools"
+)
+
+var errBashRunning = errors.New("A bash command is already running; wait for it or send abort_bash.")
+
+// Bash runs a command for the user (not the model) and records it as a
+// bashExecution message, which reaches the model with the next prompt. No
+// event is emitted for it. When the output was truncated the full output
+// file is complete before Bash returns.
+func (h *Host) Bash(ctx context.Context, p api.BashParams) (api.BashResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h.mu.Lock()
+	if h.bashCancel != nil {
+		h.mu.Unlock()
+		return api.BashResult{}, errBashRunning
+	}
+	h.bashCancel = cancel
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.bashCancel = nil
+		h.mu.Unlock()
+	}()
+	// Close cancels h.ctx; so does a closing connection through ctx.
+	stop := context.AfterFunc(h.ctx, cancel)
+	defer stop()
+
+	command := p.Command
+	if prefix := h.opts.Settings.ShellCommandPrefix; prefix != "" {
+		command = prefix + "\n" + command
+	}
+	res, err := tools.RunShell(ctx, tools.ShellOptions{
+		Command:    command,
+		Dir:        h.opts.Cwd,
+		Shell:      tools.LocalShell{Path: h.opts.Settings.ShellPath},
+		Sanitize:   true,
+		TempPrefix: "gopi-bash",
+	})
+	if err != nil {
+		return api.BashResult{}, fmt.Errorf("running bash command: %w", err)
+	}
+	h.recordBash(&llm.BashExecutionMessage{
+		Command:        p.Command,
+		Output:         res.Output,
+		ExitCode:       res.ExitCode,
+		Cancelled:      res.Cancelled,
+		Truncated:      res.Truncated,
+		FullOutputPath: res.FullOutputPath,
+		Timestamp:      time.Now().UnixMilli(),
+	})
+	return api.BashResult{
+		Output:         res.Output,
+		ExitCode:       res.ExitCode,
+		Cancelled:      res.Cancelled,
+		Truncated:      res.Truncated,
+		FullOutputPath: res.FullOutputPath,
+	}, nil
+}
+
+// AbortBash stops the running bash command, if any (its process group is
+// killed; the bash response then reports cancelled).
+func (h *Host) AbortBash(_ context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.bashCancel != nil {
+		h.bashCancel()
+	}
+	return nil
+}
+
+// recordBash adds a bash result to the transcript, or holds it until the
+// running prompt ends so it cannot land between a tool call and its result.
+func (h *Host) recordBash(m *llm.BashExecutionMessage) {
+	if h.agent.IsStreaming() {
+		h.mu.Lock()
+		h.pendingBash = append(h.pendingBash, m)
+		h.mu.Unlock()
+		return
+	}
+	h.appendMessage(m)
+}
+
+// flushPendingBash adds bash results held during a run (called before the
+// next prompt starts).
+func (h *Host) flushPendingBash() {
+	h.mu.Lock()
+	pending := h.pendingBash
+	h.pendingBash = nil
+	h.mu.Unlock()
+	for _, m := range pending {
+		h.appendMessage(m)
+	}
+}
+
+// appendMessage adds a message outside a run to the transcript and the
+// session.
+func (h *Host) appendMessage(m llm.Message) {
+	h.agent.AppendMessage(m)
+	if _, err := h.Store().AppendMessage(m); err != nil {
+		h.opts.Report(fmt.Errorf("saving message to session: %w", err))
+	}
+}

@@ -1,0 +1,124 @@
+package host
+
+import (
+	"context"
+	"slices"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// SetModel switches to an available model ("Model not found: p/id"
+// otherwise), keeping the thinking level where the model allows it.
+func (h *Host) SetModel(_ context.Context, p api.SetModelParams) (*llm.Model, error) {
+	m, err := h.opts.Registry.FindAvailable(p.Provider, p.ModelID)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.setModel(&m, h.levelForSwitch("")); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// CycleModel moves to the next model of the --models scope, or of every
+// available model without one; nil when there is nothing to move to.
+func (h *Host) CycleModel(_ context.Context) (*api.CycleModelResult, error) {
+	reg := h.opts.Registry
+	type candidate struct {
+		model llm.Model
+		level llm.ThinkingLevel
+	}
+	var list []candidate
+	scoped := len(h.opts.Scope) > 0
+	if scoped {
+		for _, s := range h.opts.Scope {
+			if reg.HasAuth(&s.Model) {
+				list = append(list, candidate{s.Model, s.Thinking})
+			}
+		}
+	} else {
+		for _, m := range reg.Available() {
+			list = append(list, candidate{model: m})
+		}
+	}
+	if len(list) <= 1 {
+		return nil, nil
+	}
+	cur := h.agent.Model()
+	i := slices.IndexFunc(list, func(c candidate) bool {
+		return cur != nil && c.model.Provider == cur.Provider && c.model.ID == cur.ID
+	})
+	if i < 0 {
+		i = 0
+	}
+	next := list[(i+1)%len(list)]
+	m := next.model
+	if err := h.setModel(&m, h.levelForSwitch(next.level)); err != nil {
+		return nil, err
+	}
+	return &api.CycleModelResult{Model: &m, ThinkingLevel: h.agent.ThinkingLevel(), IsScoped: scoped}, nil
+}
+
+// levelForSwitch is the level to ask of the next model: the scope's
+// explicit level, else the current one, else (coming from a model without
+// reasoning) the default.
+func (h *Host) levelForSwitch(explicit llm.ThinkingLevel) llm.ThinkingLevel {
+	if explicit != "" {
+		return explicit
+	}
+	if m := h.agent.Model(); m == nil || !m.Reasoning {
+		return h.defaultThinking()
+	}
+	return h.agent.ThinkingLevel()
+}
+
+// GetAvailableModels lists the models that have credentials.
+func (h *Host) GetAvailableModels(_ context.Context) (api.ModelsResult, error) {
+	avail := h.opts.Registry.Available()
+	out := make([]*llm.Model, len(avail))
+	for i := range avail {
+		out[i] = &avail[i]
+	}
+	return api.ModelsResult{Models: out}, nil
+}
+
+// SetThinkingLevel sets the level, clamped to what the model supports.
+func (h *Host) SetThinkingLevel(_ context.Context, p api.ThinkingParams) error {
+	m := h.agent.Model()
+	if m == nil {
+		h.agent.SetThinkingLevel(llm.ThinkingOff)
+		return nil
+	}
+	return h.setModel(m, p.Level)
+}
+
+// CycleThinkingLevel moves to the model's next level; nil for a model
+// without reasoning.
+func (h *Host) CycleThinkingLevel(_ context.Context) (*api.LevelResult, error) {
+	m := h.agent.Model()
+	if m == nil || !m.Reasoning {
+		return nil, nil
+	}
+	levels := llm.SupportedLevels(m)
+	i := slices.Index(levels, h.agent.ThinkingLevel())
+	next := levels[(i+1)%len(levels)]
+	if err := h.setModel(m, next); err != nil {
+		return nil, err
+	}
+	return &api.LevelResult{Level: h.agent.ThinkingLevel()}, nil
+}
+
+// SetSteeringMode sets how many steering messages one interruption
+// delivers.
+func (h *Host) SetSteeringMode(_ context.Context, p api.ModeParams) error {
+	h.agent.SetSteeringMode(agent.QueueMode(p.Mode))
+	return nil
+}
+
+// SetFollowUpMode sets how many follow-up messages one stop delivers.
+func (h *Host) SetFollowUpMode(_ context.Context, p api.ModeParams) error {
+	h.agent.SetFollowUpMode(agent.QueueMode(p.Mode))
+	return nil
+}

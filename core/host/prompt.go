@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Prompt validates and accepts a prompt. While a run streams it is queued
+// as the streamingBehavior says; otherwise a run is claimed now (so
+// get_state says isStreaming at once) and started once the response has
+// been written, so agent_start never precedes it.
+func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
+	text := h.expandInput(p.Message)
+	msg := llm.UserText(text, p.Images...)
+	if h.agent.IsStreaming() {
+		return h.queue(p.StreamingBehavior, msg)
+	}
+	model := h.agent.Model()
+	if model == nil {
+		return errors.New("No model selected. Use set_model or start gopi with --model.")
+	}
+	if !h.opts.Registry.HasAuth(model) {
+		return fmt.Errorf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", model.Provider)
+	}
+	h.flushPendingBash()
+	run, err := h.agent.StartPrompt(h.ctx, msg)
+	if errors.Is(err, agent.ErrBusy) {
+		// A run started between the check and the claim.
+		return h.queue(p.StreamingBehavior, msg)
+	}
+	if err != nil {
+		return err
+	}
+	api.AfterResponse(ctx, func() { h.runs.Go(run) })
+	return nil
+}
+
+func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) error {
+	switch b {
+	case api.BehaviorSteer:
+		h.agent.Steer(msg)
+	case api.BehaviorFollowUp:
+		h.agent.FollowUp(msg)
+	default:
+		return errStreaming
+	}
+	return nil
+}
+
+// Steer queues a message delivered at the run's next interruption point
+// (or at the start of the next run when idle).
+func (h *Host) Steer(_ context.Context, p api.MessageParams) error {
+	h.agent.Steer(llm.UserText(h.expandInput(p.Message), p.Images...))
+	return nil
+}
+
+// FollowUp queues a message delivered when the run would otherwise stop.
+func (h *Host) FollowUp(_ context.Context, p api.MessageParams) error {
+	h.agent.FollowUp(llm.UserText(h.expandInput(p.Message), p.Images...))
+	return nil
+}
+
+// abortWait bounds how long abort waits for a run to wind down; tools and
+// providers honour cancellation, so this only matters for a stuck one.
+const abortWait = 10 * time.Second
+
+// Abort stops the running prompt and answers once the run has ended (its
+// agent_end is on the wire before the response, as in pi).
+func (h *Host) Abort(ctx context.Context) error {
+	h.agent.Abort()
+	ctx, cancel := context.WithTimeout(ctx, abortWait)
+	defer cancel()
+	if err := h.agent.WaitForIdle(ctx); err != nil {
+		return fmt.Errorf("abort requested, but the run has not stopped yet: %w", err)
+	}
+	return nil
+}
+
+// expandInput turns /template and /skill: input into the text the model
+// sees. Templates and skills are not loaded yet, so input passes through.
+func (h *Host) expandInput(text string) string { return text }
+
+func queueMode(s string) agent.QueueMode {
+	switch m := agent.QueueMode(s); m {
+	case agent.QueueAll, agent.QueueOneAtATime:
+		return m
+	}
+	return ""
+}

@@ -1,0 +1,229 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// GetState reports the session's state; it is cheap and safe during a run.
+func (h *Host) GetState(_ context.Context) (api.State, error) {
+	st := h.Store()
+	steer, follow := h.agent.QueueCounts()
+	return api.State{
+		Model:               h.agent.Model(),
+		ThinkingLevel:       h.agent.ThinkingLevel(),
+		IsStreaming:         h.agent.IsStreaming(),
+		IsCompacting:        false,
+		SteeringMode:        api.QueueMode(h.agent.SteeringMode()),
+		FollowUpMode:        api.QueueMode(h.agent.FollowUpMode()),
+		SessionFile:         st.File(),
+		SessionID:           st.ID(),
+		SessionName:         st.Name(),
+		MessageCount:        len(h.agent.Messages()),
+		PendingMessageCount: steer + follow,
+	}, nil
+}
+
+// GetMessages returns the transcript the model sees, bash executions
+// included.
+func (h *Host) GetMessages(_ context.Context) (api.MessagesResult, error) {
+	msgs := h.agent.Messages()
+	if msgs == nil {
+		msgs = []llm.Message{}
+	}
+	return api.MessagesResult{Messages: msgs}, nil
+}
+
+// GetSessionStats counts messages, tokens and cost over the transcript.
+func (h *Host) GetSessionStats(_ context.Context) (api.SessionStats, error) {
+	st := h.Store()
+	msgs := h.agent.Messages()
+	s := api.SessionStats{SessionFile: st.File(), SessionID: st.ID(), TotalMessages: len(msgs)}
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *llm.UserMessage:
+			s.UserMessages++
+		case *llm.ToolResultMessage:
+			s.ToolResults++
+		case *llm.AssistantMessage:
+			s.AssistantMessages++
+			for _, c := range m.Content {
+				if _, ok := c.(llm.ToolCall); ok {
+					s.ToolCalls++
+				}
+			}
+			s.Tokens.Input += m.Usage.Input
+			s.Tokens.Output += m.Usage.Output
+			s.Tokens.CacheRead += m.Usage.CacheRead
+			s.Tokens.CacheWrite += m.Usage.CacheWrite
+			s.Cost += m.Usage.Cost.Total
+		}
+	}
+	s.Tokens.Total = s.Tokens.Input + s.Tokens.Output + s.Tokens.CacheRead + s.Tokens.CacheWrite
+	s.ContextUsage = h.contextUsage(msgs)
+	return s, nil
+}
+
+// GetLastAssistantText is the text of the latest assistant message, null
+// when there is none.
+func (h *Host) GetLastAssistantText(_ context.Context) (api.TextResult, error) {
+	if text, ok := h.LastAssistantText(); ok {
+		return api.TextResult{Text: &text}, nil
+	}
+	return api.TextResult{}, nil
+}
+
+// SetSessionName records a display name; an empty name is refused.
+func (h *Host) SetSessionName(_ context.Context, p api.NameParams) error {
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		return errors.New("Session name cannot be empty")
+	}
+	if _, err := h.Store().AppendSessionInfo(name); err != nil {
+		return fmt.Errorf("saving session name: %w", err)
+	}
+	return nil
+}
+
+// GetForkMessages lists the user messages a fork can start from.
+func (h *Host) GetForkMessages(_ context.Context) (api.ForkMessagesResult, error) {
+	points := h.Store().ForkPoints()
+	out := make([]api.ForkMessage, len(points))
+	for i, p := range points {
+		out[i] = api.ForkMessage{EntryID: p.EntryID, Text: p.Text}
+	}
+	return api.ForkMessagesResult{Messages: out}, nil
+}
+
+// NewSession aborts any run and starts an empty session next to the
+// current one (in memory when the current one is), recording
+// parentSession in its header.
+func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.CancelledResult, error) {
+	if err := h.Abort(ctx); err != nil {
+		return api.CancelledResult{}, err
+	}
+	old := h.Store()
+	var next *session.Store
+	if old.Persisted() || old.Dir() != "" {
+		var err error
+		next, err = session.Create(old.Dir(), h.opts.Cwd, session.Options{ParentSession: p.ParentSession})
+		if err != nil {
+			return api.CancelledResult{}, fmt.Errorf("creating the new session: %w", err)
+		}
+	} else {
+		next = session.InMemory(h.opts.Cwd)
+	}
+	h.agent.ClearQueues()
+	h.agent.ReplaceMessages(nil)
+	h.mu.Lock()
+	h.store = next
+	h.pendingBash = nil
+	h.mu.Unlock()
+	if m := h.agent.Model(); m != nil {
+		if err := h.setModel(m, h.agent.ThinkingLevel()); err != nil {
+			return api.CancelledResult{}, err
+		}
+	}
+	return api.CancelledResult{}, nil
+}
+
+// ListSessions lists saved sessions of the cwd (or of every directory),
+// newest first: gopi's extension to the protocol.
+func (h *Host) ListSessions(_ context.Context, p api.ListSessionsParams) (api.SessionsResult, error) {
+	var infos []session.Info
+	var err error
+	if p.All {
+		infos, err = session.ListAll(filepath.Join(h.opts.AgentDir, "sessions"))
+	} else {
+		dir := h.Store().Dir()
+		if dir == "" {
+			dir = session.DefaultDir(h.opts.AgentDir, h.opts.Cwd)
+		}
+		infos, err = session.List(dir)
+	}
+	if err != nil {
+		return api.SessionsResult{}, fmt.Errorf("listing sessions: %w", err)
+	}
+	out := make([]api.SessionInfo, len(infos))
+	for i, in := range infos {
+		out[i] = api.SessionInfo{
+			ID:           in.ID,
+			Path:         in.Path,
+			Cwd:          in.Cwd,
+			Name:         in.Name,
+			FirstMessage: in.FirstMessage,
+			MessageCount: in.MessageCount,
+			Modified:     in.Modified.UTC().Format(time.RFC3339Nano),
+		}
+	}
+	return api.SessionsResult{Sessions: out}, nil
+}
+
+// Commands that arrive with the context and sessions work (compaction,
+// retry, fork/switch/clone, export). Until then they fail clearly.
+
+func (h *Host) Compact(context.Context, api.CompactParams) (api.CompactionResult, error) {
+	return api.CompactionResult{}, notYet("compact")
+}
+
+func (h *Host) SetAutoCompaction(context.Context, api.EnabledParams) error {
+	return notYet("set_auto_compaction")
+}
+
+func (h *Host) SetAutoRetry(context.Context, api.EnabledParams) error {
+	return notYet("set_auto_retry")
+}
+
+func (h *Host) AbortRetry(context.Context) error { return notYet("abort_retry") }
+
+func (h *Host) ExportHTML(context.Context, api.ExportParams) (api.PathResult, error) {
+	return api.PathResult{}, notYet("export_html")
+}
+
+func (h *Host) SwitchSession(context.Context, api.SwitchSessionParams) (api.CancelledResult, error) {
+	return api.CancelledResult{}, notYet("switch_session")
+}
+
+func (h *Host) Fork(context.Context, api.ForkParams) (api.ForkResult, error) {
+	return api.ForkResult{}, notYet("fork")
+}
+
+func (h *Host) Clone(context.Context) (api.CancelledResult, error) {
+	return api.CancelledResult{}, notYet("clone")
+}
+
+// GetCommands lists the slash commands a prompt can invoke. Prompt
+// templates and skills are not loaded yet, so the list is empty.
+func (h *Host) GetCommands(context.Context) (api.CommandsResult, error) {
+	return api.CommandsResult{Commands: []api.SlashCommand{}}, nil
+}
+
+// contextUsage estimates how full the context window is.
+func (h *Host) contextUsage(msgs []llm.Message) *api.ContextUsage {
+	m := h.agent.Model()
+	if m == nil || m.ContextWindow <= 0 {
+		return nil
+	}
+	tokens := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		a, ok := msgs[i].(*llm.AssistantMessage)
+		if !ok || a.StopReason == llm.StopError || a.StopReason == llm.StopAborted {
+			continue
+		}
+		tokens = a.Usage.TotalTokens
+		if tokens == 0 {
+			tokens = a.Usage.Input + a.Usage.Output + a.Usage.CacheRead + a.Usage.CacheWrite
+		}
+		break
+	}
+	percent := float64(tokens) / float64(m.ContextWindow) * 100
+	return &api.ContextUsage{Tokens: &tokens, ContextWindow: m.ContextWindow, Percent: &percent}
+}

@@ -1,0 +1,92 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Settings are the keys of pi's settings.json that gopi reads, plus
+// gopi's own "approval". The global file is <agent dir>/settings.json,
+// the project file <cwd>/.pi/settings.json; project values win, objects
+// are merged key by key as pi does. gopi never writes settings.json.
+type Settings struct {
+	DefaultProvider      string   `json:"defaultProvider,omitempty"`
+	DefaultModel         string   `json:"defaultModel,omitempty"`
+	DefaultThinkingLevel string   `json:"defaultThinkingLevel,omitempty"`
+	SteeringMode         string   `json:"steeringMode,omitempty"`
+	FollowUpMode         string   `json:"followUpMode,omitempty"`
+	EnabledModels        []string `json:"enabledModels,omitempty"`
+	ShellPath            string   `json:"shellPath,omitempty"`
+	ShellCommandPrefix   string   `json:"shellCommandPrefix,omitempty"`
+	// Approval is gopi's tool approval gate: "off", "writes" or "all".
+	Approval string `json:"approval,omitempty"`
+	// ApprovalTimeoutMs bounds how long an approval question waits; 0
+	// waits until the client answers or the run is aborted.
+	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs,omitempty"`
+
+	Compaction json.RawMessage `json:"compaction,omitempty"`
+	Retry      json.RawMessage `json:"retry,omitempty"`
+}
+
+// LoadSettings reads and merges the global and project settings. A file
+// that is missing is skipped; one that cannot be parsed is skipped and
+// reported in the returned errors, so a typo never stops gopi.
+func LoadSettings(agentDir, cwd string) (Settings, []error) {
+	merged := map[string]any{}
+	var problems []error
+	for _, path := range []string{
+		filepath.Join(agentDir, "settings.json"),
+		filepath.Join(cwd, ".pi", "settings.json"),
+	} {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			problems = append(problems, fmt.Errorf("reading settings: %w", err))
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			problems = append(problems, fmt.Errorf("settings %s ignored: %w", path, err))
+			continue
+		}
+		mergeInto(merged, m)
+	}
+	var s Settings
+	data, _ := json.Marshal(merged)
+	if err := json.Unmarshal(data, &s); err != nil {
+		// A key of the wrong type: keep what decodes field by field.
+		problems = append(problems, fmt.Errorf("settings: %w", err))
+		s = decodeLoose(merged)
+	}
+	return s, problems
+}
+
+// mergeInto copies src over dst, merging nested objects.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		if sub, ok := v.(map[string]any); ok {
+			if cur, ok := dst[k].(map[string]any); ok {
+				mergeInto(cur, sub)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// decodeLoose decodes each key on its own so one bad value does not lose
+// the others.
+func decodeLoose(m map[string]any) Settings {
+	var s Settings
+	for k, v := range m {
+		one, _ := json.Marshal(map[string]any{k: v})
+		_ = json.Unmarshal(one, &s)
+	}
+	return s
+}
