@@ -4,20 +4,34 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test bench lint fmtcheck clean
+.PHONY: build run test test-go test-node bench lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
 
-# Starts gopi; with no API key in the environment it runs on the offline
-# faux model. Until the RPC mode lands it runs one prompt (ARGS).
-ARGS ?= -p help
+# Starts gopi in RPC mode: type pi commands as JSON lines, e.g.
+#   {"type":"prompt","message":"bash: ls"}
+# With no API key in the environment it runs on the offline faux model.
+# ARGS='-p "reply: hi"' runs one prompt instead.
+ARGS ?= --mode rpc
 run: build
 	./$(BIN) $(ARGS)
 
-test:
+# Everything: vet, the Go tests (race detector on), then pi's own Node
+# RpcClient against the built binary.
+test: test-go test-node
+
+test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# Needs Node 18+ and the npm registry on first use (it fetches pi's
+# published client). Skipped without node, except in CI.
+test-node: build
+	@if command -v node >/dev/null 2>&1; then \
+		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh; \
+	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
+	else echo "test-node: skipped (node is not installed)"; fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

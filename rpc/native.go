@@ -199,9 +199,8 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 		_ = c.write(response{ID: env.ID, Type: "response", Command: name, Error: "Unknown command: " + name})
 		return
 	}
-	run := func() {
-		cmdCtx, sent := api.WithAfterResponse(ctx)
-		data, err := api.Dispatch(cmdCtx, srv, name, rec)
+	cmdCtx, sent := api.WithAfterResponse(ctx)
+	answer := func(data any, err error) {
 		resp := response{ID: env.ID, Type: "response", Command: name, Success: err == nil}
 		if err != nil {
 			resp.Error = errorText(err)
@@ -211,11 +210,18 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 		_ = c.write(resp)
 		sent()
 	}
-	if api.KindOf(name) == api.KindLong {
-		long.Go(run)
+	// The first step runs here, in arrival order; a long command's rest
+	// runs in a goroutine the Conn owns.
+	finish, err := api.Start(cmdCtx, srv, name, rec)
+	if err != nil {
+		answer(nil, err)
 		return
 	}
-	run()
+	if api.KindOf(name) == api.KindLong {
+		long.Go(func() { answer(finish()) })
+		return
+	}
+	answer(finish())
 }
 
 // errorText is the message a client reads; it never ends in a newline.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -397,4 +398,28 @@ func without(list []string, drop ...string) []string {
 		}
 	}
 	return out
+}
+
+// TestRPCDocsPythonClient runs the Python client printed in docs/rpc.md
+// against the binary, so the documented example keeps working.
+func TestRPCDocsPythonClient(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "rpc.md"))
+	require.NoError(t, err)
+	parts := strings.SplitN(string(doc), "```python\n", 2)
+	require.Len(t, parts, 2, "docs/rpc.md has a python block")
+	code := strings.SplitN(parts[1], "```", 2)[0]
+	script := filepath.Join(t.TempDir(), "client.py")
+	require.NoError(t, os.WriteFile(script, []byte(code), 0o644))
+
+	cmd := exec.Command(python, script, "reply: streamed through python")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "GOPI="+gopiBinary(t), "PI_CODING_AGENT_DIR="+t.TempDir(),
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "streamed through python\n", string(out))
 }

@@ -34,6 +34,9 @@ type noData struct{}
 type command struct {
 	kind Kind
 	call func(ctx context.Context, s Server, params json.RawMessage) (any, error)
+	// start, when set, begins the command in arrival order and returns
+	// the rest of its work ([Start]).
+	start func(ctx context.Context, s Server, params json.RawMessage) (func() (any, error), error)
 }
 
 // decode reads params into P, naming the offending field on a type error.
@@ -136,7 +139,7 @@ var commands = map[string]command{
 	CmdSetAutoCompaction:   withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
 	CmdSetAutoRetry:        withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
 	CmdAbortRetry:          do(KindState, Server.AbortRetry),
-	CmdBash:                with(CmdBash, KindLong, Server.Bash),
+	CmdBash:                bashCommand(),
 	CmdAbortBash:           do(KindState, Server.AbortBash),
 	CmdGetSessionStats:     get(KindState, Server.GetSessionStats),
 	CmdExportHTML:          with(CmdExportHTML, KindLong, Server.ExportHTML),
@@ -167,6 +170,63 @@ func KindOf(name string) Kind { return commands[name].kind }
 func Known(name string) bool {
 	_, ok := commands[name]
 	return ok
+}
+
+// BashStarter is implemented by a Server that begins a bash command the
+// moment it is read, so an abort_bash right behind it finds it running.
+type BashStarter interface {
+	StartBash(ctx context.Context, p BashParams) (finish func() (BashResult, error), err error)
+}
+
+func bashCommand() command {
+	c := with(CmdBash, KindLong, Server.Bash)
+	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
+		p, err := decode[BashParams](CmdBash, raw)
+		if err != nil {
+			return nil, err
+		}
+		bs, ok := s.(BashStarter)
+		if !ok {
+			return func() (any, error) { return s.Bash(ctx, p) }, nil
+		}
+		finish, err := bs.StartBash(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return func() (any, error) { return finish() }, nil
+	}
+	return c
+}
+
+// Start is [Dispatch] in two steps for dialects that run long commands
+// concurrently: it decodes params and does whatever must happen in
+// arrival order (a bash command is registered so abort_bash can reach
+// it), and returns the rest of the work. Errors are Dispatch's; a panic in
+// either step becomes an error.
+func Start(ctx context.Context, srv Server, name string, params json.RawMessage) (finish func() (any, error), err error) {
+	c, ok := commands[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errUnknown, name)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			finish, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
+		}
+	}()
+	rest := func() (any, error) { return c.call(ctx, srv, params) }
+	if c.start != nil {
+		if rest, err = c.start(ctx, srv, params); err != nil {
+			return nil, err
+		}
+	}
+	return func() (result any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				result, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
+			}
+		}()
+		return rest()
+	}, nil
 }
 
 // Dispatch decodes params for the named command and calls srv. The result

@@ -18,24 +18,43 @@ var errBashRunning = errors.New("A bash command is already running; wait for it 
 // event is emitted for it. When the output was truncated the full output
 // file is complete before Bash returns.
 func (h *Host) Bash(ctx context.Context, p api.BashParams) (api.BashResult, error) {
+	finish, err := h.StartBash(ctx, p)
+	if err != nil {
+		return api.BashResult{}, err
+	}
+	return finish()
+}
+
+var _ api.BashStarter = (*Host)(nil)
+
+// StartBash registers the command at once, so an abort_bash that follows
+// it finds it (even before it runs), and returns the function that runs
+// it.
+func (h *Host) StartBash(ctx context.Context, p api.BashParams) (func() (api.BashResult, error), error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	h.mu.Lock()
 	if h.bashCancel != nil {
 		h.mu.Unlock()
-		return api.BashResult{}, errBashRunning
+		cancel()
+		return nil, errBashRunning
 	}
 	h.bashCancel = cancel
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.bashCancel = nil
-		h.mu.Unlock()
-	}()
-	// Close cancels h.ctx; so does a closing connection through ctx.
-	stop := context.AfterFunc(h.ctx, cancel)
-	defer stop()
+	return func() (api.BashResult, error) {
+		defer func() {
+			h.mu.Lock()
+			h.bashCancel = nil
+			h.mu.Unlock()
+			cancel()
+		}()
+		// Close cancels h.ctx; a closing connection cancels ctx.
+		stop := context.AfterFunc(h.ctx, cancel)
+		defer stop()
+		return h.runBash(ctx, p)
+	}, nil
+}
 
+func (h *Host) runBash(ctx context.Context, p api.BashParams) (api.BashResult, error) {
 	command := p.Command
 	if prefix := h.opts.Settings.ShellCommandPrefix; prefix != "" {
 		command = prefix + "\n" + command

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// answer sends an extension_ui_response choosing value.
+func (p *proc) answer(id, value string) {
+	p.send(map[string]any{"type": "extension_ui_response", "id": id, "value": value})
+}
+
+// toolEnd finds the tool_execution_end of a call.
+func toolEnd(rs []record, callID string) record {
+	for _, r := range rs {
+		if r.is("tool_execution_end") && r.str("toolCallId") == callID {
+			return r
+		}
+	}
+	return nil
+}
+
+func resultText(end record) string {
+	c := end.obj("result")["content"].([]any)
+	return c[0].(map[string]any)["text"].(string)
+}
+
+func TestRPCApprovalGateWrites(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
+		llmtest.Text("ok, not written"),
+		llmtest.ToolCalls(
+			llmtest.Call("r1", "read", `{"path":"seed.txt"}`),
+			llmtest.Call("w2", "write", `{"path":"out.txt","content":"hello\n"}`),
+		),
+		llmtest.ToolCalls(llmtest.Call("w3", "write", `{"path":"more.txt","content":"again\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"seed.txt","edits":[{"oldText":"seed","newText":"sprout"}]}`)),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\n"), 0o644))
+	p := w.start("--approval", "writes")
+
+	// Deny: the model reads the refusal; nothing is written.
+	p.ok("1", map[string]any{"type": "prompt", "message": "write it"})
+	rs := p.until(func(r record) bool { return r.is("extension_ui_request") })
+	req := rs[len(rs)-1]
+	assert.Equal(t, "select", req.str("method"))
+	assert.Equal(t, "Allow write: out.txt?", req.str("title"))
+	assert.Equal(t, []any{"Allow", "Allow always", "Deny"}, req["options"])
+	details := req.obj("details")
+	assert.Equal(t, "write", details.str("toolName"))
+	assert.Equal(t, "out.txt", details.obj("args").str("path"))
+	assert.Contains(t, details.str("diff"), "+hello")
+	p.answer(req.str("id"), "Deny")
+	rs = p.idle()
+	end := toolEnd(rs, "w1")
+	require.NotNil(t, end)
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "denied by the user")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "out.txt"))
+
+	// Allow always: read never asks under "writes"; write asks once.
+	p.ok("2", map[string]any{"type": "prompt", "message": "try again"})
+	rs = p.until(func(r record) bool { return r.is("extension_ui_request") })
+	req = rs[len(rs)-1]
+	assert.Equal(t, "Allow write: out.txt?", req.str("title"), "only the write asks")
+	p.answer(req.str("id"), "Allow always")
+	rs = p.until(func(r record) bool { return r.is("extension_ui_request") })
+	req = rs[len(rs)-1]
+	for _, r := range rs {
+		assert.False(t, r.is("extension_ui_request") && r.str("title") != "Allow edit: seed.txt?", "asked again: %v", r)
+	}
+	assert.Equal(t, "Allow edit: seed.txt?", req.str("title"))
+	assert.Contains(t, req.obj("details").str("diff"), "-a seed\n+a sprout\n")
+	assert.FileExists(t, filepath.Join(w.cwd, "out.txt"))
+	assert.FileExists(t, filepath.Join(w.cwd, "more.txt"))
+	p.answer(req.str("id"), "Allow")
+	p.idle()
+	data, err := os.ReadFile(filepath.Join(w.cwd, "seed.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "a sprout\n", string(data))
+	assert.Equal(t, 0, p.exit())
+}
+
+func TestRPCApprovalFromSettingsTimesOutAndAborts(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("r1", "read", `{"path":"seed.txt"}`)),
+		llmtest.Text("could not read"),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo never"}`)),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\n"), 0o644))
+	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"approval": "all", "approvalTimeoutMs": 200})
+	p := w.start()
+
+	// Nobody answers: the question times out and counts as Deny.
+	p.ok("1", map[string]any{"type": "prompt", "message": "read it"})
+	rs := p.idle()
+	var asked record
+	for _, r := range rs {
+		if r.is("extension_ui_request") {
+			asked = r
+		}
+	}
+	require.NotNil(t, asked, "with approval all, read asks too")
+	assert.EqualValues(t, 200, asked["timeout"])
+	end := toolEnd(rs, "r1")
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "denied by the user")
+
+	// An abort while the question waits ends the run.
+	p.ok("2", map[string]any{"type": "prompt", "message": "run it"})
+	p.until(func(r record) bool { return r.is("extension_ui_request") })
+	p.send(map[string]any{"id": "3", "type": "abort"})
+	rs = p.until(func(r record) bool { return r.is("response") && r["id"] == "3" })
+	assert.Contains(t, types(rs), "agent_end")
+	assert.Equal(t, 0, p.exit())
+}

@@ -1,0 +1,552 @@
+// Drives the gopi binary with pi's own published RpcClient
+// (@mariozechner/pi-coding-agent, dist/modes/rpc/rpc-client.js), so a real
+// pi client checks gopi's side of the RPC protocol. Run through run.sh, which
+// fetches the client first; directly:
+//
+//   GOPI_BIN=/path/to/gopi node --test rpc-client.test.mjs
+//
+// Every test starts its own gopi (through gopi-shim.mjs, which RpcClient
+// runs as its "cli.js") in a fresh working directory with a fresh
+// PI_CODING_AGENT_DIR and no API keys, so the offline faux model answers.
+// faux directives used here are described in core/llm/faux/README.md.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const piVersion = process.env.PI_VERSION ?? "0.73.1";
+const clientDir = process.env.PI_RPC_CLIENT_DIR ?? path.join(here, ".cache", `pi-coding-agent-${piVersion}`);
+const clientFile = path.join(clientDir, "rpc-client.js");
+if (!existsSync(clientFile)) {
+	throw new Error(`pi's RpcClient is missing at ${clientFile}; run ${path.join(here, "fetch-client.sh")} first`);
+}
+const { RpcClient } = await import(pathToFileURL(clientFile).href);
+
+const shim = path.join(here, "gopi-shim.mjs");
+const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(here, "../../../bin/gopi"));
+if (!existsSync(gopiBin)) {
+	throw new Error(`gopi binary not found at ${gopiBin}; build it (make build) or set GOPI_BIN`);
+}
+
+// How long a single wait for an event may take before the test fails.
+const EVENT_TIMEOUT_MS = 30_000;
+
+// The fields get_state always carries (sessionName only once it is set).
+const STATE_FIELDS = [
+	"model",
+	"thinkingLevel",
+	"isStreaming",
+	"isCompacting",
+	"steeringMode",
+	"followUpMode",
+	"sessionFile",
+	"sessionId",
+	"autoCompactionEnabled",
+	"messageCount",
+	"pendingMessageCount",
+];
+
+// The fields of a Model object.
+const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens"];
+
+/**
+ * Starts gopi in RPC mode behind pi's RpcClient, in a fresh temp working
+ * directory and agent directory; the test's cleanup stops it and removes both.
+ */
+async function start(t, { args = [] } = {}) {
+	const root = await mkdtemp(path.join(tmpdir(), "gopi-node-client-"));
+	const cwd = path.join(root, "work");
+	const agentDir = path.join(root, "agent");
+	await mkdir(cwd);
+	await mkdir(agentDir);
+	const client = new RpcClient({
+		cliPath: shim,
+		cwd,
+		env: {
+			GOPI_BIN: gopiBin,
+			PI_CODING_AGENT_DIR: agentDir,
+			ANTHROPIC_API_KEY: "",
+			OPENAI_API_KEY: "",
+			GEMINI_API_KEY: "",
+		},
+		args,
+	});
+	t.after(async () => {
+		await client.stop();
+		await rm(root, { recursive: true, force: true });
+	});
+	await client.start();
+	return { client, cwd, agentDir };
+}
+
+/** Resolves with the first event matching pred (registered immediately). */
+function nextEvent(client, pred, what = "event") {
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => {
+			stop();
+			reject(new Error(`timed out waiting for ${what}; gopi stderr:\n${client.getStderr()}`));
+		}, EVENT_TIMEOUT_MS);
+		const stop = client.onEvent((ev) => {
+			if (pred(ev)) {
+				clearTimeout(timer);
+				stop();
+				resolve(ev);
+			}
+		});
+	});
+}
+
+const isTextDelta = (ev) => ev.type === "message_update" && ev.assistantMessageEvent?.type === "text_delta";
+
+/** The text of a message's content (a string or an array of blocks). */
+function textOf(message) {
+	if (typeof message.content === "string") return message.content;
+	return message.content
+		.filter((b) => b.type === "text")
+		.map((b) => b.text)
+		.join("");
+}
+
+/** Answers an extension UI dialog. RpcClient has no method for this, so the
+ * line goes straight to the child's stdin (`process` is private only in TS). */
+function answerUI(client, id, fields) {
+	client.process.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id, ...fields })}\n`);
+}
+
+/**
+ * Runs one of the client's methods and asserts gopi refused it with an error
+ * matching pattern. RpcClient only throws for methods that return data; the
+ * others (setSessionName, setAutoRetry, prompt, ...) drop a failed response,
+ * so the response is taken from the client's internal send on the way.
+ */
+async function expectRefusal(client, call, pattern, what) {
+	const responses = [];
+	client.send = async function (command) {
+		const response = await RpcClient.prototype.send.call(this, command);
+		responses.push(response);
+		return response;
+	};
+	let thrown;
+	try {
+		await call();
+	} catch (err) {
+		thrown = err;
+	} finally {
+		delete client.send;
+	}
+	assert.equal(responses.length, 1, `${what}: expected one response`);
+	const [response] = responses;
+	assert.equal(response.type, "response");
+	assert.equal(response.success, false, `${what} succeeded: ${JSON.stringify(response)}`);
+	assert.match(response.error, pattern, `${what}: error ${JSON.stringify(response.error)}`);
+	if (thrown) assert.equal(thrown.message, response.error);
+	return response;
+}
+
+/** Polls until path exists: the way to learn that a bash command has started. */
+async function waitForFile(file) {
+	const deadline = Date.now() + EVENT_TIMEOUT_MS;
+	while (!existsSync(file)) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${file} to appear`);
+		await new Promise((r) => setTimeout(r, 10));
+	}
+}
+
+test("getState carries every field of the spec", async (t) => {
+	const { client, agentDir } = await start(t);
+	const state = await client.getState();
+	for (const field of STATE_FIELDS) assert.ok(field in state, `get_state lacks ${field}`);
+	for (const field of MODEL_FIELDS) assert.ok(field in state.model, `get_state model lacks ${field}`);
+	assert.equal(state.model.provider, "faux");
+	assert.equal(state.model.id, "faux-1");
+	assert.equal(typeof state.thinkingLevel, "string");
+	assert.equal(state.isStreaming, false);
+	assert.equal(state.isCompacting, false);
+	assert.ok(["all", "one-at-a-time"].includes(state.steeringMode));
+	assert.ok(["all", "one-at-a-time"].includes(state.followUpMode));
+	assert.equal(typeof state.sessionId, "string");
+	assert.ok(state.sessionId.length > 0);
+	assert.ok(state.sessionFile.startsWith(agentDir + path.sep), `session file ${state.sessionFile} is outside ${agentDir}`);
+	assert.ok(state.sessionFile.includes(state.sessionId));
+	assert.equal(typeof state.autoCompactionEnabled, "boolean");
+	assert.equal(state.messageCount, 0);
+	assert.equal(state.pendingMessageCount, 0);
+	assert.ok(!("sessionName" in state), "sessionName must be omitted until set");
+});
+
+test("setSessionName shows in getState; an empty name is rejected", async (t) => {
+	const { client } = await start(t);
+	await client.setSessionName("node client run");
+	assert.equal((await client.getState()).sessionName, "node client run");
+	await expectRefusal(client, () => client.setSessionName(""), /empty/i, "setSessionName('')");
+	assert.equal((await client.getState()).sessionName, "node client run");
+});
+
+test("prompt with a faux bash tool call streams tool and message events", async (t) => {
+	const { client } = await start(t);
+	const done = client.collectEvents(EVENT_TIMEOUT_MS);
+	await client.prompt("bash: echo hi");
+	const events = await done;
+	const types = events.map((e) => e.type);
+
+	assert.equal(types[0], "agent_start");
+	assert.equal(types.at(-1), "agent_end");
+	const toolStart = events.findIndex((e) => e.type === "tool_execution_start");
+	const toolEnd = events.findIndex((e) => e.type === "tool_execution_end");
+	const toolResult = events.findIndex((e) => e.type === "message_end" && e.message.role === "toolResult");
+	assert.ok(toolStart >= 0 && toolEnd > toolStart && toolResult > toolEnd, `unexpected order: ${types.join(" ")}`);
+
+	const startEv = events[toolStart];
+	assert.equal(startEv.toolName, "bash");
+	assert.deepEqual(startEv.args, { command: "echo hi" });
+	const endEv = events[toolEnd];
+	assert.equal(endEv.toolCallId, startEv.toolCallId);
+	assert.equal(endEv.isError, false);
+	assert.match(textOf(endEv.result), /^hi\n?$/);
+	const resultMsg = events[toolResult].message;
+	assert.equal(resultMsg.toolCallId, startEv.toolCallId);
+	assert.equal(resultMsg.toolName, "bash");
+	assert.equal(resultMsg.isError, false);
+
+	const agentEnd = events.at(-1);
+	assert.deepEqual(
+		agentEnd.messages.map((m) => m.role),
+		["user", "assistant", "toolResult", "assistant"],
+	);
+	assert.equal(agentEnd.messages[1].stopReason, "toolUse");
+	assert.equal(agentEnd.messages[3].stopReason, "stop");
+
+	const messages = await client.getMessages();
+	assert.deepEqual(
+		messages.map((m) => m.role),
+		["user", "assistant", "toolResult", "assistant"],
+	);
+	assert.equal(textOf(messages[0]), "bash: echo hi");
+	assert.equal(await client.getLastAssistantText(), "Tool said: hi");
+	assert.equal((await client.getState()).messageCount, 4);
+});
+
+test("getSessionStats counts messages, tokens and context usage", async (t) => {
+	const { client } = await start(t);
+	const before = await client.getSessionStats();
+	assert.equal(before.totalMessages, 0);
+	assert.equal(before.tokens.total, 0);
+
+	await client.promptAndWait("bash: echo hi", undefined, EVENT_TIMEOUT_MS);
+	const stats = await client.getSessionStats();
+	const state = await client.getState();
+	assert.equal(stats.sessionId, state.sessionId);
+	assert.equal(stats.sessionFile, state.sessionFile);
+	assert.equal(stats.userMessages, 1);
+	assert.equal(stats.assistantMessages, 2);
+	assert.equal(stats.toolCalls, 1);
+	assert.equal(stats.toolResults, 1);
+	assert.equal(stats.totalMessages, 4);
+	const { input, output, cacheRead, cacheWrite, total } = stats.tokens;
+	assert.ok(input > 0 && output > 0, `tokens: ${JSON.stringify(stats.tokens)}`);
+	assert.equal(total, input + output + cacheRead + cacheWrite);
+	assert.equal(stats.cost, 0);
+	assert.ok(stats.contextUsage, "contextUsage missing");
+	assert.equal(stats.contextUsage.contextWindow, state.model.contextWindow);
+	assert.ok(stats.contextUsage.tokens > 0);
+	assert.ok(
+		Math.abs(stats.contextUsage.percent - (stats.contextUsage.tokens / stats.contextUsage.contextWindow) * 100) < 1e-9,
+		`percent ${stats.contextUsage.percent} does not match ${stats.contextUsage.tokens}/${stats.contextUsage.contextWindow}`,
+	);
+});
+
+test("steer and followUp during a streaming reply land in order", async (t) => {
+	const { client } = await start(t);
+	const firstDelta = nextEvent(client, isTextDelta, "the first text delta");
+	const done = client.collectEvents(60_000);
+	// faux-1 pauses 25 ms between numbers: three seconds of streaming.
+	await client.prompt("stream: 120");
+	await firstDelta;
+
+	await client.steer("reply: steered");
+	await client.followUp("reply: followed up");
+	// A prompt without streamingBehavior is refused while the agent runs.
+	await expectRefusal(client, () => client.prompt("reply: too early"), /already processing/, "prompt while streaming");
+	const busy = await client.getState();
+	assert.equal(busy.isStreaming, true);
+	assert.equal(busy.pendingMessageCount, 2);
+
+	const events = await done;
+	assert.equal(events.filter((e) => e.type === "agent_end").length, 1);
+	const messages = await client.getMessages();
+	assert.deepEqual(
+		messages.map((m) => [m.role, textOf(m)]),
+		[
+			["user", "stream: 120"],
+			["assistant", Array.from({ length: 120 }, (_, i) => i + 1).join(" ")],
+			["user", "reply: steered"],
+			["assistant", "steered"],
+			["user", "reply: followed up"],
+			["assistant", "followed up"],
+		],
+	);
+	const state = await client.getState();
+	assert.equal(state.isStreaming, false);
+	assert.equal(state.pendingMessageCount, 0);
+});
+
+test("abort mid-stream ends the reply as aborted", async (t) => {
+	const { client } = await start(t);
+	const firstDelta = nextEvent(client, isTextDelta, "the first text delta");
+	const done = client.collectEvents(EVENT_TIMEOUT_MS);
+	await client.prompt("stream: 10000");
+	await firstDelta;
+	await client.abort();
+	const events = await done;
+
+	const last = events.at(-1).messages.at(-1);
+	assert.equal(last.role, "assistant");
+	assert.equal(last.stopReason, "aborted");
+	assert.ok(!textOf(last).endsWith("10000"), "the stream ran to its end");
+	const messages = await client.getMessages();
+	assert.equal(messages.at(-1).stopReason, "aborted");
+	assert.equal((await client.getState()).isStreaming, false);
+});
+
+test("bash runs for the user and abortBash cancels a running command", async (t) => {
+	const { client, cwd } = await start(t);
+	const ok = await client.bash("echo hi");
+	assert.deepEqual(
+		{ output: ok.output, exitCode: ok.exitCode, cancelled: ok.cancelled, truncated: ok.truncated },
+		{ output: "hi\n", exitCode: 0, cancelled: false, truncated: false },
+	);
+
+	// The marker tells us the command runs, so the abort cannot come too early.
+	const marker = path.join(cwd, "bash-started");
+	const running = client.bash("touch bash-started && sleep 30");
+	await waitForFile(marker);
+	await client.abortBash();
+	const cancelled = await running;
+	assert.equal(cancelled.cancelled, true);
+
+	const messages = await client.getMessages();
+	const runs = messages.filter((m) => m.role === "bashExecution");
+	assert.deepEqual(
+		runs.map((m) => [m.command, m.cancelled]),
+		[
+			["echo hi", false],
+			["touch bash-started && sleep 30", true],
+		],
+	);
+});
+
+// RpcClient writes abort_bash right behind bash without waiting; gopi
+// registers a bash command as it reads it, so the abort always finds it.
+test(
+	"abortBash sent right after bash cancels it",
+	async (t) => {
+		const { client } = await start(t);
+		const running = client.bash("sleep 2");
+		await client.abortBash();
+		const res = await running;
+		assert.equal(res.cancelled, true);
+	},
+);
+
+test("models: getAvailableModels, setModel, cycleModel", async (t) => {
+	const { client } = await start(t);
+	const models = await client.getAvailableModels();
+	const ids = models.map((m) => `${m.provider}/${m.id}`);
+	assert.ok(ids.includes("faux/faux-1") && ids.includes("faux/faux-fast"), `models: ${ids}`);
+	for (const m of models) for (const field of MODEL_FIELDS) assert.ok(field in m, `${m.id} lacks ${field}`);
+
+	const fast = await client.setModel("faux", "faux-fast");
+	assert.equal(fast.id, "faux-fast");
+	assert.equal(fast.provider, "faux");
+	assert.equal(fast.reasoning, false);
+	assert.equal((await client.getState()).model.id, "faux-fast");
+	await expectRefusal(client, () => client.setModel("x", "y"), /^Model not found: x\/y$/, "setModel(x, y)");
+	await assert.rejects(client.setModel("x", "y"), /Model not found: x\/y/);
+	assert.equal((await client.getState()).model.id, "faux-fast");
+
+	// Cycling through every available model comes back to the start.
+	const seen = [];
+	for (let i = 0; i < models.length; i++) {
+		const r = await client.cycleModel();
+		assert.ok(r, "cycleModel returned null with several models");
+		assert.equal(typeof r.thinkingLevel, "string");
+		assert.equal(r.isScoped, false);
+		seen.push(`${r.model.provider}/${r.model.id}`);
+	}
+	assert.notEqual(seen[0], "faux/faux-fast");
+	assert.equal(seen.at(-1), "faux/faux-fast");
+	assert.equal(new Set(seen).size, models.length);
+	assert.equal((await client.getState()).model.id, "faux-fast");
+});
+
+test("thinking: setThinkingLevel, cycleThinkingLevel; none on faux-fast", async (t) => {
+	const { client } = await start(t);
+	await client.setThinkingLevel("low");
+	assert.equal((await client.getState()).thinkingLevel, "low");
+	assert.deepEqual(await client.cycleThinkingLevel(), { level: "medium" });
+	assert.equal((await client.getState()).thinkingLevel, "medium");
+
+	await client.setModel("faux", "faux-fast");
+	assert.equal(await client.cycleThinkingLevel(), null);
+	assert.equal((await client.getState()).thinkingLevel, "off");
+});
+
+test("getMessages, getLastAssistantText and getForkMessages follow the conversation", async (t) => {
+	const { client } = await start(t);
+	assert.deepEqual(await client.getMessages(), []);
+	assert.equal(await client.getLastAssistantText(), null);
+	assert.deepEqual(await client.getForkMessages(), []);
+
+	await client.promptAndWait("reply: first answer", undefined, EVENT_TIMEOUT_MS);
+	await client.promptAndWait("reply: second answer", undefined, EVENT_TIMEOUT_MS);
+	assert.equal(await client.getLastAssistantText(), "second answer");
+	const messages = await client.getMessages();
+	assert.deepEqual(
+		messages.map((m) => [m.role, textOf(m)]),
+		[
+			["user", "reply: first answer"],
+			["assistant", "first answer"],
+			["user", "reply: second answer"],
+			["assistant", "second answer"],
+		],
+	);
+	const forks = await client.getForkMessages();
+	assert.deepEqual(
+		forks.map((f) => f.text),
+		["reply: first answer", "reply: second answer"],
+	);
+	for (const f of forks) assert.ok(typeof f.entryId === "string" && f.entryId.length > 0);
+	assert.notEqual(forks[0].entryId, forks[1].entryId);
+});
+
+test("getCommands returns the command list", async (t) => {
+	const { client } = await start(t);
+	const commands = await client.getCommands();
+	assert.ok(Array.isArray(commands));
+	for (const c of commands) {
+		assert.equal(typeof c.name, "string");
+		assert.ok(["extension", "prompt", "skill"].includes(c.source), `source ${c.source}`);
+	}
+});
+
+test("newSession starts an empty session", async (t) => {
+	const { client } = await start(t);
+	await client.promptAndWait("reply: hello", undefined, EVENT_TIMEOUT_MS);
+	const old = await client.getState();
+	assert.equal(old.messageCount, 2);
+
+	assert.deepEqual(await client.newSession(), { cancelled: false });
+	const state = await client.getState();
+	assert.notEqual(state.sessionId, old.sessionId);
+	assert.notEqual(state.sessionFile, old.sessionFile);
+	assert.equal(state.messageCount, 0);
+	assert.deepEqual(await client.getMessages(), []);
+	assert.equal(await client.getLastAssistantText(), null);
+});
+
+test("setSteeringMode and setFollowUpMode show in getState", async (t) => {
+	const { client } = await start(t);
+	await client.setSteeringMode("all");
+	await client.setFollowUpMode("all");
+	let state = await client.getState();
+	assert.equal(state.steeringMode, "all");
+	assert.equal(state.followUpMode, "all");
+	await client.setSteeringMode("one-at-a-time");
+	await client.setFollowUpMode("one-at-a-time");
+	state = await client.getState();
+	assert.equal(state.steeringMode, "one-at-a-time");
+	assert.equal(state.followUpMode, "one-at-a-time");
+	await expectRefusal(client, () => client.setSteeringMode("sometimes"), /mode/, "setSteeringMode(sometimes)");
+	await expectRefusal(client, () => client.setFollowUpMode("sometimes"), /mode/, "setFollowUpMode(sometimes)");
+	assert.equal((await client.getState()).steeringMode, "one-at-a-time");
+});
+
+test("commands gopi does not serve yet are refused, not faked", async (t) => {
+	const { client, cwd } = await start(t);
+	const calls = {
+		compact: () => client.compact(),
+		exportHtml: () => client.exportHtml(path.join(cwd, "session.html")),
+		switchSession: () => client.switchSession(path.join(cwd, "other.jsonl")),
+		fork: () => client.fork("abc123"),
+		setAutoCompaction: () => client.setAutoCompaction(true),
+		setAutoRetry: () => client.setAutoRetry(true),
+		abortRetry: () => client.abortRetry(),
+	};
+	for (const [name, call] of Object.entries(calls)) {
+		await expectRefusal(client, call, /not implemented/, name);
+	}
+	assert.ok(!existsSync(path.join(cwd, "session.html")));
+});
+
+/**
+ * Prompts a faux write under --approval writes, answering every approval
+ * question with answer; returns the run's events and the questions asked.
+ */
+async function promptWithApproval(client, message, answer) {
+	const requests = [];
+	const stop = client.onEvent((ev) => {
+		if (ev.type === "extension_ui_request" && ev.method === "select") {
+			requests.push(ev);
+			answerUI(client, ev.id, { value: answer });
+		}
+	});
+	try {
+		const events = await client.promptAndWait(message, undefined, EVENT_TIMEOUT_MS);
+		return { events, requests };
+	} finally {
+		stop();
+	}
+}
+
+function toolOutcome(events) {
+	const end = events.find((e) => e.type === "tool_execution_end");
+	const result = events.find((e) => e.type === "message_end" && e.message.role === "toolResult");
+	assert.ok(end && result, "no tool ran");
+	return { end, result: result.message };
+}
+
+function assertApprovalRequest(req) {
+	assert.equal(req.method, "select");
+	assert.equal(typeof req.id, "string");
+	assert.deepEqual(req.options, ["Allow", "Allow always", "Deny"]);
+	assert.match(req.title, /out\.txt/);
+	assert.equal(req.details.toolName, "write");
+	assert.match(req.details.diff, /^\+hello$/m);
+}
+
+test("approval gate: Deny leaves no file and fails the tool call", async (t) => {
+	const { client, cwd } = await start(t, { args: ["--approval", "writes"] });
+	const { events, requests } = await promptWithApproval(client, "write: out.txt :: hello", "Deny");
+	assert.equal(requests.length, 1);
+	assertApprovalRequest(requests[0]);
+	assert.ok(!existsSync(path.join(cwd, "out.txt")), "denied write created the file");
+	const { end, result } = toolOutcome(events);
+	assert.equal(end.isError, true);
+	assert.equal(result.isError, true);
+	assert.match(textOf(result), /denied/i);
+});
+
+test("approval gate: Allow writes the file", async (t) => {
+	const { client, cwd } = await start(t, { args: ["--approval", "writes"] });
+	const { events, requests } = await promptWithApproval(client, "write: out.txt :: hello", "Allow");
+	assert.equal(requests.length, 1);
+	assertApprovalRequest(requests[0]);
+	assert.equal(await readFile(path.join(cwd, "out.txt"), "utf8"), "hello");
+	const { end, result } = toolOutcome(events);
+	assert.equal(end.isError, false);
+	assert.equal(result.isError, false);
+});
+
+test("approval gate: Allow always stops asking for that tool", async (t) => {
+	const { client, cwd } = await start(t, { args: ["--approval", "writes"] });
+	const first = await promptWithApproval(client, "write: out.txt :: hello", "Allow always");
+	assert.equal(first.requests.length, 1);
+	const second = await promptWithApproval(client, "write: again.txt :: again", "Deny");
+	assert.equal(second.requests.length, 0, "asked again after Allow always");
+	assert.equal(await readFile(path.join(cwd, "out.txt"), "utf8"), "hello");
+	assert.equal(await readFile(path.join(cwd, "again.txt"), "utf8"), "again");
+});
