@@ -167,23 +167,3 @@ func TestRPCSessionCommands(t *testing.T) {
 	assert.Equal(t, first, st2.Header().ParentSession)
 	assert.Equal(t, filepath.Dir(first), filepath.Dir(second))
 }
-
-func TestRPCUnimplementedCommandsFailClearly(t *testing.T) {
-	w := newWorld(t)
-	p := w.start()
-	for i, cmd := range []map[string]any{
-		{"type": "compact"},
-		{"type": "set_auto_compaction", "enabled": true},
-		{"type": "set_auto_retry", "enabled": false},
-		{"type": "abort_retry"},
-		{"type": "export_html"},
-		{"type": "switch_session", "sessionPath": "/nowhere.jsonl"},
-		{"type": "fork", "entryId": "abc"},
-		{"type": "clone"},
-	} {
-		r := p.call(string(rune('a'+i)), cmd)
-		assert.Equal(t, false, r["success"], "%v", cmd)
-		assert.Contains(t, r.str("error"), "not implemented", "%v", cmd)
-	}
-	assert.Equal(t, 0, p.exit())
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -39,6 +40,7 @@ func (h *Host) StartBash(ctx context.Context, p api.BashParams) (func() (api.Bas
 		return nil, errBashRunning
 	}
 	h.bashCancel = cancel
+	store := h.store
 	h.mu.Unlock()
 	return func() (api.BashResult, error) {
 		defer func() {
@@ -50,11 +52,11 @@ func (h *Host) StartBash(ctx context.Context, p api.BashParams) (func() (api.Bas
 		// Close cancels h.ctx; a closing connection cancels ctx.
 		stop := context.AfterFunc(h.ctx, cancel)
 		defer stop()
-		return h.runBash(ctx, p)
+		return h.runBash(ctx, p, store)
 	}, nil
 }
 
-func (h *Host) runBash(ctx context.Context, p api.BashParams) (api.BashResult, error) {
+func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Store) (api.BashResult, error) {
 	command := p.Command
 	if prefix := h.opts.Settings.ShellCommandPrefix; prefix != "" {
 		command = prefix + "\n" + command
@@ -69,7 +71,7 @@ func (h *Host) runBash(ctx context.Context, p api.BashParams) (api.BashResult, e
 	if err != nil {
 		return api.BashResult{}, fmt.Errorf("running bash command: %w", err)
 	}
-	h.recordBash(&llm.BashExecutionMessage{
+	h.recordBash(store, &llm.BashExecutionMessage{
 		Command:        p.Command,
 		Output:         res.Output,
 		ExitCode:       res.ExitCode,
@@ -100,7 +102,15 @@ func (h *Host) AbortBash(_ context.Context) error {
 
 // recordBash adds a bash result to the transcript, or holds it until the
 // running prompt ends so it cannot land between a tool call and its result.
-func (h *Host) recordBash(m *llm.BashExecutionMessage) {
+// A result whose session was replaced meanwhile (new_session, switch,
+// fork) goes to the session it ran in, not into the new one.
+func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
+	if store != h.Store() {
+		if _, err := store.AppendMessage(m); err != nil {
+			h.opts.Report(fmt.Errorf("saving bash result to its session: %w", err))
+		}
+		return
+	}
 	if h.agent.IsStreaming() {
 		h.mu.Lock()
 		h.pendingBash = append(h.pendingBash, m)

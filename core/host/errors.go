@@ -1,19 +1,6 @@
 package host
 
-import (
-	"errors"
-
-	"github.com/gopi-dev/gopi/core/api"
-)
-
-// notYet is the failure of a command gopi does not serve yet; its text
-// is what the client reads.
-type notYet string
-
-func (e notYet) Error() string {
-	return string(e) + " is not implemented in this version of gopi yet"
-}
-func (e notYet) Unwrap() error { return api.ErrNotImplemented }
+import "errors"
 
 // errStreaming is pi's answer to a prompt sent during a run without a
 // streamingBehavior.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
@@ -79,6 +80,20 @@ type Host struct {
 	// from its result.
 	pendingBash []*llm.BashExecutionMessage
 	bashCancel  context.CancelFunc // the running bash command's, or nil
+
+	templates []resources.Template
+	skills    []resources.Skill
+
+	// A prompt in progress: its run plus the retries and compactions that
+	// follow it (drive.go).
+	driving            bool
+	driveDone          chan struct{} // closed when the drive ends
+	retrySettings      RetrySettings
+	retryAttempt       int
+	retryCancel        context.CancelFunc // cancels a retry's wait
+	compactionSettings compaction.Settings
+	compactCancel      func() // aborts the running compaction
+	overflowTried      bool   // one compact-and-retry per overflow
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -96,7 +111,11 @@ func New(opts Options) (*Host, error) {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	h := &Host{opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}}
+	h := &Host{
+		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{},
+		retrySettings:      settingsOf(opts.Settings.Retry, DefaultRetrySettings()),
+		compactionSettings: settingsOf(opts.Settings.Compaction, compaction.DefaultSettings()),
+	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
@@ -147,6 +166,7 @@ func New(opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.agent.SetTools(opts.Tools)
+	h.loadResources()
 	h.refreshSystemPrompt()
 	return h, nil
 }
@@ -189,6 +209,7 @@ func (h *Host) refreshSystemPrompt() {
 		Tools:        h.opts.ToolLines,
 		Guidelines:   h.opts.Guidelines,
 		ContextFiles: h.opts.ContextFiles,
+		Skills:       resources.FormatSkillsForPrompt(h.skills),
 		Cwd:          h.opts.Cwd,
 	}))
 }
@@ -275,6 +296,12 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.bashCancel != nil {
 		h.bashCancel()
+	}
+	if h.retryCancel != nil {
+		h.retryCancel()
+	}
+	if h.compactCancel != nil {
+		h.compactCancel()
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})

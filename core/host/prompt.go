@@ -18,7 +18,7 @@ import (
 func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
 	text := h.expandInput(p.Message)
 	msg := llm.UserText(text, p.Images...)
-	if h.agent.IsStreaming() {
+	if h.settle(ctx) {
 		return h.queue(p.StreamingBehavior, msg)
 	}
 	model := h.agent.Model()
@@ -37,7 +37,12 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
 	if err != nil {
 		return err
 	}
-	api.AfterResponse(ctx, func() { h.runs.Go(run) })
+	h.mu.Lock()
+	h.driving = true
+	h.driveDone = make(chan struct{})
+	h.overflowTried = false
+	h.mu.Unlock()
+	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
 	return nil
 }
 
@@ -73,18 +78,30 @@ const abortWait = 10 * time.Second
 // Abort stops the running prompt and answers once the run has ended (its
 // agent_end is on the wire before the response, as in pi).
 func (h *Host) Abort(ctx context.Context) error {
+	h.mu.Lock()
+	done := h.driveDone
+	if h.retryCancel != nil {
+		h.retryCancel()
+	}
+	if h.compactCancel != nil {
+		h.compactCancel()
+	}
+	h.mu.Unlock()
 	h.agent.Abort()
 	ctx, cancel := context.WithTimeout(ctx, abortWait)
 	defer cancel()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return fmt.Errorf("abort requested, but the run has not stopped yet: %w", ctx.Err())
+		}
+	}
 	if err := h.agent.WaitForIdle(ctx); err != nil {
 		return fmt.Errorf("abort requested, but the run has not stopped yet: %w", err)
 	}
 	return nil
 }
-
-// expandInput turns /template and /skill: input into the text the model
-// sees. Templates and skills are not loaded yet, so input passes through.
-func (h *Host) expandInput(text string) string { return text }
 
 func queueMode(s string) agent.QueueMode {
 	switch m := agent.QueueMode(s); m {

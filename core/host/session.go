@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -18,17 +19,18 @@ func (h *Host) GetState(_ context.Context) (api.State, error) {
 	st := h.Store()
 	steer, follow := h.agent.QueueCounts()
 	return api.State{
-		Model:               h.agent.Model(),
-		ThinkingLevel:       h.agent.ThinkingLevel(),
-		IsStreaming:         h.agent.IsStreaming(),
-		IsCompacting:        false,
-		SteeringMode:        api.QueueMode(h.agent.SteeringMode()),
-		FollowUpMode:        api.QueueMode(h.agent.FollowUpMode()),
-		SessionFile:         st.File(),
-		SessionID:           st.ID(),
-		SessionName:         st.Name(),
-		MessageCount:        len(h.agent.Messages()),
-		PendingMessageCount: steer + follow,
+		Model:                 h.agent.Model(),
+		ThinkingLevel:         h.agent.ThinkingLevel(),
+		IsStreaming:           h.busy(),
+		IsCompacting:          h.compacting(),
+		SteeringMode:          api.QueueMode(h.agent.SteeringMode()),
+		FollowUpMode:          api.QueueMode(h.agent.FollowUpMode()),
+		SessionFile:           st.File(),
+		SessionID:             st.ID(),
+		SessionName:           st.Name(),
+		AutoCompactionEnabled: h.autoCompaction(),
+		MessageCount:          len(h.agent.Messages()),
+		PendingMessageCount:   steer + follow,
 	}, nil
 }
 
@@ -121,16 +123,8 @@ func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.Canc
 	} else {
 		next = session.InMemory(h.opts.Cwd)
 	}
-	h.agent.ClearQueues()
-	h.agent.ReplaceMessages(nil)
-	h.mu.Lock()
-	h.store = next
-	h.pendingBash = nil
-	h.mu.Unlock()
-	if m := h.agent.Model(); m != nil {
-		if err := h.setModel(m, h.agent.ThinkingLevel()); err != nil {
-			return api.CancelledResult{}, err
-		}
+	if err := h.adopt(next); err != nil {
+		return api.CancelledResult{}, err
 	}
 	return api.CancelledResult{}, nil
 }
@@ -167,63 +161,29 @@ func (h *Host) ListSessions(_ context.Context, p api.ListSessionsParams) (api.Se
 	return api.SessionsResult{Sessions: out}, nil
 }
 
-// Commands that arrive with the context and sessions work (compaction,
-// retry, fork/switch/clone, export). Until then they fail clearly.
-
-func (h *Host) Compact(context.Context, api.CompactParams) (api.CompactionResult, error) {
-	return api.CompactionResult{}, notYet("compact")
-}
-
-func (h *Host) SetAutoCompaction(context.Context, api.EnabledParams) error {
-	return notYet("set_auto_compaction")
-}
-
-func (h *Host) SetAutoRetry(context.Context, api.EnabledParams) error {
-	return notYet("set_auto_retry")
-}
-
-func (h *Host) AbortRetry(context.Context) error { return notYet("abort_retry") }
-
-func (h *Host) ExportHTML(context.Context, api.ExportParams) (api.PathResult, error) {
-	return api.PathResult{}, notYet("export_html")
-}
-
-func (h *Host) SwitchSession(context.Context, api.SwitchSessionParams) (api.CancelledResult, error) {
-	return api.CancelledResult{}, notYet("switch_session")
-}
-
-func (h *Host) Fork(context.Context, api.ForkParams) (api.ForkResult, error) {
-	return api.ForkResult{}, notYet("fork")
-}
-
-func (h *Host) Clone(context.Context) (api.CancelledResult, error) {
-	return api.CancelledResult{}, notYet("clone")
-}
-
-// GetCommands lists the slash commands a prompt can invoke. Prompt
-// templates and skills are not loaded yet, so the list is empty.
-func (h *Host) GetCommands(context.Context) (api.CommandsResult, error) {
-	return api.CommandsResult{Commands: []api.SlashCommand{}}, nil
-}
-
-// contextUsage estimates how full the context window is.
+// contextUsage estimates how full the context window is: the last reply's
+// usage plus an estimate of what came after it. Right after a compaction
+// the size is unknown (null) until a reply reports it.
 func (h *Host) contextUsage(msgs []llm.Message) *api.ContextUsage {
 	m := h.agent.Model()
 	if m == nil || m.ContextWindow <= 0 {
 		return nil
 	}
-	tokens := 0
-	for i := len(msgs) - 1; i >= 0; i-- {
-		a, ok := msgs[i].(*llm.AssistantMessage)
-		if !ok || a.StopReason == llm.StopError || a.StopReason == llm.StopAborted {
-			continue
+	usage := &api.ContextUsage{ContextWindow: m.ContextWindow}
+	if t, ok := latestCompaction(h.Store().Path()); ok {
+		fresh := false
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if a, ok := msgs[i].(*llm.AssistantMessage); ok && a.StopReason != llm.StopError && a.StopReason != llm.StopAborted {
+				fresh = a.Timestamp > t && compaction.ContextTokens(a.Usage) > 0
+				break
+			}
 		}
-		tokens = a.Usage.TotalTokens
-		if tokens == 0 {
-			tokens = a.Usage.Input + a.Usage.Output + a.Usage.CacheRead + a.Usage.CacheWrite
+		if !fresh {
+			return usage
 		}
-		break
 	}
+	tokens := compaction.EstimateContext(msgs).Tokens
 	percent := float64(tokens) / float64(m.ContextWindow) * 100
-	return &api.ContextUsage{Tokens: &tokens, ContextWindow: m.ContextWindow, Percent: &percent}
+	usage.Tokens, usage.Percent = &tokens, &percent
+	return usage
 }

@@ -142,11 +142,15 @@ func describeError(err error) error {
 	switch {
 	case errors.As(err, &apiErr):
 		body := strings.TrimSpace(apiErr.RawJSON())
+		note := ""
+		if apiErr.Response != nil {
+			note = llm.RetryAfterNote(apiErr.Response.Header, time.Now())
+		}
 		switch {
 		case apiErr.StatusCode >= 400 && body != "":
-			return fmt.Errorf("%d %s", apiErr.StatusCode, body)
+			return fmt.Errorf("%d %s%s", apiErr.StatusCode, body, note)
 		case apiErr.StatusCode >= 400:
-			return fmt.Errorf("%d status code (no body)", apiErr.StatusCode)
+			return fmt.Errorf("%d status code (no body)%s", apiErr.StatusCode, note)
 		case body != "":
 			// An "event: error" in a 200 stream.
 			return errors.New(body)

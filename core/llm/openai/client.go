@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -66,7 +67,7 @@ func httpError(resp *http.Response, err error) error {
 		if text == "" {
 			text = http.StatusText(resp.StatusCode)
 		}
-		return fmt.Errorf("%d %s", resp.StatusCode, text)
+		return fmt.Errorf("%d %s%s", resp.StatusCode, text, llm.RetryAfterNote(resp.Header, time.Now()))
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -74,7 +75,11 @@ func httpError(resp *http.Response, err error) error {
 		if text == "" {
 			text = http.StatusText(apiErr.StatusCode)
 		}
-		return fmt.Errorf("%d %s", apiErr.StatusCode, text)
+		note := ""
+		if apiErr.Response != nil {
+			note = llm.RetryAfterNote(apiErr.Response.Header, time.Now())
+		}
+		return fmt.Errorf("%d %s%s", apiErr.StatusCode, text, note)
 	}
 	return err
 }

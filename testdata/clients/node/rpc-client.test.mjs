@@ -10,7 +10,7 @@
 // PI_CODING_AGENT_DIR and no API keys, so the offline faux model answers.
 // faux directives used here are described in core/llm/faux/README.md.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -465,21 +465,39 @@ test("setSteeringMode and setFollowUpMode show in getState", async (t) => {
 	assert.equal((await client.getState()).steeringMode, "one-at-a-time");
 });
 
-test("commands gopi does not serve yet are refused, not faked", async (t) => {
+test("context and session commands: retry, compaction, export, fork, switch", async (t) => {
 	const { client, cwd } = await start(t);
-	const calls = {
-		compact: () => client.compact(),
-		exportHtml: () => client.exportHtml(path.join(cwd, "session.html")),
-		switchSession: () => client.switchSession(path.join(cwd, "other.jsonl")),
-		fork: () => client.fork("abc123"),
-		setAutoCompaction: () => client.setAutoCompaction(true),
-		setAutoRetry: () => client.setAutoRetry(true),
-		abortRetry: () => client.abortRetry(),
-	};
-	for (const [name, call] of Object.entries(calls)) {
-		await expectRefusal(client, call, /not implemented/, name);
-	}
-	assert.ok(!existsSync(path.join(cwd, "session.html")));
+	await client.setAutoRetry(true);
+	await client.abortRetry();
+	await client.setAutoCompaction(false);
+	assert.equal((await client.getState()).autoCompactionEnabled, false);
+	await expectRefusal(client, () => client.compact(), /Nothing to compact/, "compact on an empty session");
+
+	await client.promptAndWait("reply: first answer", undefined, EVENT_TIMEOUT_MS);
+	await client.promptAndWait("reply: second answer", undefined, EVENT_TIMEOUT_MS);
+	const first = await client.getState();
+	assert.equal(first.messageCount, 4);
+
+	const out = path.join(cwd, "session.html");
+	const exported = await client.exportHtml(out);
+	assert.equal(exported.path, out);
+	const html = readFileSync(out, "utf8");
+	assert.match(html, /second answer/);
+
+	const messages = await client.getForkMessages();
+	assert.equal(messages.length, 2);
+	const forked = await client.fork(messages[1].entryId);
+	assert.equal(forked.cancelled, false);
+	assert.equal(forked.text, "reply: second answer");
+	const afterFork = await client.getState();
+	assert.equal(afterFork.messageCount, 2, "the fork holds what came before the chosen message");
+	assert.notEqual(afterFork.sessionFile, first.sessionFile);
+
+	const back = await client.switchSession(first.sessionFile);
+	assert.equal(back.cancelled, false);
+	const restored = await client.getState();
+	assert.equal(restored.sessionFile, first.sessionFile);
+	assert.equal(restored.messageCount, 4);
 });
 
 /**

@@ -1,0 +1,432 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// RetrySettings are settings.json's "retry" object.
+type RetrySettings struct {
+	Enabled     bool  `json:"enabled"`
+	MaxRetries  int   `json:"maxRetries"`
+	BaseDelayMs int64 `json:"baseDelayMs"`
+	// MaxDelayMs caps a provider's retry-after (gopi's; pi leaves it to
+	// the SDKs).
+	MaxDelayMs int64 `json:"maxDelayMs"`
+}
+
+// DefaultRetrySettings are pi's: on, 3 retries, 2 s doubling.
+func DefaultRetrySettings() RetrySettings {
+	return RetrySettings{Enabled: true, MaxRetries: 3, BaseDelayMs: 2000, MaxDelayMs: 60000}
+}
+
+// settingsOf decodes a settings.json object over defaults.
+func settingsOf[T any](raw json.RawMessage, defaults T) T {
+	out := defaults
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return defaults
+		}
+	}
+	return out
+}
+
+// drive performs an accepted prompt's run and what follows it: retries of
+// transient failures and automatic compaction, which may each continue
+// the run. It runs in a goroutine the host owns.
+func (h *Host) drive(run func()) {
+	defer func() {
+		h.mu.Lock()
+		h.driving = false
+		done := h.driveDone
+		h.driveDone = nil
+		h.mu.Unlock()
+		if done != nil {
+			close(done)
+		}
+	}()
+	for run != nil {
+		run()
+		run = h.afterRun()
+	}
+}
+
+// busy reports whether a prompt is in progress, including the pauses
+// between its parts (a retry's wait, a compaction).
+func (h *Host) busy() bool {
+	h.mu.Lock()
+	driving := h.driving
+	h.mu.Unlock()
+	return driving || h.agent.IsStreaming()
+}
+
+// settle waits out the moment after a prompt's last part, while the drive
+// decides there is nothing more to do (the client may already have seen
+// the final event). It reports true when the prompt is really still in
+// progress: streaming, waiting to retry or compacting.
+func (h *Host) settle(ctx context.Context) bool {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if h.agent.IsStreaming() {
+			return true
+		}
+		h.mu.Lock()
+		driving, pausing, done := h.driving, h.retryCancel != nil || h.compactCancel != nil, h.driveDone
+		h.mu.Unlock()
+		switch {
+		case !driving:
+			return false
+		case pausing:
+			return true
+		}
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+			return true
+		}
+	}
+}
+
+// afterRun looks at how the run ended and returns the next part to run,
+// or nil when the prompt is over.
+func (h *Host) afterRun() func() {
+	last := h.LastAssistant()
+	if last == nil || h.ctx.Err() != nil {
+		return nil
+	}
+	if next, handled := h.retry(last); handled {
+		return next
+	}
+	return h.autoCompact(last)
+}
+
+// retryable matches the transient failures worth another attempt:
+// overloaded, rate limits, 5xx, and connections or streams that broke.
+var retryable = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|529|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?reset|connection.?lost|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|ended unexpectedly|unexpected eof|broken pipe|timed? out|timeout|terminated`)
+
+func (h *Host) isRetryable(m *llm.AssistantMessage) bool {
+	if m.StopReason != llm.StopError || m.ErrorMessage == "" {
+		return false
+	}
+	if cur := h.agent.Model(); cur != nil && llm.IsContextOverflow(m, cur.ContextWindow) {
+		return false // compaction's job
+	}
+	return retryable.MatchString(m.ErrorMessage)
+}
+
+// retry handles a failed reply: handled is false when there is nothing
+// to retry (success, a permanent error, or retries off).
+func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
+	h.mu.Lock()
+	attempt := h.retryAttempt
+	settings := h.retrySettings
+	h.mu.Unlock()
+	if last.StopReason != llm.StopError {
+		if attempt > 0 {
+			h.setRetryAttempt(0)
+			h.emit(api.AutoRetryEnd{Success: true, Attempt: attempt})
+		}
+		return nil, false
+	}
+	if !settings.Enabled || !h.isRetryable(last) {
+		if attempt > 0 {
+			h.setRetryAttempt(0)
+			h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: last.ErrorMessage})
+		}
+		return nil, false
+	}
+	attempt++
+	if attempt > settings.MaxRetries {
+		h.setRetryAttempt(0)
+		h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt - 1, FinalError: last.ErrorMessage})
+		return nil, false
+	}
+	h.setRetryAttempt(attempt)
+	delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(attempt-1))) * time.Millisecond
+	if after, ok := llm.RetryAfter(last.ErrorMessage); ok && after > delay {
+		delay = min(after, time.Duration(settings.MaxDelayMs)*time.Millisecond)
+	}
+	h.emit(api.AutoRetryStart{Attempt: attempt, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage})
+
+	// The failed reply stays in the session file as history but leaves the
+	// context, so the retry asks the same question again.
+	h.dropLastAssistant()
+
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.mu.Lock()
+	h.retryCancel = cancel
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.retryCancel = nil
+		h.mu.Unlock()
+		cancel()
+	}()
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		h.setRetryAttempt(0)
+		h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
+		return nil, true
+	}
+	run, err := h.agent.StartContinue(h.ctx)
+	if err != nil {
+		h.opts.Report(fmt.Errorf("retrying: %w", err))
+		return nil, true
+	}
+	return run, true
+}
+
+func (h *Host) setRetryAttempt(n int) {
+	h.mu.Lock()
+	h.retryAttempt = n
+	h.mu.Unlock()
+}
+
+// dropLastAssistant removes a failed reply from the context (not from
+// the session file).
+func (h *Host) dropLastAssistant() {
+	msgs := h.agent.Messages()
+	if n := len(msgs); n > 0 && msgs[n-1].MessageRole() == llm.RoleAssistant {
+		h.agent.ReplaceMessages(msgs[:n-1])
+	}
+}
+
+// AbortRetry cancels a retry's wait; the prompt then ends with
+// auto_retry_end success false.
+func (h *Host) AbortRetry(context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.retryCancel != nil {
+		h.retryCancel()
+	}
+	return nil
+}
+
+// SetAutoRetry turns retrying transient failures on or off.
+func (h *Host) SetAutoRetry(_ context.Context, p api.EnabledParams) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.retrySettings.Enabled = p.Enabled
+	return nil
+}
+
+// SetAutoCompaction turns automatic compaction on or off.
+func (h *Host) SetAutoCompaction(_ context.Context, p api.EnabledParams) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.compactionSettings.Enabled = p.Enabled
+	return nil
+}
+
+const overflowGaveUp = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing the context or switching to a model with a larger context window."
+
+// autoCompact compacts when the reply overflowed the context (then
+// retries it) or the context passed the threshold.
+func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
+	h.mu.Lock()
+	settings := h.compactionSettings
+	overflowTried := h.overflowTried
+	if last.StopReason != llm.StopError {
+		h.overflowTried = false
+	}
+	h.mu.Unlock()
+	if !settings.Enabled || last.StopReason == llm.StopAborted {
+		return nil
+	}
+	model := h.agent.Model()
+	if model == nil {
+		return nil
+	}
+	store := h.Store()
+	if t, ok := latestCompaction(store.Path()); ok && last.Timestamp <= t {
+		return nil // a reply from before the last compaction
+	}
+	sameModel := last.Provider == model.Provider && last.Model == model.ID
+	if sameModel && llm.IsContextOverflow(last, model.ContextWindow) {
+		if overflowTried {
+			h.emit(api.AutoCompactionEnd{ErrorMessage: overflowGaveUp})
+			return nil
+		}
+		h.mu.Lock()
+		h.overflowTried = true
+		h.mu.Unlock()
+		h.dropLastAssistant()
+		if _, ok := h.compactWithEvents("overflow", true); !ok {
+			return nil
+		}
+		// The rebuilt context ends with the failed reply again (it stays in
+		// the file as history); ask the question anew without it.
+		if msgs := h.agent.Messages(); len(msgs) > 0 {
+			if a, ok := msgs[len(msgs)-1].(*llm.AssistantMessage); ok && a.StopReason == llm.StopError {
+				h.dropLastAssistant()
+			}
+		}
+		return h.continueRun()
+	}
+	var tokens int
+	if last.StopReason == llm.StopError {
+		est := compaction.EstimateContext(h.agent.Messages())
+		if est.LastUsageIndex < 0 {
+			return nil
+		}
+		tokens = est.Tokens
+	} else {
+		tokens = compaction.ContextTokens(last.Usage)
+	}
+	if !compaction.ShouldCompact(tokens, model.ContextWindow, settings) {
+		return nil
+	}
+	if _, ok := h.compactWithEvents("threshold", false); !ok {
+		return nil
+	}
+	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
+		// Messages queued during the run still need their turn.
+		return h.continueRun()
+	}
+	return nil
+}
+
+func (h *Host) continueRun() func() {
+	run, err := h.agent.StartContinue(h.ctx)
+	if err != nil {
+		h.opts.Report(fmt.Errorf("continuing after compaction: %w", err))
+		return nil
+	}
+	return run
+}
+
+// compactWithEvents runs an automatic compaction between
+// auto_compaction_start and auto_compaction_end.
+func (h *Host) compactWithEvents(reason string, willRetry bool) (*api.CompactionResult, bool) {
+	h.emit(api.AutoCompactionStart{Reason: reason})
+	res, err := h.compactNow(h.ctx, "")
+	switch {
+	case errors.Is(err, errCompactionAborted):
+		h.emit(api.AutoCompactionEnd{Aborted: true})
+		return nil, false
+	case err != nil:
+		h.emit(api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
+		return nil, false
+	}
+	h.emit(api.AutoCompactionEnd{Result: res, WillRetry: willRetry})
+	return res, true
+}
+
+var errCompactionAborted = errors.New("Compaction cancelled")
+
+// compactNow summarises the older part of the branch with the current
+// model and appends a compaction entry; the context becomes summary plus
+// kept messages. A failure leaves the session untouched. abort (or
+// h.ctx ending) cancels it with errCompactionAborted.
+func (h *Host) compactNow(ctx context.Context, instructions string) (*api.CompactionResult, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
+	defer stop()
+	h.mu.Lock()
+	if h.compactCancel != nil {
+		h.mu.Unlock()
+		cancel(nil)
+		return nil, errors.New("A compaction is already running")
+	}
+	h.compactCancel = func() { cancel(errCompactionAborted) }
+	settings := h.compactionSettings
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.compactCancel = nil
+		h.mu.Unlock()
+		cancel(nil)
+	}()
+
+	model := h.agent.Model()
+	if model == nil {
+		return nil, errors.New("No model selected.")
+	}
+	provider, err := h.opts.Providers.Lookup(model.API)
+	if err != nil {
+		return nil, err
+	}
+	key := ""
+	if model.API != llm.APIFaux {
+		if key, err = h.opts.Registry.APIKey(ctx, model); err != nil {
+			return nil, fmt.Errorf("no API key for %s: %w", model.Provider, err)
+		}
+	}
+	store := h.Store()
+	prep, err := compaction.Prepare(store.Path(), settings)
+	switch {
+	case errors.Is(err, compaction.ErrAlreadyCompacted):
+		return nil, errors.New("Already compacted")
+	case errors.Is(err, compaction.ErrNothingToCompact):
+		return nil, errors.New("Nothing to compact (session too small)")
+	case err != nil:
+		return nil, err
+	}
+	res, err := compaction.Compact(ctx, provider, model, key, prep, instructions)
+	if errors.Is(context.Cause(ctx), errCompactionAborted) {
+		return nil, errCompactionAborted
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false); err != nil {
+		return nil, fmt.Errorf("saving the compaction: %w", err)
+	}
+	h.agent.ReplaceMessages(store.Context().Messages)
+	details, _ := json.Marshal(res.Details)
+	return &api.CompactionResult{Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore, Details: details}, nil
+}
+
+// Compact stops any run and compacts now, with optional extra
+// instructions for the summary.
+func (h *Host) Compact(ctx context.Context, p api.CompactParams) (api.CompactionResult, error) {
+	if err := h.Abort(ctx); err != nil {
+		return api.CompactionResult{}, err
+	}
+	res, err := h.compactNow(ctx, p.CustomInstructions)
+	if err != nil {
+		return api.CompactionResult{}, err
+	}
+	return *res, nil
+}
+
+// latestCompaction is the time of the newest compaction on the path.
+func latestCompaction(path []session.Entry) (int64, bool) {
+	for i := len(path) - 1; i >= 0; i-- {
+		if c, ok := path[i].(*session.CompactionEntry); ok {
+			t, err := time.Parse(time.RFC3339Nano, c.Timestamp)
+			if err != nil {
+				return 0, false
+			}
+			return t.UnixMilli(), true
+		}
+	}
+	return 0, false
+}
+
+func (h *Host) compacting() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.compactCancel != nil
+}
+
+func (h *Host) autoCompaction() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.compactionSettings.Enabled
+}

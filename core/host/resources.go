@@ -1,0 +1,72 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/resources"
+)
+
+// loadResources reads prompt templates and skills (user and project
+// folders); problems with single files are reported once and the files
+// skipped.
+func (h *Host) loadResources() {
+	var problems []error
+	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, nil)
+	for _, p := range problems {
+		h.opts.Report(fmt.Errorf("prompt template: %w", p))
+	}
+	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, nil)
+	for _, p := range problems {
+		h.opts.Report(fmt.Errorf("skill: %w", p))
+	}
+}
+
+// expandInput turns "/skill:name args" and "/template args" into the text
+// the model sees; other input passes through unchanged.
+func (h *Host) expandInput(text string) string {
+	if !strings.HasPrefix(text, "/") {
+		return text
+	}
+	if expanded, err := resources.ExpandSkill(text, h.skills); err != nil {
+		h.emit(api.ExtensionError{ExtensionPath: skillPath(h.skills, text), Event: "skill_expansion", Error: err.Error()})
+	} else {
+		text = expanded
+	}
+	return resources.ExpandTemplate(text, h.templates)
+}
+
+func skillPath(skills []resources.Skill, text string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(text, "/skill:"), " ")
+	for _, s := range skills {
+		if s.Name == name {
+			return s.Path
+		}
+	}
+	return text
+}
+
+// GetCommands lists the prompt templates and skills a prompt can invoke
+// with "/name" (gopi has no extension commands yet).
+func (h *Host) GetCommands(context.Context) (api.CommandsResult, error) {
+	out := []api.SlashCommand{}
+	for _, t := range h.templates {
+		out = append(out, api.SlashCommand{
+			Name: t.Name, Description: t.Description, Source: "prompt",
+			Location: string(t.Location), Path: t.Path, SourceInfo: sourceInfo(t.SourceInfo),
+		})
+	}
+	for _, s := range h.skills {
+		out = append(out, api.SlashCommand{
+			Name: "skill:" + s.Name, Description: s.Description, Source: "skill",
+			Location: string(s.Location), Path: s.Path, SourceInfo: sourceInfo(s.SourceInfo),
+		})
+	}
+	return api.CommandsResult{Commands: out}, nil
+}
+
+func sourceInfo(s resources.SourceInfo) *api.SourceInfo {
+	return &api.SourceInfo{Path: s.Path, Source: s.Source, Scope: string(s.Scope), Origin: string(s.Origin), BaseDir: s.BaseDir}
+}
