@@ -299,3 +299,51 @@ func TestRPCAbortRetryAndRetryAfter(t *testing.T) {
 	assert.Equal(t, false, st["autoCompactionEnabled"])
 	assert.Equal(t, 0, p.exit())
 }
+
+func TestRPCCompactionFailureAndAbortLeaveTheSessionAlone(t *testing.T) {
+	stalled := llmtest.Text("a summary that never finishes")
+	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
+	big := llmtest.Text("third")
+	big.Usage = llmtest.Usage{Input: 95000}
+	w := newWorld(t,
+		llmtest.Text("first"),
+		llmtest.Text("second"),
+		llmtest.HTTPError(400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad summary request"}}`),
+		big,
+		stalled,
+	)
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	p := w.start()
+	for i, msg := range []string{"one " + strings.Repeat("z ", 100), "two " + strings.Repeat("y ", 100)} {
+		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
+		p.idle()
+	}
+
+	// The summariser fails: the error says so and nothing changes.
+	failed := p.call("2", map[string]any{"type": "compact"})
+	assert.Equal(t, false, failed["success"])
+	assert.Contains(t, failed.str("error"), "bad summary request")
+	msgs := p.ok("3", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+	assert.Len(t, msgs, 4)
+
+	// An automatic compaction that hangs is aborted by abort.
+	p.ok("4", map[string]any{"type": "prompt", "message": "three"})
+	p.until(func(r record) bool { return r.is("auto_compaction_start") })
+	require.Eventually(t, func() bool {
+		return p.ok("5", map[string]any{"type": "get_state"}).(map[string]any)["isCompacting"] == true
+	}, waitLimit, pollEvery)
+	p.send(map[string]any{"id": "6", "type": "abort"})
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "6" })
+	var end record
+	for _, r := range rs {
+		if r.is("auto_compaction_end") {
+			end = r
+		}
+	}
+	require.NotNil(t, end, "the compaction ended before abort answered\n%s", p.transcript())
+	assert.Equal(t, true, end["aborted"])
+	assert.Nil(t, end["result"])
+	msgs = p.ok("7", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+	assert.Len(t, msgs, 6, "an aborted compaction changes nothing")
+	assert.Equal(t, 0, p.exit())
+}
