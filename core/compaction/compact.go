@@ -215,13 +215,7 @@ func (s summariser) run(ctx context.Context, prompt string, maxTokens int) (stri
 	case msg.StopReason == llm.StopAborted:
 		return "", fmt.Errorf("%w: the request was aborted", ErrSummaryFailed)
 	}
-	var parts []string
-	for _, c := range msg.Content {
-		if t, ok := c.(llm.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	text := strings.Join(parts, "\n")
+	text := msg.Content.JoinText("\n")
 	if strings.TrimSpace(text) == "" {
 		return "", fmt.Errorf("%w: the model replied without text", ErrSummaryFailed)
 	}

@@ -222,7 +222,7 @@ func (p *page) message(it *item, m llm.Message, calls map[string]*toolView, mode
 	switch m := m.(type) {
 	case *llm.UserMessage:
 		p.Totals.User++
-		it.User = &userView{Text: markdown(textOf(m.Content)), Images: imagesOf(m.Content)}
+		it.User = &userView{Text: markdown(m.Content.JoinText("\n")), Images: imagesOf(m.Content)}
 	case *llm.AssistantMessage:
 		p.Totals.Assistant++
 		u := m.Usage
@@ -266,7 +266,7 @@ func (p *page) message(it *item, m llm.Message, calls map[string]*toolView, mode
 		it.Assistant = a
 	case *llm.ToolResultMessage:
 		p.Totals.ToolResults++
-		r := &resultView{Text: textOf(m.Content), Images: imagesOf(m.Content), IsError: m.IsError}
+		r := &resultView{Text: m.Content.JoinText("\n"), Images: imagesOf(m.Content), IsError: m.IsError}
 		if t, ok := calls[m.ToolCallID]; ok && t.Result == nil {
 			t.Result = r
 			return false
@@ -320,18 +320,7 @@ func compactionView(summary string, tokensBefore int) *summaryView {
 }
 
 func customContent(kind string, cs llm.Contents) *customView {
-	return &customView{Type: kind, Text: markdown(textOf(cs)), Images: imagesOf(cs)}
-}
-
-// textOf joins the text blocks of cs, one per line.
-func textOf(cs llm.Contents) string {
-	var parts []string
-	for _, c := range cs {
-		if t, ok := c.(llm.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return &customView{Type: kind, Text: markdown(cs.JoinText("\n")), Images: imagesOf(cs)}
 }
 
 func imagesOf(cs llm.Contents) []imageView {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // ContentType is the wire name of a content block's "type" field.
@@ -177,11 +178,19 @@ func (cs *Contents) UnmarshalJSON(data []byte) error {
 }
 
 // Text joins the text blocks of cs (not thinking, not tool calls).
-func (cs Contents) Text() string {
-	var b bytes.Buffer
+func (cs Contents) Text() string { return cs.JoinText("") }
+
+// JoinText joins the text blocks of cs with sep, skipping other blocks.
+func (cs Contents) JoinText(sep string) string {
+	var b strings.Builder
+	first := true
 	for _, c := range cs {
 		if t, ok := c.(TextContent); ok {
+			if !first {
+				b.WriteString(sep)
+			}
 			b.WriteString(t.Text)
+			first = false
 		}
 	}
 	return b.String()

@@ -202,22 +202,11 @@ func (a *infoScan) line(data []byte) bool {
 		if a.info.FirstMessage == "" && m.Role == llm.RoleUser {
 			var cs llm.Contents
 			if json.Unmarshal(m.Content, &cs) == nil {
-				a.info.FirstMessage = joinText(cs)
+				a.info.FirstMessage = cs.JoinText(" ") // spaces, as pi's session list does
 			}
 		}
 	}
 	return true
-}
-
-// joinText joins text blocks with spaces, as pi's session list does.
-func joinText(cs llm.Contents) string {
-	var parts []string
-	for _, c := range cs {
-		if t, ok := c.(llm.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // readLine appends the next line (without its newline) to buf; the error

@@ -393,13 +393,7 @@ func toolResultBlock(id string, content llm.Contents, isError, images bool) sdk.
 		tr.IsError = param.NewOpt(true)
 	}
 	if !content.HasImages() {
-		var texts []string
-		for _, c := range content {
-			if t, ok := c.(llm.TextContent); ok {
-				texts = append(texts, t.Text)
-			}
-		}
-		if text := strings.Join(texts, "\n"); text != "" {
+		if text := content.JoinText("\n"); text != "" {
 			tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
 		}
 		return sdk.ContentBlockParamUnion{OfToolResult: tr}

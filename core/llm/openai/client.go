@@ -155,14 +155,3 @@ func argumentsJSON(tc llm.ToolCall) string {
 func dataURL(img llm.ImageContent) string {
 	return "data:" + img.MimeType + ";base64," + img.Data
 }
-
-// joinText joins the text blocks of cs with sep.
-func joinText(cs llm.Contents, sep string) string {
-	var parts []string
-	for _, c := range cs {
-		if t, ok := c.(llm.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, sep)
-}

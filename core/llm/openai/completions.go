@@ -261,7 +261,7 @@ func chatMessages(model *llm.Model, req *llm.Request, c chatCompat) []chatMessag
 				if !ok {
 					break
 				}
-				text := joinText(tr.Content, "\n")
+				text := tr.Content.JoinText("\n")
 				if text == "" {
 					text = imageOnlyResult
 				}

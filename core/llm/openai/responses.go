@@ -213,7 +213,7 @@ func respInput(model *llm.Model, req *llm.Request) []any {
 			out = append(out, items...)
 		case *llm.ToolResultMessage:
 			callID, _, _ := strings.Cut(m.ToolCallID, "|")
-			text := joinText(m.Content, "\n")
+			text := m.Content.JoinText("\n")
 			var output any = text
 			if m.Content.HasImages() && model.SupportsImages() {
 				var parts []respPart
