@@ -56,18 +56,18 @@ func EstimateTokens(m llm.Message) int {
 	case *llm.UserMessage:
 		for _, c := range m.Content {
 			if t, ok := c.(llm.TextContent); ok {
-				chars += utf16Len(t.Text)
+				chars += llm.UTF16Len(t.Text)
 			}
 		}
 	case *llm.AssistantMessage:
 		for _, c := range m.Content {
 			switch c := c.(type) {
 			case llm.TextContent:
-				chars += utf16Len(c.Text)
+				chars += llm.UTF16Len(c.Text)
 			case llm.ThinkingContent:
-				chars += utf16Len(c.Thinking)
+				chars += llm.UTF16Len(c.Thinking)
 			case llm.ToolCall:
-				chars += utf16Len(c.Name) + compactJSONLen(c.Arguments)
+				chars += llm.UTF16Len(c.Name) + compactJSONLen(c.Arguments)
 			}
 		}
 	case *llm.ToolResultMessage:
@@ -75,11 +75,11 @@ func EstimateTokens(m llm.Message) int {
 	case *llm.CustomMessage:
 		chars = contentChars(m.Content)
 	case *llm.BashExecutionMessage:
-		chars = utf16Len(m.Command) + utf16Len(m.Output)
+		chars = llm.UTF16Len(m.Command) + llm.UTF16Len(m.Output)
 	case *llm.BranchSummaryMessage:
-		chars = utf16Len(m.Summary)
+		chars = llm.UTF16Len(m.Summary)
 	case *llm.CompactionSummaryMessage:
-		chars = utf16Len(m.Summary)
+		chars = llm.UTF16Len(m.Summary)
 	}
 	return (chars + 3) / 4
 }
@@ -89,25 +89,9 @@ func contentChars(cs llm.Contents) int {
 	for _, c := range cs {
 		switch c := c.(type) {
 		case llm.TextContent:
-			n += utf16Len(c.Text)
+			n += llm.UTF16Len(c.Text)
 		case llm.ImageContent:
 			n += imageChars
-		}
-	}
-	return n
-}
-
-// utf16Len is the length of s in UTF-16 code units: one per character,
-// two for characters outside the Basic Multilingual Plane.
-func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b&0xC0 != 0x80 { // not a continuation byte: a new character
-			n++
-		}
-		if b >= 0xF0 { // a four-byte sequence is a surrogate pair
-			n++
 		}
 	}
 	return n

@@ -12,3 +12,9 @@ func TestContentsJoinText(t *testing.T) {
 	assert.Equal(t, "ab", cs.Text())
 	assert.Equal(t, "", Contents{ImageContent{}}.JoinText(" "))
 }
+
+func TestUTF16Len(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "日本": 2, "😀": 2, "a😀b": 4} {
+		assert.Equal(t, want, UTF16Len(s), s)
+	}
+}

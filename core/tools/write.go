@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"unicode/utf16"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
@@ -56,6 +55,6 @@ func (t *writeTool) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	}
 	// pi counts UTF-16 code units (JavaScript's string length); keep its
 	// number so transcripts agree.
-	n := len(utf16.Encode([]rune(a.Content)))
+	n := llm.UTF16Len(a.Content)
 	return agent.TextResult(fmt.Sprintf("Successfully wrote %d bytes to %s", n, a.Path)), nil
 }
