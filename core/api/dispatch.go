@@ -34,8 +34,8 @@ type noData struct{}
 type command struct {
 	kind Kind
 	call func(ctx context.Context, s Server, params json.RawMessage) (any, error)
-	// start, when set, begins the command in arrival order and returns
-	// the rest of its work ([Start]).
+	// start, when set, replaces call: it begins the command in arrival
+	// order and returns the rest of its work ([Start]).
 	start func(ctx context.Context, s Server, params json.RawMessage) (func() (any, error), error)
 }
 
@@ -179,7 +179,7 @@ type BashStarter interface {
 }
 
 func bashCommand() command {
-	c := with(CmdBash, KindLong, Server.Bash)
+	c := command{kind: KindLong}
 	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
 		p, err := decode[BashParams](CmdBash, raw)
 		if err != nil {
@@ -208,11 +208,7 @@ func Start(ctx context.Context, srv Server, name string, params json.RawMessage)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errUnknown, name)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			finish, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
-		}
-	}()
+	defer recovered(name, &err)
 	rest := func() (any, error) { return c.call(ctx, srv, params) }
 	if c.start != nil {
 		if rest, err = c.start(ctx, srv, params); err != nil {
@@ -220,13 +216,17 @@ func Start(ctx context.Context, srv Server, name string, params json.RawMessage)
 		}
 	}
 	return func() (result any, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				result, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
-			}
-		}()
+		defer recovered(name, &err)
 		return rest()
 	}, nil
+}
+
+// recovered turns a panic in a handler into its command's error: a bug in
+// one handler must not take the connection down.
+func recovered(name string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("internal error in %s: %v", name, r)
+	}
 }
 
 // Dispatch decodes params for the named command and calls srv. The result
@@ -234,18 +234,12 @@ func Start(ctx context.Context, srv Server, name string, params json.RawMessage)
 // value to encode (possibly a nil pointer, encoded as null). Unknown
 // commands fail with an error wrapping [ErrUnknownCommand] whose text is
 // pi's ("Unknown command: X"); bad params with a [*ParamError].
-func Dispatch(ctx context.Context, srv Server, name string, params json.RawMessage) (result any, err error) {
-	c, ok := commands[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", errUnknown, name)
+func Dispatch(ctx context.Context, srv Server, name string, params json.RawMessage) (any, error) {
+	finish, err := Start(ctx, srv, name, params)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		// A bug in one handler must not take the connection down.
-		if r := recover(); r != nil {
-			result, err = nil, fmt.Errorf("internal error in %s: %v", name, r)
-		}
-	}()
-	return c.call(ctx, srv, params)
+	return finish()
 }
 
 // errUnknown prints as pi's "Unknown command" while matching
