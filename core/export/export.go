@@ -14,12 +14,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // Input is what a page is made of.
@@ -75,24 +74,7 @@ func WriteFile(path string, in Input) error {
 	if err := HTML(&b, in); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".export-*.html.tmp")
-	if err != nil {
-		return fmt.Errorf("export html: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b.Bytes())
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := atomicfile.Write(path, b.Bytes(), ".export-*.html.tmp"); err != nil {
 		return fmt.Errorf("export html to %s: %w", path, err)
 	}
 	return nil

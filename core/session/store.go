@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // Options tunes a new session.
@@ -550,7 +551,11 @@ func (s *Store) rewrite() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, data); err != nil {
+	err = os.MkdirAll(filepath.Dir(s.path), 0o755)
+	if err == nil {
+		err = atomicfile.Write(s.path, data, ".session-*.tmp")
+	}
+	if err != nil {
 		return fmt.Errorf("write session: %w", err)
 	}
 	s.flushed, s.needNewline = true, false
@@ -597,32 +602,4 @@ func appendFile(path string, data []byte) error {
 		return werr
 	}
 	return cerr
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".session-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-	}
-	return werr
 }
