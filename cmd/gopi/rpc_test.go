@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -422,4 +423,23 @@ func TestRPCDocsPythonClient(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "streamed through python\n", string(out))
+}
+
+// A client that has seen agent_end may prompt at once, as pi's RpcClient
+// does after waitForIdle; the agent winding down must not refuse it.
+func TestRPCPromptRightAfterAgentEnd(t *testing.T) {
+	const rounds = 40
+	var turns []llmtest.Turn
+	for range rounds {
+		turns = append(turns, llmtest.Text("ok"))
+	}
+	w := newWorld(t, turns...)
+	p := w.start()
+	for i := range rounds {
+		p.ok("p"+strconv.Itoa(i), map[string]any{"type": "prompt", "message": "again"})
+		p.idle()
+		st := p.ok("s"+strconv.Itoa(i), map[string]any{"type": "get_state"}).(map[string]any)
+		require.Equal(t, false, st["isStreaming"], "round %d", i)
+	}
+	assert.Equal(t, 0, p.exit())
 }

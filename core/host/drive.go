@@ -61,34 +61,24 @@ func (h *Host) drive(run func()) {
 	}
 }
 
-// busy reports whether a prompt is in progress, including the pauses
-// between its parts (a retry's wait, a compaction).
-func (h *Host) busy() bool {
-	h.mu.Lock()
-	driving := h.driving
-	h.mu.Unlock()
-	return driving || h.agent.IsStreaming()
-}
-
-// settle waits out the moment after a prompt's last part, while the drive
-// decides there is nothing more to do (the client may already have seen
-// the final event). It reports true when the prompt is really still in
-// progress: streaming, waiting to retry or compacting.
+// settle reports whether a prompt is in progress: streaming, waiting to
+// retry or compacting. It first waits out the moment after a run's
+// agent_end, while the agent winds down and the drive decides there is
+// nothing more to do: a client that has seen agent_end may prompt at once.
 func (h *Host) settle(ctx context.Context) bool {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if h.agent.IsStreaming() {
-			return true
-		}
+		streaming := h.agent.IsStreaming()
 		h.mu.Lock()
-		driving, pausing, done := h.driving, h.retryCancel != nil || h.compactCancel != nil, h.driveDone
+		driving, ended, done := h.driving, h.runEnded, h.driveDone
+		pausing := h.retryCancel != nil || h.compactCancel != nil
 		h.mu.Unlock()
 		switch {
-		case !driving:
-			return false
-		case pausing:
+		case streaming && !ended, pausing:
 			return true
+		case !streaming && !driving:
+			return false
 		}
 		select {
 		case <-done:

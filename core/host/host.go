@@ -87,6 +87,7 @@ type Host struct {
 	// A prompt in progress: its run plus the retries and compactions that
 	// follow it (drive.go).
 	driving            bool
+	runEnded           bool          // the agent's current run delivered agent_end
 	driveDone          chan struct{} // closed when the drive ends
 	retrySettings      RetrySettings
 	retryAttempt       int
@@ -216,6 +217,15 @@ func (h *Host) refreshSystemPrompt() {
 
 // onAgentEvent persists finished messages and forwards every event.
 func (h *Host) onAgentEvent(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventAgentStart, agent.EventAgentEnd:
+		// The agent still counts as streaming for a moment after it
+		// delivered agent_end; a client that saw agent_end must be able
+		// to prompt at once (see settle).
+		h.mu.Lock()
+		h.runEnded = ev.Type == agent.EventAgentEnd
+		h.mu.Unlock()
+	}
 	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
 		h.mu.Lock()
 		store := h.store

@@ -15,13 +15,13 @@ import (
 )
 
 // GetState reports the session's state; it is cheap and safe during a run.
-func (h *Host) GetState(_ context.Context) (api.State, error) {
+func (h *Host) GetState(ctx context.Context) (api.State, error) {
 	st := h.Store()
 	steer, follow := h.agent.QueueCounts()
 	return api.State{
 		Model:                 h.agent.Model(),
 		ThinkingLevel:         h.agent.ThinkingLevel(),
-		IsStreaming:           h.busy(),
+		IsStreaming:           h.settle(ctx),
 		IsCompacting:          h.compacting(),
 		SteeringMode:          api.QueueMode(h.agent.SteeringMode()),
 		FollowUpMode:          api.QueueMode(h.agent.FollowUpMode()),

@@ -1,0 +1,58 @@
+package host
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// A client sees agent_end before the agent has let go of its run. A prompt
+// sent in that moment is a new prompt, not one sent "while streaming".
+func TestPromptRightAfterAgentEndIsAccepted(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Text("first"), llmtest.Text("second"))
+	reg, agentDir := newRegistry(t, llm.APIAnthropicMessages, srv.AnthropicURL())
+	model, ok := reg.Find("scripted", "scripted-1")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: t.TempDir(), AgentDir: agentDir, Registry: reg, Model: &model})
+	require.NoError(t, err)
+
+	// Hold the agent inside its agent_end delivery, where the run has
+	// ended for the client but not yet for the agent.
+	ended, release := make(chan struct{}), make(chan struct{})
+	held := false
+	h.Subscribe(func(ev api.Event) {
+		if ev.EventType() == string(agent.EventAgentEnd) && !held {
+			held = true
+			close(ended)
+			<-release
+		}
+	})
+	ctx := context.Background()
+	require.NoError(t, h.Prompt(ctx, api.PromptParams{Message: "one"}))
+	<-ended
+	answered := make(chan error, 1)
+	go func() { answered <- h.Prompt(ctx, api.PromptParams{Message: "two"}) }()
+	time.Sleep(20 * time.Millisecond) // let Prompt meet the winding-down run
+	close(release)
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("prompt did not answer")
+	}
+	require.Eventually(t, func() bool {
+		st, err := h.GetState(ctx)
+		return err == nil && !st.IsStreaming
+	}, 10*time.Second, 5*time.Millisecond)
+	text, _ := h.LastAssistantText()
+	assert.Equal(t, "second", text)
+	require.NoError(t, h.Close(ctx))
+}
