@@ -14,6 +14,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // tests
 	github.com/yuin/goldmark v1.8.7 // markdown to HTML for export_html, rendered in Go so the page needs no script
 	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
+	go.lsp.dev/jsonrpc2 v1.0.1 // JSON-RPC 2.0 peer for the editor dialect (lspbridge), the design card's choice
 	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
 	golang.org/x/text v0.42.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
@@ -28,6 +29,7 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.9.2 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260601182631-00ed12fed2a6 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect

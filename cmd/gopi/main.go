@@ -72,5 +72,5 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gopi:", err)
 		return 1
 	}
-	return 0
+	return app.exitCode
 }

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
+	"github.com/gopi-dev/gopi/lspbridge"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
-// runRPC serves pi's RPC protocol on stdin/stdout until stdin ends or a
-// signal cancels ctx; the caller then closes the host, which aborts any
-// run and leaves the session file complete.
+// runRPC serves stdin/stdout in the dialect the client speaks (pi's
+// native JSONL or JSON-RPC 2.0, see rpc.Detect; --mode jsonrpc forces the
+// latter) until stdin ends, a signal cancels ctx, or a JSON-RPC client
+// sends exit. The caller then closes the host, which aborts any run and
+// leaves the session file complete.
 func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.Writer) error {
 	type detected struct {
 		d   rpc.Detection
@@ -37,11 +41,12 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		}
 		det = r.d
 	}
+	report := func(err error) { fmt.Fprintln(ap.stderr, "gopi:", err) }
 	if a.mode == "jsonrpc" || det.Dialect == rpc.DialectJSONRPC {
-		return errors.New("the JSON-RPC 2.0 dialect is not available in this version of gopi yet; send pi's native JSONL commands")
+		return ap.runJSONRPC(ctx, a, det, stdout, report)
 	}
 	w := rpc.NewWriter(stdout, rpc.FramingNewline)
-	conn := rpc.NewConn(w, func(err error) { fmt.Fprintln(ap.stderr, "gopi:", err) })
+	conn := rpc.NewConn(w, report)
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
 	unsubscribe := ap.host.Subscribe(conn.Emit)
@@ -50,4 +55,61 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	// Abort what still runs while the client can still hear about it.
 	ap.close()
 	return err
+}
+
+// runJSONRPC serves the JSON-RPC 2.0 dialect in the framing the client
+// used. Its exit code follows LSP: 1 when exit came without shutdown.
+func (ap *app) runJSONRPC(ctx context.Context, a *args, det rpc.Detection, stdout io.Writer, report func(error)) error {
+	var in rpc.RecordReader
+	if det.Framing == rpc.FramingHeader {
+		in = rpc.NewHeaderReader(det.Reader, 0)
+	} else {
+		in = rpc.NewLineReader(det.Reader, 0)
+	}
+	b := lspbridge.New(lspbridge.Options{
+		Runtime:     ap.host,
+		Reconfigure: ap.reconfigure(a),
+		Version:     version,
+		Report:      report,
+	})
+	ap.exitCode = b.Serve(ctx, in, rpc.NewWriter(stdout, det.Framing))
+	ap.close()
+	return nil
+}
+
+// reconfigure rebuilds the host for what a JSON-RPC client's initialize
+// asked: another workspace folder, model or session. The options take the
+// place of the matching flags.
+func (ap *app) reconfigure(a *args) lspbridge.Reconfigure {
+	return func(ctx context.Context, cwd string, o lspbridge.InitOptions) (lspbridge.Runtime, error) {
+		b := *a
+		if o.Provider != "" || o.Model != "" {
+			b.provider, b.model = o.Provider, o.Model
+		}
+		if o.ThinkingLevel != "" {
+			b.thinking = o.ThinkingLevel
+		}
+		if cwd == "" {
+			cwd = ap.cwd
+		}
+		if o.SessionFile != "" {
+			b.session, b.continue_, b.noSession = o.SessionFile, false, false
+			if !filepath.IsAbs(b.session) {
+				b.session = filepath.Join(cwd, b.session)
+			}
+		}
+		if o.Continue {
+			b.continue_ = true
+		}
+		if o.NoSession {
+			b.noSession = true
+		}
+		h, err := ap.buildHost(&b, cwd)
+		if err != nil {
+			return nil, err
+		}
+		ap.close()
+		ap.host, ap.cwd = h, cwd
+		return h, nil
+	}
 }

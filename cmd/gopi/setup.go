@@ -26,6 +26,9 @@ type app struct {
 	registry *models.Registry
 	host     *host.Host
 	stderr   io.Writer
+	// exitCode is what the process returns when the mode ends without
+	// error (a JSON-RPC exit without shutdown sets 1).
+	exitCode int
 }
 
 func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
@@ -51,9 +54,19 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if a.listModels {
 		return ap, nil
 	}
-	settings, problems := host.LoadSettings(agentDir, cwd)
+	h, err := ap.buildHost(a, cwd)
+	if err != nil {
+		return nil, err
+	}
+	ap.host = h
+	return ap, nil
+}
+
+// buildHost wires the session runtime for cwd from the flags in a.
+func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
+	settings, problems := host.LoadSettings(ap.agentDir, cwd)
 	for _, p := range problems {
-		fmt.Fprintln(stderr, "gopi: warning:", p)
+		fmt.Fprintln(ap.stderr, "gopi: warning:", p)
 	}
 	approvalFlag := a.approval
 	if approvalFlag == "" {
@@ -69,18 +82,18 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if a.model != "" || a.provider != "" {
 		pattern := a.model
 		if pattern == "" {
-			m, ok := firstOfProvider(reg, a.provider)
+			m, ok := firstOfProvider(ap.registry, a.provider)
 			if !ok {
 				return nil, fmt.Errorf("no models known for provider %q", a.provider)
 			}
 			pattern = m.Provider + "/" + m.ID
 		}
-		res, err := reg.ResolveCLI(a.provider, pattern)
+		res, err := ap.registry.ResolveCLI(a.provider, pattern)
 		if err != nil {
 			return nil, err
 		}
 		if res.Warning != "" {
-			fmt.Fprintln(stderr, "gopi: warning:", res.Warning)
+			fmt.Fprintln(ap.stderr, "gopi: warning:", res.Warning)
 		}
 		model = &res.Model
 		thinking = res.Thinking
@@ -89,10 +102,10 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 		target := a.provider
 		if model != nil {
 			target = model.Provider
-		} else if m, ok := reg.Default(); ok {
+		} else if m, ok := ap.registry.Default(); ok {
 			target = m.Provider
 		}
-		reg.SetAPIKeyOverride(target, a.apiKey)
+		ap.registry.SetAPIKeyOverride(target, a.apiKey)
 	}
 	if a.thinking != "" {
 		l, err := llm.ParseThinkingLevel(a.thinking)
@@ -103,7 +116,7 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	}
 	var defaultModel *llm.Model
 	if settings.DefaultProvider != "" && settings.DefaultModel != "" {
-		if m, ok := reg.Find(settings.DefaultProvider, settings.DefaultModel); ok && reg.HasAuth(&m) {
+		if m, ok := ap.registry.Find(settings.DefaultProvider, settings.DefaultModel); ok && ap.registry.HasAuth(&m) {
 			defaultModel = &m
 		}
 	}
@@ -114,9 +127,9 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	var scope []models.ScopedModel
 	if len(scopePatterns) > 0 {
 		var warns []string
-		scope, warns = reg.Scope(scopePatterns)
+		scope, warns = ap.registry.Scope(scopePatterns)
 		for _, w := range warns {
-			fmt.Fprintln(stderr, "gopi: warning:", w)
+			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
 		}
 	}
 
@@ -141,22 +154,22 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 		lines = append(lines, line)
 	}
 
-	store, err := openSession(a, agentDir, cwd, stderr)
+	store, err := openSession(a, ap.agentDir, cwd, ap.stderr)
 	if err != nil {
 		return nil, err
 	}
 	var ctxFiles []resources.ContextFile
 	if !a.noContextFiles {
 		var warns []error
-		ctxFiles, warns = resources.LoadContextFiles(agentDir, cwd)
+		ctxFiles, warns = resources.LoadContextFiles(ap.agentDir, cwd)
 		for _, w := range warns {
-			fmt.Fprintln(stderr, "gopi: warning:", w)
+			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
 		}
 	}
 	h, err := host.New(host.Options{
 		Cwd:                cwd,
-		AgentDir:           agentDir,
-		Registry:           reg,
+		AgentDir:           ap.agentDir,
+		Registry:           ap.registry,
 		Tools:              ts,
 		ToolLines:          lines,
 		Guidelines:         guidelines,
@@ -170,13 +183,12 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 		SystemPrompt:       a.systemPrompt,
 		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
 		ContextFiles:       ctxFiles,
-		Report:             func(err error) { fmt.Fprintln(stderr, "gopi: problem:", err) },
+		Report:             func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	ap.host = h
-	return ap, nil
+	return h, nil
 }
 
 func firstOfProvider(reg *models.Registry, provider string) (llm.Model, bool) {

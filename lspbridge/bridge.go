@@ -1,0 +1,308 @@
+package lspbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// Runtime is the session runtime as the bridge drives it: the commands,
+// plus where its events and dialogs go.
+type Runtime interface {
+	api.Server
+	// Bind makes c the client for dialogs (nil detaches).
+	Bind(c api.Client)
+	// Subscribe delivers every event to f until unsubscribe is called.
+	Subscribe(f func(api.Event)) (unsubscribe func())
+}
+
+// Reconfigure builds the runtime a client asked for in initialize: cwd is
+// the workspace folder ("" keeps the current one), opts the
+// initializationOptions. It replaces (and closes) the runtime served so far.
+type Reconfigure func(ctx context.Context, cwd string, opts InitOptions) (Runtime, error)
+
+// Options configure a [Bridge].
+type Options struct {
+	// Runtime serves commands until initialize asks for another.
+	Runtime Runtime
+	// Reconfigure, when set, lets initialize choose the workspace, model
+	// and session; without it such requests fail with -32602.
+	Reconfigure Reconfigure
+	// Version is reported as serverInfo.version.
+	Version string
+	// Report receives problems nobody else hears about (a notification
+	// that failed, a client that left); nil drops them.
+	Report func(error)
+}
+
+// Bridge is one JSON-RPC 2.0 client connection. It implements [api.Client]
+// for the runtime it serves.
+type Bridge struct {
+	opts Options
+
+	// Set once by Serve before the connection starts.
+	jc     jsonrpc2.Conn
+	ctx    context.Context // the connection's; ends with it
+	cancel context.CancelCauseFunc
+	prog   *progress
+
+	mu          sync.Mutex // guards the fields below
+	rt          Runtime
+	unsubscribe func()
+	caps        clientCaps
+	fullUpdates bool
+	initialized bool // initialize was answered
+	seenCommand bool // a pi/ request was handled
+	shutdown    bool // shutdown was answered
+	exited      bool // exit arrived
+	inflight    map[jsonrpc2.ID]context.CancelFunc
+	runPrompt   jsonrpc2.ID // the pi/prompt whose run is going, if any
+
+	running atomic.Bool // between agent_start and agent_end
+
+	turnMu   sync.Mutex    // guards lastTurn
+	lastTurn chan struct{} // closed when the latest command lets the next one go
+
+	afterMu sync.Mutex // guards after
+	after   map[jsonrpc2.ID]func()
+	pending atomic.Int32 // len(after), read without the lock on every write
+}
+
+var _ api.Client = (*Bridge)(nil)
+
+// New returns a bridge serving opts.Runtime.
+func New(opts Options) *Bridge {
+	if opts.Report == nil {
+		opts.Report = func(error) {}
+	}
+	first := make(chan struct{})
+	close(first)
+	return &Bridge{
+		lastTurn: first,
+		opts:     opts,
+		rt:       opts.Runtime,
+		inflight: map[jsonrpc2.ID]context.CancelFunc{},
+		after:    map[jsonrpc2.ID]func(){},
+	}
+}
+
+// errExit is the connection's cancel cause after the exit notification.
+var errExit = errors.New("the client sent exit")
+
+// Serve answers the client on in and out until it sends exit, its input
+// ends, or ctx is cancelled. It returns the process exit code LSP asks
+// for: 1 for an exit that was not preceded by shutdown, 0 otherwise. When
+// Serve returns, every request handler has returned, dialogs are resolved
+// and the runtime is detached; the caller closes the runtime.
+func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer) int {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(api.ErrShutdown)
+	b.ctx, b.cancel = ctx, cancel
+
+	// Handler contexts derive from ctx, and the input's end cancels it:
+	// jsonrpc2 itself leaves running handlers alone when the peer goes.
+	s := newStream(in, out, func(err error) { cancel(fmt.Errorf("%w: input ended: %w", api.ErrShutdown, err)) }, b.wrote)
+	b.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{b}))
+	b.prog = newProgress(b)
+	b.attach(b.opts.Runtime)
+	b.jc.Go(ctx, b.guard(b.handle))
+
+	select {
+	case <-ctx.Done():
+	case <-b.jc.Done():
+	}
+	cancel(api.ErrShutdown)
+	b.mu.Lock()
+	rt := b.rt
+	b.mu.Unlock()
+	// Stop the runtime's work so handlers waiting on it return.
+	if rt != nil {
+		_ = rt.Abort(context.Background())
+	}
+	b.detach()
+	b.prog.stop()
+	_ = s.Close()
+	if err := b.jc.Close(); err != nil {
+		b.opts.Report(fmt.Errorf("closing the connection: %w", err))
+	}
+	if err := b.jc.Err(); err != nil {
+		b.opts.Report(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.exited && !b.shutdown {
+		return 1
+	}
+	return 0
+}
+
+// attach serves rt: its events and dialogs come here.
+func (b *Bridge) attach(rt Runtime) {
+	if rt == nil {
+		return
+	}
+	rt.Bind(b)
+	unsub := rt.Subscribe(b.Emit)
+	b.mu.Lock()
+	b.rt, b.unsubscribe = rt, unsub
+	b.mu.Unlock()
+}
+
+// detach stops listening to the current runtime.
+func (b *Bridge) detach() {
+	b.mu.Lock()
+	rt, unsub := b.rt, b.unsubscribe
+	b.unsubscribe = nil
+	b.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	if rt != nil {
+		rt.Bind(nil)
+	}
+}
+
+func (b *Bridge) runtime() Runtime {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.rt
+}
+
+// guard keeps one handler's failure from ending the connection, which is
+// what jsonrpc2 does with a panic or with an error returned for a
+// notification: a panic becomes an internal-error response, and a
+// notification's error is reported instead of returned.
+func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
+		method, isCall := req.Method(), req.IsCall()
+		defer func() {
+			if r := recover(); r != nil {
+				err = jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, r)
+				result = nil
+			}
+			if !isCall {
+				if err != nil {
+					b.opts.Report(fmt.Errorf("notification %s: %w", method, err))
+				}
+				result, err = nil, nil
+			}
+		}()
+		return h(ctx, req)
+	}
+}
+
+// LSP methods the bridge answers besides pi/*.
+const (
+	methodInitialize     = "initialize"
+	methodInitialized    = "initialized"
+	methodShutdown       = "shutdown"
+	methodExit           = "exit"
+	methodCancelRequest  = "$/cancelRequest"
+	methodProgressCancel = "window/workDoneProgress/cancel"
+	methodPrefix         = "pi/"
+)
+
+// handle routes one request; it runs on the read loop, so requests are
+// started in arrival order.
+func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	method := req.Method()
+	switch method {
+	case methodInitialize:
+		return b.initialize(ctx, req)
+	case methodInitialized:
+		return nil, nil
+	case methodShutdown:
+		return b.doShutdown(ctx)
+	case methodExit:
+		b.exit()
+		return nil, nil
+	case methodCancelRequest, methodProgressCancel:
+		b.cancelFrom(ctx, method, req.Params())
+		return nil, nil
+	}
+	if req.IsCall() && b.isShutdown() {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted after shutdown")
+	}
+	if name, ok := strings.CutPrefix(method, methodPrefix); ok && api.Known(name) {
+		return b.command(ctx, req, name)
+	}
+	if !req.IsCall() {
+		return nil, nil // unknown notifications ($/setTrace, didOpen, ...) are ignored
+	}
+	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "Unknown method: "+method)
+}
+
+// exit ends Serve; the exit code depends on whether shutdown came first.
+func (b *Bridge) exit() {
+	b.mu.Lock()
+	b.exited = true
+	b.mu.Unlock()
+	b.cancel(errExit)
+}
+
+func (b *Bridge) isShutdown() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.shutdown
+}
+
+// preempter sees cancellations on the read loop before any request queued
+// behind them.
+type preempter struct{ b *Bridge }
+
+func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	switch m := req.Method(); m {
+	case methodCancelRequest, methodProgressCancel:
+		if !req.IsCall() {
+			p.b.cancelFrom(ctx, m, req.Params())
+			return true, nil
+		}
+	}
+	return nil, jsonrpc2.ErrNotHandled
+}
+
+// wrote runs after every message written: a response some command waits
+// for (pi/prompt starts its run only once its answer is out, as in the
+// native dialect) fires that command's hook.
+func (b *Bridge) wrote(msg []byte) {
+	if b.pending.Load() == 0 {
+		return
+	}
+	m, err := jsonrpc2.DecodeMessage(msg)
+	if err != nil {
+		return
+	}
+	resp, ok := m.(*jsonrpc2.Response)
+	if !ok {
+		return
+	}
+	b.fireAfter(resp.ID())
+}
+
+// afterResponse registers f to run once the response to id is written.
+func (b *Bridge) afterResponse(id jsonrpc2.ID, f func()) {
+	b.afterMu.Lock()
+	b.after[id] = f
+	b.pending.Store(int32(len(b.after)))
+	b.afterMu.Unlock()
+}
+
+// fireAfter runs (and forgets) the hook registered for id, if any.
+func (b *Bridge) fireAfter(id jsonrpc2.ID) {
+	b.afterMu.Lock()
+	f, ok := b.after[id]
+	delete(b.after, id)
+	b.pending.Store(int32(len(b.after)))
+	b.afterMu.Unlock()
+	if ok {
+		f()
+	}
+}

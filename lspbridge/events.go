@@ -1,0 +1,67 @@
+package lspbridge
+
+import (
+	"context"
+	"fmt"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+)
+
+const methodEvent = "pi/event"
+
+// Emit sends one event as a pi/event notification. Unless the client
+// asked for fullUpdates, message_update leaves out the message so far
+// (message, assistantMessageEvent.partial): a client rebuilds it from the
+// deltas, and a long reply costs bytes in proportion to its length, not
+// its square.
+func (b *Bridge) Emit(ev api.Event) {
+	b.observe(ev)
+	b.mu.Lock()
+	full := b.fullUpdates
+	b.mu.Unlock()
+	if !full {
+		ev = lean(ev)
+	}
+	raw, err := marshal(ev)
+	if err != nil {
+		b.opts.Report(fmt.Errorf("encoding %s event: %w", ev.EventType(), err))
+		return
+	}
+	_ = b.jc.Notify(context.Background(), methodEvent, jsonrpc2.RawMessage(raw))
+}
+
+// lean drops the growing snapshot from a message_update.
+func lean(ev api.Event) api.Event {
+	var e agent.Event
+	switch v := ev.(type) {
+	case agent.Event:
+		e = v
+	case *agent.Event:
+		e = *v
+	default:
+		return ev
+	}
+	if e.Type != agent.EventMessageUpdate {
+		return ev
+	}
+	e.Message = nil
+	if e.AssistantEvent != nil {
+		l := e.AssistantEvent.Lean()
+		e.AssistantEvent = &l
+	}
+	return e
+}
+
+// observe follows the run (for $/cancelRequest) and feeds progress.
+func (b *Bridge) observe(ev api.Event) {
+	switch ev.EventType() {
+	case string(agent.EventAgentStart):
+		b.running.Store(true)
+	case string(agent.EventAgentEnd):
+		b.running.Store(false)
+	}
+	b.prog.observe(ev)
+}

@@ -1,0 +1,205 @@
+package lspbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// stream is the jsonrpc2.Stream gopi serves on. jsonrpc2's own streams end
+// the connection at the first bad header or unparsable body; this one
+// answers such a frame with an error response (id null) and reads on. And
+// a read of stdin cannot be interrupted, so reading happens on a pump
+// goroutine and Close never waits for it: shutdown does not depend on the
+// client writing or closing anything.
+type stream struct {
+	out *rpc.Writer
+	// ended is called once, when the input ends or fails: the client will
+	// send nothing more.
+	ended func(error)
+	// wrote is called after each message is written.
+	wrote func(msg []byte)
+
+	want   chan struct{} // asks the pump for the next record
+	got    chan read     // the pump's answer
+	closed chan struct{} // closed by Close
+
+	closeOnce sync.Once
+	endOnce   sync.Once
+}
+
+type read struct {
+	rec []byte
+	err error
+}
+
+// The methods jsonrpc2 uses for frame-level reads and writes (its
+// unexported frameStream interface): with them it reads whole frames and
+// classifies batches itself.
+var _ interface {
+	jsonrpc2.Stream
+	ReadFrame(ctx context.Context) ([]byte, int64, error)
+	WriteFrame(ctx context.Context, data []byte) (int64, error)
+} = (*stream)(nil)
+
+func newStream(in rpc.RecordReader, out *rpc.Writer, ended func(error), wrote func([]byte)) *stream {
+	s := &stream{
+		out:    out,
+		ended:  ended,
+		wrote:  wrote,
+		want:   make(chan struct{}),
+		got:    make(chan read),
+		closed: make(chan struct{}),
+	}
+	go s.pump(in)
+	return s
+}
+
+// pump reads one record each time it is asked, so the record's buffer
+// stays valid until the next ReadFrame (jsonrpc2 borrows it until then).
+// It exits at the end of input, or when the stream is closed while it is
+// not reading; a read in progress holds it until the input yields.
+func (s *stream) pump(in rpc.RecordReader) {
+	for {
+		select {
+		case <-s.want:
+		case <-s.closed:
+			return
+		}
+		rec, err := in.Next()
+		select {
+		case s.got <- read{rec, err}:
+		case <-s.closed:
+			return
+		}
+		if err != nil && !recoverable(err) {
+			return
+		}
+	}
+}
+
+// recoverable reports read errors after which the next frame can still be
+// read: the reader has skipped past the bad one.
+func recoverable(err error) bool {
+	var tooLarge *rpc.ErrRecordTooLarge
+	var badHeader *rpc.ErrBadHeader
+	return errors.As(err, &tooLarge) || errors.As(err, &badHeader)
+}
+
+// ReadFrame returns the next frame that jsonrpc2 can use. Frames it would
+// choke on (and end the connection over) are answered here: bad headers,
+// oversized frames and unparsable JSON with -32700 and id null; objects
+// that are not JSON-RPC 2.0 messages with -32600.
+func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
+	for {
+		select {
+		case s.want <- struct{}{}:
+		case <-s.closed:
+			return nil, 0, io.EOF
+		}
+		var r read
+		select {
+		case r = <-s.got:
+		case <-s.closed:
+			return nil, 0, io.EOF
+		}
+		if r.err != nil {
+			if recoverable(r.err) {
+				s.reject(nil, jsonrpc2.ParseError, r.err.Error())
+				continue
+			}
+			s.endOnce.Do(func() { s.ended(r.err) })
+			return nil, 0, r.err
+		}
+		if s.usable(r.rec) {
+			return r.rec, int64(len(r.rec)), nil
+		}
+	}
+}
+
+// usable checks a frame body and answers the ones jsonrpc2 cannot take.
+func (s *stream) usable(body []byte) bool {
+	if !json.Valid(body) {
+		s.reject(nil, jsonrpc2.ParseError, "parse error: the frame is not valid JSON")
+		return false
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return true // a batch: jsonrpc2 answers bad members itself
+	}
+	_, err := jsonrpc2.DecodeMessage(body)
+	if err == nil {
+		return true
+	}
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(body, &probe) != nil {
+		s.reject(nil, jsonrpc2.InvalidRequest, "invalid request: a message must be a JSON object")
+		return false
+	}
+	if probe.Method == nil {
+		// A malformed response: answering it could start a loop of errors
+		// about errors, so it is dropped.
+		return false
+	}
+	s.reject(probe.ID, jsonrpc2.InvalidRequest,
+		`invalid request: a request needs "jsonrpc":"2.0", a string "method" and a string or number "id"`)
+	return false
+}
+
+// reject writes an error response for a frame that never became a request.
+func (s *stream) reject(id json.RawMessage, code jsonrpc2.Code, msg string) {
+	idText := "null"
+	if t := bytes.TrimSpace(id); len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		idText = string(t)
+	}
+	m, _ := marshal(msg)
+	_ = s.out.WriteRecord(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, idText, code, m))
+}
+
+// Read is jsonrpc2.Stream's message-level read; jsonrpc2 prefers
+// ReadFrame, and this serves anyone else.
+func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	frame, n, err := s.ReadFrame(ctx)
+	if err != nil {
+		return nil, n, err
+	}
+	msg, err := jsonrpc2.DecodeMessage(frame)
+	return msg, n, err
+}
+
+func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	b, err := jsonrpc2.EncodeMessage(msg)
+	if err != nil {
+		return 0, err
+	}
+	return s.WriteFrame(ctx, b)
+}
+
+func (s *stream) WriteFrame(_ context.Context, data []byte) (int64, error) {
+	if err := s.out.WriteRecord(data); err != nil {
+		return 0, err
+	}
+	if s.wrote != nil {
+		s.wrote(data)
+	}
+	return int64(len(data)), nil
+}
+
+// Close stops reading without waiting for a read in progress; the input
+// itself is left to its owner.
+func (s *stream) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.endOnce.Do(func() { s.ended(io.EOF) })
+	return nil
+}
