@@ -141,13 +141,15 @@ func (s *stream) usable(body []byte) bool {
 	}
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
+		Method json.RawMessage `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &probe) != nil {
 		s.reject(nil, jsonrpc2.InvalidRequest, "invalid request: a message must be a JSON object")
 		return false
 	}
-	if probe.Method == nil {
+	if probe.Method == nil && (probe.Result != nil || probe.Error != nil) {
 		// A malformed response: answering it could start a loop of errors
 		// about errors, so it is dropped.
 		return false
