@@ -121,7 +121,7 @@ func (p *progress) agentEvent(e agent.Event) {
 		}
 	case agent.EventToolExecutionStart:
 		if p.active != "" {
-			p.push(stepReport, p.active, toolSummary(e.ToolName, e.Args))
+			p.push(stepReport, p.active, agent.Summary(e.ToolName, e.Args, 80))
 		}
 	case agent.EventAgentEnd:
 		if p.active != "" {
@@ -265,19 +265,6 @@ func (p *progress) stop() {
 	p.mu.Unlock()
 	close(p.quit)
 	<-p.done
-}
-
-// toolSummary is a tool call in a few words: "bash: ls -la",
-// "read: go.mod".
-func toolSummary(name string, args json.RawMessage) string {
-	var a map[string]any
-	_ = json.Unmarshal(args, &a)
-	for _, k := range []string{"command", "path", "pattern"} {
-		if v, ok := a[k].(string); ok && v != "" {
-			return name + ": " + oneLine(v, 80)
-		}
-	}
-	return name
 }
 
 // oneLine keeps the first line of s, at most max runes.

@@ -123,23 +123,5 @@ func (h *Host) approve(ctx context.Context, call agent.Call) (block bool, reason
 
 // approvalTitle names the tool and its target: "Allow bash: npm test?".
 func approvalTitle(call agent.Call) string {
-	var a map[string]any
-	_ = json.Unmarshal(call.Args, &a)
-	target := ""
-	for _, k := range []string{"command", "path", "pattern"} {
-		if s, ok := a[k].(string); ok && s != "" {
-			target = s
-			break
-		}
-	}
-	if i := strings.IndexByte(target, '\n'); i >= 0 {
-		target = target[:i] + " …"
-	}
-	if r := []rune(target); len(r) > 200 {
-		target = string(r[:200]) + "…"
-	}
-	if target == "" {
-		return fmt.Sprintf("Allow %s?", call.Name)
-	}
-	return fmt.Sprintf("Allow %s: %s?", call.Name, target)
+	return "Allow " + agent.Summary(call.Name, call.Args, 200) + "?"
 }
