@@ -171,10 +171,12 @@ const usage = `gopi — a headless coding agent that speaks pi's RPC protocol
 Usage:
   gopi [options] [messages...]
   gopi --mode rpc [options]          serve pi's JSONL protocol on stdin/stdout
+  gopi --mode jsonrpc [options]      serve JSON-RPC 2.0 for editors (docs/jsonrpc.md)
   gopi -p "prompt"                   run one prompt and print the final reply
 
 Modes:
   --mode rpc|jsonrpc|json|print      rpc: pi's protocol (JSON-RPC 2.0 detected too);
+                                     jsonrpc: JSON-RPC 2.0 only, Content-Length or lines;
                                      json: the event stream of one prompt as JSONL;
                                      print (-p): the final reply as text
 Model:
