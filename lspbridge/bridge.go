@@ -1,6 +1,7 @@
 package lspbridge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -273,7 +274,9 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 // for (pi/prompt starts its run only once its answer is out, as in the
 // native dialect) fires that command's hook.
 func (b *Bridge) wrote(msg []byte) {
-	if b.pending.Load() == 0 {
+	// jsonrpc2 writes "id" right after "jsonrpc" only in responses (calls
+	// and notifications lead with "method"), so events skip the decode.
+	if b.pending.Load() == 0 || !bytes.HasPrefix(msg, responsePrefix) {
 		return
 	}
 	m, err := jsonrpc2.DecodeMessage(msg)
@@ -286,6 +289,8 @@ func (b *Bridge) wrote(msg []byte) {
 	}
 	b.fireAfter(resp.ID())
 }
+
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 
 // afterResponse registers f to run once the response to id is written.
 func (b *Bridge) afterResponse(id jsonrpc2.ID, f func()) {
