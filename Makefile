@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node bench lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors bench lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -18,8 +18,8 @@ run: build
 	./$(BIN) $(ARGS)
 
 # Everything: vet, the Go tests (race detector on), then pi's own Node
-# RpcClient against the built binary.
-test: test-go test-node
+# RpcClient and two editor stacks against the built binary.
+test: test-go test-node test-editors
 
 test-go:
 	$(GO) vet ./...
@@ -32,6 +32,19 @@ test-node: build
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
+
+# The JSON-RPC 2.0 dialect under real editor stacks: Microsoft's
+# vscode-jsonrpc (Node 18+; the npm registry on first use) and Neovim's
+# vim.lsp.rpc (nvim 0.7+). Each is skipped without its tool, except in CI.
+test-editors: build
+	@if command -v node >/dev/null 2>&1; then \
+		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/vscode-jsonrpc/run.sh; \
+	elif [ -n "$$CI" ]; then echo "test-editors: node is required in CI" >&2; exit 1; \
+	else echo "test-editors: vscode-jsonrpc skipped (node is not installed)"; fi
+	@if command -v nvim >/dev/null 2>&1; then \
+		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/nvim/run.sh; \
+	elif [ -n "$$CI" ]; then echo "test-editors: nvim is required in CI" >&2; exit 1; \
+	else echo "test-editors: nvim skipped (nvim is not installed)"; fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

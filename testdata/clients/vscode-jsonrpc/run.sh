@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs editor-client.test.mjs: Microsoft's vscode-jsonrpc (pinned in
+# package.json / package-lock.json) against the gopi binary in its JSON-RPC
+# 2.0 dialect. Builds nothing. Node 18+ and npm (for the first install of
+# the package into node_modules here) needed.
+#
+#   GOPI_BIN    the gopi binary (default: bin/gopi of this repository)
+#
+# Extra arguments go to `node --test` (e.g. --test-name-pattern=shutdown).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GOPI_BIN=${GOPI_BIN:-$here/../../../bin/gopi}
+if [[ ! -x $GOPI_BIN ]]; then
+	echo "run.sh: gopi binary not found or not executable at $GOPI_BIN (run make build, or set GOPI_BIN)" >&2
+	exit 1
+fi
+GOPI_BIN=$(cd "$(dirname "$GOPI_BIN")" && pwd)/$(basename "$GOPI_BIN")
+export GOPI_BIN
+
+command -v node >/dev/null 2>&1 || { echo "run.sh: node is not installed" >&2; exit 1; }
+major=$(node -p 'process.versions.node.split(".")[0]')
+if ((major < 18)); then
+	echo "run.sh: Node 18 or newer is needed, found $(node --version)" >&2
+	exit 1
+fi
+
+# Install exactly what the lock file names, once.
+if [[ ! -f $here/node_modules/vscode-jsonrpc/package.json ]]; then
+	command -v npm >/dev/null 2>&1 || { echo "run.sh: npm is not installed; it is needed to install vscode-jsonrpc" >&2; exit 1; }
+	if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+		echo "run.sh: npm ci failed in $here (is the npm registry reachable?)" >&2
+		exit 1
+	fi
+fi
+
+exec node --test "$@" "$here/editor-client.test.mjs"
