@@ -50,6 +50,7 @@ type Bridge struct {
 	opts Options
 
 	// Set once by Serve before the connection starts.
+	stream *stream
 	jc     jsonrpc2.Conn
 	ctx    context.Context // the connection's; ends with it
 	cancel context.CancelCauseFunc
@@ -65,7 +66,11 @@ type Bridge struct {
 	shutdown    bool // shutdown was answered
 	exited      bool // exit arrived
 	inflight    map[jsonrpc2.ID]context.CancelFunc
-	runPrompt   jsonrpc2.ID // the pi/prompt whose run is going, if any
+	// runPrompt is the latest pi/prompt that started a run. It is kept
+	// past agent_end on purpose: a retry or compaction may continue that
+	// run, and cancelling it then must still abort; with nothing running,
+	// an abort is harmless.
+	runPrompt jsonrpc2.ID
 
 	running atomic.Bool // between agent_start and agent_end
 
@@ -111,6 +116,7 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 	// Handler contexts derive from ctx, and the input's end cancels it:
 	// jsonrpc2 itself leaves running handlers alone when the peer goes.
 	s := newStream(in, out, func(err error) { cancel(fmt.Errorf("%w: input ended: %w", api.ErrShutdown, err)) }, b.wrote)
+	b.stream = s
 	b.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{b}))
 	b.prog = newProgress(b)
 	b.attach(b.opts.Runtime)
@@ -183,8 +189,12 @@ func (b *Bridge) runtime() Runtime {
 // notification's error is reported instead of returned.
 func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
-		method, isCall := req.Method(), req.IsCall()
+		isCall := req.IsCall()
 		defer func() {
+			// Read the method only now: before jsonrpc2.Async it borrows
+			// the frame, which the read loop reuses once Async lets it go
+			// on; Async gives the request its own copy.
+			method := req.Method()
 			if r := recover(); r != nil {
 				err = jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, r)
 				result = nil
@@ -215,6 +225,18 @@ const (
 // started in arrival order.
 func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
+	if method == methodExit {
+		b.exit()
+		return nil, nil
+	}
+	// After shutdown only exit is served (LSP): requests fail, other
+	// notifications are dropped.
+	if b.isShutdown() {
+		if req.IsCall() {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted after shutdown")
+		}
+		return nil, nil
+	}
 	switch method {
 	case methodInitialize:
 		return b.initialize(ctx, req)
@@ -222,15 +244,9 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	case methodShutdown:
 		return b.doShutdown(ctx)
-	case methodExit:
-		b.exit()
-		return nil, nil
 	case methodCancelRequest, methodProgressCancel:
 		b.cancelFrom(ctx, method, req.Params())
 		return nil, nil
-	}
-	if req.IsCall() && b.isShutdown() {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down: only exit is accepted after shutdown")
 	}
 	if name, ok := strings.CutPrefix(method, methodPrefix); ok && api.Known(name) {
 		return b.command(ctx, req, name)

@@ -28,6 +28,9 @@ const RequestCancelled jsonrpc2.Code = -32800
 // taken their first step. A response is written before anything the
 // command started (a prompt's run) emits events.
 func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string) (any, error) {
+	// name borrows the frame's bytes, which the reader reuses for the
+	// next frame once jsonrpc2.Async below releases the read loop.
+	name = strings.Clone(name)
 	rt := b.runtime()
 	if rt == nil {
 		return nil, commandError(name, errors.New("no session runtime is attached"))
@@ -49,6 +52,11 @@ func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string
 	if isCall {
 		b.track(id, cancel)
 		defer b.untrack(id)
+	}
+	// A batch's responses are written together once all its members are
+	// done, so a member cannot wait for its own response to let the next
+	// command go (nor, then, hold its run's events back behind it).
+	if isCall && !b.stream.batch {
 		b.afterResponse(id, func() { sent(); done() })
 	} else {
 		defer func() { sent(); done() }()

@@ -34,6 +34,11 @@ type stream struct {
 
 	closeOnce sync.Once
 	endOnce   sync.Once
+
+	// batch tells whether the frame ReadFrame returned last is a batch.
+	// Only the read path sets it; a handler reads it before it calls
+	// jsonrpc2.Async, while the read path waits for that release.
+	batch bool
 }
 
 type read struct {
@@ -120,6 +125,8 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 			return nil, 0, r.err
 		}
 		if s.usable(r.rec) {
+			t := bytes.TrimSpace(r.rec)
+			s.batch = len(t) > 0 && t[0] == '['
 			return r.rec, int64(len(r.rec)), nil
 		}
 	}
