@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/rpc"
 )
 
 // The tests in this package's *rpc*_test.go files start the real gopi
@@ -59,7 +59,7 @@ func (r record) str(k string) string { s, _ := r[k].(string); return s }
 func (r record) obj(k string) record { m, _ := r[k].(map[string]any); return m }
 func (r record) is(typ string) bool  { return r.str("type") == typ }
 
-// proc is a running gopi --mode rpc.
+// proc is a running gopi, read one record at a time.
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
@@ -137,6 +137,13 @@ func (w *world) start(extra ...string) *proc {
 
 func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
 	t.Helper()
+	return launch(t, cwd, agentDir, rpc.FramingNewline, args...)
+}
+
+// launch starts gopi with args and reads what it writes as records in the
+// given framing.
+func launch(t *testing.T, cwd, agentDir string, framing rpc.Framing, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(gopiBinary(t), args...)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(),
@@ -152,18 +159,25 @@ func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
 	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan record, 4096), stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
+	// 256 MiB: room for the 20 MB image prompt's echo and more.
+	var in rpc.RecordReader = rpc.NewLineReader(stdout, 256<<20)
+	if framing == rpc.FramingHeader {
+		in = rpc.NewHeaderReader(stdout, 256<<20)
+	}
 	go func() {
 		defer close(p.lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 256<<20)
-		for sc.Scan() {
-			line := sc.Text()
+		for {
+			rec, err := in.Next()
+			if err != nil {
+				return
+			}
+			line := string(rec)
 			p.mu.Lock()
 			p.log = append(p.log, line)
 			p.mu.Unlock()
 			var r record
-			if err := json.Unmarshal([]byte(line), &r); err != nil {
-				r = record{"type": "!invalid", "line": line}
+			if err := json.Unmarshal(rec, &r); err != nil {
+				r = record{"!invalid": line}
 			}
 			p.lines <- r
 		}
@@ -219,7 +233,7 @@ func (p *proc) next() record {
 		if !ok {
 			p.t.Fatalf("gopi closed stdout\n%s", p.transcript())
 		}
-		require.NotEqual(p.t, "!invalid", r.str("type"), "gopi wrote a line that is not JSON")
+		require.Nil(p.t, r["!invalid"], "gopi wrote a record that is not JSON")
 		return r
 	case <-time.After(waitLimit):
 		p.t.Fatalf("timed out waiting for gopi\n%s", p.transcript())

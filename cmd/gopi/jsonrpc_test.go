@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,86 +18,20 @@ import (
 
 // jproc is gopi spoken to in JSON-RPC 2.0, in either framing.
 type jproc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	*proc
 	header bool
-	msgs   chan record
-	stderr *syncBuffer
-	done   chan struct{}
 	nextID int
-
-	mu  sync.Mutex
-	log []string
 }
 
 // startJSONRPC runs gopi with args in w, framing its messages with
 // Content-Length headers when header is set, else one per line.
 func (w *world) startJSONRPC(header bool, args ...string) *jproc {
 	w.t.Helper()
-	t := w.t
-	cmd := exec.Command(gopiBinary(t), args...)
-	cmd.Dir = w.cwd
-	cmd.Env = append(os.Environ(),
-		"PI_CODING_AGENT_DIR="+w.agentDir,
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=",
-		"TMPDIR="+t.TempDir(),
-	)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p := &jproc{t: t, cmd: cmd, stdin: stdin, header: header, msgs: make(chan record, 4096), stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start())
-	var in rpc.RecordReader = rpc.NewLineReader(stdout, 0)
+	framing := rpc.FramingNewline
 	if header {
-		in = rpc.NewHeaderReader(stdout, 0)
+		framing = rpc.FramingHeader
 	}
-	go func() {
-		defer close(p.msgs)
-		for {
-			rec, err := in.Next()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			p.log = append(p.log, string(rec))
-			p.mu.Unlock()
-			var r record
-			if json.Unmarshal(rec, &r) != nil {
-				r = record{"!invalid": string(rec)}
-			}
-			p.msgs <- r
-		}
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		_ = p.stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(waitLimit):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-func (p *jproc) transcript() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var b strings.Builder
-	for _, l := range p.log {
-		if len(l) > 300 {
-			l = l[:300] + "…"
-		}
-		b.WriteString(l + "\n")
-	}
-	return b.String() + "--- stderr ---\n" + p.stderr.String()
+	return &jproc{proc: launch(w.t, w.cwd, w.agentDir, framing, args...), header: header}
 }
 
 func (p *jproc) writeRaw(body string) {
@@ -143,33 +74,6 @@ func (p *jproc) notify(method string, params any) {
 	p.write(m)
 }
 
-func (p *jproc) next() record {
-	p.t.Helper()
-	select {
-	case r, ok := <-p.msgs:
-		if !ok {
-			p.t.Fatalf("gopi closed stdout\n%s", p.transcript())
-		}
-		require.Nil(p.t, r["!invalid"], "gopi wrote something that is not JSON")
-		return r
-	case <-time.After(waitLimit):
-		p.t.Fatalf("timed out waiting for gopi\n%s", p.transcript())
-	}
-	return nil
-}
-
-func (p *jproc) until(match func(record) bool) []record {
-	p.t.Helper()
-	var seen []record
-	for {
-		r := p.next()
-		seen = append(seen, r)
-		if match(r) {
-			return seen
-		}
-	}
-}
-
 // reply waits for the response to id (a success or an error).
 func (p *jproc) reply(id float64) record {
 	p.t.Helper()
@@ -188,16 +92,6 @@ func (p *jproc) call(method string, params any) any {
 // event reports whether r is the pi/event of type typ.
 func event(r record, typ string) bool {
 	return r["method"] == "pi/event" && r.obj("params").str("type") == typ
-}
-
-func (p *jproc) wait() int {
-	p.t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(waitLimit):
-		p.t.Fatalf("gopi did not exit\n%s", p.transcript())
-	}
-	return p.cmd.ProcessState.ExitCode()
 }
 
 func scriptedArgs(extra ...string) []string {
