@@ -7,13 +7,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-GOPI_BIN=${GOPI_BIN:-$here/../../../bin/gopi}
-if [[ ! -x $GOPI_BIN ]]; then
-	echo "run.sh: gopi binary not found or not executable at $GOPI_BIN (run make build, or set GOPI_BIN)" >&2
-	exit 1
-fi
-GOPI_BIN=$(cd "$(dirname "$GOPI_BIN")" && pwd)/$(basename "$GOPI_BIN")
-export GOPI_BIN
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
+gopi_bin
 
 command -v nvim >/dev/null 2>&1 || { echo "run.sh: nvim is not installed" >&2; exit 1; }
 # vim.lsp.rpc.start with extra spawn parameters (cwd, env) came in 0.7.

@@ -10,20 +10,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-GOPI_BIN=${GOPI_BIN:-$here/../../../bin/gopi}
-if [[ ! -x $GOPI_BIN ]]; then
-	echo "run.sh: gopi binary not found or not executable at $GOPI_BIN (run make build, or set GOPI_BIN)" >&2
-	exit 1
-fi
-GOPI_BIN=$(cd "$(dirname "$GOPI_BIN")" && pwd)/$(basename "$GOPI_BIN")
-export GOPI_BIN
-
-command -v node >/dev/null 2>&1 || { echo "run.sh: node is not installed" >&2; exit 1; }
-major=$(node -p 'process.versions.node.split(".")[0]')
-if ((major < 18)); then
-	echo "run.sh: Node 18 or newer is needed, found $(node --version)" >&2
-	exit 1
-fi
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
+gopi_bin
+need_node
 
 # Install exactly what the lock file names, once.
 if [[ ! -f $here/node_modules/vscode-jsonrpc/package.json ]]; then
