@@ -2,6 +2,7 @@ package lspbridge
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -111,7 +112,7 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 		id, err = b.jc.Call(ctx, methodShowMessageRequest, showMessageRequestParams{
 			Type: messageInfo, Message: req.Title, Actions: actions, Details: req.Details,
 		}, &res)
-		if err == nil && res != nil && contains(req.Options, res.Title) {
+		if err == nil && res != nil && slices.Contains(req.Options, res.Title) {
 			resp.Value = &res.Title
 		} else {
 			resp.Cancelled = true
@@ -167,15 +168,6 @@ func idValue(id jsonrpc2.ID) any {
 	}
 	s, _ := id.StringValue()
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Notify sends a fire-and-forget UI request: notify becomes
