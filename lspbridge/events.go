@@ -18,10 +18,10 @@ const methodEvent = "pi/event"
 // deltas, and a long reply costs bytes in proportion to its length, not
 // its square.
 func (b *Bridge) Emit(ev api.Event) {
-	b.observe(ev)
 	b.mu.Lock()
-	full := b.fullUpdates
+	full, progress := b.fullUpdates, b.caps.progress
 	b.mu.Unlock()
+	b.observe(ev, progress)
 	if !full {
 		ev = lean(ev)
 	}
@@ -55,13 +55,16 @@ func lean(ev api.Event) api.Event {
 	return e
 }
 
-// observe follows the run (for $/cancelRequest) and feeds progress.
-func (b *Bridge) observe(ev api.Event) {
+// observe follows the run (for $/cancelRequest) and, for clients that
+// show progress, feeds it.
+func (b *Bridge) observe(ev api.Event, progress bool) {
 	switch ev.EventType() {
 	case string(agent.EventAgentStart):
 		b.running.Store(true)
 	case string(agent.EventAgentEnd):
 		b.running.Store(false)
 	}
-	b.prog.observe(ev)
+	if progress {
+		b.prog.observe(ev)
+	}
 }

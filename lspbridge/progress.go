@@ -69,11 +69,9 @@ func (p *progress) enabled() bool {
 	return p.b.caps.progress
 }
 
-// observe maps one event onto progress steps.
+// observe maps one event onto progress steps; the bridge calls it only
+// for clients that declared window.workDoneProgress.
 func (p *progress) observe(ev api.Event) {
-	if !p.enabled() {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e := ev.(type) {
