@@ -6,16 +6,21 @@ package core_test
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/gopi-dev/gopi/"
 
-// allowed lists, for each package (by path below the module), the other
-// packages of this module it may import. A package missing from the map may
-// import only what its parent entry allows (longest prefix wins).
+// allowed lists, for each package of the module (by path below the module),
+// the other packages of the module it may import directly. Every package
+// must have an entry (a new package fails the test until it is placed in
+// the table); an entry covers its subpackages too unless they have their
+// own. "*" allows everything: only the binary's wiring has it.
 var allowed = map[string][]string{
+	"cmd":                 {"*"},
+	"core":                {}, // this test's package; covers no subpackage
 	"core/llm":            {},
 	"core/llm/llmtest":    {"core/llm"},
 	"core/llm/anthropic":  {"core/llm"},
@@ -28,71 +33,187 @@ var allowed = map[string][]string{
 	"core/compaction":     {"core/session", "core/llm"},
 	"core/resources":      {},
 	"core/export":         {"core/session", "core/llm", "internal/atomicfile"},
-	"internal/atomicfile": {},
 	"core/models":         {"core/llm"},
-	"core/api":            {"core/llm", "core/agent"},
-	"core/ext":            {"core/agent", "core/session", "core/llm"},
-	"rpc":                 {"core/api", "core/llm", "core/agent"},
-	"lspbridge":           {"core/api", "core/llm", "core/agent", "rpc"},
+	"core/api":            {"core/llm"},
+	"core/ext":            {"core/agent", "core/session", "core/llm", "core/api"},
+	"core/host":           {"core/*", "internal/atomicfile"},
+	"internal/atomicfile": {},
+	"internal/testenv":    {},
+	"rpc":                 {"core/api"},
+	"lspbridge":           {"core/api", "core/agent", "rpc"},
 }
 
-func TestImportRules(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "github.com/gopi-dev/gopi/...").Output()
+// neverBelowCore are the packages nothing under core/ (or internal/) may
+// reach, directly or through any chain of imports.
+var neverBelowCore = []string{"rpc", "lspbridge", "cmd"}
+
+// pkg is what go list says of one package of the module.
+type pkg struct {
+	ImportPath string
+	Imports    []string // direct imports
+	Deps       []string // every package it depends on, transitively
+}
+
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	var pkgs []pkg
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	checked := 0
 	for dec.More() {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
+		var p pkg
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages; the module has more", len(pkgs))
+	}
+	return pkgs
+}
+
+// own keeps the module's packages of list, by path below the module.
+func own(list []string) []string {
+	var out []string
+	for _, imp := range list {
+		if rel, ok := strings.CutPrefix(imp, module); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+func TestImportRules(t *testing.T) {
+	for _, p := range listModule(t) {
 		rel := strings.TrimPrefix(p.ImportPath, module)
 		rule, ok := ruleFor(rel)
 		if !ok {
-			continue // cmd and tests may import anything
+			t.Errorf("%s has no entry in the import rules; add it to allowed (core/arch_test.go) and to docs/architecture.md", rel)
+			continue
 		}
-		checked++
-		for _, imp := range p.Imports {
-			if !strings.HasPrefix(imp, module) {
-				continue
-			}
-			dep := strings.TrimPrefix(imp, module)
-			if dep == rel || strings.HasPrefix(dep, rel+"/") && rel != "core/llm" {
-				continue // own subpackages
-			}
-			if !permitted(dep, rule) {
+		for _, dep := range own(p.Imports) {
+			if !permitted(rel, dep, rule) {
 				t.Errorf("%s imports %s, which architecture.md forbids", rel, dep)
 			}
 		}
 	}
+}
+
+// TestCoreNeverReachesTheWire checks the blanket rule transitively: a
+// core package that imports an allowed package which in turn reaches a
+// dialect breaks it as surely as a direct import.
+func TestCoreNeverReachesTheWire(t *testing.T) {
+	checked := 0
+	for _, p := range listModule(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		if !strings.HasPrefix(rel, "core") && !strings.HasPrefix(rel, "internal/") {
+			continue
+		}
+		checked++
+		for _, dep := range own(p.Deps) {
+			for _, banned := range neverBelowCore {
+				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+					t.Errorf("%s reaches %s (through its imports); nothing under core/ may", rel, dep)
+				}
+			}
+		}
+	}
 	if checked == 0 {
-		t.Fatal("no packages checked")
+		t.Fatal("no core packages checked")
+	}
+}
+
+// TestLayersHoldTransitively checks the rules architecture.md states in
+// prose, over every chain of imports.
+func TestLayersHoldTransitively(t *testing.T) {
+	providers := []string{"core/llm/anthropic", "core/llm/openai", "core/llm/google", "core/llm/faux"}
+	for _, p := range listModule(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		deps := own(p.Deps)
+		switch {
+		case rel == "core/llm":
+			for _, d := range deps {
+				t.Errorf("core/llm reaches %s; it may import no other package of the module", d)
+			}
+		case slices.Contains(providers, rel):
+			for _, d := range deps {
+				if slices.Contains(providers, d) {
+					t.Errorf("provider %s reaches provider %s", rel, d)
+				}
+			}
+		case rel == "core/agent":
+			if slices.Contains(deps, "core/tools") {
+				t.Error("core/agent reaches core/tools; tools are injected")
+			}
+		}
 	}
 }
 
 func ruleFor(rel string) ([]string, bool) {
-	best := ""
+	best, found := "", false
 	for k := range allowed {
-		if (rel == k || strings.HasPrefix(rel, k+"/")) && len(k) > len(best) {
-			best = k
+		covers := rel == k || (k != "core" && strings.HasPrefix(rel, k+"/"))
+		if covers && (!found || len(k) > len(best)) {
+			best, found = k, true
 		}
 	}
-	if best == "" {
+	if !found {
 		return nil, false
 	}
 	return allowed[best], true
 }
 
-func permitted(dep string, rule []string) bool {
+func permitted(rel, dep string, rule []string) bool {
+	if rel != "core/llm" && strings.HasPrefix(dep, rel+"/") {
+		return true // a package may use its own subpackages
+	}
 	for _, a := range rule {
-		if dep == a || (a != "core/llm" && strings.HasPrefix(dep, a+"/")) {
+		switch {
+		case a == "*", dep == a:
+			return true
+		case strings.HasSuffix(a, "/*") && strings.HasPrefix(dep, strings.TrimSuffix(a, "*")):
+			return true
+		case a != "core/llm" && strings.HasPrefix(dep, a+"/"):
 			return true
 		}
 	}
 	return false
+}
+
+// TestRuleMatching pins the helpers above, so a broken matcher cannot
+// make every import look permitted.
+func TestRuleMatching(t *testing.T) {
+	cases := []struct {
+		rel, dep string
+		want     bool
+	}{
+		{"core/agent", "core/llm", true},
+		{"core/agent", "core/llm/openai", false}, // core/llm's entry does not cover providers
+		{"core/agent", "core/tools", false},
+		{"core/host", "core/tools", true},
+		{"core/host", "rpc", false},
+		{"core/host", "lspbridge", false},
+		{"rpc", "core/api", true},
+		{"rpc", "core/host", false},
+		{"core/llm", "core/llm/faux", false},
+		{"cmd/gopi", "core/host", true},
+		{"core/tools", "core/agent", true},
+	}
+	for _, c := range cases {
+		rule, ok := ruleFor(c.rel)
+		if !ok {
+			t.Fatalf("no rule for %s", c.rel)
+		}
+		if got := permitted(c.rel, c.dep, rule); got != c.want {
+			t.Errorf("%s importing %s: permitted=%v, want %v", c.rel, c.dep, got, c.want)
+		}
+	}
+	for _, rel := range []string{"brand/new", "core/newpkg"} {
+		if _, ok := ruleFor(rel); ok {
+			t.Errorf("%s is not in the table and must have no rule", rel)
+		}
+	}
 }

@@ -29,7 +29,8 @@ var (
 	buildErr  error
 )
 
-// gopiBinary builds cmd/gopi once per test run.
+// gopiBinary builds cmd/gopi once per test run, with the race detector
+// when the tests run with it, so a data race in the binary fails them.
 func gopiBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -39,13 +40,32 @@ func gopiBinary(t *testing.T) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "gopi")
-		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
+		build := []string{"build", "-o", buildPath}
+		if raceEnabled {
+			build = append(build, "-race")
+		}
+		out, err := exec.Command("go", append(build, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
 	require.NoError(t, buildErr)
 	return buildPath
+}
+
+// binaryEnv is the environment every gopi the tests start gets on top of
+// theirs: a race-built binary stops at its first data race (exit status
+// 66, the report on stderr), which raceFree turns into a test failure.
+func binaryEnv() []string {
+	return append(os.Environ(), "GORACE=halt_on_error=1")
+}
+
+// raceFree fails the test when a race-built gopi reported a data race.
+func raceFree(t *testing.T, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("gopi reported a data race:\n%s", stderr)
+	}
 }
 
 // waitLimit bounds every wait for the binary; a hang fails the test with
@@ -146,7 +166,7 @@ func launch(t *testing.T, cwd, agentDir string, framing rpc.Framing, args ...str
 	t.Helper()
 	cmd := exec.Command(gopiBinary(t), args...)
 	cmd.Dir = cwd
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(binaryEnv(),
 		"PI_CODING_AGENT_DIR="+agentDir,
 		// Real keys on the developer's machine must not leak into tests.
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=",
@@ -194,6 +214,7 @@ func launch(t *testing.T, cwd, agentDir string, framing rpc.Framing, args ...str
 			_ = p.cmd.Process.Kill()
 			<-p.done
 		}
+		raceFree(t, p.stderr.String())
 	})
 	return p
 }
@@ -327,4 +348,13 @@ func types(rs []record) []string {
 		out[i] = r.str("type")
 	}
 	return out
+}
+
+// TestBinaryBuiltWithRace checks that under -race the binary the tests
+// drive carries the race detector too, so races in it fail the suite.
+func TestBinaryBuiltWithRace(t *testing.T) {
+	out, err := exec.Command("go", "version", "-m", gopiBinary(t)).Output()
+	require.NoError(t, err)
+	built := strings.Contains(string(out), "-race=true")
+	require.Equal(t, raceEnabled, built, "the test binary's -race and the gopi binary's differ:\n%s", out)
 }

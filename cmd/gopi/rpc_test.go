@@ -19,6 +19,7 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
 // shape collapses a record stream into event names, with message_update
@@ -404,10 +405,7 @@ func without(list []string, drop ...string) []string {
 // TestRPCDocsPythonClient runs the Python client printed in docs/rpc.md
 // against the binary, so the documented example keeps working.
 func TestRPCDocsPythonClient(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
+	python := testenv.LookPath(t, "python3")
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "rpc.md"))
 	require.NoError(t, err)
 	parts := strings.SplitN(string(doc), "```python\n", 2)
@@ -418,7 +416,7 @@ func TestRPCDocsPythonClient(t *testing.T) {
 
 	cmd := exec.Command(python, script, "reply: streamed through python")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "GOPI="+gopiBinary(t), "PI_CODING_AGENT_DIR="+t.TempDir(),
+	cmd.Env = append(binaryEnv(), "GOPI="+gopiBinary(t), "PI_CODING_AGENT_DIR="+t.TempDir(),
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
 // chromiumNames are the names Debian, Ubuntu and Google ship the browser
@@ -22,19 +24,10 @@ import (
 var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // findChromium returns a headless-capable browser, or skips the test;
-// with GOPI_REQUIRE_CHROMIUM=1 (as CI sets) a missing browser fails it.
+// with GOPI_REQUIRE_TOOLS=1 (as CI sets) a missing browser fails it.
 func findChromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range chromiumNames {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GOPI_REQUIRE_CHROMIUM") == "1" {
-		t.Fatalf("GOPI_REQUIRE_CHROMIUM=1 but none of %v is on PATH", chromiumNames)
-	}
-	t.Skipf("no chromium on PATH (looked for %v); set GOPI_REQUIRE_CHROMIUM=1 to fail instead", chromiumNames)
-	return ""
+	return testenv.LookPath(t, chromiumNames...)
 }
 
 // dumpDOM loads file in headless chromium and returns the DOM after the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -120,10 +121,47 @@ func (t *findTool) fdPath() string {
 	}
 	for _, name := range []string{"fd", "fdfind"} {
 		if p, err := exec.LookPath(name); err == nil {
+			if !fdUsable(p) {
+				return "" // the Go walker has the same rules
+			}
 			return p
 		}
 	}
 	return ""
+}
+
+// fdVersions caches, per fd binary, whether it is new enough.
+var fdVersions sync.Map // path -> bool
+
+// fdUsable reports whether the fd at path knows --no-require-git (fd 8.7,
+// 2023), without which it ignores .gitignore files outside a git
+// repository; Debian 12 ships fd 8.6.
+func fdUsable(path string) bool {
+	if v, ok := fdVersions.Load(path); ok {
+		return v.(bool)
+	}
+	out, err := exec.Command(path, "--version").Output()
+	ok := err == nil && fdAtLeast(string(out), 8, 7)
+	fdVersions.Store(path, ok)
+	return ok
+}
+
+// fdAtLeast parses "fd 8.6.0" (or "fdfind 8.6.0") and compares.
+func fdAtLeast(version string, major, minor int) bool {
+	fields := strings.Fields(version)
+	if len(fields) < 2 {
+		return false
+	}
+	parts := strings.SplitN(fields[1], ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
 
 // findMatcher matches the way `fd --glob` does: a pattern without a slash

@@ -299,6 +299,22 @@ func (t *grepTool) goGrep(ctx context.Context, a grepArgs, root string, isDir bo
 	return s, err
 }
 
+// rgGlobArgs turns the tool's glob into rg flags. rg's --glob overrides
+// ignore files (a whitelisting glob brings back a file a nested
+// .gitignore hides), while a file type filters only what the ignore rules
+// let through; so a glob on the file name becomes a one-off type, as the
+// Go fallback treats it. Exclusions and globs on whole paths stay --glob:
+// excluding more is harmless, and a type cannot match a path.
+func rgGlobArgs(glob string) []string {
+	switch {
+	case glob == "":
+		return nil
+	case strings.HasPrefix(glob, "!") || strings.Contains(strings.TrimSuffix(glob, "/"), "/"):
+		return []string{"--glob", glob}
+	}
+	return []string{"--type-add", "gopiglob:" + glob, "--type", "gopiglob"}
+}
+
 // runRipgrep searches with rg's JSON output, stopping it at the limit.
 func runRipgrep(ctx context.Context, rg string, a grepArgs, root string, limit int) (grepSearch, error) {
 	args := []string{"--json", "--line-number", "--color=never", "--hidden", "--glob", "!.git"}
@@ -308,9 +324,7 @@ func runRipgrep(ctx context.Context, rg string, a grepArgs, root string, limit i
 	if a.Literal {
 		args = append(args, "--fixed-strings")
 	}
-	if a.Glob != "" {
-		args = append(args, "--glob", a.Glob)
-	}
+	args = append(args, rgGlobArgs(a.Glob)...)
 	args = append(args, "--", a.Pattern, root)
 	cmd := exec.CommandContext(ctx, rg, args...)
 	var stderr bytes.Buffer

@@ -3,13 +3,14 @@ package tools
 import (
 	"context"
 	"io/fs"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
 // recordingFS is a non-local FS: it forwards to the disk and records the
@@ -66,17 +67,27 @@ func TestBashUsesShell(t *testing.T) {
 	require.Equal(t, "would run: make in /remote/dir", text(res))
 }
 
+// TestFindFd runs find with the fd on PATH: through fd when it is new
+// enough, through the Go walker when it is not (Debian 12's fd 8.6 lacks
+// --no-require-git and used to fail every search); either way with the
+// same rules.
 func TestFindFd(t *testing.T) {
-	fd := ""
-	for _, name := range []string{"fd", "fdfind"} {
-		if p, err := exec.LookPath(name); err == nil {
-			fd = p
-		}
-	}
-	if fd == "" {
-		t.Skip("fd not installed")
-	}
+	fd := testenv.LookPath(t, "fd", "fdfind")
+	t.Logf("fd at %s usable: %v", fd, fdUsable(fd))
 	dir := searchTree(t)
 	res := run(t, dir, "find", map[string]any{"pattern": "*.go"})
 	require.ElementsMatch(t, []string{"main.go", "pkg/util.go", "pkg/util_test.go"}, strings.Split(text(res), "\n"))
+}
+
+func TestFdVersionCheck(t *testing.T) {
+	for v, want := range map[string]bool{
+		"fd 8.7.0\n":     true,
+		"fdfind 8.6.0\n": false,
+		"fd 10.2.0":      true,
+		"fd 7.9.1":       false,
+		"fd":             false,
+		"fd x.y":         false,
+	} {
+		require.Equal(t, want, fdAtLeast(v, 8, 7), v)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
 // searchTree builds a small repository-like tree:
@@ -96,9 +98,7 @@ func TestGrepParentGitignore(t *testing.T) {
 }
 
 func TestGrepRipgrep(t *testing.T) {
-	if _, err := exec.LookPath("rg"); err != nil {
-		t.Skip("rg not installed")
-	}
+	testenv.LookPath(t, "rg")
 	dir := searchTree(t)
 	// rg honours .gitignore only inside a git repository.
 	require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
@@ -165,4 +165,11 @@ func TestLs(t *testing.T) {
 	res = run(t, dir, "ls", map[string]any{"path": "nope"})
 	require.True(t, res.IsError)
 	require.Contains(t, text(res), "Path not found")
+}
+
+func TestRgGlobArgs(t *testing.T) {
+	require.Nil(t, rgGlobArgs(""))
+	require.Equal(t, []string{"--type-add", "gopiglob:*.go", "--type", "gopiglob"}, rgGlobArgs("*.go"))
+	require.Equal(t, []string{"--glob", "!*.go"}, rgGlobArgs("!*.go"))
+	require.Equal(t, []string{"--glob", "src/**/*.ts"}, rgGlobArgs("src/**/*.ts"))
 }
