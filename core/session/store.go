@@ -355,6 +355,24 @@ func (s *Store) Entries() []Entry {
 	return out
 }
 
+// EntriesSince returns the entries appended after the entry with id
+// since, in file order: entry ids are a cursor a client can keep across
+// restarts (get_entries). An id the session does not have is an error
+// wrapping ErrEntryNotFound.
+func (s *Store) EntriesSince(since string) ([]Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.byID[since]
+	if !ok {
+		return nil, fmt.Errorf("entry %q: %w", since, ErrEntryNotFound)
+	}
+	out := make([]Entry, 0, len(s.nodes)-i-1)
+	for _, n := range s.nodes[i+1:] {
+		out = append(out, n.entry)
+	}
+	return out, nil
+}
+
 // Path returns the entries from the root to the leaf.
 func (s *Store) Path() []Entry {
 	s.mu.Lock()
@@ -478,10 +496,12 @@ func (s *Store) ForkPoints() []ForkPoint {
 }
 
 // TreeNode is one entry of [Store.Tree] with its children, oldest first.
+// Its JSON is get_tree's node: {entry, children, label?, labelTimestamp?}.
 type TreeNode struct {
-	Entry    Entry
-	Children []*TreeNode
-	Label    string
+	Entry          Entry       `json:"entry"`
+	Children       []*TreeNode `json:"children"`
+	Label          string      `json:"label,omitempty"`
+	LabelTimestamp string      `json:"labelTimestamp,omitempty"`
 }
 
 // Tree returns the session as a forest: normally one root, plus any entry
@@ -492,7 +512,12 @@ func (s *Store) Tree() []*TreeNode {
 	nodes := make(map[string]*TreeNode, len(s.nodes))
 	for _, n := range s.nodes {
 		m := n.entry.Base()
-		nodes[m.ID] = &TreeNode{Entry: n.entry, Label: s.labels[m.ID].label}
+		mark := s.labels[m.ID]
+		tn := &TreeNode{Entry: n.entry, Children: []*TreeNode{}, Label: mark.label}
+		if mark.label != "" {
+			tn.LabelTimestamp = mark.timestamp
+		}
+		nodes[m.ID] = tn
 	}
 	var roots []*TreeNode
 	for _, n := range s.nodes {
