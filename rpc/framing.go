@@ -282,15 +282,28 @@ func isJSONRPC(line []byte) bool {
 
 // Writer emits whole records, one at a time, in the order Write is called.
 type Writer struct {
-	mu      sync.Mutex // serialises records on w
+	mu      sync.Mutex // serialises records on w; guards err
 	w       *bufio.Writer
 	framing Framing
 	err     error
+	gone    chan struct{} // closed at the first write error
 }
 
 // NewWriter writes records to w with the given framing.
 func NewWriter(w io.Writer, f Framing) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10), framing: f}
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), framing: f, gone: make(chan struct{})}
+}
+
+// Gone is closed when a write fails: the client closed its end (EPIPE) or
+// the output broke otherwise. Nobody will read another record, so the
+// server should stop as it does when its input ends.
+func (w *Writer) Gone() <-chan struct{} { return w.gone }
+
+// Err is the write error that closed Gone, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Encode marshals v (without HTML escaping, as JavaScript's JSON.stringify
@@ -320,6 +333,9 @@ func (w *Writer) WriteRecord(rec []byte) error {
 		w.w.Write(rec)
 		w.w.WriteByte('\n')
 	}
-	w.err = w.w.Flush()
+	if err := w.w.Flush(); err != nil {
+		w.err = err
+		close(w.gone)
+	}
 	return w.err
 }

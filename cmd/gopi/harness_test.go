@@ -84,6 +84,7 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.Closer // the test's end of gopi's stdout
 	lines  chan record
 	stderr *syncBuffer
 	done   chan struct{}
@@ -176,7 +177,7 @@ func launch(t *testing.T, cwd, agentDir string, framing rpc.Framing, args ...str
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan record, 4096), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stdout: stdout, lines: make(chan record, 4096), stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	// 256 MiB: room for the 20 MB image prompt's echo and more.

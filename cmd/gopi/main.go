@@ -37,7 +37,13 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A client that closes its end of stdout must not kill gopi with
+	// SIGPIPE before it has aborted the run, killed bash process groups
+	// and flushed the session: writes fail with EPIPE instead, and the
+	// writer reports the client gone (see runRPC). SIGHUP (the editor's
+	// terminal or ssh session closed) is a request to stop, like SIGTERM.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	app, err := setup(ctx, a, stderr)

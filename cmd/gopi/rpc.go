@@ -42,10 +42,26 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		det = r.d
 	}
 	report := func(err error) { fmt.Fprintln(ap.stderr, "gopi:", err) }
-	if a.mode == "jsonrpc" || det.Dialect == rpc.DialectJSONRPC {
-		return ap.runJSONRPC(ctx, a, det, stdout, report)
+	framing := det.Framing
+	if det.Dialect != rpc.DialectJSONRPC && a.mode != "jsonrpc" {
+		framing = rpc.FramingNewline
 	}
-	w := rpc.NewWriter(stdout, rpc.FramingNewline)
+	w := rpc.NewWriter(stdout, framing)
+	// A client that stops reading (its end of stdout closed) is gone just
+	// as one whose stdin ended: stop serving and shut down cleanly.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.Gone():
+			report(fmt.Errorf("the client closed its output; stopping (%v)", w.Err()))
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if a.mode == "jsonrpc" || det.Dialect == rpc.DialectJSONRPC {
+		return ap.runJSONRPC(ctx, a, det, w, report)
+	}
 	conn := rpc.NewConn(w, report)
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
@@ -59,7 +75,7 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 
 // runJSONRPC serves the JSON-RPC 2.0 dialect in the framing the client
 // used. Its exit code follows LSP: 1 when exit came without shutdown.
-func (ap *app) runJSONRPC(ctx context.Context, a *args, det rpc.Detection, stdout io.Writer, report func(error)) error {
+func (ap *app) runJSONRPC(ctx context.Context, a *args, det rpc.Detection, w *rpc.Writer, report func(error)) error {
 	var in rpc.RecordReader
 	if det.Framing == rpc.FramingHeader {
 		in = rpc.NewHeaderReader(det.Reader, 0)
@@ -72,7 +88,7 @@ func (ap *app) runJSONRPC(ctx context.Context, a *args, det rpc.Detection, stdou
 		Version:     version,
 		Report:      report,
 	})
-	ap.exitCode = b.Serve(ctx, in, rpc.NewWriter(stdout, det.Framing))
+	ap.exitCode = b.Serve(ctx, in, w)
 	ap.close()
 	return nil
 }

@@ -305,7 +305,7 @@ func TestRPCStdinClosedMidStreamLeavesALoadableSession(t *testing.T) {
 }
 
 func TestRPCSignalsAbortAndExitZero(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "started")
 			w := newWorld(t, llmtest.ToolCalls(llmtest.Call("t1", "bash", `{"command":"touch `+marker+`; sleep 41.5"}`)))
