@@ -3,10 +3,13 @@ package lspbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -58,36 +61,124 @@ type clientCapabilities struct {
 		WorkDoneProgress bool            `json:"workDoneProgress"`
 		ShowMessage      json.RawMessage `json:"showMessage"`
 	} `json:"window"`
-	Experimental *struct {
-		Pi *struct {
-			UI bool `json:"ui"`
-		} `json:"pi"`
-	} `json:"experimental"`
+	// Experimental is read leniently (see caps): clients put all sorts
+	// of things there, and initialize must not fail over them.
+	Experimental json.RawMessage `json:"experimental"`
 }
 
 // clientCaps is what the bridge uses of the client's capabilities.
 type clientCaps struct {
-	// messageRequest: window/showMessageRequest is answered (LSP clients
-	// declare window.showMessage; pi-aware ones experimental.pi.ui).
-	messageRequest bool
-	// piUI: pi/ui/input, pi/ui/editor and pi/ui/set* are understood.
+	// dialogs are the dialog kinds (api.UISelect ... api.UIEditor) the
+	// client shows; the others resolve as cancelled without a request.
+	dialogs map[api.UIMethod]bool
+	// piUI: the pi/ui/set* notifications are understood.
 	piUI bool
 	// progress: window/workDoneProgress/create and $/progress.
 	progress bool
 }
 
-func (c clientCapabilities) caps() clientCaps {
-	var out clientCaps
-	if c.Experimental != nil && c.Experimental.Pi != nil {
-		out.piUI = c.Experimental.Pi.UI
-	}
+// canShow reports whether a dialog of kind m may be sent to the client.
+func (c clientCaps) canShow(m api.UIMethod) bool { return c.dialogs[m] }
+
+// caps decides what the client can do. experimental.pi.ui may be true
+// (every dialog kind and the pi/ui/* notifications), false, or a list of
+// the dialog kinds the client shows (["input","editor"]); any other shape
+// is ignored, with a note for the log. Without experimental.pi.ui, a
+// client that declares window.showMessage gets select and confirm as
+// window/showMessageRequest.
+func (c clientCapabilities) caps() (clientCaps, []string) {
+	out := clientCaps{dialogs: map[api.UIMethod]bool{}}
+	var notes []string
+	lspDialogs := false
 	if c.Window != nil {
 		out.progress = c.Window.WorkDoneProgress
 		sm := c.Window.ShowMessage
-		out.messageRequest = len(sm) > 0 && string(sm) != "null" && string(sm) != "false"
+		lspDialogs = len(sm) > 0 && string(sm) != "null" && string(sm) != "false"
 	}
-	out.messageRequest = out.messageRequest || out.piUI
-	return out
+	ui, declared, note := experimentalPiUI(c.Experimental)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	switch {
+	case !declared:
+		out.dialogs[api.UISelect], out.dialogs[api.UIConfirm] = lspDialogs, lspDialogs
+	case ui == nil: // true
+		out.piUI = true
+		for _, m := range []api.UIMethod{api.UISelect, api.UIConfirm, api.UIInput, api.UIEditor} {
+			out.dialogs[m] = true
+		}
+	default:
+		out.piUI = len(ui) > 0
+		for _, m := range ui {
+			out.dialogs[m] = true
+		}
+	}
+	return out, notes
+}
+
+// experimentalPiUI reads experimental.pi.ui: declared is false when it is
+// absent (or the experimental object is not one); kinds is nil for true,
+// empty for false, else the listed dialog kinds. note says what was
+// ignored.
+func experimentalPiUI(raw json.RawMessage) (kinds []api.UIMethod, declared bool, note string) {
+	var exp struct {
+		Pi json.RawMessage `json:"pi"`
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false, ""
+	}
+	if err := json.Unmarshal(raw, &exp); err != nil {
+		return nil, false, "capabilities.experimental is not an object; ignored"
+	}
+	var pi struct {
+		UI json.RawMessage `json:"ui"`
+	}
+	if len(exp.Pi) == 0 || string(exp.Pi) == "null" {
+		return nil, false, ""
+	}
+	if err := json.Unmarshal(exp.Pi, &pi); err != nil {
+		return nil, false, "capabilities.experimental.pi is not an object; ignored"
+	}
+	if len(pi.UI) == 0 || string(pi.UI) == "null" {
+		return nil, false, ""
+	}
+	var b bool
+	if err := json.Unmarshal(pi.UI, &b); err == nil {
+		if b {
+			return nil, true, ""
+		}
+		return []api.UIMethod{}, true, ""
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(pi.UI, &list); err != nil {
+		return nil, false, fmt.Sprintf("capabilities.experimental.pi.ui is neither a boolean nor a list of dialog kinds (%s); ignored", clip(string(pi.UI), 80))
+	}
+	kinds = []api.UIMethod{}
+	var unknown []string
+	for _, item := range list {
+		var k string
+		if json.Unmarshal(item, &k) == nil && api.UIMethod(k).IsDialog() {
+			kinds = append(kinds, api.UIMethod(k))
+		} else {
+			unknown = append(unknown, clip(string(item), 40))
+		}
+	}
+	if len(unknown) > 0 {
+		note = fmt.Sprintf("capabilities.experimental.pi.ui lists kinds gopi does not know (%s); known: select, confirm, input, editor", strings.Join(unknown, ", "))
+	}
+	return kinds, true, note
+}
+
+// clip shortens s to at most n bytes (on a rune boundary) for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 type initializeResult struct {
@@ -169,8 +260,12 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 		b.attach(rt)
 	}
 
+	caps, notes := p.Capabilities.caps()
+	for _, n := range notes {
+		b.opts.Report(errors.New(n))
+	}
 	b.mu.Lock()
-	b.caps = p.Capabilities.caps()
+	b.caps = caps
 	b.fullUpdates = opts.FullUpdates
 	b.initialized = true
 	b.mu.Unlock()

@@ -74,16 +74,7 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 	b.mu.Lock()
 	caps := b.caps
 	b.mu.Unlock()
-	switch req.Method {
-	case api.UISelect, api.UIConfirm:
-		if !caps.messageRequest {
-			return api.Cancelled(req.ID)
-		}
-	case api.UIInput, api.UIEditor:
-		if !caps.piUI {
-			return api.Cancelled(req.ID)
-		}
-	default:
+	if !caps.canShow(req.Method) {
 		return api.Cancelled(req.ID)
 	}
 

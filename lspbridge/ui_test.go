@@ -3,6 +3,7 @@ package lspbridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -278,4 +279,50 @@ func TestStatusWidgetTitleAndEditorTextArePiUINotifications(t *testing.T) {
 			assert.Empty(t, h.sync(), "caps %s", caps)
 		}
 	})
+}
+
+// Issue 10: experimental.pi.ui may be true, false or a list of the dialog
+// kinds the client shows; any other shape is ignored with a note, and
+// initialize succeeds whatever the shape.
+func TestPiUICapabilityShapes(t *testing.T) {
+	all := []api.UIMethod{api.UISelect, api.UIConfirm, api.UIInput, api.UIEditor}
+	for _, tc := range []struct {
+		name   string
+		caps   string
+		shown  []api.UIMethod
+		report string // a note expected on the report channel
+	}{
+		{"true", `{"experimental":{"pi":{"ui":true}}}`, all, ""},
+		{"false", `{"experimental":{"pi":{"ui":false}}}`, nil, ""},
+		{"list", `{"experimental":{"pi":{"ui":["input","editor"]}}}`, []api.UIMethod{api.UIInput, api.UIEditor}, ""},
+		{"list wins over showMessage", `{"window":{"showMessage":{}},"experimental":{"pi":{"ui":["confirm"]}}}`, []api.UIMethod{api.UIConfirm}, ""},
+		{"empty list", `{"experimental":{"pi":{"ui":[]}}}`, nil, ""},
+		{"list with strangers", `{"experimental":{"pi":{"ui":["select",7,"hologram"]}}}`, []api.UIMethod{api.UISelect}, "does not know"},
+		{"object", `{"experimental":{"pi":{"ui":{"input":true}}}}`, nil, "neither a boolean nor a list"},
+		{"number", `{"experimental":{"pi":{"ui":3}}}`, nil, "neither a boolean nor a list"},
+		{"string", `{"experimental":{"pi":{"ui":"yes"}}}`, nil, "neither a boolean nor a list"},
+		{"garbage with showMessage", `{"window":{"showMessage":{}},"experimental":{"pi":{"ui":"yes"}}}`, []api.UIMethod{api.UISelect, api.UIConfirm}, "neither a boolean nor a list"},
+		{"pi not an object", `{"experimental":{"pi":[1,2]}}`, nil, "experimental.pi is not an object"},
+		{"experimental not an object", `{"experimental":"x"}`, nil, "experimental is not an object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startBridge(t, stateRT(), config{})
+			require.Nil(t, h.initialize(tc.caps, "").errObj(), "initialize must succeed whatever the capability's shape")
+			if tc.report != "" {
+				h.awaitReport(tc.report)
+			}
+			for _, method := range all {
+				req := api.UIRequest{ID: "d-" + string(method), Method: method, Title: "T", Options: []string{"a"}}
+				if !slices.Contains(tc.shown, method) {
+					assert.Equal(t, api.Cancelled(req.ID), h.rt.ui().Ask(context.Background(), req), "%s must resolve as cancelled at once", method)
+					continue
+				}
+				ch := ask(context.Background(), h, req)
+				m := h.await(string(method), func(m *msg) bool { return !m.isResponse() && m.has("id") })
+				h.replyError(m, -32800, "dismissed")
+				assert.Equal(t, api.Cancelled(req.ID), answer(t, ch), method)
+			}
+			assert.Empty(t, h.sync(), "no other request may reach the client")
+		})
+	}
 }

@@ -308,3 +308,18 @@ func TestJSONRPCApprovalAndCancel(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 10: a client that lists the dialog kinds it shows used to fail
+// initialize ("cannot unmarshal array ... of type bool").
+func TestJSONRPCInitializeWithDialogKindList(t *testing.T) {
+	w := newWorld(t)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
+	res := p.call("initialize", map[string]any{"capabilities": map[string]any{
+		"experimental": map[string]any{"pi": map[string]any{"ui": []string{"input", "editor"}}},
+	}})
+	require.NotNil(t, res)
+	p.notify("initialized", map[string]any{})
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
