@@ -8,8 +8,8 @@ import (
 // args are gopi's command-line options, pi-compatible. The parser is
 // hand-written rather than the flag package because pi's conventions do not
 // fit it: short aliases like -nt, "-p" with an optional value, bare words
-// as prompt messages, @file arguments and unknown --flags kept for
-// extensions.
+// as prompt messages and @file arguments. Unknown flags are errors until
+// extensions can claim flags of their own.
 type args struct {
 	help, version  bool
 	mode           string // "", "text", "print", "json", "rpc", "jsonrpc"
@@ -31,14 +31,15 @@ type args struct {
 	listModels     bool
 	listPattern    string
 	noContextFiles bool
+	templatePaths  []string
+	skillPaths     []string
 	messages       []string
 	fileArgs       []string
-	unknown        map[string]string
 	errors         []string
 }
 
 func parseArgs(argv []string) *args {
-	a := &args{unknown: map[string]string{}}
+	a := &args{}
 	next := func(i *int) (string, bool) {
 		if *i+1 < len(argv) {
 			*i++
@@ -131,24 +132,25 @@ func parseArgs(argv []string) *args {
 			}
 		case "--no-context-files", "-nc":
 			a.noContextFiles = true
+		case "--prompt-template":
+			if v, ok := next(&i); ok {
+				a.templatePaths = append(a.templatePaths, v)
+			}
+		case "--skill":
+			if v, ok := next(&i); ok {
+				a.skillPaths = append(a.skillPaths, v)
+			}
+		case "--extension", "-e":
+			_, _ = next(&i)
+			a.errors = append(a.errors, fmt.Sprintf("%s: pi extensions are not supported by gopi yet (see the README)", arg))
 		case "--stdio":
 			// vscode-languageclient appends it; stdio is the only transport.
 		default:
 			switch {
 			case strings.HasPrefix(arg, "@"):
 				a.fileArgs = append(a.fileArgs, arg[1:])
-			case strings.HasPrefix(arg, "--"):
-				k, v, hasEq := strings.Cut(arg[2:], "=")
-				if !hasEq {
-					v = "true"
-					if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
-						i++
-						v = argv[i]
-					}
-				}
-				a.unknown[k] = v
 			case strings.HasPrefix(arg, "-") && arg != "-":
-				a.errors = append(a.errors, fmt.Sprintf("unknown option: %s", arg))
+				a.errors = append(a.errors, unknownFlag(arg))
 			default:
 				a.messages = append(a.messages, arg)
 			}
@@ -160,10 +162,57 @@ func parseArgs(argv []string) *args {
 func takesValue(flag string) bool {
 	switch flag {
 	case "--mode", "--provider", "--model", "--api-key", "--system-prompt", "--append-system-prompt",
-		"--session", "--session-dir", "--models", "--tools", "--thinking", "--approval":
+		"--session", "--session-dir", "--models", "--tools", "--thinking", "--approval",
+		"--prompt-template", "--skill", "--extension":
 		return true
 	}
 	return false
+}
+
+// knownFlags are the long flags the parser accepts, for suggestions.
+var knownFlags = []string{
+	"--help", "--version", "--mode", "--continue", "--provider", "--model", "--api-key",
+	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
+	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
+	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio",
+}
+
+// unknownFlag is the error for a flag gopi does not know, with the
+// closest known flag when one is near enough to be a typo.
+func unknownFlag(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	msg := fmt.Sprintf("unknown option: %s", name)
+	best, bestDist := "", 3
+	for _, k := range knownFlags {
+		if d := editDistance(strings.TrimLeft(name, "-"), strings.TrimPrefix(k, "--")); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return msg
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 const usage = `gopi — a headless coding agent that speaks pi's RPC protocol
@@ -198,6 +247,9 @@ Tools and prompt:
   --system-prompt TEXT               replace the system prompt
   --append-system-prompt TEXT        add to the system prompt
   --no-context-files                 ignore AGENTS.md / CLAUDE.md
+  --prompt-template PATH             load prompt templates from a file or folder (repeatable)
+  --skill PATH                       load a skill (SKILL.md or its folder; repeatable)
+  --extension, -e PATH               pi extensions: not supported yet (an error)
 Other:
   --version, --help
 

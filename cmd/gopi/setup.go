@@ -179,6 +179,8 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		Settings:           settings,
 		Scope:              scope,
 		Approval:           approval,
+		TemplatePaths:      a.templatePaths,
+		SkillPaths:         a.skillPaths,
 		Store:              store,
 		SystemPrompt:       a.systemPrompt,
 		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),

@@ -49,6 +49,11 @@ type Options struct {
 	// Scope is the --models list cycle_model moves through; empty means
 	// every available model.
 	Scope []models.ScopedModel
+	// TemplatePaths and SkillPaths are files or directories named on the
+	// command line (--prompt-template, --skill), loaded besides the user
+	// and project folders.
+	TemplatePaths []string
+	SkillPaths    []string
 	// Approval is the tool approval gate ("" means off).
 	Approval ApprovalMode
 	// Report receives problems the runtime survived (written to stderr by

@@ -14,11 +14,11 @@ import (
 // skipped.
 func (h *Host) loadResources() {
 	var problems []error
-	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, nil)
+	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths)
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("prompt template: %w", p))
 	}
-	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, nil)
+	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths)
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("skill: %w", p))
 	}
