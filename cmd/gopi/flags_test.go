@@ -78,3 +78,45 @@ func TestPromptTemplateAndSkillFlags(t *testing.T) {
 	assert.Equal(t, tpl, byName["greet"].str("path"))
 	assert.Equal(t, 0, p.exit())
 }
+
+// runBinaryOut is runBinary that also returns stdout.
+func runBinaryOut(t *testing.T, cwd, agentDir string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(gopiBinary(t), args...)
+	cmd.Dir = cwd
+	cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+agentDir,
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	raceFree(t, stderr.String())
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	}
+	require.NoError(t, err)
+	return 0, stdout.String(), stderr.String()
+}
+
+// Issue 10: print and json modes used to call the agent directly, skipping
+// template and skill expansion, auto-retry and auto-compaction. They now
+// take the RPC prompt path and wait for the prompt to settle.
+func TestPrintAndJSONModesTakeThePromptPath(t *testing.T) {
+	agentDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(agentDir, "prompts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "prompts", "greet.md"), []byte("reply: hello $1"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(`{"retry":{"baseDelayMs":5}}`), 0o644))
+
+	code, out, stderr := runBinaryOut(t, t.TempDir(), agentDir, "--no-session", "-p", "/greet world")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "hello world\n", out, "the template was expanded")
+
+	code, out, stderr = runBinaryOut(t, t.TempDir(), agentDir, "--no-session", "-p", "error: 503 1")
+	require.Equal(t, 0, code, "a transient failure is retried in print mode\n%s", stderr)
+	assert.NotEmpty(t, out)
+
+	code, out, stderr = runBinaryOut(t, t.TempDir(), agentDir, "--no-session", "--mode", "json", "error: 503 1")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"type":"auto_retry_start"`)
+	assert.Contains(t, out, `"type":"auto_retry_end","success":true`)
+}

@@ -46,13 +46,14 @@ func promptText(a *args, stdin io.Reader) (string, error) {
 	return text, nil
 }
 
-// runPrint runs one prompt and prints the final reply.
+// runPrint runs one prompt (through the same path as RPC mode: expansion,
+// retries, compaction) and prints the final reply.
 func (ap *app) runPrint(ctx context.Context, a *args, stdin io.Reader, stdout io.Writer) error {
 	text, err := promptText(a, stdin)
 	if err != nil {
 		return err
 	}
-	if err := ap.host.Run(ctx, text, nil); err != nil {
+	if err := ap.host.PromptAndWait(ctx, text, nil); err != nil {
 		return err
 	}
 	last := ap.host.LastAssistant()
@@ -73,7 +74,8 @@ func (ap *app) runPrint(ctx context.Context, a *args, stdin io.Reader, stdout io
 	return nil
 }
 
-// runJSON runs one prompt and prints every event as a JSON line.
+// runJSON runs one prompt like runPrint and prints every event, retries
+// and compaction included, as a JSON line.
 func (ap *app) runJSON(ctx context.Context, a *args, stdin io.Reader, stdout io.Writer) error {
 	text, err := promptText(a, stdin)
 	if err != nil {
@@ -87,7 +89,7 @@ func (ap *app) runJSON(ctx context.Context, a *args, stdin io.Reader, stdout io.
 		_ = w.Flush()
 	})
 	defer unsub()
-	return ap.host.Run(ctx, text, nil)
+	return ap.host.PromptAndWait(ctx, text, nil)
 }
 
 // listModels prints the known models and whether they can be used.

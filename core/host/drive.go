@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
@@ -102,10 +101,9 @@ func (h *Host) afterRun() func() {
 	return h.autoCompact(last)
 }
 
-// retryable matches the transient failures worth another attempt:
-// overloaded, rate limits, 5xx, and connections or streams that broke.
-var retryable = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|529|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?reset|connection.?lost|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|ended unexpectedly|unexpected eof|broken pipe|timed? out|timeout|terminated`)
-
+// isRetryable reports whether a failed reply is a transient failure worth
+// another attempt: overloaded, rate limited, a 5xx, or a connection or
+// stream that broke or stalled.
 func (h *Host) isRetryable(m *llm.AssistantMessage) bool {
 	if m.StopReason != llm.StopError || m.ErrorMessage == "" {
 		return false
@@ -113,7 +111,10 @@ func (h *Host) isRetryable(m *llm.AssistantMessage) bool {
 	if cur := h.agent.Model(); cur != nil && llm.IsContextOverflow(m, cur.ContextWindow) {
 		return false // compaction's job
 	}
-	return retryable.MatchString(m.ErrorMessage)
+	// The provider classified the failure (status, error type, broken
+	// connection); a failed reply without that (not from a provider) is
+	// not retried.
+	return m.Failure != nil && m.Failure.Transient()
 }
 
 // retry handles a failed reply: handled is false when there is nothing
@@ -145,8 +146,8 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 	}
 	h.setRetryAttempt(attempt)
 	delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(attempt-1))) * time.Millisecond
-	if after, ok := llm.RetryAfter(last.ErrorMessage); ok && after > delay {
-		delay = min(after, time.Duration(settings.MaxDelayMs)*time.Millisecond)
+	if f := last.Failure; f != nil && f.RetryAfter > delay {
+		delay = min(f.RetryAfter, time.Duration(settings.MaxDelayMs)*time.Millisecond)
 	}
 	h.emit(api.AutoRetryStart{Attempt: attempt, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage})
 
@@ -173,9 +174,13 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 		h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
 		return nil, true
 	}
-	run, err := h.agent.StartContinue(h.ctx)
+	run, err := h.startContinue(h.ctx)
 	if err != nil {
+		// The retry could not start: close the retry the client was told
+		// about, or it waits for an auto_retry_end forever.
 		h.opts.Report(fmt.Errorf("retrying: %w", err))
+		h.setRetryAttempt(0)
+		h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: "Retry could not start: " + err.Error()})
 		return nil, true
 	}
 	return run, true

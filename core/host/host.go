@@ -68,6 +68,9 @@ type Options struct {
 type Host struct {
 	opts  Options
 	agent *agent.Agent
+	// startContinue restarts the agent after a retry's wait: the agent's
+	// StartContinue, replaced by tests that make the restart fail.
+	startContinue func(context.Context) (func(), error)
 
 	ctx    context.Context // lives until Close; runs derive from it
 	cancel context.CancelFunc
@@ -123,6 +126,7 @@ func New(opts Options) (*Host, error) {
 		compactionSettings: settingsOf(opts.Settings.Compaction, compaction.DefaultSettings()),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall: h.approve,

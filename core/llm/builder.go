@@ -236,6 +236,9 @@ func (b *Builder) Fail(ctx context.Context, err error) StreamEvent {
 	if err != nil {
 		b.msg.ErrorMessage = err.Error()
 	}
+	if reason == StopError {
+		b.msg.Failure = FailureOf(err)
+	}
 	if reason == StopAborted && ctx != nil {
 		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
 			b.msg.ErrorMessage = cause.Error()

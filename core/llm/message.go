@@ -63,6 +63,10 @@ type AssistantMessage struct {
 	StopReason   StopReason `json:"stopReason"`
 	ErrorMessage string     `json:"errorMessage,omitempty"`
 	Timestamp    int64      `json:"timestamp"`
+	// Failure classifies a StopError reply that a provider produced (see
+	// ProviderError); nil for other replies and for replies read back from
+	// a session file. It is never written.
+	Failure *ProviderError `json:"-"`
 }
 
 // ToolResultMessage is the outcome of one tool call.

@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -33,18 +32,6 @@ var _ llm.Provider = (*Provider)(nil)
 
 // New returns an Anthropic provider.
 func New() *Provider { return &Provider{} }
-
-// defaultHTTPClient is used when the call brings none: the default
-// transport with a bound on the wait for response headers (never on the
-// body, so long streams are unaffected), as the SDK's own default does.
-var defaultHTTPClient = func() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		return &http.Client{Transport: t}
-	}
-	return http.DefaultClient
-}()
 
 const defaultBaseURL = "https://api.anthropic.com"
 
@@ -98,7 +85,7 @@ func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Reques
 // errEndedEarly is a stream whose body ended cleanly but before
 // message_stop: a proxy or server gave up. The wording keeps it retryable
 // for the agent ("ended without").
-var errEndedEarly = errors.New("anthropic stream ended unexpectedly: the response ended without message_stop")
+var errEndedEarly = llm.TransportFailure("anthropic stream ended unexpectedly: the response ended without message_stop", nil)
 
 // clientOptions configures the SDK from the model and the call alone.
 func clientOptions(model *llm.Model, opts *llm.Options, betas []string) []option.RequestOption {
@@ -108,7 +95,7 @@ func clientOptions(model *llm.Model, opts *llm.Options, betas []string) []option
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient
+		hc = llm.DefaultHTTPClient
 	}
 	out := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -131,36 +118,38 @@ func clientOptions(model *llm.Model, opts *llm.Options, betas []string) []option
 	return out
 }
 
-// describeError turns an SDK error into the message the user sees. An HTTP
-// error keeps its status and the provider's body ("529 {...}"), an error
-// event inside the stream is its JSON, and a connection lost while reading
-// the body says that the stream ended unexpectedly. The wording keeps a
-// lost stream retryable for the agent ("ended without").
+// describeError turns an SDK error into a classified llm.ProviderError
+// whose message is what the user sees. An HTTP error keeps its status and
+// the provider's body ("529 {...}"), an error event inside the stream is
+// its JSON, and a connection lost or refused is a transport failure.
 func describeError(err error) error {
 	var apiErr *sdk.Error
 	var urlErr *url.Error
 	switch {
 	case errors.As(err, &apiErr):
 		body := strings.TrimSpace(apiErr.RawJSON())
-		note := ""
-		if apiErr.Response != nil {
-			note = llm.RetryAfterNote(apiErr.Response.Header, time.Now())
+		if apiErr.StatusCode >= 400 {
+			var h http.Header
+			if apiErr.Response != nil {
+				h = apiErr.Response.Header
+			}
+			return llm.HTTPFailure(apiErr.StatusCode, body, h, err)
 		}
-		switch {
-		case apiErr.StatusCode >= 400 && body != "":
-			return fmt.Errorf("%d %s%s", apiErr.StatusCode, body, note)
-		case apiErr.StatusCode >= 400:
-			return fmt.Errorf("%d status code (no body)%s", apiErr.StatusCode, note)
-		case body != "":
+		if body != "" {
 			// An "event: error" in a 200 stream.
-			return errors.New(body)
+			f := llm.StreamFailure(body)
+			f.Err = err
+			return f
 		}
-		return err
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return llm.TransportFailure(err.Error(), err)
+	case errors.Is(err, context.Canceled):
+		// The call was aborted. (A net/http timeout also matches
+		// context.DeadlineExceeded: that one is a stall, classified below.)
 		return err
 	case errors.As(err, &urlErr):
-		// The request itself failed (connection refused, DNS, TLS).
-		return err
+		// The request itself failed (connection refused or reset, DNS,
+		// TLS, no response headers in time).
+		return llm.TransportFailure(err.Error(), err)
 	}
-	return fmt.Errorf("anthropic stream ended unexpectedly: %w; the response ended without message_stop", err)
+	return llm.TransportFailure(fmt.Sprintf("anthropic stream ended unexpectedly: %v; the response ended without message_stop", err), err)
 }

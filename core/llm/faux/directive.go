@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // directiveName is the keyword before the first colon of a message.
@@ -177,8 +179,14 @@ func parseFailure(arg string) (failure, string) {
 	return f, ""
 }
 
-// message is the error text a provider would produce: the status code
-// first, then words the agent's retry check recognizes.
+// err is the error a provider would produce for the status: classified
+// like a real HTTP error answer, so the runtime retries what it would
+// retry from a real provider.
+func (f failure) err() error {
+	return &llm.ProviderError{Status: f.status, Message: f.message()}
+}
+
+// message is the error text: the status code first, then its meaning.
 func (f failure) message() string {
 	text := http.StatusText(f.status)
 	switch f.status {

@@ -34,7 +34,6 @@ package faux
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -135,7 +134,7 @@ func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Reques
 			return
 		}
 		if pl.fail != nil {
-			yield(b.Fail(ctx, errors.New(pl.fail.message())))
+			yield(b.Fail(ctx, pl.fail.err()))
 			return
 		}
 		yield(b.Done(""))

@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"google.golang.org/genai"
 
@@ -40,18 +39,6 @@ func New() *Provider { return &Provider{} }
 
 // DefaultBaseURL is used when a model names no baseUrl.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
-
-// defaultHTTPClient is used when the call brings none: the default transport
-// with a bound on the wait for response headers, never on the body, so long
-// streams are unaffected.
-var defaultHTTPClient = func() *http.Client {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		return &http.Client{Transport: t}
-	}
-	return http.DefaultClient
-}()
 
 // Stream sends req to model and streams the reply. It follows the
 // [llm.Provider] contract: a start event, then block events, then exactly
@@ -137,7 +124,7 @@ func newClient(ctx context.Context, model *llm.Model, opts *llm.Options) (*genai
 
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient
+		hc = llm.DefaultHTTPClient
 	}
 	key := opts.APIKey
 	if key == "" {

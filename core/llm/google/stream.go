@@ -215,20 +215,32 @@ func describeError(ctx context.Context, err error, gotChunk bool) error {
 	}
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {
-		return &statusError{apiErr}
+		return apiFailure(apiErr)
 	}
 	var apiErrPtr *genai.APIError
 	if errors.As(err, &apiErrPtr) && apiErrPtr != nil {
-		return &statusError{*apiErrPtr}
+		return apiFailure(*apiErrPtr)
 	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("google: connection lost mid-stream: %w", err)
+		return llm.TransportFailure(fmt.Sprintf("google: connection lost mid-stream: %v", err), err)
 	case gotChunk:
-		return fmt.Errorf("google: stream failed: %w", err)
+		return llm.TransportFailure(fmt.Sprintf("google: stream failed: %v", err), err)
 	default:
-		return fmt.Errorf("google: request failed: %w", err)
+		return llm.TransportFailure(fmt.Sprintf("google: request failed: %v", err), err)
 	}
+}
+
+// apiFailure classifies an error answer by its HTTP code and Google's
+// status name (RESOURCE_EXHAUSTED, UNAVAILABLE, ...). The SDK does not
+// expose the response headers, so there is no Retry-After to carry.
+func apiFailure(e genai.APIError) *llm.ProviderError {
+	se := &statusError{e}
+	typ := e.Status
+	if strings.HasPrefix(typ, fmt.Sprint(e.Code)+" ") {
+		typ = "" // the HTTP status line, not Google's status name
+	}
+	return &llm.ProviderError{Status: e.Code, Type: typ, Message: se.Error(), Err: se}
 }
 
 // statusError is an error answer from the API: its HTTP code, then the

@@ -95,6 +95,10 @@ type Fault struct {
 	// no stall.
 	StallAfter int
 	Stall      bool
+	// StallHeaders accepts the request and then sends nothing at all, not
+	// even the response headers, until the request context ends or
+	// [Server.Release] is called: a provider that hung.
+	StallHeaders bool
 }
 
 // Text is a turn that answers with text.
@@ -255,6 +259,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok {
 		http.Error(w, `{"error":{"message":"llmtest: no scripted turn left"}}`, http.StatusInternalServerError)
+		return
+	}
+	if f := turn.Fault; f != nil && f.StallHeaders {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
 		return
 	}
 	if f := turn.Fault; f != nil && f.Status != 0 {

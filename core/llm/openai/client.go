@@ -1,15 +1,14 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -41,9 +40,11 @@ func requestOptions(model *llm.Model, opts *llm.Options, extra map[string]string
 	if opts.APIKey != "" {
 		o = append(o, option.WithAPIKey(opts.APIKey))
 	}
-	if opts.HTTPClient != nil {
-		o = append(o, option.WithHTTPClient(opts.HTTPClient))
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = llm.DefaultHTTPClient // bounds the wait for headers; the SDK's own client has no bound
 	}
+	o = append(o, option.WithHTTPClient(hc))
 	for _, hs := range []map[string]string{model.Headers, extra, opts.Headers} {
 		for _, k := range slices.Sorted(maps.Keys(hs)) {
 			o = append(o, option.WithHeader(k, hs[k]))
@@ -56,10 +57,11 @@ func requestOptions(model *llm.Model, opts *llm.Options, extra map[string]string
 	return o
 }
 
-// httpError turns a failed request into an error whose text is the HTTP
-// status followed by the provider's body, e.g.
-// `429 {"error":{"message":"Rate limit reached ..."}}`, so retry logic and
-// users see what the server said. Other errors pass through.
+// httpError turns a failed request into a classified llm.ProviderError:
+// an HTTP error keeps its status and the provider's body, e.g.
+// `429 {"error":{"message":"Rate limit reached ..."}}`, so users see what
+// the server said; a connection that failed, stalled or broke mid-stream is
+// a transport failure. Cancellation passes through.
 func httpError(resp *http.Response, err error) error {
 	if resp != nil && resp.StatusCode >= 400 && resp.Body != nil {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -67,7 +69,7 @@ func httpError(resp *http.Response, err error) error {
 		if text == "" {
 			text = http.StatusText(resp.StatusCode)
 		}
-		return fmt.Errorf("%d %s%s", resp.StatusCode, text, llm.RetryAfterNote(resp.Header, time.Now()))
+		return llm.HTTPFailure(resp.StatusCode, text, resp.Header, err)
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -75,13 +77,23 @@ func httpError(resp *http.Response, err error) error {
 		if text == "" {
 			text = http.StatusText(apiErr.StatusCode)
 		}
-		note := ""
+		var h http.Header
 		if apiErr.Response != nil {
-			note = llm.RetryAfterNote(apiErr.Response.Header, time.Now())
+			h = apiErr.Response.Header
 		}
-		return fmt.Errorf("%d %s%s", apiErr.StatusCode, text, note)
+		if apiErr.StatusCode >= 400 {
+			return llm.HTTPFailure(apiErr.StatusCode, text, h, err)
+		}
+		f := llm.StreamFailure(text)
+		f.Err = err
+		return f
 	}
-	return err
+	// A net/http timeout (no headers in time) also matches
+	// context.DeadlineExceeded; it is a stall, not an abort.
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return llm.TransportFailure(err.Error(), err)
 }
 
 // maxTokens is the reply cap: the call's, else the model's up to 32000.

@@ -414,7 +414,7 @@ func (p *Completions) Stream(ctx context.Context, model *llm.Model, req *llm.Req
 			return
 		}
 		if !s.finished {
-			yield(b.Fail(ctx, errors.New("stream ended before the model finished (no finish_reason)")))
+			yield(b.Fail(ctx, llm.TransportFailure("stream ended before the model finished (no finish_reason)", nil)))
 			return
 		}
 		for _, ev := range s.closeBlocks() {

@@ -326,7 +326,7 @@ func (p *Responses) Stream(ctx context.Context, model *llm.Model, req *llm.Reque
 			return
 		}
 		if !s.finished {
-			yield(b.Fail(ctx, errors.New("stream ended before the response completed")))
+			yield(b.Fail(ctx, llm.TransportFailure("stream ended before the response completed", nil)))
 			return
 		}
 		for _, ev := range s.closeOpen() {
@@ -445,14 +445,14 @@ func (s *respState) event(ev responses.ResponseStreamEventUnion) ([]llm.StreamEv
 		e, details := ev.Response.Error, ev.Response.IncompleteDetails
 		switch {
 		case e.Message != "" || e.Code != "":
-			return nil, fmt.Errorf("%s: %s", orDefault(string(e.Code), "unknown"), orDefault(e.Message, "no message"))
+			return nil, &llm.ProviderError{Type: string(e.Code), Message: fmt.Sprintf("%s: %s", orDefault(string(e.Code), "unknown"), orDefault(e.Message, "no message"))}
 		case details.Reason != "":
 			return nil, fmt.Errorf("incomplete: %s", details.Reason)
 		default:
 			return nil, errors.New("response failed without error details")
 		}
 	case "error":
-		return nil, fmt.Errorf("Error Code %s: %s", orDefault(ev.Code, "unknown"), ev.Message)
+		return nil, &llm.ProviderError{Type: ev.Code, Message: fmt.Sprintf("Error Code %s: %s", orDefault(ev.Code, "unknown"), ev.Message)}
 	}
 	return nil, nil
 }
