@@ -102,6 +102,9 @@ func (h *Host) CycleThinkingLevel(_ context.Context) (*api.LevelResult, error) {
 		return nil, nil
 	}
 	levels := llm.SupportedLevels(m)
+	if len(levels) == 0 {
+		return nil, nil
+	}
 	i := slices.Index(levels, h.agent.ThinkingLevel())
 	next := levels[(i+1)%len(levels)]
 	if err := h.setModel(m, next); err != nil {

@@ -45,6 +45,12 @@ func SupportedLevels(m *Model) []ThinkingLevel {
 		}
 		out = append(out, l)
 	}
+	if len(out) == 0 {
+		// A models.json can null every level of a reasoning model; the
+		// model is then driven as one without adjustable thinking rather
+		// than left with no level at all.
+		return []ThinkingLevel{ThinkingOff}
+	}
 	return out
 }
 
@@ -52,6 +58,9 @@ func SupportedLevels(m *Model) []ThinkingLevel {
 // preferring a stronger one.
 func ClampThinking(m *Model, want ThinkingLevel) ThinkingLevel {
 	avail := SupportedLevels(m)
+	if len(avail) == 0 {
+		return ThinkingOff
+	}
 	idx := -1
 	for i, l := range ThinkingLevels {
 		if l == want {

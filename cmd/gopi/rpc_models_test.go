@@ -1,0 +1,34 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Issue 10: a models.json that nulls every thinking level of a reasoning
+// model used to crash gopi at startup (ClampThinking indexed an empty
+// list) and cycle_thinking_level divided by zero.
+func TestRPCReasoningModelWithoutUsableLevels(t *testing.T) {
+	w := newWorld(t)
+	null := map[string]any{"off": nil, "minimal": nil, "low": nil, "medium": nil, "high": nil, "xhigh": nil}
+	w.writeJSON(filepath.Join(w.agentDir, "models.json"), map[string]any{"providers": map[string]any{
+		"scripted": map[string]any{
+			"baseUrl": w.srv.AnthropicURL(), "api": "anthropic-messages", "apiKey": "test-key",
+			"models": []any{map[string]any{
+				"id": "scripted-1", "name": "No levels", "reasoning": true, "input": []string{"text"},
+				"contextWindow": 100000, "maxTokens": 8000, "thinkingLevelMap": null,
+			}},
+		},
+	}})
+	p := w.start("--thinking", "high")
+	st := p.ok("1", map[string]any{"type": "get_state"}).(map[string]any)
+	assert.Equal(t, "off", st["thinkingLevel"])
+	r := p.call("2", map[string]any{"type": "cycle_thinking_level"})
+	assert.Equal(t, true, r["success"], p.transcript())
+	p.ok("3", map[string]any{"type": "set_thinking_level", "level": "medium"})
+	st = p.ok("4", map[string]any{"type": "get_state"}).(map[string]any)
+	assert.Equal(t, "off", st["thinkingLevel"])
+	assert.Equal(t, 0, p.exit())
+}
