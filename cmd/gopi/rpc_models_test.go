@@ -32,3 +32,24 @@ func TestRPCReasoningModelWithoutUsableLevels(t *testing.T) {
 	assert.Equal(t, "off", st["thinkingLevel"])
 	assert.Equal(t, 0, p.exit())
 }
+
+// Issue 10: with a real provider's credentials, the scripted faux model is
+// neither listed nor reachable by cycle_model; naming it still works.
+func TestRPCFauxModelHiddenWhenRealCredentialsExist(t *testing.T) {
+	w := newWorld(t)
+	p := w.start()
+	models := p.ok("1", map[string]any{"type": "get_available_models"}).(map[string]any)["models"].([]any)
+	var providers []string
+	for _, m := range models {
+		providers = append(providers, record(m.(map[string]any)).str("provider"))
+	}
+	assert.NotContains(t, providers, "faux")
+	assert.Contains(t, providers, "scripted")
+	for i := range 4 {
+		r := p.ok("c"+string(rune('0'+i)), map[string]any{"type": "cycle_model"}).(map[string]any)
+		assert.NotEqual(t, "faux", record(r).obj("model").str("provider"), "cycle_model moved onto the faux model")
+	}
+	r := p.call("2", map[string]any{"type": "set_model", "provider": "faux", "modelId": "faux-1"})
+	assert.Equal(t, true, r["success"], "choosing faux by name still works\n%s", p.transcript())
+	assert.Equal(t, 0, p.exit())
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -155,8 +156,21 @@ func (r *Registry) All() []llm.Model {
 }
 
 // Available returns the models that have credentials configured, in the
-// order of [Registry.All]. It runs no commands.
+// order of [Registry.All]. The keyless faux models are among them only
+// when no real provider has credentials: with a real key, listing or
+// cycling must not move a session onto the scripted model (choosing it by
+// name, with --model or set_model, still works). It runs no commands.
 func (r *Registry) Available() []llm.Model {
+	all := r.withAuth()
+	real := slices.DeleteFunc(slices.Clone(all), func(m llm.Model) bool { return m.API == llm.APIFaux })
+	if len(real) > 0 {
+		return real
+	}
+	return all
+}
+
+// withAuth is every model with credentials, faux ones included.
+func (r *Registry) withAuth() []llm.Model {
 	var out []llm.Model
 	for i := range r.models {
 		if r.HasAuth(&r.models[i]) {

@@ -282,7 +282,7 @@ type ScopedModel struct {
 // resolve like --model. Either may end in ":level". Duplicates are
 // dropped; patterns matching nothing produce warnings.
 func (r *Registry) Scope(patterns []string) ([]ScopedModel, []string) {
-	avail := r.Available()
+	avail := r.withAuth() // a scope names its models: faux ones too
 	var out []ScopedModel
 	var warnings []string
 	add := func(m llm.Model, level llm.ThinkingLevel) {
