@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/sourcegraph/conc"
 )
 
 var (
@@ -103,7 +103,10 @@ func (s summariser) both(ctx context.Context, prep *Preparation, customInstructi
 	reserve := prep.Settings.ReserveTokens
 
 	var histErr, prefixErr error
-	var wg sync.WaitGroup
+	// conc's WaitGroup carries a panic in either summary back to this
+	// goroutine (with its stack), where the caller's guard reports it,
+	// instead of killing the process from a goroutine nobody watches.
+	var wg conc.WaitGroup
 	wg.Go(func() {
 		switch {
 		case len(prep.Messages) > 0:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
@@ -56,8 +57,20 @@ func (h *Host) drive(run func()) {
 	}()
 	for run != nil {
 		run()
-		run = h.afterRun()
+		run = h.afterRunGuarded()
 	}
+}
+
+// afterRunGuarded is afterRun with a panic in it (a retry, a compaction)
+// turned into a report: the prompt then ends and the host keeps serving.
+func (h *Host) afterRunGuarded() (next func()) {
+	defer h.survive("the prompt's retry or compaction", func(error) {
+		next = nil
+		h.mu.Lock()
+		h.overflowTried = false
+		h.mu.Unlock()
+	})
+	return h.afterRun()
 }
 
 // settle reports whether a prompt is in progress: streaming, waiting to
@@ -174,7 +187,7 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 		h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: "Retry cancelled"})
 		return nil, true
 	}
-	run, err := h.startContinue(h.ctx)
+	run, err := h.restart()
 	if err != nil {
 		// The retry could not start: close the retry the client was told
 		// about, or it waits for an auto_retry_end forever.
@@ -184,6 +197,18 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 		return nil, true
 	}
 	return run, true
+}
+
+// restart is startContinue with a panic turned into an error, so the
+// retry the client was told about still ends with auto_retry_end.
+func (h *Host) restart() (run func(), err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("internal error: %v", v)
+			h.opts.Report(fmt.Errorf("restarting after a retry's wait: %w\n%s", err, debug.Stack()))
+		}
+	}()
+	return h.startContinue(h.ctx)
 }
 
 func (h *Host) setRetryAttempt(n int) {
@@ -307,8 +332,12 @@ func (h *Host) continueRun() func() {
 
 // compactWithEvents runs an automatic compaction between
 // auto_compaction_start and auto_compaction_end.
-func (h *Host) compactWithEvents(reason string, willRetry bool) (*api.CompactionResult, bool) {
+func (h *Host) compactWithEvents(reason string, willRetry bool) (res *api.CompactionResult, ok bool) {
 	h.emit(api.AutoCompactionStart{Reason: reason})
+	defer h.survive("automatic compaction", func(err error) {
+		res, ok = nil, false
+		h.emit(api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
+	})
 	res, err := h.compactNow(h.ctx, "")
 	switch {
 	case errors.Is(err, errCompactionAborted):
