@@ -347,3 +347,52 @@ func TestRPCCompactionFailureAndAbortLeaveTheSessionAlone(t *testing.T) {
 	assert.Len(t, msgs, 6, "an aborted compaction changes nothing")
 	assert.Equal(t, 0, p.exit())
 }
+
+// Issue 10: compact is registered in arrival order, so a prompt written
+// right behind it (in the same write) waits for the compaction instead of
+// being aborted by it or running while the transcript is replaced.
+func TestRPCCompactThenPromptInOneWrite(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Text("answer one"),
+		llmtest.Text("answer two"),
+		llmtest.Text("The summary."),
+		llmtest.Text("answer three"),
+	)
+	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	p := w.start()
+	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {
+		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
+		p.idle()
+	}
+	p.sendRaw(`{"id":"c","type":"compact"}` + "\n" + `{"id":"p","type":"prompt","message":"third"}`)
+	rs := p.until(func(r record) bool { return r.is("agent_end") })
+	var compactAt, promptAt = -1, -1
+	for i, r := range rs {
+		if r.is("response") && r["id"] == "c" {
+			compactAt = i
+			assert.Equal(t, true, r["success"], "compaction failed: %v\n%s", r["error"], p.transcript())
+		}
+		if r.is("response") && r["id"] == "p" {
+			promptAt = i
+			assert.Equal(t, true, r["success"], p.transcript())
+		}
+	}
+	require.GreaterOrEqual(t, compactAt, 0, p.transcript())
+	require.GreaterOrEqual(t, promptAt, 0, p.transcript())
+	end := rs[len(rs)-1]
+	msgs := end["messages"].([]any)
+	last := record(msgs[len(msgs)-1].(map[string]any))
+	assert.Equal(t, "stop", last.str("stopReason"), "the prompt ran to its end, not aborted\n%s", p.transcript())
+	text := p.ok("t", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)
+	assert.Equal(t, "answer three", text["text"])
+
+	file := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+	assert.Equal(t, 0, p.exit())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	body := string(b)
+	iCompaction := strings.Index(body, `"type":"compaction"`)
+	iThird := strings.Index(body, `"third"`)
+	require.Positive(t, iCompaction)
+	assert.Greater(t, iThird, iCompaction, "the new user message comes after the compaction entry")
+}

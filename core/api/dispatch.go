@@ -135,7 +135,7 @@ var commands = map[string]command{
 	CmdCycleThinkingLevel:  get(KindState, Server.CycleThinkingLevel),
 	CmdSetSteeringMode:     withP(CmdSetSteeringMode, KindState, Server.SetSteeringMode),
 	CmdSetFollowUpMode:     withP(CmdSetFollowUpMode, KindState, Server.SetFollowUpMode),
-	CmdCompact:             with(CmdCompact, KindLong, Server.Compact),
+	CmdCompact:             compactCommand(),
 	CmdSetAutoCompaction:   withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
 	CmdSetAutoRetry:        withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
 	CmdAbortRetry:          do(KindState, Server.AbortRetry),
@@ -190,6 +190,33 @@ func bashCommand() command {
 			return func() (any, error) { return s.Bash(ctx, p) }, nil
 		}
 		finish, err := bs.StartBash(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return func() (any, error) { return finish() }, nil
+	}
+	return c
+}
+
+// CompactStarter is implemented by a Server that stops the run and
+// registers a compaction the moment compact is read, so the commands
+// behind it are ordered against it.
+type CompactStarter interface {
+	StartCompact(ctx context.Context, p CompactParams) (finish func() (CompactionResult, error), err error)
+}
+
+func compactCommand() command {
+	c := command{kind: KindLong}
+	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
+		p, err := decode[CompactParams](CmdCompact, raw)
+		if err != nil {
+			return nil, err
+		}
+		cs, ok := s.(CompactStarter)
+		if !ok {
+			return func() (any, error) { return s.Compact(ctx, p) }, nil
+		}
+		finish, err := cs.StartCompact(ctx, p)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func (h *Host) settle(ctx context.Context) bool {
 		streaming := h.agent.IsStreaming()
 		h.mu.Lock()
 		driving, ended, done := h.driving, h.runEnded, h.driveDone
-		pausing := h.retryCancel != nil || h.compactCancel != nil
+		pausing := h.retryCancel != nil || h.compactCancel != nil || h.compactPending != nil
 		h.mu.Unlock()
 		switch {
 		case streaming && !ended, pausing:
@@ -419,14 +419,53 @@ func (h *Host) compactNow(ctx context.Context, instructions string) (*api.Compac
 // Compact stops any run and compacts now, with optional extra
 // instructions for the summary.
 func (h *Host) Compact(ctx context.Context, p api.CompactParams) (api.CompactionResult, error) {
-	if err := h.Abort(ctx); err != nil {
-		return api.CompactionResult{}, err
-	}
-	res, err := h.compactNow(ctx, p.CustomInstructions)
+	finish, err := h.StartCompact(ctx, p)
 	if err != nil {
 		return api.CompactionResult{}, err
 	}
-	return *res, nil
+	return finish()
+}
+
+var _ api.CompactStarter = (*Host)(nil)
+
+// StartCompact does, in the order commands arrive, what must come before
+// anything read after compact: it stops the run and registers the
+// compaction, so a prompt that follows waits for it (see Prompt) instead
+// of being aborted by it or running while the summary replaces the
+// transcript. The returned function does the summarising.
+func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (api.CompactionResult, error), error) {
+	if err := h.Abort(ctx); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.compactPending != nil || h.compactCancel != nil {
+		h.mu.Unlock()
+		return nil, errors.New("A compaction is already running")
+	}
+	pending := make(chan struct{})
+	h.compactPending = pending
+	h.mu.Unlock()
+	return func() (api.CompactionResult, error) {
+		defer func() {
+			h.mu.Lock()
+			h.compactPending = nil
+			h.mu.Unlock()
+			close(pending)
+		}()
+		res, err := h.compactNow(ctx, p.CustomInstructions)
+		if err != nil {
+			return api.CompactionResult{}, err
+		}
+		return *res, nil
+	}, nil
+}
+
+// pendingCompaction is the channel closed when the registered manual
+// compaction ends, or nil.
+func (h *Host) pendingCompaction() chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.compactPending
 }
 
 // latestCompaction is the time of the newest compaction on the path.

@@ -102,7 +102,10 @@ type Host struct {
 	retryCancel        context.CancelFunc // cancels a retry's wait
 	compactionSettings compaction.Settings
 	compactCancel      func() // aborts the running compaction
-	overflowTried      bool   // one compact-and-retry per overflow
+	// compactPending is closed when the manual compaction registered by
+	// StartCompact has finished; nil when there is none.
+	compactPending chan struct{}
+	overflowTried  bool // one compact-and-retry per overflow
 }
 
 // New builds a host and restores the session's conversation, model and

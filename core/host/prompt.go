@@ -18,6 +18,9 @@ import (
 func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
 	text := h.expandInput(p.Message)
 	msg := llm.UserText(text, p.Images...)
+	if done := h.pendingCompaction(); done != nil {
+		return h.promptAfterCompaction(ctx, done, msg)
+	}
 	if h.settle(ctx) {
 		return h.queue(p.StreamingBehavior, msg)
 	}
@@ -43,6 +46,48 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
 	h.overflowTried = false
 	h.mu.Unlock()
 	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
+	return nil
+}
+
+// promptAfterCompaction accepts a prompt that arrived while a manual
+// compaction runs: the prompt counts as in progress at once (get_state
+// says isStreaming) and its run starts on the compacted context when the
+// compaction ends, whether it succeeded or not.
+func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, msg llm.Message) error {
+	model := h.agent.Model()
+	if model == nil {
+		return errors.New("No model selected. Use set_model or start gopi with --model.")
+	}
+	if !h.opts.Registry.HasAuth(model) {
+		return fmt.Errorf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", model.Provider)
+	}
+	h.mu.Lock()
+	if h.driving {
+		h.mu.Unlock()
+		return errStreaming // another prompt already waits for the compaction
+	}
+	h.driving = true
+	h.driveDone = make(chan struct{})
+	h.overflowTried = false
+	h.mu.Unlock()
+	api.AfterResponse(ctx, func() {
+		h.runs.Go(func() {
+			select {
+			case <-done:
+			case <-h.ctx.Done():
+				h.drive(nil)
+				return
+			}
+			h.flushPendingBash()
+			run, err := h.agent.StartPrompt(h.ctx, msg)
+			if err != nil {
+				h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
+				h.drive(nil)
+				return
+			}
+			h.drive(run)
+		})
+	})
 	return nil
 }
 
