@@ -1,7 +1,6 @@
 package lspbridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -286,13 +285,15 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 	return nil, jsonrpc2.ErrNotHandled
 }
 
-// wrote runs after every message written: a response some command waits
-// for (pi/prompt starts its run only once its answer is out, as in the
-// native dialect) fires that command's hook.
+// wrote runs after every message the stream wrote: a response some
+// command waits for (pi/prompt starts its run only once its answer is
+// out, as in the native dialect) fires that command's hook. The message
+// is recognised by decoding it with jsonrpc2's public decoder, so neither
+// the library's field order nor the path it writes through (Write or
+// WriteFrame) matters; only while a hook waits, so events written
+// otherwise cost nothing extra.
 func (b *Bridge) wrote(msg []byte) {
-	// jsonrpc2 writes "id" right after "jsonrpc" only in responses (calls
-	// and notifications lead with "method"), so events skip the decode.
-	if b.pending.Load() == 0 || !bytes.HasPrefix(msg, responsePrefix) {
+	if b.pending.Load() == 0 {
 		return
 	}
 	m, err := jsonrpc2.DecodeMessage(msg)
@@ -305,8 +306,6 @@ func (b *Bridge) wrote(msg []byte) {
 	}
 	b.fireAfter(resp.ID())
 }
-
-var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 
 // afterResponse registers f to run once the response to id is written.
 func (b *Bridge) afterResponse(id jsonrpc2.ID, f func()) {

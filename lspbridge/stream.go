@@ -46,9 +46,11 @@ type read struct {
 	err error
 }
 
-// The methods jsonrpc2 uses for frame-level reads and writes (its
-// unexported frameStream interface): with them it reads whole frames and
-// classifies batches itself.
+// ReadFrame and WriteFrame let jsonrpc2 read whole frames (and so accept
+// batches) and write batch answers as one frame. Nothing depends on the
+// library calling them: Read and Write stand on their own, and both write
+// paths report what they wrote to the bridge, which recognises responses
+// by decoding them (bridge.wrote).
 var _ interface {
 	jsonrpc2.Stream
 	ReadFrame(ctx context.Context) ([]byte, int64, error)
