@@ -323,3 +323,52 @@ func TestJSONRPCInitializeWithDialogKindList(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 10: attached as a language server, gopi hears the editor's
+// textDocument/* and workspace/* notifications. A storm of them while a run
+// streams is accepted silently and disturbs nothing: every delta arrives,
+// the run ends, and no error goes back to the editor.
+func TestJSONRPCDocumentNotificationStormDuringARun(t *testing.T) {
+	var chunks []string
+	for i := range 200 {
+		chunks = append(chunks, fmt.Sprintf("w%d ", i))
+	}
+	w := newWorld(t, llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(strings.Join(chunks, ""))}, ChunkSize: 4})
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
+	p.notify("initialized", map[string]any{})
+	id := p.request("pi/prompt", map[string]any{"message": "talk"})
+	for i := range 300 {
+		uri := fmt.Sprintf("file:///w/f%d.go", i%7)
+		switch i % 4 {
+		case 0:
+			p.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": i, "text": strings.Repeat("x", 2000)}})
+		case 1:
+			p.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": i}, "contentChanges": []any{map[string]any{"text": "y"}}})
+		case 2:
+			p.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": uri}})
+		case 3:
+			p.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []any{map[string]any{"uri": uri, "type": 2}}})
+		}
+	}
+	rs := p.until(func(r record) bool { return event(r, "agent_end") })
+	var text strings.Builder
+	for _, r := range rs {
+		if r["method"] == nil {
+			if r["id"] == id {
+				assert.Nil(t, r["error"], "pi/prompt failed")
+				continue
+			}
+			t.Errorf("unexpected response to the editor: %v", r)
+		}
+		if event(r, "message_update") {
+			if ev := r.obj("params").obj("assistantMessageEvent"); ev.str("type") == "text_delta" {
+				text.WriteString(ev.str("delta"))
+			}
+		}
+	}
+	assert.Equal(t, strings.Join(chunks, ""), text.String(), "every delta arrived")
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
