@@ -285,7 +285,7 @@ func TestPromptIsAnsweredBeforeItsRunEmits(t *testing.T) {
 		id := h.call("pi/prompt", `{"message":"hi"}`)
 		first := h.next()
 		require.True(t, isResponseTo(id)(first), "the prompt's response must come first, got %s", first)
-		assert.Equal(t, "null", string(first.result()))
+		assert.JSONEq(t, `{"disposition":"started"}`, string(first.result()))
 		ev := h.next()
 		require.True(t, ev.isNotification("pi/event"), ev.String())
 		assert.JSONEq(t, `{"type":"agent_start"}`, string(ev.params()))

@@ -150,7 +150,11 @@ func TestProgressFollowsTheRun(t *testing.T) {
 	rt.emit(api.AutoRetryStart{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "overloaded\nmore detail"})
 	rt.emit(api.AutoRetryEnd{Success: true, Attempt: 1})
 	awaitProgress(t, h, token, `{"kind":"report","message":"Retrying in 2s (attempt 1 of 3): overloaded …"}`)
-	rt.emit(agent.Event{Type: agent.EventAgentEnd})
+	// agent_end is not the end of the prompt (pi 1.5): agent_settled is.
+	rt.emit(agent.Event{Type: agent.EventAgentEnd, WillRetry: true})
+	rt.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "c2", ToolName: "read", Args: json.RawMessage(`{"path":"go.mod"}`)})
+	awaitProgress(t, h, token, `{"kind":"report","message":"read: go.mod"}`)
+	rt.emit(api.AgentSettled{})
 	awaitProgress(t, h, token, `{"kind":"end"}`)
 
 	// Outside a run, a compaction or a retry opens its own progress.
@@ -183,6 +187,7 @@ func TestProgressOnARefusedTokenIsNeverSent(t *testing.T) {
 	h.replyError(create, -32603, "no progress here")
 	rt.emit(agent.Event{Type: agent.EventToolExecutionStart, ToolName: "read", Args: json.RawMessage(`{"path":"go.mod"}`)})
 	rt.emit(agent.Event{Type: agent.EventAgentEnd})
+	rt.emit(api.AgentSettled{})
 
 	// Steps go out in order, so by the next create anything about the
 	// refused token would have been sent.

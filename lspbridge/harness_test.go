@@ -145,11 +145,11 @@ func (f *fakeRT) GetState(ctx context.Context) (api.State, error) {
 	return f.getState(ctx)
 }
 
-func (f *fakeRT) Prompt(ctx context.Context, p api.PromptParams) error {
+func (f *fakeRT) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionResult, error) {
 	if f.prompt == nil {
 		return f.Server.Prompt(ctx, p)
 	}
-	return f.prompt(ctx, p)
+	return api.DispositionResult{Disposition: api.DispositionStarted}, f.prompt(ctx, p)
 }
 
 func (f *fakeRT) Bash(ctx context.Context, p api.BashParams) (api.BashResult, error) {

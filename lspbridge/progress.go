@@ -106,6 +106,16 @@ func (p *progress) observe(ev api.Event) {
 		if !e.Success && p.active != "" {
 			p.end(oneLine(e.FinalError, 120))
 		}
+	case api.AgentSettled:
+		// The prompt is over: no retry, compaction or queued message
+		// continues it (pi 1.5). The progress spans all of that.
+		if p.active != "" {
+			msg := ""
+			if e.Aborted {
+				msg = "Aborted"
+			}
+			p.end(msg)
+		}
 	}
 }
 
@@ -120,10 +130,6 @@ func (p *progress) agentEvent(e agent.Event) {
 	case agent.EventToolExecutionStart:
 		if p.active != "" {
 			p.push(stepReport, p.active, agent.Summary(e.ToolName, e.Args, 80))
-		}
-	case agent.EventAgentEnd:
-		if p.active != "" {
-			p.end("")
 		}
 	}
 }

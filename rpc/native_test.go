@@ -40,9 +40,9 @@ func (f *fakeServer) SetSessionName(_ context.Context, p api.NameParams) error {
 }
 
 // Prompt emits an event after its response, as the host's run does.
-func (f *fakeServer) Prompt(ctx context.Context, p api.PromptParams) error {
+func (f *fakeServer) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionResult, error) {
 	api.AfterResponse(ctx, func() { f.conn.Emit(api.AutoRetryEnd{Success: true, Attempt: len(p.Message)}) })
-	return nil
+	return api.DispositionResult{Disposition: api.DispositionStarted}, nil
 }
 
 func (f *fakeServer) Bash(ctx context.Context, p api.BashParams) (api.BashResult, error) {

@@ -72,6 +72,11 @@ type Config struct {
 	// when a steering message is queued are skipped with an error result.
 	SteerKeepsTools bool
 
+	// OnQueueChange, if set, is called with copies of both queues after
+	// either changed (a message queued, delivered or cleared). It runs
+	// outside the agent's locks.
+	OnQueueChange func(steering, followUp []llm.Message)
+
 	// Report receives broken invariants the loop survived: a subscriber,
 	// hook, tool or provider that panicked. It may be called from any
 	// goroutine. Nil drops them.
@@ -217,7 +222,7 @@ func (a *Agent) emit(ev Event) {
 func (a *Agent) deliver(s Sink, ev Event) {
 	defer func() {
 		if v := recover(); v != nil {
-			a.report("agent: subscriber panicked on %s: %v", ev.Type, v)
+			a.reportPanic("agent: subscriber panicked on %s: %v", ev.Type, v)
 		}
 	}()
 	s(ev)
@@ -406,25 +411,39 @@ func (a *Agent) WaitForIdle(ctx context.Context) error {
 // the next model call.
 func (a *Agent) Steer(m llm.Message) {
 	a.queueMu.Lock()
-	defer a.queueMu.Unlock()
 	a.steerQ = append(a.steerQ, m)
+	a.queueMu.Unlock()
+	a.queueChanged()
 }
 
 // FollowUp queues a message to run when the agent would otherwise stop.
 func (a *Agent) FollowUp(m llm.Message) {
 	a.queueMu.Lock()
-	defer a.queueMu.Unlock()
 	a.followUpQ = append(a.followUpQ, m)
+	a.queueMu.Unlock()
+	a.queueChanged()
 }
 
 // ClearQueues drops every queued steering and follow-up message and
 // returns them.
 func (a *Agent) ClearQueues() (steering, followUp []llm.Message) {
 	a.queueMu.Lock()
-	defer a.queueMu.Unlock()
 	steering, followUp = a.steerQ, a.followUpQ
 	a.steerQ, a.followUpQ = nil, nil
+	a.queueMu.Unlock()
+	if len(steering)+len(followUp) > 0 {
+		a.queueChanged()
+	}
 	return steering, followUp
+}
+
+// queueChanged tells Config.OnQueueChange about the queues now.
+func (a *Agent) queueChanged() {
+	if a.cfg.OnQueueChange == nil {
+		return
+	}
+	steering, followUp := a.Queued()
+	a.cfg.OnQueueChange(steering, followUp)
 }
 
 // Queued returns copies of the queued steering and follow-up messages.
@@ -486,14 +505,22 @@ func drain(q *[]llm.Message, mode QueueMode) []llm.Message {
 
 func (a *Agent) drainSteering() []llm.Message {
 	a.queueMu.Lock()
-	defer a.queueMu.Unlock()
-	return drain(&a.steerQ, a.steerMode)
+	out := drain(&a.steerQ, a.steerMode)
+	a.queueMu.Unlock()
+	if len(out) > 0 {
+		a.queueChanged()
+	}
+	return out
 }
 
 func (a *Agent) drainFollowUp() []llm.Message {
 	a.queueMu.Lock()
-	defer a.queueMu.Unlock()
-	return drain(&a.followUpQ, a.followUpMode)
+	out := drain(&a.followUpQ, a.followUpMode)
+	a.queueMu.Unlock()
+	if len(out) > 0 {
+		a.queueChanged()
+	}
+	return out
 }
 
 func (a *Agent) hasSteering() bool {

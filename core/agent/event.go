@@ -41,6 +41,12 @@ type Event struct {
 	// Result: tool_execution_update (partialResult) and _end (result).
 	Result  *Result
 	IsError bool
+	// DurationMs: tool_execution_end, how long the tool ran; nil when it
+	// did not run.
+	DurationMs *int64
+	// WillRetry: agent_end, whether the runtime will retry the failed
+	// reply (set by the runtime, which decides that).
+	WillRetry bool
 }
 
 // Sink receives events in order. It is called synchronously from the
@@ -51,9 +57,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventAgentEnd:
 		return json.Marshal(struct {
-			Type     EventType    `json:"type"`
-			Messages llm.Messages `json:"messages"`
-		}{e.Type, llm.Messages(e.Messages)})
+			Type      EventType    `json:"type"`
+			Messages  llm.Messages `json:"messages"`
+			WillRetry bool         `json:"willRetry"`
+		}{e.Type, llm.Messages(e.Messages), e.WillRetry})
 	case EventTurnEnd:
 		trs := e.ToolResults
 		if trs == nil {
@@ -97,7 +104,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolName   string    `json:"toolName"`
 			Result     *Result   `json:"result"`
 			IsError    bool      `json:"isError"`
-		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
+			DurationMs *int64    `json:"durationMs,omitempty"`
+		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError, e.DurationMs})
 	default:
 		return json.Marshal(struct {
 			Type EventType `json:"type"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sourcegraph/conc"
 
@@ -19,6 +20,9 @@ type outcome struct {
 	call    llm.ToolCall
 	result  Result
 	isError bool
+	// duration is how long the tool's Run took (monotonic clock); nil when
+	// the tool never ran (invalid arguments, blocked, skipped).
+	duration *time.Duration
 }
 
 // prepared is a call that passed validation and the before hook.
@@ -143,7 +147,12 @@ func (r *run) startEvent(call llm.ToolCall) {
 
 func (r *run) endEvent(out outcome) {
 	res := out.result
-	r.emit(Event{Type: EventToolExecutionEnd, ToolCallID: out.call.ID, ToolName: out.call.Name, Result: &res, IsError: out.isError})
+	ev := Event{Type: EventToolExecutionEnd, ToolCallID: out.call.ID, ToolName: out.call.Name, Result: &res, IsError: out.isError}
+	if out.duration != nil {
+		ms := out.duration.Milliseconds()
+		ev.DurationMs = &ms
+	}
+	r.emit(ev)
 }
 
 // pushResult reports the toolResult message of out.
@@ -183,7 +192,7 @@ func (r *run) prepare(i int, call llm.ToolCall) (p *prepared, out outcome) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			r.a.report("agent: preparing %s panicked: %v", call.Name, v)
+			r.a.reportPanic("agent: preparing %s panicked: %v", call.Name, v)
 			p, out = fail(fmt.Sprintf("Tool %s failed before running: %v", call.Name, v))
 		}
 	}()
@@ -255,10 +264,12 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
-				r.a.report("agent: tool %s panicked: %v", p.call.Name, v)
+				r.a.reportPanic("agent: tool %s panicked: %v", p.call.Name, v)
 				out.result, out.isError = errorResult(fmt.Sprintf("Tool %s panicked: %v", p.call.Name, v)), true
 			}
 		}()
+		start := time.Now()
+		defer func() { d := time.Since(start); out.duration = &d }()
 		res, err := p.tool.Run(r.ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, update)
 		if err != nil {
 			out.result, out.isError = errorResult(err.Error()), true
@@ -280,7 +291,7 @@ func (r *run) after(p prepared, out outcome) (res outcome) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			r.a.report("agent: after hook for %s panicked: %v", p.call.Name, v)
+			r.a.reportPanic("agent: after hook for %s panicked: %v", p.call.Name, v)
 			res = outcome{call: out.call, result: errorResult(fmt.Sprintf("%v", v)), isError: true}
 		}
 	}()

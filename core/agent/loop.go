@@ -39,11 +39,11 @@ func (r *run) execute(prompts []llm.Message, skipInitialSteering bool) {
 		v := recover()
 		if v == nil || ended {
 			if v != nil {
-				r.a.report("agent: panic after agent_end: %v", v)
+				r.a.reportPanic("agent: panic after agent_end: %v", v)
 			}
 			return
 		}
-		r.a.report("agent: run panicked: %v", v)
+		r.a.reportPanic("agent: run panicked: %v", v)
 		// Like pi, the failure joins the transcript and is the run's only
 		// reported message.
 		msg := r.failure(fmt.Errorf("agent run failed: %v", v))
@@ -185,7 +185,7 @@ func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 	started := false
 	defer func() {
 		if v := recover(); v != nil {
-			r.a.report("agent: model stream panicked: %v", v)
+			r.a.reportPanic("agent: model stream panicked: %v", v)
 			final = r.failedFrom(partial, fmt.Errorf("model stream failed: %v", v))
 		}
 		if final == nil {

@@ -40,7 +40,57 @@ const (
 	CmdGetCommands         = "get_commands"
 	CmdListSessions        = "list_sessions"
 	CmdExtensionUIResponse = "extension_ui_response"
+
+	// pi 1.5's additions.
+	CmdClearQueue                 = "clear_queue"
+	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
+	CmdGetEntries                 = "get_entries"
+	CmdGetTree                    = "get_tree"
 )
+
+// Disposition says what became of a prompt, steer or follow_up (pi 1.5's
+// data.disposition).
+type Disposition string
+
+const (
+	DispositionStarted Disposition = "started" // a run started for it
+	DispositionQueued  Disposition = "queued"  // it waits in a queue
+	DispositionHandled Disposition = "handled" // consumed without a run
+)
+
+// DispositionResult is the data of prompt, steer and follow_up.
+type DispositionResult struct {
+	Disposition Disposition `json:"disposition"`
+}
+
+// QueueResult is clear_queue's data: the text of each removed message.
+type QueueResult struct {
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+// LevelsResult is get_available_thinking_levels' data.
+type LevelsResult struct {
+	Levels []llm.ThinkingLevel `json:"levels"`
+}
+
+// EntriesParams is get_entries: only entries after Since, when set.
+type EntriesParams struct {
+	Since *string `json:"since,omitempty"`
+}
+
+// EntriesResult is get_entries' data: session entries as stored (each
+// already JSON) and the current leaf (null for an empty session).
+type EntriesResult struct {
+	Entries []json.RawMessage `json:"entries"`
+	LeafID  *string           `json:"leafId"`
+}
+
+// TreeResult is get_tree's data: the entry forest and the current leaf.
+type TreeResult struct {
+	Tree   json.RawMessage `json:"tree"`
+	LeafID *string         `json:"leafId"`
+}
 
 // QueueMode is how queued steering or follow-up messages are delivered.
 type QueueMode string

@@ -121,36 +121,41 @@ func do(kind Kind, f func(Server, context.Context) error) command {
 }
 
 var commands = map[string]command{
-	CmdPrompt:              withP(CmdPrompt, KindState, Server.Prompt),
-	CmdSteer:               withP(CmdSteer, KindState, Server.Steer),
-	CmdFollowUp:            withP(CmdFollowUp, KindState, Server.FollowUp),
-	CmdAbort:               do(KindState, Server.Abort),
-	CmdNewSession:          with(CmdNewSession, KindState, Server.NewSession),
-	CmdGetState:            get(KindState, Server.GetState),
-	CmdGetMessages:         get(KindState, Server.GetMessages),
-	CmdSetModel:            with(CmdSetModel, KindState, Server.SetModel),
-	CmdCycleModel:          get(KindState, Server.CycleModel),
-	CmdGetAvailableModels:  get(KindState, Server.GetAvailableModels),
-	CmdSetThinkingLevel:    withP(CmdSetThinkingLevel, KindState, Server.SetThinkingLevel),
-	CmdCycleThinkingLevel:  get(KindState, Server.CycleThinkingLevel),
-	CmdSetSteeringMode:     withP(CmdSetSteeringMode, KindState, Server.SetSteeringMode),
-	CmdSetFollowUpMode:     withP(CmdSetFollowUpMode, KindState, Server.SetFollowUpMode),
-	CmdCompact:             compactCommand(),
-	CmdSetAutoCompaction:   withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
-	CmdSetAutoRetry:        withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
-	CmdAbortRetry:          do(KindState, Server.AbortRetry),
-	CmdBash:                bashCommand(),
-	CmdAbortBash:           do(KindState, Server.AbortBash),
-	CmdGetSessionStats:     get(KindState, Server.GetSessionStats),
-	CmdExportHTML:          with(CmdExportHTML, KindLong, Server.ExportHTML),
-	CmdSwitchSession:       with(CmdSwitchSession, KindState, Server.SwitchSession),
-	CmdFork:                with(CmdFork, KindState, Server.Fork),
-	CmdClone:               get(KindState, Server.Clone),
-	CmdGetForkMessages:     get(KindState, Server.GetForkMessages),
-	CmdGetLastAssistantTxt: get(KindState, Server.GetLastAssistantText),
-	CmdSetSessionName:      withP(CmdSetSessionName, KindState, Server.SetSessionName),
-	CmdGetCommands:         get(KindState, Server.GetCommands),
-	CmdListSessions:        with(CmdListSessions, KindLong, Server.ListSessions),
+	CmdPrompt:     with(CmdPrompt, KindState, Server.Prompt),
+	CmdSteer:      with(CmdSteer, KindState, Server.Steer),
+	CmdFollowUp:   with(CmdFollowUp, KindState, Server.FollowUp),
+	CmdClearQueue: get(KindState, Server.ClearQueue),
+
+	CmdGetAvailableThinkingLevels: get(KindState, Server.GetAvailableThinkingLevels),
+	CmdGetEntries:                 with(CmdGetEntries, KindState, Server.GetEntries),
+	CmdGetTree:                    get(KindState, Server.GetTree),
+	CmdAbort:                      do(KindState, Server.Abort),
+	CmdNewSession:                 with(CmdNewSession, KindState, Server.NewSession),
+	CmdGetState:                   get(KindState, Server.GetState),
+	CmdGetMessages:                get(KindState, Server.GetMessages),
+	CmdSetModel:                   with(CmdSetModel, KindState, Server.SetModel),
+	CmdCycleModel:                 get(KindState, Server.CycleModel),
+	CmdGetAvailableModels:         get(KindState, Server.GetAvailableModels),
+	CmdSetThinkingLevel:           withP(CmdSetThinkingLevel, KindState, Server.SetThinkingLevel),
+	CmdCycleThinkingLevel:         get(KindState, Server.CycleThinkingLevel),
+	CmdSetSteeringMode:            withP(CmdSetSteeringMode, KindState, Server.SetSteeringMode),
+	CmdSetFollowUpMode:            withP(CmdSetFollowUpMode, KindState, Server.SetFollowUpMode),
+	CmdCompact:                    compactCommand(),
+	CmdSetAutoCompaction:          withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
+	CmdSetAutoRetry:               withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
+	CmdAbortRetry:                 do(KindState, Server.AbortRetry),
+	CmdBash:                       bashCommand(),
+	CmdAbortBash:                  do(KindState, Server.AbortBash),
+	CmdGetSessionStats:            get(KindState, Server.GetSessionStats),
+	CmdExportHTML:                 with(CmdExportHTML, KindLong, Server.ExportHTML),
+	CmdSwitchSession:              with(CmdSwitchSession, KindState, Server.SwitchSession),
+	CmdFork:                       with(CmdFork, KindState, Server.Fork),
+	CmdClone:                      get(KindState, Server.Clone),
+	CmdGetForkMessages:            get(KindState, Server.GetForkMessages),
+	CmdGetLastAssistantTxt:        get(KindState, Server.GetLastAssistantText),
+	CmdSetSessionName:             withP(CmdSetSessionName, KindState, Server.SetSessionName),
+	CmdGetCommands:                get(KindState, Server.GetCommands),
+	CmdListSessions:               with(CmdListSessions, KindLong, Server.ListSessions),
 }
 
 // Commands lists every command name Dispatch serves, sorted.
@@ -229,13 +234,13 @@ func compactCommand() command {
 // concurrently: it decodes params and does whatever must happen in
 // arrival order (a bash command is registered so abort_bash can reach
 // it), and returns the rest of the work. Errors are Dispatch's; a panic in
-// either step becomes an error.
+// either step becomes an error (and a report, when srv is a [Reporter]).
 func Start(ctx context.Context, srv Server, name string, params json.RawMessage) (finish func() (any, error), err error) {
 	c, ok := commands[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errUnknown, name)
 	}
-	defer recovered(name, &err)
+	defer recovered(srv, name, &err)
 	rest := func() (any, error) { return c.call(ctx, srv, params) }
 	if c.start != nil {
 		if rest, err = c.start(ctx, srv, params); err != nil {
@@ -243,16 +248,21 @@ func Start(ctx context.Context, srv Server, name string, params json.RawMessage)
 		}
 	}
 	return func() (result any, err error) {
-		defer recovered(name, &err)
+		defer recovered(srv, name, &err)
 		return rest()
 	}, nil
 }
 
-// recovered turns a panic in a handler into its command's error: a bug in
-// one handler must not take the connection down.
-func recovered(name string, err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("internal error in %s: %v", name, r)
+// recovered turns a panic in a handler into its command's error and
+// reports it with its stack: a bug in one handler must not take the
+// connection down.
+func recovered(srv Server, name string, err *error) {
+	if v := recover(); v != nil {
+		var report error
+		*err, report = Panicked(name, v)
+		if r, ok := srv.(Reporter); ok {
+			r.Report(report)
+		}
 	}
 }
 

@@ -21,11 +21,31 @@ type recorder struct {
 
 func (r *recorder) rec(name string, p any) { r.last, r.params = name, p }
 
-func (r *recorder) Prompt(_ context.Context, p PromptParams) error { r.rec("prompt", p); return nil }
-func (r *recorder) Steer(_ context.Context, p MessageParams) error { r.rec("steer", p); return nil }
-func (r *recorder) FollowUp(_ context.Context, p MessageParams) error {
+func (r *recorder) Prompt(_ context.Context, p PromptParams) (DispositionResult, error) {
+	r.rec("prompt", p)
+	return DispositionResult{Disposition: DispositionStarted}, nil
+}
+func (r *recorder) Steer(_ context.Context, p MessageParams) (DispositionResult, error) {
+	r.rec("steer", p)
+	return DispositionResult{Disposition: DispositionQueued}, nil
+}
+func (r *recorder) FollowUp(_ context.Context, p MessageParams) (DispositionResult, error) {
 	r.rec("follow_up", p)
-	return nil
+	return DispositionResult{Disposition: DispositionQueued}, nil
+}
+func (r *recorder) ClearQueue(context.Context) (QueueResult, error) {
+	r.rec("clear_queue", nil)
+	return QueueResult{Steering: []string{}, FollowUp: []string{}}, nil
+}
+func (r *recorder) GetAvailableThinkingLevels(context.Context) (LevelsResult, error) {
+	return LevelsResult{Levels: []llm.ThinkingLevel{llm.ThinkingOff}}, nil
+}
+func (r *recorder) GetEntries(_ context.Context, p EntriesParams) (EntriesResult, error) {
+	r.rec("get_entries", p)
+	return EntriesResult{Entries: []json.RawMessage{}}, nil
+}
+func (r *recorder) GetTree(context.Context) (TreeResult, error) {
+	return TreeResult{Tree: json.RawMessage("[]")}, nil
 }
 func (r *recorder) Abort(context.Context) error { r.rec("abort", nil); return nil }
 func (r *recorder) NewSession(_ context.Context, p NewSessionParams) (CancelledResult, error) {
@@ -104,7 +124,7 @@ func TestDispatchDecodesParams(t *testing.T) {
 	r := &recorder{}
 	res, err := Dispatch(context.Background(), r, "prompt", json.RawMessage(`{"type":"prompt","id":"1","message":"hi","images":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"streamingBehavior":"steer"}`))
 	require.NoError(t, err)
-	assert.Equal(t, NoData, res)
+	assert.Equal(t, DispositionResult{Disposition: DispositionStarted}, res, "pi 1.5: data.disposition")
 	p := r.params.(PromptParams)
 	assert.Equal(t, "hi", p.Message)
 	assert.Equal(t, BehaviorSteer, p.StreamingBehavior)

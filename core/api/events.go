@@ -15,6 +15,8 @@ const (
 	EventAutoRetryStart      = "auto_retry_start"
 	EventAutoRetryEnd        = "auto_retry_end"
 	EventExtensionError      = "extension_error"
+	EventAgentSettled        = "agent_settled"
+	EventQueueUpdate         = "queue_update"
 	EventExtensionUIRequest  = "extension_ui_request"
 )
 
@@ -100,5 +102,38 @@ func (e AutoRetryEnd) MarshalJSON() ([]byte, error) {
 
 func (e ExtensionError) MarshalJSON() ([]byte, error) {
 	type alias ExtensionError
+	return typed(e.EventType(), alias(e))
+}
+
+// AgentSettled: the prompt is over. No retry, compaction recovery or
+// queued message will continue it; Aborted says it ended by an abort
+// (pi 1.5). Every prompt that started a run ends with one.
+type AgentSettled struct {
+	Aborted bool `json:"aborted"`
+}
+
+// QueueUpdate: the steering or follow-up queue changed; both fields hold
+// the whole queue, as the text of each message.
+type QueueUpdate struct {
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+func (AgentSettled) EventType() string { return EventAgentSettled }
+func (QueueUpdate) EventType() string  { return EventQueueUpdate }
+
+func (e AgentSettled) MarshalJSON() ([]byte, error) {
+	type alias AgentSettled
+	return typed(e.EventType(), alias(e))
+}
+
+func (e QueueUpdate) MarshalJSON() ([]byte, error) {
+	type alias QueueUpdate
+	if e.Steering == nil {
+		e.Steering = []string{}
+	}
+	if e.FollowUp == nil {
+		e.FollowUp = []string{}
+	}
 	return typed(e.EventType(), alias(e))
 }

@@ -15,9 +15,10 @@ import (
 // A returned error becomes the command's failure response; its text is
 // what the client reads.
 type Server interface {
-	Prompt(ctx context.Context, p PromptParams) error
-	Steer(ctx context.Context, p MessageParams) error
-	FollowUp(ctx context.Context, p MessageParams) error
+	Prompt(ctx context.Context, p PromptParams) (DispositionResult, error)
+	Steer(ctx context.Context, p MessageParams) (DispositionResult, error)
+	FollowUp(ctx context.Context, p MessageParams) (DispositionResult, error)
+	ClearQueue(ctx context.Context) (QueueResult, error)
 	Abort(ctx context.Context) error
 	NewSession(ctx context.Context, p NewSessionParams) (CancelledResult, error)
 
@@ -30,6 +31,7 @@ type Server interface {
 
 	SetThinkingLevel(ctx context.Context, p ThinkingParams) error
 	CycleThinkingLevel(ctx context.Context) (*LevelResult, error)
+	GetAvailableThinkingLevels(ctx context.Context) (LevelsResult, error)
 
 	SetSteeringMode(ctx context.Context, p ModeParams) error
 	SetFollowUpMode(ctx context.Context, p ModeParams) error
@@ -52,6 +54,8 @@ type Server interface {
 	GetLastAssistantText(ctx context.Context) (TextResult, error)
 	SetSessionName(ctx context.Context, p NameParams) error
 	GetCommands(ctx context.Context) (CommandsResult, error)
+	GetEntries(ctx context.Context, p EntriesParams) (EntriesResult, error)
+	GetTree(ctx context.Context) (TreeResult, error)
 	ListSessions(ctx context.Context, p ListSessionsParams) (SessionsResult, error)
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
@@ -51,6 +50,11 @@ func (h *Host) drive(run func()) {
 		done := h.driveDone
 		h.driveDone = nil
 		h.mu.Unlock()
+		// pi 1.5's clients wait for agent_settled before they call a
+		// prompt done; it comes before the prompt stops counting as in
+		// progress, so a client that sees it may prompt at once.
+		last := h.LastAssistant()
+		h.emit(api.AgentSettled{Aborted: last != nil && last.StopReason == llm.StopAborted})
 		if done != nil {
 			close(done)
 		}
@@ -64,11 +68,18 @@ func (h *Host) drive(run func()) {
 // afterRunGuarded is afterRun with a panic in it (a retry, a compaction)
 // turned into a report: the prompt then ends and the host keeps serving.
 func (h *Host) afterRunGuarded() (next func()) {
-	defer h.survive("the prompt's retry or compaction", func(error) {
+	defer h.survive("the prompt's retry or compaction", func(err error) {
 		next = nil
 		h.mu.Lock()
 		h.overflowTried = false
+		attempt := h.retryAttempt
+		h.retryAttempt = 0
 		h.mu.Unlock()
+		if attempt > 0 {
+			// The retry the client was told about ends here; a later
+			// success must not report it.
+			h.emit(api.AutoRetryEnd{Success: false, Attempt: attempt, FinalError: err.Error()})
+		}
 	})
 	return h.afterRun()
 }
@@ -128,6 +139,27 @@ func (h *Host) isRetryable(m *llm.AssistantMessage) bool {
 	// connection); a failed reply without that (not from a provider) is
 	// not retried.
 	return m.Failure != nil && m.Failure.Transient()
+}
+
+// willContinue tells agent_end's willRetry: whether the runtime will
+// try the failed reply again, by a retry or by compacting after a context
+// overflow.
+func (h *Host) willContinue(msgs []llm.Message) bool {
+	var last *llm.AssistantMessage
+	for i := len(msgs) - 1; i >= 0 && last == nil; i-- {
+		last, _ = msgs[i].(*llm.AssistantMessage)
+	}
+	if last == nil || last.StopReason != llm.StopError || h.ctx.Err() != nil {
+		return false
+	}
+	h.mu.Lock()
+	retry, attempt := h.retrySettings, h.retryAttempt
+	compact, overflowTried := h.compactionSettings, h.overflowTried
+	h.mu.Unlock()
+	if m := h.agent.Model(); m != nil && llm.IsContextOverflow(last, m.ContextWindow) {
+		return compact.Enabled && !overflowTried
+	}
+	return retry.Enabled && h.isRetryable(last) && attempt < retry.MaxRetries
 }
 
 // retry handles a failed reply: handled is false when there is nothing
@@ -204,8 +236,9 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 func (h *Host) restart() (run func(), err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("internal error: %v", v)
-			h.opts.Report(fmt.Errorf("restarting after a retry's wait: %w\n%s", err, debug.Stack()))
+			var report error
+			err, report = api.Panicked("the retry's restart", v)
+			h.opts.Report(report)
 		}
 	}()
 	return h.startContinue(h.ctx)
@@ -442,17 +475,24 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 		h.mu.Unlock()
 		return nil, errors.New("A compaction is already running")
 	}
-	pending := make(chan struct{})
-	h.compactPending = pending
+	// An abort read right behind compact must reach it even before the
+	// summariser has started.
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &manualCompaction{done: make(chan struct{}), cancel: func() { cancel(errCompactionAborted) }}
+	h.compactPending = c
 	h.mu.Unlock()
 	return func() (api.CompactionResult, error) {
 		defer func() {
 			h.mu.Lock()
 			h.compactPending = nil
 			h.mu.Unlock()
-			close(pending)
+			close(c.done)
+			cancel(nil)
 		}()
 		res, err := h.compactNow(ctx, p.CustomInstructions)
+		if errors.Is(context.Cause(ctx), errCompactionAborted) {
+			return api.CompactionResult{}, errCompactionAborted
+		}
 		if err != nil {
 			return api.CompactionResult{}, err
 		}
@@ -460,12 +500,26 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	}, nil
 }
 
+// manualCompaction is a compact command from its start step to its end.
+type manualCompaction struct {
+	done   chan struct{} // closed when the compaction has ended
+	cancel func()        // aborts it
+}
+
+// waitingPrompt is a prompt that waits for a manual compaction to end.
+type waitingPrompt struct {
+	aborted bool // an abort arrived while it waited; guarded by Host.mu
+}
+
 // pendingCompaction is the channel closed when the registered manual
 // compaction ends, or nil.
-func (h *Host) pendingCompaction() chan struct{} {
+func (h *Host) pendingCompaction() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.compactPending
+	if h.compactPending == nil {
+		return nil
+	}
+	return h.compactPending.done
 }
 
 // latestCompaction is the time of the newest compaction on the path.

@@ -102,10 +102,13 @@ type Host struct {
 	retryCancel        context.CancelFunc // cancels a retry's wait
 	compactionSettings compaction.Settings
 	compactCancel      func() // aborts the running compaction
-	// compactPending is closed when the manual compaction registered by
-	// StartCompact has finished; nil when there is none.
-	compactPending chan struct{}
-	overflowTried  bool // one compact-and-retry per overflow
+	// compactPending is the manual compaction registered by StartCompact,
+	// until it ends; nil when there is none.
+	compactPending *manualCompaction
+	// waitingPrompt is a prompt accepted during a manual compaction, until
+	// its run is claimed.
+	waitingPrompt *waitingPrompt
+	overflowTried bool // one compact-and-retry per overflow
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -133,6 +136,7 @@ func New(opts Options) (*Host, error) {
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall: h.approve,
+		OnQueueChange:  h.queueChanged,
 		SteeringMode:   queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:   queueMode(opts.Settings.FollowUpMode),
 		Providers:      opts.Providers.Lookup,
@@ -237,6 +241,9 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		h.mu.Lock()
 		h.runEnded = ev.Type == agent.EventAgentEnd
 		h.mu.Unlock()
+	}
+	if ev.Type == agent.EventAgentEnd {
+		ev.WillRetry = h.willContinue(ev.Messages)
 	}
 	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
 		h.mu.Lock()

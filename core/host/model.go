@@ -125,3 +125,9 @@ func (h *Host) SetFollowUpMode(_ context.Context, p api.ModeParams) error {
 	h.agent.SetFollowUpMode(agent.QueueMode(p.Mode))
 	return nil
 }
+
+// GetAvailableThinkingLevels lists the levels the current model accepts
+// (["off"] for a model without reasoning).
+func (h *Host) GetAvailableThinkingLevels(context.Context) (api.LevelsResult, error) {
+	return api.LevelsResult{Levels: llm.SupportedLevels(h.agent.Model())}, nil
+}

@@ -14,7 +14,7 @@ import (
 // prompt has settled: print and json modes use it. Cancelling ctx aborts
 // the run.
 func (h *Host) PromptAndWait(ctx context.Context, text string, images []llm.ImageContent) error {
-	if err := h.Prompt(ctx, api.PromptParams{Message: text, Images: images}); err != nil {
+	if _, err := h.Prompt(ctx, api.PromptParams{Message: text, Images: images}); err != nil {
 		return err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = h.Abort(context.Background()) })

@@ -90,6 +90,7 @@ func TestPanicInAutoCompactionIsSurvived(t *testing.T) {
 	rec.mu.Unlock()
 	require.NotNil(t, end, "every auto_compaction_start gets its end")
 	assert.Contains(t, end.ErrorMessage, "provider exploded")
+	assert.NotContains(t, end.ErrorMessage, "\n", "the stack goes to the report, not to the client")
 	require.NotNil(t, internal)
 	assert.Equal(t, "gopi", internal.ExtensionPath)
 	<-mu

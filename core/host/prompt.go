@@ -15,15 +15,23 @@ import (
 // as the streamingBehavior says; otherwise a run is claimed now (so
 // get_state says isStreaming at once) and started once the response has
 // been written, so agent_start never precedes it.
-func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
+func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionResult, error) {
+	started := api.DispositionResult{Disposition: api.DispositionStarted}
+	if p.Message == "" && len(p.Images) == 0 {
+		return api.DispositionResult{}, errors.New("prompt needs a message")
+	}
 	text := h.expandInput(p.Message)
 	msg := llm.UserText(text, p.Images...)
 	if done := h.pendingCompaction(); done != nil {
-		return h.promptAfterCompaction(ctx, done, msg)
+		return started, h.promptAfterCompaction(ctx, done, msg)
 	}
 	if h.settle(ctx) {
 		return h.queue(p.StreamingBehavior, msg)
 	}
+	return started, h.startPrompt(ctx, p, msg)
+}
+
+func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Message) error {
 	model := h.agent.Model()
 	if model == nil {
 		return errors.New("No model selected. Use set_model or start gopi with --model.")
@@ -35,7 +43,8 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) error {
 	run, err := h.agent.StartPrompt(h.ctx, msg)
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
-		return h.queue(p.StreamingBehavior, msg)
+		_, err := h.queue(p.StreamingBehavior, msg)
+		return err
 	}
 	if err != nil {
 		return err
@@ -69,51 +78,100 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	h.driving = true
 	h.driveDone = make(chan struct{})
 	h.overflowTried = false
+	w := &waitingPrompt{}
+	h.waitingPrompt = w
 	h.mu.Unlock()
 	api.AfterResponse(ctx, func() {
-		h.runs.Go(func() {
-			select {
-			case <-done:
-			case <-h.ctx.Done():
-				h.drive(nil)
-				return
-			}
-			h.flushPendingBash()
-			run, err := h.agent.StartPrompt(h.ctx, msg)
-			if err != nil {
-				h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
-				h.drive(nil)
-				return
-			}
-			h.drive(run)
-		})
+		// With a nil run, drive only ends the prompt.
+		h.runs.Go(func() { h.drive(h.awaitCompaction(done, w, msg)) })
 	})
 	return nil
 }
 
-func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) error {
+// awaitCompaction waits for the manual compaction a prompt arrived
+// behind and claims the prompt's run; nil when there is nothing to run
+// (the host closed, the claim failed, or a panic).
+func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.Message) (run func()) {
+	defer func() {
+		h.mu.Lock()
+		if h.waitingPrompt == w {
+			h.waitingPrompt = nil
+		}
+		h.mu.Unlock()
+	}()
+	defer h.survive("the prompt waiting for compaction", func(error) { run = nil })
+	select {
+	case <-done:
+	case <-h.ctx.Done():
+		return nil
+	}
+	h.flushPendingBash()
+	// Claimed under h.mu, so an abort either marked the prompt before or
+	// finds its run.
+	h.mu.Lock()
+	h.waitingPrompt = nil
+	run, err := h.agent.StartPrompt(h.ctx, msg)
+	h.mu.Unlock()
+	if err != nil {
+		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
+		return nil
+	}
+	if w.aborted {
+		// As when pi is aborted right after a prompt: the run starts and
+		// ends at once as aborted.
+		h.agent.Abort()
+	}
+	return run
+}
+
+var queued = api.DispositionResult{Disposition: api.DispositionQueued}
+
+func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) (api.DispositionResult, error) {
 	switch b {
 	case api.BehaviorSteer:
 		h.agent.Steer(msg)
 	case api.BehaviorFollowUp:
 		h.agent.FollowUp(msg)
 	default:
-		return errStreaming
+		return api.DispositionResult{}, errStreaming
 	}
-	return nil
+	return queued, nil
 }
 
 // Steer queues a message delivered at the run's next interruption point
 // (or at the start of the next run when idle).
-func (h *Host) Steer(_ context.Context, p api.MessageParams) error {
+func (h *Host) Steer(_ context.Context, p api.MessageParams) (api.DispositionResult, error) {
 	h.agent.Steer(llm.UserText(h.expandInput(p.Message), p.Images...))
-	return nil
+	return queued, nil
 }
 
 // FollowUp queues a message delivered when the run would otherwise stop.
-func (h *Host) FollowUp(_ context.Context, p api.MessageParams) error {
+func (h *Host) FollowUp(_ context.Context, p api.MessageParams) (api.DispositionResult, error) {
 	h.agent.FollowUp(llm.UserText(h.expandInput(p.Message), p.Images...))
-	return nil
+	return queued, nil
+}
+
+// ClearQueue empties both queues and returns the text of what they held,
+// so a client can put it back in its input box.
+func (h *Host) ClearQueue(context.Context) (api.QueueResult, error) {
+	steering, followUp := h.agent.ClearQueues()
+	return api.QueueResult{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)}, nil
+}
+
+// queueTexts is the text of each queued message ([] for none).
+func queueTexts(msgs []llm.Message) []string {
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if u, ok := m.(*llm.UserMessage); ok {
+			out = append(out, u.Content.Text())
+		}
+	}
+	return out
+}
+
+// queueChanged tells the client the queues' new contents.
+func (h *Host) queueChanged(steering, followUp []llm.Message) {
+	h.emit(api.QueueUpdate{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)})
 }
 
 // abortWait bounds how long abort waits for a run to wind down; tools and
@@ -130,6 +188,12 @@ func (h *Host) Abort(ctx context.Context) error {
 	}
 	if h.compactCancel != nil {
 		h.compactCancel()
+	}
+	if h.compactPending != nil {
+		h.compactPending.cancel()
+	}
+	if h.waitingPrompt != nil {
+		h.waitingPrompt.aborted = true
 	}
 	h.mu.Unlock()
 	h.agent.Abort()

@@ -36,10 +36,14 @@ func TestPromptRightAfterAgentEndIsAccepted(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	require.NoError(t, h.Prompt(ctx, api.PromptParams{Message: "one"}))
+	_, err = h.Prompt(ctx, api.PromptParams{Message: "one"})
+	require.NoError(t, err)
 	<-ended
 	answered := make(chan error, 1)
-	go func() { answered <- h.Prompt(ctx, api.PromptParams{Message: "two"}) }()
+	go func() {
+		_, err := h.Prompt(ctx, api.PromptParams{Message: "two"})
+		answered <- err
+	}()
 	time.Sleep(20 * time.Millisecond) // let Prompt meet the winding-down run
 	close(release)
 	select {

@@ -237,7 +237,7 @@ local function round_trip()
   -- An approved write.
   local perr, pres = request(s, 'pi/prompt', { message = 'write: notes.txt :: hello' })
   check(perr == nil, 'pi/prompt failed: %s', vim.inspect(perr))
-  eq(pres, nil, 'pi/prompt result')
+  eq(pres and pres.disposition, 'started', 'pi/prompt result')
   local end1 = wait_event(s, 'agent_end', 0)
   eq(#s.dialogs, 1, 'approval requests')
   local ask = s.dialogs[1]

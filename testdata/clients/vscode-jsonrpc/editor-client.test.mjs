@@ -216,7 +216,7 @@ test("round trip: initialize, approved write, progress, cancelled run, shutdown 
 	// An approved write: the question arrives as window/showMessageRequest.
 	const firstEnd = new Promise((resolve) => progressEnded.push(resolve));
 	const res = await bounded(g.conn.sendRequest("pi/prompt", { message: "write: notes.txt :: hello" }), "pi/prompt", g);
-	assert.equal(res, null);
+	assert.deepEqual(res, { disposition: "started" });
 	const end1 = await waitEvent(g, isType("agent_end"), "agent_end of the write");
 	assert.equal(dialogs.length, 1);
 	const [ask] = dialogs;

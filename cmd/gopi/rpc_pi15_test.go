@@ -1,0 +1,149 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// pi 1.5's run lifecycle (issue 16): prompt answers with data.disposition,
+// agent_end carries willRetry, tool_execution_end durationMs, and every
+// prompt ends with agent_settled, which pi's current RpcClient waits for.
+func TestRPCRunLifecycleOfPi15(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("t1", "bash", `{"command":"echo hi"}`)),
+		llmtest.Text("done"),
+	)
+	p := w.start()
+	resp := p.call("1", map[string]any{"type": "prompt", "message": "run it"})
+	assert.Equal(t, map[string]any{"disposition": "started"}, resp["data"])
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	var end, toolEnd record
+	for _, r := range rs {
+		switch {
+		case r.is("agent_end"):
+			end = r
+		case r.is("tool_execution_end"):
+			toolEnd = r
+		}
+	}
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, false, end["willRetry"])
+	require.NotNil(t, toolEnd)
+	d, ok := toolEnd["durationMs"].(float64)
+	assert.True(t, ok, "durationMs on tool_execution_end: %v", toolEnd)
+	assert.GreaterOrEqual(t, d, 0.0)
+	settled := rs[len(rs)-1]
+	assert.Equal(t, false, settled["aborted"])
+	assert.Equal(t, "agent_end", rs[len(rs)-2].str("type"), "agent_settled follows the last agent_end")
+	assert.Equal(t, 0, p.exit())
+}
+
+// A failed reply that will be retried says so on its agent_end, and the
+// prompt settles once, after the retry.
+func TestRPCWillRetryAndOneSettle(t *testing.T) {
+	w := newWorld(t, llmtest.HTTPError(529, ""), llmtest.Text("recovered"))
+	w.writeJSON(w.agentDir+"/settings.json", map[string]any{"retry": map[string]any{"baseDelayMs": 5}})
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "try"})
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	var ends []any
+	settles := 0
+	for _, r := range rs {
+		if r.is("agent_end") {
+			ends = append(ends, r["willRetry"])
+		}
+		if r.is("agent_settled") {
+			settles++
+		}
+	}
+	assert.Equal(t, []any{true, false}, ends, p.transcript())
+	assert.Equal(t, 1, settles)
+	assert.Equal(t, 0, p.exit())
+}
+
+// steer and follow_up answer "queued"; queue_update carries both queues
+// whole; clear_queue empties them and returns their text.
+func TestRPCQueuesOfPi15(t *testing.T) {
+	stall := llmtest.Text("long answer")
+	stall.Fault = &llmtest.Fault{StallAfter: 1, Stall: true}
+	w := newWorld(t, stall, llmtest.Text("next"))
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	p.until(func(r record) bool { return r.is("message_start") && r.obj("message").str("role") == "assistant" })
+
+	// Like pi, the queue_update comes before the command's response.
+	p.send(map[string]any{"id": "2", "type": "steer", "message": "change course"})
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "2" })
+	assert.Equal(t, map[string]any{"disposition": "queued"}, rs[len(rs)-1]["data"])
+	u := rs[len(rs)-2]
+	require.True(t, u.is("queue_update"), p.transcript())
+	assert.Equal(t, []any{"change course"}, u["steering"])
+	assert.Equal(t, []any{}, u["followUp"])
+
+	r := record{}
+
+	r = p.call("3", map[string]any{"type": "follow_up", "message": "then summarise"})
+	assert.Equal(t, map[string]any{"disposition": "queued"}, r["data"])
+	r = p.call("3b", map[string]any{"type": "prompt", "message": "and also", "streamingBehavior": "followUp"})
+	assert.Equal(t, map[string]any{"disposition": "queued"}, r["data"])
+
+	cleared := p.ok("4", map[string]any{"type": "clear_queue"}).(map[string]any)
+	assert.Equal(t, []any{"change course"}, cleared["steering"])
+	assert.Equal(t, []any{"then summarise", "and also"}, cleared["followUp"])
+	// abort answers once the run has stopped: agent_settled is out first.
+	p.send(map[string]any{"id": "5", "type": "abort"})
+	rs = p.until(func(r record) bool { return r.is("response") && r["id"] == "5" })
+	settled := rs[len(rs)-2]
+	require.True(t, settled.is("agent_settled"), p.transcript())
+	assert.Equal(t, true, settled["aborted"], "an aborted prompt settles with aborted:true")
+	w.srv.Release()
+	assert.Equal(t, 0, p.exit())
+}
+
+func TestRPCThinkingLevelsEntriesAndTree(t *testing.T) {
+	w := newWorld(t, llmtest.Text("one"), llmtest.Text("two"))
+	p := w.start()
+	levels := p.ok("1", map[string]any{"type": "get_available_thinking_levels"}).(map[string]any)["levels"]
+	assert.Equal(t, []any{"off", "minimal", "low", "medium", "high"}, levels)
+	p.ok("2", map[string]any{"type": "set_model", "provider": "scripted", "modelId": "scripted-2"})
+	levels = p.ok("3", map[string]any{"type": "get_available_thinking_levels"}).(map[string]any)["levels"]
+	assert.Equal(t, []any{"off"}, levels, "a model without reasoning")
+
+	p.ok("4", map[string]any{"type": "prompt", "message": "first"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	all := p.ok("5", map[string]any{"type": "get_entries"}).(map[string]any)
+	entries := all["entries"].([]any)
+	require.NotEmpty(t, entries)
+	leaf := all["leafId"].(string)
+	assert.Equal(t, leaf, record(entries[len(entries)-1].(map[string]any)).str("id"))
+	var kinds []string
+	for _, e := range entries {
+		kinds = append(kinds, record(e.(map[string]any)).str("type"))
+	}
+	assert.Contains(t, kinds, "message")
+	assert.Contains(t, kinds, "model_change")
+
+	p.ok("6", map[string]any{"type": "prompt", "message": "second"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	since := p.ok("7", map[string]any{"type": "get_entries", "since": leaf}).(map[string]any)
+	newer := since["entries"].([]any)
+	require.Len(t, newer, 2, "the second exchange: a user and an assistant message")
+	assert.Equal(t, leaf, record(newer[0].(map[string]any)).str("parentId"))
+
+	bad := p.call("8", map[string]any{"type": "get_entries", "since": "no-such-entry"})
+	assert.Equal(t, false, bad["success"])
+	assert.Contains(t, bad.str("error"), "no-such-entry")
+
+	tree := p.ok("9", map[string]any{"type": "get_tree"}).(map[string]any)
+	roots := tree["tree"].([]any)
+	require.Len(t, roots, 1)
+	root := record(roots[0].(map[string]any))
+	assert.NotNil(t, root.obj("entry")["id"])
+	assert.NotNil(t, root["children"])
+	assert.Equal(t, since["leafId"], tree["leafId"])
+	assert.Equal(t, 0, p.exit())
+}
