@@ -18,7 +18,7 @@ run: build
 	./$(BIN) $(ARGS)
 
 # Everything: vet, the Go tests (race detector on), then pi's own Node
-# RpcClient and two editor stacks against the built binary.
+# RpcClient (0.73.1 and 0.87.1) and two editor stacks against the built binary.
 test: test-go test-node test-editors
 
 test-go:

@@ -3,14 +3,21 @@
 # jsonl.js it imports) from npm into a git-ignored cache next to this script.
 # Idempotent: does nothing when the client is already there.
 #
-#   PI_VERSION   version of @mariozechner/pi-coding-agent (default 0.73.1)
+#   PI_VERSION   version of pi's coding agent (default 0.73.1). pi moved from
+#                @mariozechner/pi-coding-agent to @earendil-works/pi-coding-agent;
+#                versions from 0.74 on are fetched from the new name.
 #
 # Prints the cache directory on success.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 version=${PI_VERSION:-0.73.1}
-pkg="@mariozechner/pi-coding-agent@$version"
+minor=$(printf '%s' "$version" | cut -d. -f2)
+if [[ ${version%%.*} == 0 && $minor -lt 74 ]]; then
+	pkg="@mariozechner/pi-coding-agent@$version"
+else
+	pkg="@earendil-works/pi-coding-agent@$version"
+fi
 dest="$here/.cache/pi-coding-agent-$version"
 files=(rpc-client.js jsonl.js)
 
