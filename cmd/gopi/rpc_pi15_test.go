@@ -147,3 +147,22 @@ func TestRPCThinkingLevelsEntriesAndTree(t *testing.T) {
 	assert.Equal(t, since["leafId"], tree["leafId"])
 	assert.Equal(t, 0, p.exit())
 }
+
+// Issue 16: a new session starts at settings.json's defaultThinkingLevel
+// (pi's default, medium, without one), as pi 0.73.1 and 0.87.1 do; a
+// session that recorded a level keeps it. gopi used to start every new
+// session at off.
+func TestRPCDefaultThinkingLevelFromSettings(t *testing.T) {
+	w := newWorld(t)
+	p := w.start()
+	st := p.ok("1", map[string]any{"type": "get_state"}).(map[string]any)
+	assert.Equal(t, "medium", st["thinkingLevel"], "pi's default for a new session")
+	assert.Equal(t, 0, p.exit())
+
+	w.writeJSON(w.agentDir+"/settings.json", map[string]any{"defaultThinkingLevel": "high"})
+	p = w.start()
+	st = p.ok("2", map[string]any{"type": "get_state"}).(map[string]any)
+	assert.Equal(t, "high", st["thinkingLevel"])
+	p.ok("3", map[string]any{"type": "set_thinking_level", "level": "low"})
+	assert.Equal(t, 0, p.exit())
+}

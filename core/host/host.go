@@ -173,7 +173,7 @@ func New(opts Options) (*Host, error) {
 		model = &m
 	}
 	thinking := opts.Thinking
-	if thinking == "" {
+	if thinking == "" && ctx.ThinkingLevelSet {
 		thinking = ctx.ThinkingLevel
 	}
 	if thinking == "" {

@@ -15,6 +15,11 @@ type Context struct {
 	// Messages share the stored messages: treat them as read-only.
 	Messages      []llm.Message
 	ThinkingLevel llm.ThinkingLevel
+	// ThinkingLevelSet says a thinking_level_change on the path set
+	// ThinkingLevel; without one it is the default "off", and a runtime
+	// starting the session uses its own default (settings.json's
+	// defaultThinkingLevel) instead.
+	ThinkingLevelSet bool
 	// Model is the last model_change or assistant message on the path;
 	// nil when there is none.
 	Model *ModelRef
@@ -45,7 +50,7 @@ func BuildContext(path []Entry) Context {
 	for i, e := range path {
 		switch e := e.(type) {
 		case *ThinkingLevelChangeEntry:
-			ctx.ThinkingLevel = e.ThinkingLevel
+			ctx.ThinkingLevel, ctx.ThinkingLevelSet = e.ThinkingLevel, true
 		case *ModelChangeEntry:
 			model, hasModel = ModelRef{Provider: e.Provider, ModelID: e.ModelID}, true
 		case *MessageEntry:
