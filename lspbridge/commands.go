@@ -48,6 +48,13 @@ func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string
 	// jsonrpc2.Async only.
 	rctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
 	defer cancel()
+	if isCall {
+		// bash_execution_update repeats the request's id, as the native
+		// dialect repeats a command's.
+		if raw, err := json.Marshal(idValue(id)); err == nil {
+			rctx = api.WithCommandID(rctx, raw)
+		}
+	}
 	cmdCtx, sent := api.WithAfterResponse(rctx)
 	if isCall {
 		b.track(id, cancel)

@@ -209,7 +209,7 @@ func Events() []string {
 		api.EventAutoCompactionStart, api.EventAutoCompactionEnd,
 		api.EventAutoRetryStart, api.EventAutoRetryEnd,
 		api.EventExtensionError,
-		api.EventAgentSettled, api.EventQueueUpdate,
+		api.EventAgentSettled, api.EventQueueUpdate, api.EventBashExecutionUpdate,
 	}
 }
 

@@ -199,7 +199,7 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 		_ = c.write(response{ID: env.ID, Type: "response", Command: name, Error: "Unknown command: " + name})
 		return
 	}
-	cmdCtx, sent := api.WithAfterResponse(ctx)
+	cmdCtx, sent := api.WithAfterResponse(api.WithCommandID(ctx, env.ID))
 	answer := func(data any, err error) {
 		resp := response{ID: env.ID, Type: "response", Command: name, Success: err == nil}
 		if err != nil {

@@ -166,3 +166,41 @@ func TestRPCDefaultThinkingLevelFromSettings(t *testing.T) {
 	p.ok("3", map[string]any{"type": "set_thinking_level", "level": "low"})
 	assert.Equal(t, 0, p.exit())
 }
+
+// bash streams its output as bash_execution_update events carrying the
+// command's id (pi 1.5), and excludeFromContext keeps a result in the
+// session but out of what the model reads.
+func TestRPCBashStreamsAndExcludeFromContext(t *testing.T) {
+	w := newWorld(t, llmtest.Text("seen"))
+	p := w.start()
+	p.send(map[string]any{"id": "b1", "type": "bash", "command": "printf 'first\\n'; sleep 0.2; printf 'second\\n'"})
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "b1" })
+	var streamed string
+	for _, r := range rs {
+		if r.is("bash_execution_update") {
+			assert.Equal(t, "b1", r["id"])
+			streamed += r.str("delta")
+		}
+	}
+	assert.Equal(t, "first\nsecond\n", streamed, p.transcript())
+	assert.Equal(t, "first\nsecond\n", rs[len(rs)-1].obj("data").str("output"))
+
+	p.ok("b2", map[string]any{"type": "bash", "command": "echo kept-for-the-model"})
+	p.ok("b3", map[string]any{"type": "bash", "command": "echo private-output", "excludeFromContext": true})
+	p.ok("1", map[string]any{"type": "prompt", "message": "what ran?"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	body := string(w.srv.Requests()[0].Body)
+	assert.Contains(t, body, "kept-for-the-model")
+	assert.NotContains(t, body, "private-output", "an excluded result must not reach the model")
+
+	var excluded []bool
+	for _, m := range p.messages("2") {
+		msg := record(m.(map[string]any))
+		if msg.str("role") == "bashExecution" {
+			v, _ := msg["excludeFromContext"].(bool)
+			excluded = append(excluded, v)
+		}
+	}
+	assert.Equal(t, []bool{false, false, true}, excluded, "every result stays in the session")
+	assert.Equal(t, 0, p.exit())
+}

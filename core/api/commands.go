@@ -208,6 +208,9 @@ type EnabledParams struct {
 // BashParams is "bash".
 type BashParams struct {
 	Command string `json:"command"`
+	// ExcludeFromContext keeps the result in the session but out of the
+	// model's context (pi 1.5).
+	ExcludeFromContext bool `json:"excludeFromContext,omitempty"`
 }
 
 // BashResult is "bash"'s data.

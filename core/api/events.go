@@ -16,6 +16,7 @@ const (
 	EventAutoRetryEnd        = "auto_retry_end"
 	EventExtensionError      = "extension_error"
 	EventAgentSettled        = "agent_settled"
+	EventBashExecutionUpdate = "bash_execution_update"
 	EventQueueUpdate         = "queue_update"
 	EventExtensionUIRequest  = "extension_ui_request"
 )
@@ -135,5 +136,19 @@ func (e QueueUpdate) MarshalJSON() ([]byte, error) {
 	if e.FollowUp == nil {
 		e.FollowUp = []string{}
 	}
+	return typed(e.EventType(), alias(e))
+}
+
+// BashExecutionUpdate: a piece of a running bash command's output, as it
+// arrives (pi 1.5). ID repeats the bash command's id when it had one.
+type BashExecutionUpdate struct {
+	ID    json.RawMessage `json:"id,omitempty"`
+	Delta string          `json:"delta"`
+}
+
+func (BashExecutionUpdate) EventType() string { return EventBashExecutionUpdate }
+
+func (e BashExecutionUpdate) MarshalJSON() ([]byte, error) {
+	type alias BashExecutionUpdate
 	return typed(e.EventType(), alias(e))
 }

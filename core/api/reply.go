@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -53,4 +54,22 @@ func AfterResponse(ctx context.Context, f func()) {
 	}
 	h.mu.Unlock()
 	f()
+}
+
+type commandIDKey struct{}
+
+// WithCommandID records the id the client gave the command ctx belongs to
+// (as JSON: a string, or a JSON-RPC number), for events that repeat it
+// (bash_execution_update).
+func WithCommandID(ctx context.Context, id json.RawMessage) context.Context {
+	if len(id) == 0 || string(id) == "null" {
+		return ctx
+	}
+	return context.WithValue(ctx, commandIDKey{}, id)
+}
+
+// CommandID is the id WithCommandID recorded, or nil.
+func CommandID(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(commandIDKey{}).(json.RawMessage)
+	return id
 }

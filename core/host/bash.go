@@ -61,12 +61,16 @@ func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Sto
 	if prefix := h.opts.Settings.ShellCommandPrefix; prefix != "" {
 		command = prefix + "\n" + command
 	}
+	id := api.CommandID(ctx)
 	res, err := tools.RunShell(ctx, tools.ShellOptions{
 		Command:    command,
 		Dir:        h.opts.Cwd,
 		Shell:      tools.LocalShell{Path: h.opts.Settings.ShellPath},
 		Sanitize:   true,
 		TempPrefix: "gopi-bash",
+		// Every piece of output goes to the client as it comes (pi 1.5's
+		// bash_execution_update); the response may carry a truncated tail.
+		OnChunk: func(chunk string) { h.emit(api.BashExecutionUpdate{ID: id, Delta: chunk}) },
 	})
 	if err != nil {
 		return api.BashResult{}, fmt.Errorf("running bash command: %w", err)
@@ -79,6 +83,8 @@ func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Sto
 		Truncated:      res.Truncated,
 		FullOutputPath: res.FullOutputPath,
 		Timestamp:      time.Now().UnixMilli(),
+
+		ExcludeFromContext: p.ExcludeFromContext,
 	})
 	return api.BashResult{
 		Output:         res.Output,
