@@ -210,6 +210,7 @@ func Events() []string {
 		api.EventAutoRetryStart, api.EventAutoRetryEnd,
 		api.EventExtensionError,
 		api.EventAgentSettled, api.EventQueueUpdate, api.EventBashExecutionUpdate,
+		api.EventCompactionStart, api.EventCompactionEnd,
 	}
 }
 

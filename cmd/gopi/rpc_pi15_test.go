@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -202,5 +203,44 @@ func TestRPCBashStreamsAndExcludeFromContext(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []bool{false, false, true}, excluded, "every result stays in the session")
+	assert.Equal(t, 0, p.exit())
+}
+
+// compaction_start/compaction_end (pi 1.5) announce manual compactions too,
+// and the result carries estimatedTokensAfter and the summary's usage.
+func TestRPCCompactionEventsOfPi15(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Text("answer one"),
+		llmtest.Text("answer two"),
+		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("The summary.")}, Usage: llmtest.Usage{Input: 700, Output: 40}},
+	)
+	w.writeJSON(w.cwd+"/.pi/settings.json", map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	p := w.start()
+	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {
+		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
+		p.until(func(r record) bool { return r.is("agent_settled") })
+	}
+	p.send(map[string]any{"id": "c", "type": "compact"})
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "c" })
+	var kinds []string
+	var end record
+	for _, r := range rs {
+		if strings.Contains(r.str("type"), "compaction") {
+			kinds = append(kinds, r.str("type"))
+		}
+		if r.is("compaction_end") {
+			end = r
+		}
+	}
+	assert.Equal(t, []string{"compaction_start", "compaction_end"}, kinds, "a manual compaction has no auto_compaction_* events")
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, "manual", end.str("reason"))
+	assert.Equal(t, false, end["aborted"])
+	res := end.obj("result")
+	assert.Equal(t, "The summary.", strings.TrimSpace(strings.SplitN(res.str("summary"), "\n", 2)[0]))
+	assert.Greater(t, res["estimatedTokensAfter"].(float64), 0.0)
+	assert.EqualValues(t, 40, res.obj("usage")["output"])
+	data := rs[len(rs)-1].obj("data")
+	assert.Equal(t, res["estimatedTokensAfter"], data["estimatedTokensAfter"], "the response carries the same result")
 	assert.Equal(t, 0, p.exit())
 }

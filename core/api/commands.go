@@ -194,10 +194,15 @@ type CompactParams struct {
 
 // CompactionResult is "compact"'s data and auto_compaction_end's result.
 type CompactionResult struct {
-	Summary          string          `json:"summary"`
-	FirstKeptEntryID string          `json:"firstKeptEntryId"`
-	TokensBefore     int             `json:"tokensBefore"`
-	Details          json.RawMessage `json:"details,omitempty"`
+	Summary          string `json:"summary"`
+	FirstKeptEntryID string `json:"firstKeptEntryId"`
+	TokensBefore     int    `json:"tokensBefore"`
+	// EstimatedTokensAfter estimates the rebuilt context (pi 1.5), the
+	// same four-characters-a-token heuristic as compaction's thresholds.
+	EstimatedTokensAfter int `json:"estimatedTokensAfter"`
+	// Usage is what the summary calls used (pi 1.5).
+	Usage   *llm.Usage      `json:"usage,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // EnabledParams is "set_auto_compaction" and "set_auto_retry".

@@ -17,6 +17,8 @@ const (
 	EventExtensionError      = "extension_error"
 	EventAgentSettled        = "agent_settled"
 	EventBashExecutionUpdate = "bash_execution_update"
+	EventCompactionStart     = "compaction_start"
+	EventCompactionEnd       = "compaction_end"
 	EventQueueUpdate         = "queue_update"
 	EventExtensionUIRequest  = "extension_ui_request"
 )
@@ -150,5 +152,34 @@ func (BashExecutionUpdate) EventType() string { return EventBashExecutionUpdate 
 
 func (e BashExecutionUpdate) MarshalJSON() ([]byte, error) {
 	type alias BashExecutionUpdate
+	return typed(e.EventType(), alias(e))
+}
+
+// CompactionStart: a compaction began (pi 1.5; manual ones too). Reason is
+// "manual", "threshold" or "overflow".
+type CompactionStart struct {
+	Reason string `json:"reason"`
+}
+
+// CompactionEnd: a compaction finished (Result), failed (ErrorMessage) or
+// was aborted; WillRetry says the overflowed prompt is tried again.
+type CompactionEnd struct {
+	Reason       string            `json:"reason"`
+	Result       *CompactionResult `json:"result,omitempty"`
+	Aborted      bool              `json:"aborted"`
+	WillRetry    bool              `json:"willRetry"`
+	ErrorMessage string            `json:"errorMessage,omitempty"`
+}
+
+func (CompactionStart) EventType() string { return EventCompactionStart }
+func (CompactionEnd) EventType() string   { return EventCompactionEnd }
+
+func (e CompactionStart) MarshalJSON() ([]byte, error) {
+	type alias CompactionStart
+	return typed(e.EventType(), alias(e))
+}
+
+func (e CompactionEnd) MarshalJSON() ([]byte, error) {
+	type alias CompactionEnd
 	return typed(e.EventType(), alias(e))
 }

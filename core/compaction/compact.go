@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/sourcegraph/conc"
@@ -39,6 +40,8 @@ type Result struct {
 	TokensBefore     int
 	// Details is the entry's "details": the same file lists as JSON.
 	Details Details
+	// Usage sums the summary calls (one, or two for a split turn).
+	Usage llm.Usage
 }
 
 // errSiblingFailed cancels one summary request when the other failed.
@@ -67,7 +70,8 @@ func Compact(ctx context.Context, p llm.Provider, model *llm.Model, apiKey strin
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, fmt.Errorf("compact: %w", err)
 	}
-	s := summariser{p: p, model: model, apiKey: apiKey}
+	used := &usageSum{}
+	s := summariser{p: p, model: model, apiKey: apiKey, used: used}
 	reserve := prep.Settings.ReserveTokens
 
 	var summary string
@@ -92,6 +96,7 @@ func Compact(ctx context.Context, p llm.Provider, model *llm.Model, apiKey strin
 		FirstKeptEntryID: prep.FirstKeptEntryID,
 		TokensBefore:     prep.TokensBefore,
 		Details:          details,
+		Usage:            used.u,
 	}, nil
 }
 
@@ -186,6 +191,19 @@ type summariser struct {
 	p      llm.Provider
 	model  *llm.Model
 	apiKey string
+	used   *usageSum
+}
+
+// usageSum adds up the usage of summary calls that may run in parallel.
+type usageSum struct {
+	mu sync.Mutex // guards u
+	u  llm.Usage
+}
+
+func (s *usageSum) add(u llm.Usage) {
+	s.mu.Lock()
+	s.u.Add(u)
+	s.mu.Unlock()
 }
 
 // run sends prompt as the only user message under the summariser's system
@@ -203,6 +221,9 @@ func (s summariser) run(ctx context.Context, prompt string, maxTokens int) (stri
 		Options: llm.Options{APIKey: s.apiKey, MaxTokens: max(maxTokens, 0)},
 	}
 	msg := llm.Collect(s.p.Stream(ctx, s.model, req))
+	if msg != nil && s.used != nil {
+		s.used.add(msg.Usage)
+	}
 	if ctx.Err() != nil {
 		return "", context.Cause(ctx)
 	}

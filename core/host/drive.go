@@ -312,7 +312,7 @@ func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
 	sameModel := last.Provider == model.Provider && last.Model == model.ID
 	if sameModel && llm.IsContextOverflow(last, model.ContextWindow) {
 		if overflowTried {
-			h.emit(api.AutoCompactionEnd{ErrorMessage: overflowGaveUp})
+			h.compactionEnded("overflow", api.AutoCompactionEnd{ErrorMessage: overflowGaveUp})
 			return nil
 		}
 		h.mu.Lock()
@@ -366,22 +366,41 @@ func (h *Host) continueRun() func() {
 // compactWithEvents runs an automatic compaction between
 // auto_compaction_start and auto_compaction_end.
 func (h *Host) compactWithEvents(reason string, willRetry bool) (res *api.CompactionResult, ok bool) {
-	h.emit(api.AutoCompactionStart{Reason: reason})
+	h.compactionStarted(reason)
 	defer h.survive("automatic compaction", func(err error) {
 		res, ok = nil, false
-		h.emit(api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
+		h.compactionEnded(reason, api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
 	})
 	res, err := h.compactNow(h.ctx, "")
 	switch {
 	case errors.Is(err, errCompactionAborted):
-		h.emit(api.AutoCompactionEnd{Aborted: true})
+		h.compactionEnded(reason, api.AutoCompactionEnd{Aborted: true})
 		return nil, false
 	case err != nil:
-		h.emit(api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
+		h.compactionEnded(reason, api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
 		return nil, false
 	}
-	h.emit(api.AutoCompactionEnd{Result: res, WillRetry: willRetry})
+	h.compactionEnded(reason, api.AutoCompactionEnd{Result: res, WillRetry: willRetry})
 	return res, true
+}
+
+// compactionStarted announces a compaction: compaction_start (pi 1.5, for
+// every compaction) and, for automatic ones, the older document's
+// auto_compaction_start, so clients of either protocol follow it.
+func (h *Host) compactionStarted(reason string) {
+	if reason != "manual" {
+		h.emit(api.AutoCompactionStart{Reason: reason})
+	}
+	h.emit(api.CompactionStart{Reason: reason})
+}
+
+// compactionEnded is compactionStarted's end: auto_compaction_end for
+// automatic compactions, and compaction_end for all of them.
+func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
+	if reason != "manual" {
+		h.emit(end)
+	}
+	h.emit(api.CompactionEnd{Reason: reason, Result: end.Result, Aborted: end.Aborted, WillRetry: end.WillRetry, ErrorMessage: end.ErrorMessage})
 }
 
 var errCompactionAborted = errors.New("Compaction cancelled")
@@ -444,9 +463,27 @@ func (h *Host) compactNow(ctx context.Context, instructions string) (*api.Compac
 	if _, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false); err != nil {
 		return nil, fmt.Errorf("saving the compaction: %w", err)
 	}
-	h.agent.ReplaceMessages(store.Context().Messages)
+	msgs := store.Context().Messages
+	h.agent.ReplaceMessages(msgs)
 	details, _ := json.Marshal(res.Details)
-	return &api.CompactionResult{Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore, Details: details}, nil
+	usage := res.Usage
+	return &api.CompactionResult{
+		Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore,
+		EstimatedTokensAfter: estimateAll(msgs),
+		Usage:                &usage,
+		Details:              details,
+	}, nil
+}
+
+// estimateAll is the heuristic token count of a whole rebuilt context.
+// Provider counts from before the compaction measured what the summary
+// replaced, so none of them is used.
+func estimateAll(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += compaction.EstimateTokens(m)
+	}
+	return n
 }
 
 // Compact stops any run and compacts now, with optional extra
@@ -489,13 +526,17 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 			close(c.done)
 			cancel(nil)
 		}()
+		h.compactionStarted("manual")
 		res, err := h.compactNow(ctx, p.CustomInstructions)
 		if errors.Is(context.Cause(ctx), errCompactionAborted) {
+			h.compactionEnded("manual", api.AutoCompactionEnd{Aborted: true})
 			return api.CompactionResult{}, errCompactionAborted
 		}
 		if err != nil {
+			h.compactionEnded("manual", api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
 			return api.CompactionResult{}, err
 		}
+		h.compactionEnded("manual", api.AutoCompactionEnd{Result: res})
 		return *res, nil
 	}, nil
 }

@@ -41,3 +41,17 @@ func (u Usage) ContextTokens() int {
 	}
 	return u.Input + u.Output + u.CacheRead + u.CacheWrite
 }
+
+// Add sums o into u, counts and costs alike (the usage of several calls).
+func (u *Usage) Add(o Usage) {
+	u.Input += o.Input
+	u.Output += o.Output
+	u.CacheRead += o.CacheRead
+	u.CacheWrite += o.CacheWrite
+	u.TotalTokens += o.TotalTokens
+	u.Cost.Input += o.Cost.Input
+	u.Cost.Output += o.Cost.Output
+	u.Cost.CacheRead += o.Cost.CacheRead
+	u.Cost.CacheWrite += o.Cost.CacheWrite
+	u.Cost.Total += o.Cost.Total
+}
