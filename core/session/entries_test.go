@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,32 @@ func TestTreeJSONHasGetTreeShape(t *testing.T) {
 	for _, k := range child["children"].([]any) {
 		assert.Equal(t, []any{}, k.(map[string]any)["children"])
 	}
+}
+
+// Issue 17: a damaged file whose parentId chain loops loaded one message
+// twice; each entry now comes once, in the context and in the tree.
+func TestParentIDLoop(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/loop.jsonl"
+	lines := `{"type":"session","version":3,"id":"s1","timestamp":"2026-11-21T14:12:12.199Z","cwd":"/x"}
+{"type":"message","id":"aaaa0001","parentId":"aaaa0003","timestamp":"2026-11-21T14:12:13.000Z","message":{"role":"user","content":"one","timestamp":1}}
+{"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-11-21T14:12:14.000Z","message":{"role":"assistant","content":[{"type":"text","text":"two"}],"api":"faux","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}
+{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-11-21T14:12:15.000Z","message":{"role":"user","content":"three","timestamp":3}}
+`
+	require.NoError(t, os.WriteFile(path, []byte(lines), 0o644))
+	s, _, err := Open(path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"one", "two", "three"}, texts(s.Context().Messages))
+
+	tree := s.Tree()
+	count := 0
+	var walk func([]*TreeNode)
+	walk = func(ns []*TreeNode) {
+		for _, n := range ns {
+			count++
+			walk(n.Children)
+		}
+	}
+	walk(tree)
+	assert.Equal(t, 3, count, "every entry once in the tree")
 }

@@ -388,14 +388,17 @@ func (s *Store) PathTo(id string) []Entry {
 }
 
 // pathTo walks parent links up from id. A parent that is missing ends the
-// walk (the entry acts as a root); a cycle is cut after len(nodes) steps.
+// walk (the entry acts as a root), and so does a parent already on the
+// path: a damaged file whose parentId chain loops yields each entry once.
 func (s *Store) pathTo(id string) []Entry {
 	var path []Entry
-	for cur := id; cur != "" && len(path) <= len(s.nodes); {
+	seen := map[string]bool{}
+	for cur := id; cur != "" && !seen[cur]; {
 		i, ok := s.byID[cur]
 		if !ok {
 			break
 		}
+		seen[cur] = true
 		e := s.nodes[i].entry
 		path = append(path, e)
 		cur = e.Base().ParentID
@@ -528,6 +531,34 @@ func (s *Store) Tree() []*TreeNode {
 		} else {
 			roots = append(roots, tn)
 		}
+	}
+	// Entries on a parentId loop hang off each other and no root reaches
+	// them; the first of each loop (in file order) becomes a root.
+	reached := map[*TreeNode]bool{}
+	var mark func(*TreeNode)
+	mark = func(tn *TreeNode) {
+		if reached[tn] {
+			return
+		}
+		reached[tn] = true
+		for _, c := range tn.Children {
+			mark(c)
+		}
+	}
+	for _, r := range roots {
+		mark(r)
+	}
+	for _, n := range s.nodes {
+		m := n.entry.Base()
+		tn := nodes[m.ID]
+		if reached[tn] {
+			continue
+		}
+		if p, ok := nodes[m.ParentID]; ok {
+			p.Children = slices.DeleteFunc(p.Children, func(c *TreeNode) bool { return c == tn })
+		}
+		roots = append(roots, tn)
+		mark(tn)
 	}
 	for _, tn := range nodes {
 		slices.SortStableFunc(tn.Children, func(a, b *TreeNode) int {
