@@ -184,17 +184,32 @@ type BashStarter interface {
 }
 
 func bashCommand() command {
+	return twoStep(CmdBash, Server.Bash, func(s Server) (func(context.Context, BashParams) (func() (BashResult, error), error), bool) {
+		bs, ok := s.(BashStarter)
+		if !ok {
+			return nil, false
+		}
+		return bs.StartBash, true
+	})
+}
+
+// twoStep is a long command whose first step may run in arrival order:
+// when the Server offers a starter (starter returns it), the command is
+// decoded and started on the reader and finished in the background;
+// otherwise call does all of it in the background.
+func twoStep[P, R any](name string, call func(Server, context.Context, P) (R, error),
+	starter func(Server) (func(context.Context, P) (func() (R, error), error), bool)) command {
 	c := command{kind: KindLong}
 	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
-		p, err := decode[BashParams](CmdBash, raw)
+		p, err := decode[P](name, raw)
 		if err != nil {
 			return nil, err
 		}
-		bs, ok := s.(BashStarter)
+		start, ok := starter(s)
 		if !ok {
-			return func() (any, error) { return s.Bash(ctx, p) }, nil
+			return func() (any, error) { return call(s, ctx, p) }, nil
 		}
-		finish, err := bs.StartBash(ctx, p)
+		finish, err := start(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -211,23 +226,13 @@ type CompactStarter interface {
 }
 
 func compactCommand() command {
-	c := command{kind: KindLong}
-	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
-		p, err := decode[CompactParams](CmdCompact, raw)
-		if err != nil {
-			return nil, err
-		}
+	return twoStep(CmdCompact, Server.Compact, func(s Server) (func(context.Context, CompactParams) (func() (CompactionResult, error), error), bool) {
 		cs, ok := s.(CompactStarter)
 		if !ok {
-			return func() (any, error) { return s.Compact(ctx, p) }, nil
+			return nil, false
 		}
-		finish, err := cs.StartCompact(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return func() (any, error) { return finish() }, nil
-	}
-	return c
+		return cs.StartCompact, true
+	})
 }
 
 // Start is [Dispatch] in two steps for dialects that run long commands
