@@ -282,9 +282,21 @@ func TestRPCAbortRetryAndRetryAfter(t *testing.T) {
 	assert.EqualValues(t, 30000, rs[len(rs)-1]["delayMs"], "the server's retry-after wins over the backoff")
 	st := p.ok("2", map[string]any{"type": "get_state"}).(map[string]any)
 	assert.Equal(t, true, st["isStreaming"], "a prompt waiting to retry is still in progress")
-	p.ok("3", map[string]any{"type": "abort_retry"})
-	rs = p.until(func(r record) bool { return r.is("auto_retry_end") })
-	end := rs[len(rs)-1]
+	// The cancelled wait ends (auto_retry_end) while abort_retry is being
+	// answered: either may come first.
+	p.send(map[string]any{"id": "3", "type": "abort_retry"})
+	var end record
+	answered := false
+	p.until(func(r record) bool {
+		if r.is("auto_retry_end") {
+			end = r
+		}
+		if r.is("response") && r["id"] == "3" {
+			answered = true
+			assert.Equal(t, true, r["success"])
+		}
+		return end != nil && answered
+	})
 	assert.Equal(t, false, end["success"])
 	assert.Equal(t, "Retry cancelled", end["finalError"])
 	require.Eventually(t, func() bool {
