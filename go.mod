@@ -7,14 +7,16 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // line diffs for the edit tool
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globs: find tool, --models scopes
 	github.com/go-git/go-git/v5 v5.19.3 // only plumbing/format/gitignore: .gitignore rules for the Go grep/find fallback
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // json/v2: the codec go.lsp.dev/protocol's types marshal through
 	github.com/google/uuid v1.6.0 // uuidv7 session ids, UI request ids
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tool argument validation against JSON Schema
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
 	github.com/yuin/goldmark v1.8.7 // markdown to HTML for export_html, rendered in Go so the page needs no script
-	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
 	go.lsp.dev/jsonrpc2 v1.0.1 // JSON-RPC 2.0 peer for the editor dialect (lspbridge), the design card's choice
+	go.lsp.dev/protocol v1.0.1 // LSP wire types the bridge reads and writes (initialize, dialogs, progress, cancel); pinned: @latest resolves to an old v0.12.0
+	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
 	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
 	golang.org/x/text v0.42.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
@@ -29,7 +31,6 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.9.2 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260601182631-00ed12fed2a6 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
@@ -45,6 +46,7 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	go.lsp.dev/uri v1.0.1 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.opentelemetry.io/otel v1.33.0 // indirect
@@ -57,7 +59,6 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
-	google.golang.org/protobuf v1.34.2 // indirect
+	google.golang.org/protobuf v1.36.10 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
-	gopkg.in/yaml.v2 v2.4.0 // indirect
 )

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/gopi-dev/gopi/core/api"
 )
@@ -163,14 +164,17 @@ func (b *Bridge) cancelFrom(ctx context.Context, method string, raw []byte) {
 	var abort bool
 	switch method {
 	case methodCancelRequest:
-		var p struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(raw, &p) != nil {
+		var p protocol.CancelParams
+		if decodeLSP(raw, &p) != nil {
 			return
 		}
-		id, ok := parseID(p.ID)
-		if !ok {
+		var id jsonrpc2.ID
+		switch v := p.ID.(type) {
+		case protocol.Integer:
+			id = jsonrpc2.NewNumberID(int64(v))
+		case protocol.String:
+			id = jsonrpc2.NewStringID(string(v))
+		default:
 			return
 		}
 		b.mu.Lock()
@@ -181,13 +185,12 @@ func (b *Bridge) cancelFrom(ctx context.Context, method string, raw []byte) {
 			cancel()
 		}
 	case methodProgressCancel:
-		var p struct {
-			Token json.RawMessage `json:"token"`
-		}
-		if json.Unmarshal(raw, &p) != nil {
+		var p protocol.WorkDoneProgressCancelParams
+		if decodeLSP(raw, &p) != nil {
 			return
 		}
-		abort = b.prog.isRunToken(p.Token)
+		token, ok := p.Token.(protocol.String)
+		abort = ok && b.prog.isRunToken(string(token))
 	}
 	if !abort {
 		return
@@ -197,17 +200,4 @@ func (b *Bridge) cancelFrom(ctx context.Context, method string, raw []byte) {
 			b.opts.Report(err)
 		}
 	}
-}
-
-// parseID reads a request id as the client wrote it: a number or a string.
-func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
-	var n int64
-	if json.Unmarshal(raw, &n) == nil {
-		return jsonrpc2.NewNumberID(n), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return jsonrpc2.NewStringID(s), true
-	}
-	return jsonrpc2.ID{}, false
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
@@ -52,18 +53,18 @@ type initializeParams struct {
 		URI  string `json:"uri"`
 		Name string `json:"name"`
 	} `json:"workspaceFolders"`
+	// Capabilities are read by clientCapabilities.caps, leniently: the
+	// shape of a capability never fails initialize.
 	Capabilities          clientCapabilities `json:"capabilities"`
 	InitializationOptions *InitOptions       `json:"initializationOptions"`
 }
 
-type clientCapabilities struct {
-	Window *struct {
-		WorkDoneProgress bool            `json:"workDoneProgress"`
-		ShowMessage      json.RawMessage `json:"showMessage"`
-	} `json:"window"`
-	// Experimental is read leniently (see caps): clients put all sorts
-	// of things there, and initialize must not fail over them.
-	Experimental json.RawMessage `json:"experimental"`
+// clientCapabilities is the raw capabilities object of initialize.
+type clientCapabilities json.RawMessage
+
+func (c *clientCapabilities) UnmarshalJSON(b []byte) error {
+	*c = append((*c)[:0], b...)
+	return nil
 }
 
 // clientCaps is what the bridge uses of the client's capabilities.
@@ -90,12 +91,26 @@ func (c clientCapabilities) caps() (clientCaps, []string) {
 	out := clientCaps{dialogs: map[api.UIMethod]bool{}}
 	var notes []string
 	lspDialogs := false
-	if c.Window != nil {
-		out.progress = c.Window.WorkDoneProgress
-		sm := c.Window.ShowMessage
-		lspDialogs = len(sm) > 0 && string(sm) != "null" && string(sm) != "false"
+	var experimental json.RawMessage
+	if len(c) > 0 && string(c) != "null" {
+		// The LSP part, as go.lsp.dev/protocol reads it.
+		var lc protocol.ClientCapabilities
+		if err := decodeLSP(c, &lc); err != nil {
+			notes = append(notes, fmt.Sprintf("capabilities are not LSP ClientCapabilities (%s); window capabilities ignored", clip(err.Error(), 120)))
+		} else if w := lc.Window; w != nil {
+			out.progress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
+			lspDialogs = w.ShowMessage != nil
+		}
+		// experimental.pi on its own, so no other capability can hide it.
+		var e struct {
+			Experimental json.RawMessage `json:"experimental"`
+		}
+		if err := json.Unmarshal(c, &e); err != nil {
+			notes = append(notes, "capabilities is not an object; ignored")
+		}
+		experimental = e.Experimental
 	}
-	ui, declared, note := experimentalPiUI(c.Experimental)
+	ui, declared, note := experimentalPiUI(experimental)
 	if note != "" {
 		notes = append(notes, note)
 	}
@@ -181,16 +196,19 @@ func clip(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-type initializeResult struct {
-	Capabilities struct {
-		Experimental struct {
-			Pi piCapabilities `json:"pi"`
-		} `json:"experimental"`
-	} `json:"capabilities"`
-	ServerInfo struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"serverInfo"`
+// initializeResult is LSP's InitializeResult: gopi serves no language
+// features, so its only server capability is experimental.pi.
+func initializeResult(version string) (jsonrpc2.RawMessage, error) {
+	pi, err := marshal(map[string]piCapabilities{"pi": {ProtocolVersion: ProtocolVersion, Commands: Methods(), Events: Events()}})
+	if err != nil {
+		return nil, err
+	}
+	res := protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{Experimental: rawOf(pi)},
+		ServerInfo:   protocol.ServerInfo{Name: "gopi"},
+	}
+	res.ServerInfo.Version.Set(version)
+	return lspRaw(res)
 }
 
 type piCapabilities struct {
@@ -272,10 +290,10 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 	b.initialized = true
 	b.mu.Unlock()
 
-	var res initializeResult
-	res.Capabilities.Experimental.Pi = piCapabilities{ProtocolVersion: ProtocolVersion, Commands: Methods(), Events: Events()}
-	res.ServerInfo.Name = "gopi"
-	res.ServerInfo.Version = b.opts.Version
+	res, err := initializeResult(b.opts.Version)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: %v", err)
+	}
 	return res, nil
 }
 

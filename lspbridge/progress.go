@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 )
@@ -179,11 +181,7 @@ func (p *progress) manual(msg string) func() {
 
 // isRunToken reports whether a client's window/workDoneProgress/cancel
 // names the open progress.
-func (p *progress) isRunToken(raw json.RawMessage) bool {
-	var token string
-	if json.Unmarshal(raw, &token) != nil {
-		return false
-	}
+func (p *progress) isRunToken(token string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return token != "" && token == p.active
@@ -214,30 +212,14 @@ func (p *progress) work() {
 	}
 }
 
-type progressParams struct {
-	Token string `json:"token"`
-	Value any    `json:"value"`
-}
-
-type progressBegin struct {
-	Kind        string `json:"kind"`
-	Title       string `json:"title"`
-	Cancellable bool   `json:"cancellable"`
-	Message     string `json:"message,omitempty"`
-}
-
-type progressReport struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message,omitempty"`
-}
-
 func (p *progress) send(s step, refused map[string]bool) {
 	ctx := p.b.ctx
 	if s.kind == stepBegin {
 		cctx, cancel := context.WithTimeout(ctx, createTimeout)
-		_, err := p.b.jc.Call(cctx, methodProgressCreate, struct {
-			Token string `json:"token"`
-		}{s.token}, nil)
+		params, err := lspRaw(protocol.WorkDoneProgressCreateParams{Token: progressToken(s.token)})
+		if err == nil {
+			_, err = p.b.jc.Call(cctx, methodProgressCreate, params, nil)
+		}
 		cancel()
 		if err != nil {
 			refused[s.token] = true
@@ -250,16 +232,31 @@ func (p *progress) send(s step, refused map[string]bool) {
 		}
 		return
 	}
+	var msg *string
+	if s.message != "" {
+		msg = &s.message
+	}
 	var value any
 	switch s.kind {
 	case stepBegin:
-		value = progressBegin{Kind: "begin", Title: progressTitle, Cancellable: true, Message: s.message}
+		cancellable := true
+		value = protocol.WorkDoneProgressBegin{Kind: "begin", Title: progressTitle, Cancellable: &cancellable, Message: msg}
 	case stepReport:
-		value = progressReport{Kind: "report", Message: s.message}
+		value = protocol.WorkDoneProgressReport{Kind: "report", Message: msg}
 	case stepEnd:
-		value = progressReport{Kind: "end", Message: s.message}
+		value = protocol.WorkDoneProgressEnd{Kind: "end", Message: msg}
 	}
-	_ = p.b.jc.Notify(ctx, methodProgress, progressParams{Token: s.token, Value: value})
+	v, err := lspRaw(value)
+	if err != nil {
+		p.b.opts.Report(err)
+		return
+	}
+	params, err := lspRaw(protocol.ProgressParams{Token: progressToken(s.token), Value: rawOf(json.RawMessage(v))})
+	if err != nil {
+		p.b.opts.Report(err)
+		return
+	}
+	_ = p.b.jc.Notify(ctx, methodProgress, params)
 }
 
 // stop ends the worker; queued steps are dropped (the client is leaving).

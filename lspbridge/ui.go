@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/gopi-dev/gopi/core/api"
 )
@@ -22,31 +23,32 @@ const (
 	methodUISetEditorText    = "pi/ui/setEditorText"
 )
 
-// LSP MessageType values.
-const (
-	messageError   = 1
-	messageWarning = 2
-	messageInfo    = 3
-)
-
 // Answers of a confirm dialog.
 const (
 	confirmYes = "Yes"
 	confirmNo  = "No"
 )
 
-type actionItem struct {
-	Title string `json:"title"`
-}
-
-// showMessageRequestParams is LSP's ShowMessageRequestParams; "details" is
-// gopi's extra (the approval gate's tool, arguments and diff), which LSP
-// clients ignore.
-type showMessageRequestParams struct {
-	Type    int          `json:"type"`
-	Message string       `json:"message"`
-	Actions []actionItem `json:"actions"`
-	Details any          `json:"details,omitempty"`
+// messageRequest encodes a window/showMessageRequest: LSP's
+// ShowMessageRequestParams, plus "details", gopi's own addition (the
+// approval gate's tool, arguments and diff), which LSP clients ignore.
+func messageRequest(t protocol.MessageType, msg string, titles []string, details any) (jsonrpc2.RawMessage, error) {
+	actions := make([]protocol.MessageActionItem, len(titles))
+	for i, title := range titles {
+		actions[i] = protocol.MessageActionItem{Title: title}
+	}
+	raw, err := lspRaw(protocol.ShowMessageRequestParams{Type: t, Message: msg, Actions: actions})
+	if err != nil || details == nil {
+		return raw, err
+	}
+	d, err := marshal(details)
+	if err != nil {
+		return nil, err
+	}
+	// raw is a JSON object: add the member before its closing brace.
+	out := append(raw[:len(raw)-1:len(raw)-1], `,"details":`...)
+	out = append(out, d...)
+	return append(out, '}'), nil
 }
 
 type inputParams struct {
@@ -95,14 +97,11 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 	resp := api.UIResponse{ID: req.ID}
 	switch req.Method {
 	case api.UISelect:
-		actions := make([]actionItem, len(req.Options))
-		for i, o := range req.Options {
-			actions[i] = actionItem{Title: o}
+		var params jsonrpc2.RawMessage
+		var res *protocol.MessageActionItem
+		if params, err = messageRequest(protocol.MessageTypeInfo, req.Title, req.Options, req.Details); err == nil {
+			id, err = b.jc.Call(ctx, methodShowMessageRequest, params, &res)
 		}
-		var res *actionItem
-		id, err = b.jc.Call(ctx, methodShowMessageRequest, showMessageRequestParams{
-			Type: messageInfo, Message: req.Title, Actions: actions, Details: req.Details,
-		}, &res)
 		if err == nil && res != nil && slices.Contains(req.Options, res.Title) {
 			resp.Value = &res.Title
 		} else {
@@ -113,10 +112,11 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 		if req.Message != "" {
 			msg += "\n\n" + req.Message
 		}
-		var res *actionItem
-		id, err = b.jc.Call(ctx, methodShowMessageRequest, showMessageRequestParams{
-			Type: messageWarning, Message: msg, Actions: []actionItem{{confirmYes}, {confirmNo}}, Details: req.Details,
-		}, &res)
+		var params jsonrpc2.RawMessage
+		var res *protocol.MessageActionItem
+		if params, err = messageRequest(protocol.MessageTypeWarning, msg, []string{confirmYes, confirmNo}, req.Details); err == nil {
+			id, err = b.jc.Call(ctx, methodShowMessageRequest, params, &res)
+		}
 		switch {
 		case err == nil && res != nil && res.Title == confirmYes:
 			yes := true
@@ -143,13 +143,11 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 	if err != nil && ctx.Err() != nil && id.IsValid() {
 		// Nobody answered in time (or the run ended): take the dialog
 		// down on the client.
-		_ = b.jc.Notify(context.Background(), methodCancelRequest, cancelParams{ID: idValue(id)})
+		if params, err := lspRaw(protocol.CancelParams{ID: requestID(id)}); err == nil {
+			_ = b.jc.Notify(context.Background(), methodCancelRequest, params)
+		}
 	}
 	return resp
-}
-
-type cancelParams struct {
-	ID any `json:"id"`
 }
 
 // idValue is an id as JSON encodes it.
@@ -172,17 +170,16 @@ func (b *Bridge) Notify(req api.UIRequest) {
 	ctx := context.Background()
 	switch req.Method {
 	case api.UINotify:
-		t := messageInfo
+		t := protocol.MessageTypeInfo
 		switch req.NotifyType {
 		case "error":
-			t = messageError
+			t = protocol.MessageTypeError
 		case "warning":
-			t = messageWarning
+			t = protocol.MessageTypeWarning
 		}
-		_ = b.jc.Notify(ctx, methodShowMessage, struct {
-			Type    int    `json:"type"`
-			Message string `json:"message"`
-		}{t, req.Message})
+		if params, err := lspRaw(protocol.ShowMessageParams{Type: t, Message: req.Message}); err == nil {
+			_ = b.jc.Notify(ctx, methodShowMessage, params)
+		}
 		return
 	}
 	if !caps.piUI {

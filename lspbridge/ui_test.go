@@ -326,3 +326,21 @@ func TestPiUICapabilityShapes(t *testing.T) {
 		})
 	}
 }
+
+// Issue 10: capabilities are read with go.lsp.dev/protocol's types, and a
+// capability of the wrong shape is a note, not a failed initialize.
+func TestMisshapenLSPCapabilityDoesNotFailInitialize(t *testing.T) {
+	h := startBridge(t, stateRT(), config{})
+	res := h.initialize(`{"window":{"workDoneProgress":"yes","showMessage":{}},"experimental":{"pi":{"ui":["input"]}}}`, "")
+	require.Nil(t, res.errObj(), "initialize must succeed")
+	h.awaitReport("not LSP ClientCapabilities")
+	// experimental.pi is still read.
+	req := api.UIRequest{ID: "x", Method: api.UISelect, Title: "T", Options: []string{"a"}}
+	assert.Equal(t, api.Cancelled("x"), h.rt.ui().Ask(context.Background(), req))
+	ch := ask(context.Background(), h, api.UIRequest{ID: "y", Method: api.UIInput, Title: "Name"})
+	m := h.await("pi/ui/input", func(m *msg) bool { return m.isRequest("pi/ui/input") })
+	h.reply(m, `{"value":"ok"}`)
+	got := answer(t, ch)
+	require.NotNil(t, got.Value)
+	assert.Equal(t, "ok", *got.Value)
+}
