@@ -33,26 +33,15 @@ func (b *Bridge) Emit(ev api.Event) {
 	_ = b.jc.Notify(context.Background(), methodEvent, jsonrpc2.RawMessage(raw))
 }
 
-// lean drops the growing snapshot from a message_update.
+// lean drops the growing snapshot from a message_update (agent.Event.Lean).
 func lean(ev api.Event) api.Event {
-	var e agent.Event
 	switch v := ev.(type) {
 	case agent.Event:
-		e = v
+		return v.Lean()
 	case *agent.Event:
-		e = *v
-	default:
-		return ev
+		return v.Lean()
 	}
-	if e.Type != agent.EventMessageUpdate {
-		return ev
-	}
-	e.Message = nil
-	if e.AssistantEvent != nil {
-		l := e.AssistantEvent.Lean()
-		e.AssistantEvent = &l
-	}
-	return e
+	return ev
 }
 
 // observe follows the run (for $/cancelRequest) and, for clients that

@@ -31,6 +31,7 @@ type args struct {
 	listModels     bool
 	listPattern    string
 	noContextFiles bool
+	fullUpdates    bool
 	templatePaths  []string
 	skillPaths     []string
 	messages       []string
@@ -132,6 +133,8 @@ func parseArgs(argv []string) *args {
 			}
 		case "--no-context-files", "-nc":
 			a.noContextFiles = true
+		case "--full-updates":
+			a.fullUpdates = true
 		case "--prompt-template":
 			if v, ok := next(&i); ok {
 				a.templatePaths = append(a.templatePaths, v)
@@ -174,7 +177,7 @@ var knownFlags = []string{
 	"--help", "--version", "--mode", "--continue", "--provider", "--model", "--api-key",
 	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
 	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
-	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio",
+	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
 }
 
 // unknownFlag is the error for a flag gopi does not know, with the
@@ -224,6 +227,9 @@ Usage:
   gopi -p "prompt"                   run one prompt and print the final reply
 
 Modes:
+  --full-updates                     rpc: whole message in every message_update, as the
+                                     older protocol (pi 0.73) sent it; default is pi 1.5's
+                                     delta-only updates
   --mode rpc|jsonrpc|json|print      rpc: pi's protocol (JSON-RPC 2.0 detected too);
                                      jsonrpc: JSON-RPC 2.0 only, Content-Length or lines;
                                      json: the event stream of one prompt as JSONL;

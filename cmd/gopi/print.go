@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gopi-dev/gopi/core/agent"
+
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -85,6 +87,9 @@ func (ap *app) runJSON(ctx context.Context, a *args, stdin io.Reader, stdout io.
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	unsub := ap.host.Subscribe(func(ev api.Event) {
+		if e, ok := ev.(agent.Event); ok && !a.fullUpdates {
+			ev = e.Lean() // pi 1.5: JSON mode's message_update is delta-only too
+		}
 		_ = enc.Encode(ev)
 		_ = w.Flush()
 	})

@@ -7,6 +7,9 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+
 	"github.com/gopi-dev/gopi/lspbridge"
 	"github.com/gopi-dev/gopi/rpc"
 )
@@ -65,7 +68,19 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	conn := rpc.NewConn(w, report)
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
-	unsubscribe := ap.host.Subscribe(conn.Emit)
+	emit := conn.Emit
+	if !a.fullUpdates {
+		// pi 1.5's wire: message_update carries the delta and the usage so
+		// far, not the whole message twice (--full-updates keeps the older
+		// document's events for its clients).
+		emit = func(ev api.Event) {
+			if e, ok := ev.(agent.Event); ok {
+				ev = e.Lean()
+			}
+			conn.Emit(ev)
+		}
+	}
+	unsubscribe := ap.host.Subscribe(emit)
 	defer unsubscribe()
 	err := conn.Serve(ctx, rpc.NewLineReader(det.Reader, 0), ap.host)
 	// Abort what still runs while the client can still hear about it.

@@ -104,9 +104,11 @@ func TestRPCToolCallMatchesPiTranscript(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
+// With --full-updates (the older protocol), every message_update carries
+// the message so far twice.
 func TestRPCMessageUpdateCarriesMessageAndPartial(t *testing.T) {
 	w := newWorld(t, llmtest.Text("Hello there, friend."))
-	p := w.start()
+	p := w.start("--full-updates")
 	p.send(map[string]any{"type": "prompt", "message": "hi"})
 	rs := p.idle()
 	n := 0
@@ -121,6 +123,43 @@ func TestRPCMessageUpdateCarriesMessageAndPartial(t *testing.T) {
 		assert.Equal(t, "assistant", ev.obj("partial").str("role"))
 	}
 	assert.Greater(t, n, 3)
+}
+
+// Issue 16: by default message_update is pi 1.5's delta-only form: usage
+// and the assistant event without partial; toolcall_start names the call,
+// *_end events carry the block, message_end the whole message.
+func TestRPCMessageUpdateIsDeltaOnlyByDefault(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("Hello there, friend."), llmtest.Call("t1", "read", `{"path":"x.txt"}`)}},
+		llmtest.Text("done"),
+	)
+	p := w.start()
+	p.send(map[string]any{"type": "prompt", "message": "hi"})
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	var text, toolID, toolName string
+	var textEnds []string
+	for _, r := range rs {
+		if !r.is("message_update") {
+			continue
+		}
+		assert.NotContains(t, r, "message", "delta-only: no message so far")
+		require.NotNil(t, r.obj("usage"), "usage on every message_update: %v", r)
+		ev := r.obj("assistantMessageEvent")
+		assert.NotContains(t, ev, "partial")
+		switch ev.str("type") {
+		case "text_delta":
+			text += ev.str("delta")
+		case "text_end":
+			textEnds = append(textEnds, ev.str("content"))
+		case "toolcall_start":
+			toolID, toolName = ev.str("id"), ev.str("toolName")
+		}
+	}
+	assert.Equal(t, "Hello there, friend.done", text, "the deltas of both replies")
+	assert.Equal(t, []string{"Hello there, friend.", "done"}, textEnds)
+	assert.Contains(t, toolID, "t1")
+	assert.Equal(t, "read", toolName)
+	assert.Equal(t, 0, p.exit())
 }
 
 func TestRPCPromptErrorsAndParsing(t *testing.T) {

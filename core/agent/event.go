@@ -47,6 +47,36 @@ type Event struct {
 	// WillRetry: agent_end, whether the runtime will retry the failed
 	// reply (set by the runtime, which decides that).
 	WillRetry bool
+	// Usage: message_update in its lean form (see Lean), the reply's
+	// cumulative usage so far.
+	Usage *llm.Usage
+}
+
+// Lean returns e as pi 1.5 sends it on the wire: a message_update without
+// the message so far (message, assistantMessageEvent.partial) but with the
+// usage so far, so a reply costs bytes in proportion to its length, not
+// its square; clients rebuild the message from the deltas and the *_end
+// events' content. Other events are returned unchanged.
+func (e Event) Lean() Event {
+	if e.Type != EventMessageUpdate {
+		return e
+	}
+	if a, ok := e.Message.(*llm.AssistantMessage); ok && a != nil {
+		u := a.Usage
+		e.Usage = &u
+	} else if e.AssistantEvent != nil && e.AssistantEvent.Partial != nil {
+		u := e.AssistantEvent.Partial.Usage
+		e.Usage = &u
+	}
+	if e.Usage == nil {
+		e.Usage = &llm.Usage{}
+	}
+	e.Message = nil
+	if e.AssistantEvent != nil {
+		l := e.AssistantEvent.Lean()
+		e.AssistantEvent = &l
+	}
+	return e
 }
 
 // Sink receives events in order. It is called synchronously from the
@@ -77,6 +107,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Message llm.Message `json:"message"`
 		}{e.Type, e.Message})
 	case EventMessageUpdate:
+		if e.Message == nil && e.Usage != nil {
+			return json.Marshal(struct {
+				Type           EventType        `json:"type"`
+				Usage          *llm.Usage       `json:"usage"`
+				AssistantEvent *llm.StreamEvent `json:"assistantMessageEvent"`
+			}{e.Type, e.Usage, e.AssistantEvent})
+		}
 		return json.Marshal(struct {
 			Type           EventType        `json:"type"`
 			Message        llm.Message      `json:"message,omitempty"`

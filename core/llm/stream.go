@@ -38,6 +38,10 @@ type StreamEvent struct {
 	ToolCall     *ToolCall         // toolcall_end
 	Reason       StopReason        // done, error
 	Partial      *AssistantMessage // every event; "message" for done, "error" for error
+	// ID and ToolName: toolcall_start without its partial (the lean form
+	// pi 1.5 sends), naming the call the block holds.
+	ID       string
+	ToolName string
 }
 
 // Terminal reports whether e ends the stream.
@@ -46,6 +50,11 @@ func (e StreamEvent) Terminal() bool { return e.Type == EventDone || e.Type == E
 // Lean returns e without its partial message, for clients that rebuild the
 // message from deltas (the JSON-RPC dialect's default).
 func (e StreamEvent) Lean() StreamEvent {
+	if e.Type == EventToolCallStart && e.Partial != nil && e.ContentIndex < len(e.Partial.Content) {
+		if tc, ok := e.Partial.Content[e.ContentIndex].(ToolCall); ok {
+			e.ID, e.ToolName = tc.ID, tc.Name
+		}
+	}
 	e.Partial = nil
 	return e
 }
@@ -84,6 +93,16 @@ func (e StreamEvent) MarshalJSON() ([]byte, error) {
 		return json.Marshal(content{Type: e.Type, ContentIndex: e.ContentIndex, Content: &e.Content, Partial: e.Partial})
 	case EventToolCallEnd:
 		return json.Marshal(content{Type: e.Type, ContentIndex: e.ContentIndex, ToolCall: e.ToolCall, Partial: e.Partial})
+	case EventToolCallStart:
+		if e.Partial == nil {
+			return json.Marshal(struct {
+				Type         StreamEventType `json:"type"`
+				ContentIndex int             `json:"contentIndex"`
+				ID           string          `json:"id"`
+				ToolName     string          `json:"toolName"`
+			}{e.Type, e.ContentIndex, e.ID, e.ToolName})
+		}
+		return json.Marshal(content{Type: e.Type, ContentIndex: e.ContentIndex, Partial: e.Partial})
 	default:
 		return json.Marshal(content{Type: e.Type, ContentIndex: e.ContentIndex, Partial: e.Partial})
 	}

@@ -74,7 +74,10 @@ async function start(t, { args = [] } = {}) {
 			OPENAI_API_KEY: "",
 			GEMINI_API_KEY: "",
 		},
-		args,
+		// pi 0.73's client speaks the older protocol, whose message_update
+		// carries the whole message: it asks for that wire, as the README
+		// tells such clients to. pi 0.87's gets today's delta-only updates.
+		args: piVersion.startsWith("0.73.") ? ["--full-updates", ...args] : args,
 	});
 	t.after(async () => {
 		await client.stop();
