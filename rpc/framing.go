@@ -104,6 +104,42 @@ type HeaderReader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
+	// resync is set after a header block without a usable length: its
+	// body (of unknown size) is still in the stream, so the next frame
+	// starts at the next "Content-Length:" header, wherever it is.
+	resync bool
+}
+
+// MaxHeaderLine caps one header line; the rest of a longer line is
+// skipped, and error messages quote only its beginning.
+const MaxHeaderLine = 8 << 10
+
+// readLine returns the next line without its line ending, cut to
+// MaxHeaderLine bytes (the rest of the line is read and dropped).
+func (h *HeaderReader) readLine() (string, error) {
+	var line []byte
+	for {
+		chunk, err := h.r.ReadSlice('\n')
+		if room := MaxHeaderLine - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return string(line), err
+		}
+		return strings.TrimRight(string(line), "\r\n"), nil
+	}
+}
+
+// quoteStart quotes the beginning of s for an error message.
+func quoteStart(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:n], "\uFFFD")) + "…"
 }
 
 // NewHeaderReader reads frames of at most max bytes (0 means [MaxRecord]).
@@ -132,9 +168,9 @@ func (h *HeaderReader) Next() ([]byte, error) {
 	var bad string
 	sawHeader := false
 	for {
-		line, err := h.r.ReadString('\n')
+		line, err := h.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && strings.TrimSpace(line) == "" && !sawHeader {
+			if errors.Is(err, io.EOF) && (h.resync || strings.TrimSpace(line) == "" && !sawHeader) {
 				return nil, io.EOF
 			}
 			if errors.Is(err, io.EOF) {
@@ -142,7 +178,14 @@ func (h *HeaderReader) Next() ([]byte, error) {
 			}
 			return nil, err
 		}
-		line = strings.TrimRight(line, "\r\n")
+		if h.resync {
+			// Skip the lost body up to the next frame's first header.
+			i := strings.Index(strings.ToLower(line), "content-length:")
+			if i < 0 {
+				continue
+			}
+			line, h.resync = line[i:], false
+		}
 		if line == "" {
 			if !sawHeader {
 				continue // stray blank line between frames
@@ -152,14 +195,14 @@ func (h *HeaderReader) Next() ([]byte, error) {
 		sawHeader = true
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
-			bad = fmt.Sprintf("header line %q has no colon", line)
+			bad = fmt.Sprintf("header line %s has no colon", quoteStart(line))
 			continue
 		}
 		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "content-length":
 			n, err := strconv.Atoi(strings.TrimSpace(value))
 			if err != nil || n < 0 {
-				bad = fmt.Sprintf("invalid Content-Length %q", strings.TrimSpace(value))
+				bad = fmt.Sprintf("invalid Content-Length %s", quoteStart(strings.TrimSpace(value)))
 				continue
 			}
 			length = n
@@ -173,6 +216,7 @@ func (h *HeaderReader) Next() ([]byte, error) {
 		if bad == "" {
 			bad = "missing Content-Length"
 		}
+		h.resync = true
 		return nil, &ErrBadHeader{Reason: bad}
 	}
 	if length > h.max {

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -135,3 +136,39 @@ func TestWriterKeepsRecordsWhole(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Issue 17: a header line is capped (8 KiB) and never quoted whole; a
+// frame whose Content-Length cannot be read is reported and reading
+// resynchronises on the next Content-Length header, even when the lost
+// body runs straight into it.
+func TestHeaderReaderCapsLinesAndResyncs(t *testing.T) {
+	good := `{"jsonrpc":"2.0","id":2,"method":"ok"}`
+	input := strings.Repeat("x", 200<<10) + "\r\n\r\n" +
+		"Content-Length: abc\r\n\r\n" + `{"jsonrpc":"2.0","id":1,"method":"lost"}` +
+		fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(good), good) +
+		"Content-Length: 1x\r\n\r\n{}\n" +
+		fmt.Sprintf("content-length: %d\r\n\r\n%s", len(good), good)
+	h := NewHeaderReader(strings.NewReader(input), 0)
+
+	_, err := h.Next()
+	var bad *ErrBadHeader
+	require.ErrorAs(t, err, &bad)
+	assert.Less(t, len(err.Error()), 200, "the error quotes only the line's beginning")
+
+	_, err = h.Next()
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), `invalid Content-Length "abc"`)
+
+	body, err := h.Next()
+	require.NoError(t, err)
+	assert.Equal(t, good, string(body))
+
+	_, err = h.Next()
+	require.ErrorAs(t, err, &bad)
+	body, err = h.Next()
+	require.NoError(t, err)
+	assert.Equal(t, good, string(body))
+
+	_, err = h.Next()
+	assert.ErrorIs(t, err, io.EOF)
+}

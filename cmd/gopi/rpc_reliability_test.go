@@ -1,11 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Issue 17: a session file whose parentId chain loops used to load one
@@ -42,4 +45,30 @@ func TestRPCPromptWithoutMessageIsRefused(t *testing.T) {
 	assert.Contains(t, r.str("error"), "message")
 	assert.Empty(t, w.srv.Requests(), "nothing reached the model")
 	assert.Equal(t, 0, p.exit())
+}
+
+// Issue 17: after a frame with an unreadable Content-Length, the next
+// valid frame is answered (gopi used to stay out of step for good), and a
+// huge header line comes back as a short -32700, not quoted whole.
+func TestJSONRPCBadFramesResynchronise(t *testing.T) {
+	w := newWorld(t)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
+	p.call("pi/get_state", nil) // the first frame sets the framing
+	_, err := io.WriteString(p.stdin, strings.Repeat("y", 1<<20)+"\r\n\r\n")
+	require.NoError(t, err)
+	r := p.next()
+	assert.EqualValues(t, -32700, r.obj("error")["code"])
+	assert.Less(t, len(r.obj("error").str("message")), 300, "the header line is not echoed back whole")
+
+	_, err = io.WriteString(p.stdin, "Content-Length: abc\r\n\r\n"+`{"jsonrpc":"2.0","id":1,"method":"pi/get_state"}`)
+	require.NoError(t, err)
+	r = p.next()
+	assert.EqualValues(t, -32700, r.obj("error")["code"])
+	assert.Nil(t, r["id"])
+
+	state := p.call("pi/get_state", nil).(map[string]any)
+	assert.Equal(t, "scripted-1", record(state).obj("model").str("id"), "the next valid frame is answered")
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
 }
