@@ -144,17 +144,27 @@ func (s *stream) usable(body []byte) bool {
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return true // a batch: jsonrpc2 answers bad members itself
 	}
-	_, err := jsonrpc2.DecodeMessage(body)
-	if err == nil {
-		return true
-	}
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(body, &probe) != nil {
+	// Only a frame with a null somewhere can have a null id: others skip
+	// the extra decode (a prompt may carry megabytes of images).
+	probed := bytes.Contains(body, []byte("null")) && json.Unmarshal(body, &probe) == nil
+	if probed && probe.Method != nil && string(bytes.TrimSpace(probe.ID)) == "null" {
+		// JSON-RPC 2.0 discourages a null id, and jsonrpc2 would take the
+		// request for a notification and never answer it. It is answered,
+		// with id null, so the client is not left waiting.
+		s.reject(nil, jsonrpc2.InvalidRequest, `invalid request: "id" must be a string or a number, not null (leave it out to send a notification)`)
+		return false
+	}
+	_, err := jsonrpc2.DecodeMessage(body)
+	if err == nil {
+		return true
+	}
+	if !probed && json.Unmarshal(body, &probe) != nil {
 		s.reject(nil, jsonrpc2.InvalidRequest, "invalid request: a message must be a JSON object")
 		return false
 	}

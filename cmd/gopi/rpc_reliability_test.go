@@ -72,3 +72,24 @@ func TestJSONRPCBadFramesResynchronise(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 17: a request with "id": null used to get no answer at all
+// (jsonrpc2 takes it for a notification); it is answered, with id null.
+func TestJSONRPCNullIDIsAnswered(t *testing.T) {
+	w := newWorld(t)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
+	p.writeRaw(`{"jsonrpc":"2.0","id":null,"method":"pi/get_state"}`)
+	r := p.next()
+	assert.Contains(t, r, "id")
+	assert.Nil(t, r["id"])
+	assert.EqualValues(t, -32600, r.obj("error")["code"])
+	assert.Contains(t, r.obj("error").str("message"), "null")
+	// A notification (no id at all) still gets no answer, and the
+	// connection goes on.
+	p.notify("initialized", map[string]any{})
+	state := p.call("pi/get_state", nil).(map[string]any)
+	assert.NotEmpty(t, record(state).str("sessionId"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
