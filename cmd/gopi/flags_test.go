@@ -16,20 +16,8 @@ import (
 // and stderr.
 func runBinary(t *testing.T, cwd, agentDir string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(gopiBinary(t), args...)
-	cmd.Dir = cwd
-	cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+agentDir,
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	raceFree(t, stderr.String())
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), stderr.String()
-	}
-	require.NoError(t, err)
-	return 0, stderr.String()
+	code, _, stderr := runBinaryOut(t, cwd, agentDir, args...)
+	return code, stderr
 }
 
 // Issue 10: unknown flags used to be swallowed with the word after them

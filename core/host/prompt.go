@@ -31,13 +31,22 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	return started, h.startPrompt(ctx, p, msg)
 }
 
-func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Message) error {
+// readyToPrompt checks what a run needs before a prompt is accepted: a
+// model, and credentials for it.
+func (h *Host) readyToPrompt() error {
 	model := h.agent.Model()
 	if model == nil {
 		return errors.New("No model selected. Use set_model or start gopi with --model.")
 	}
 	if !h.opts.Registry.HasAuth(model) {
 		return fmt.Errorf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", model.Provider)
+	}
+	return nil
+}
+
+func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Message) error {
+	if err := h.readyToPrompt(); err != nil {
+		return err
 	}
 	h.flushPendingBash()
 	run, err := h.agent.StartPrompt(h.ctx, msg)
@@ -63,12 +72,8 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 // says isStreaming) and its run starts on the compacted context when the
 // compaction ends, whether it succeeded or not.
 func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, msg llm.Message) error {
-	model := h.agent.Model()
-	if model == nil {
-		return errors.New("No model selected. Use set_model or start gopi with --model.")
-	}
-	if !h.opts.Registry.HasAuth(model) {
-		return fmt.Errorf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", model.Provider)
+	if err := h.readyToPrompt(); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	if h.driving {
