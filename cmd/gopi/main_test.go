@@ -45,7 +45,8 @@ func TestPrintModeRunsAToolOnFaux(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		types = append(types, e.Type)
 	}
-	assert.Equal(t, []string{"session", "model_change", "thinking_level_change", "message", "message", "message", "message"}, types)
+	// The first message is the system message (the prompt and tools).
+	assert.Equal(t, []string{"session", "model_change", "thinking_level_change", "message", "message", "message", "message", "message"}, types)
 
 	// --continue picks the conversation up again.
 	out.Reset()

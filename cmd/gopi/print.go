@@ -89,6 +89,11 @@ func (ap *app) runJSON(ctx context.Context, a *args, stdin io.Reader, stdout io.
 	unsub := ap.host.Subscribe(func(ev api.Event) {
 		if e, ok := ev.(agent.Event); ok && !a.fullUpdates {
 			ev = e.Lean() // pi 1.5: JSON mode's message_update is delta-only too
+		} else if a.fullUpdates {
+			var keep bool
+			if ev, keep = olderEvent(ev); !keep {
+				return
+			}
 		}
 		_ = enc.Encode(ev)
 		_ = w.Flush()

@@ -69,7 +69,15 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
 	emit := conn.Emit
-	if !a.fullUpdates {
+	var server api.Server = ap.host
+	if a.fullUpdates {
+		server = olderServer{ap.host}
+		emit = func(ev api.Event) {
+			if ev, ok := olderEvent(ev); ok {
+				conn.Emit(ev)
+			}
+		}
+	} else {
 		// pi 1.5's wire: message_update carries the delta and the usage so
 		// far, not the whole message twice (--full-updates keeps the older
 		// document's events for its clients).
@@ -82,7 +90,7 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	}
 	unsubscribe := ap.host.Subscribe(emit)
 	defer unsubscribe()
-	err := conn.Serve(ctx, rpc.NewLineReader(det.Reader, 0), ap.host)
+	err := conn.Serve(ctx, rpc.NewLineReader(det.Reader, 0), server)
 	// Abort what still runs while the client can still hear about it.
 	ap.close()
 	return err

@@ -132,14 +132,14 @@ func TestRPCSessionCommands(t *testing.T) {
 
 	stats := p.ok("5", map[string]any{"type": "get_session_stats"}).(map[string]any)
 	assert.EqualValues(t, 2, stats["userMessages"])
-	assert.EqualValues(t, 4, stats["totalMessages"])
+	assert.EqualValues(t, 5, stats["totalMessages"], "the system message counts, as in pi")
 	usage := stats["contextUsage"].(map[string]any)
 	assert.EqualValues(t, 100000, usage["contextWindow"])
 
 	p.ok("6", map[string]any{"type": "set_session_name", "name": "  my work  "})
 	st := p.ok("7", map[string]any{"type": "get_state"}).(map[string]any)
 	assert.Equal(t, "my work", st["sessionName"])
-	assert.EqualValues(t, 4, st["messageCount"])
+	assert.EqualValues(t, 5, st["messageCount"])
 	first := st["sessionFile"].(string)
 
 	cmds := p.ok("8", map[string]any{"type": "get_commands"}).(map[string]any)

@@ -22,9 +22,28 @@ func (p *proc) state(id string) map[string]any {
 }
 
 // messages is get_messages' list.
+// The system messages (the prompt and tools each request was sent with)
+// are left out: these tests are about the conversation.
 func (p *proc) messages(id string) []any {
 	p.t.Helper()
-	return p.ok(id, map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+	var out []any
+	for _, m := range p.ok(id, map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any) {
+		if m.(map[string]any)["role"] != "system" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// conversation is a context's messages without system messages.
+func conversation(msgs []llm.Message) []llm.Message {
+	var out []llm.Message
+	for _, m := range msgs {
+		if m.MessageRole() != llm.RoleSystem {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // messageText is the text of a get_messages entry.
@@ -82,7 +101,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	p.ok("2", map[string]any{"type": "prompt", "message": "two"})
 	p.idle()
 	st := p.state("3")
-	require.EqualValues(t, 4, st["messageCount"])
+	require.EqualValues(t, 5, st["messageCount"]) // system, then two exchanges
 	first := st["sessionFile"].(string)
 	firstID := st["sessionId"].(string)
 
@@ -96,7 +115,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	assert.Equal(t, "two", res["text"])
 	assert.Equal(t, false, res["cancelled"])
 	st = p.state("6")
-	assert.EqualValues(t, 2, st["messageCount"])
+	assert.EqualValues(t, 3, st["messageCount"]) // system, one, reply one
 	forked := st["sessionFile"].(string)
 	assert.NotEqual(t, first, forked)
 	assert.NotEqual(t, firstID, st["sessionId"])
@@ -117,7 +136,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	require.Len(t, reqs, 3)
 	assert.Equal(t, []string{"one", "reply one", "two, again"}, requestTexts(reqs[2]))
 	fs = loadSession(t, forked)
-	assert.Len(t, fs.Context().Messages, 4)
+	assert.Len(t, conversation(fs.Context().Messages), 4)
 
 	// Back to the original: its conversation is untouched.
 	sw := p.ok("9", map[string]any{"type": "switch_session", "sessionPath": first}).(map[string]any)
@@ -125,7 +144,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	st = p.state("10")
 	assert.Equal(t, first, st["sessionFile"])
 	assert.Equal(t, firstID, st["sessionId"])
-	assert.EqualValues(t, 4, st["messageCount"])
+	assert.EqualValues(t, 5, st["messageCount"])
 	msgs = p.messages("11")
 	require.Len(t, msgs, 4)
 	assert.Equal(t, "reply two", messageText(msgs[3]))
@@ -137,7 +156,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	res = p.ok("13", map[string]any{"type": "fork", "entryId": forks[0].(map[string]any)["entryId"]}).(map[string]any)
 	assert.Equal(t, "one", res["text"])
 	st = p.state("14")
-	assert.EqualValues(t, 0, st["messageCount"])
+	assert.EqualValues(t, 1, st["messageCount"], "only the system message comes along")
 	empty := st["sessionFile"].(string)
 	assert.NotContains(t, []string{first, forked}, empty)
 	p.ok("15", map[string]any{"type": "prompt", "message": "fresh start"})
@@ -145,12 +164,12 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 	assert.Equal(t, []string{"fresh start"}, requestTexts(w.srv.Requests()[3]))
 	es := loadSession(t, empty)
 	assert.Equal(t, first, es.Header().ParentSession)
-	assert.Len(t, es.Context().Messages, 2)
+	assert.Len(t, conversation(es.Context().Messages), 2)
 	assert.Equal(t, 0, p.exit())
 
 	// The original file never changed.
 	orig := loadSession(t, first)
-	assert.Len(t, orig.Context().Messages, 4)
+	assert.Len(t, conversation(orig.Context().Messages), 4)
 }
 
 func TestRPCSessionSwitchErrors(t *testing.T) {
@@ -184,7 +203,7 @@ func TestRPCSessionSwitchErrors(t *testing.T) {
 	// Nothing moved.
 	st := p.state("7")
 	assert.Equal(t, file, st["sessionFile"])
-	assert.EqualValues(t, 2, st["messageCount"])
+	assert.EqualValues(t, 3, st["messageCount"]) // system, user, reply
 
 	// A damaged line is skipped and reported; the rest loads.
 	saved, err := os.ReadFile(file)
@@ -195,7 +214,7 @@ func TestRPCSessionSwitchErrors(t *testing.T) {
 	p.ok("8", map[string]any{"type": "switch_session", "sessionPath": damaged})
 	st = p.state("9")
 	assert.Equal(t, damaged, st["sessionFile"])
-	assert.EqualValues(t, 2, st["messageCount"])
+	assert.EqualValues(t, 3, st["messageCount"])
 	assert.Contains(t, p.stderr.String(), "skipped line 2")
 	assert.Equal(t, 0, p.exit())
 }
@@ -217,7 +236,7 @@ func TestRPCClone(t *testing.T) {
 	clone := st["sessionFile"].(string)
 	assert.NotEqual(t, first, clone)
 	assert.Equal(t, filepath.Dir(first), filepath.Dir(clone))
-	assert.EqualValues(t, 4, st["messageCount"])
+	assert.EqualValues(t, 5, st["messageCount"])
 	assert.Equal(t, "cloned work", st["sessionName"], "the name is on the branch and comes along")
 	assert.Equal(t, before, p.messages("8"))
 
@@ -231,8 +250,8 @@ func TestRPCClone(t *testing.T) {
 	p.idle()
 	assert.Equal(t, []string{"one", "reply one", "two", "reply two", "three"}, requestTexts(w.srv.Requests()[2]))
 	assert.Equal(t, 0, p.exit())
-	assert.Len(t, loadSession(t, clone).Context().Messages, 6)
-	assert.Len(t, loadSession(t, first).Context().Messages, 4)
+	assert.Len(t, conversation(loadSession(t, clone).Context().Messages), 6)
+	assert.Len(t, conversation(loadSession(t, first).Context().Messages), 4)
 }
 
 func TestRPCSwitchIntoPiSession(t *testing.T) {
@@ -287,7 +306,8 @@ func TestRPCSwitchIntoPiSession(t *testing.T) {
 	got := loadSession(t, path)
 	ctx := got.Context()
 	assert.Equal(t, &session.ModelRef{Provider: "scripted", ModelID: "scripted-1"}, ctx.Model)
-	assert.Len(t, ctx.Messages, len(want.Messages)+2)
+	// gopi's first request in pi's session declares its prompt and tools.
+	assert.Len(t, ctx.Messages, len(want.Messages)+3)
 	var changed bool
 	for _, e := range got.Path() {
 		if mc, ok := e.(*session.ModelChangeEntry); ok && mc.Provider == "scripted" {

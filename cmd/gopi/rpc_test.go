@@ -68,7 +68,8 @@ func TestRPCToolCallMatchesPiTranscript(t *testing.T) {
 		llmtest.ToolCalls(llmtest.Call("toolu_1", "bash", `{"command":"printf 'one\\n'; sleep 0.3; printf 'two\\n'"}`)),
 		llmtest.Text("Both lines printed."),
 	)
-	p := w.start()
+	// pi 0.73.1's wire is the older document's: --full-updates.
+	p := w.start("--full-updates")
 	p.send(map[string]any{"id": "1", "type": "prompt", "message": "run it"})
 	got := p.idle()
 	p.send(map[string]any{"id": "2", "type": "get_session_stats"})
@@ -338,8 +339,8 @@ func TestRPCStdinClosedMidStreamLeavesALoadableSession(t *testing.T) {
 	for _, m := range st.Context().Messages {
 		roles = append(roles, string(m.MessageRole()))
 	}
-	assert.Equal(t, []string{"user", "assistant", "user", "assistant"}, roles)
-	last := st.Context().Messages[3].(*llm.AssistantMessage)
+	assert.Equal(t, []string{"system", "user", "assistant", "user", "assistant"}, roles)
+	last := st.Context().Messages[4].(*llm.AssistantMessage)
 	assert.Equal(t, llm.StopAborted, last.StopReason)
 }
 
@@ -408,8 +409,9 @@ func entryShapes(t *testing.T, path string) map[string]string {
 		if m, ok := e["message"].(map[string]any); ok {
 			kind += "/" + m["role"].(string)
 			mk := sortedKeys(m)
-			// Optional fields pi omits when empty.
-			keys += " | " + strings.Join(without(strings.Split(mk, ","), "fullOutputPath", "errorMessage", "details", "excludeFromContext", "responseId", "exitCode"), ",")
+			// Optional fields pi omits when empty; rawStopReason is pi
+			// 1.5's, which the 0.73.1 reference predates.
+			keys += " | " + strings.Join(without(strings.Split(mk, ","), "fullOutputPath", "errorMessage", "details", "excludeFromContext", "responseId", "exitCode", "rawStopReason"), ",")
 		}
 		out[kind] = keys
 	}

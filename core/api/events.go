@@ -21,6 +21,8 @@ const (
 	EventCompactionEnd       = "compaction_end"
 	EventQueueUpdate         = "queue_update"
 	EventExtensionUIRequest  = "extension_ui_request"
+	EventThinkingLevelChange = "thinking_level_changed"
+	EventSessionInfoChanged  = "session_info_changed"
 )
 
 // AutoCompactionStart: compaction began. Reason is "threshold", "overflow"
@@ -181,5 +183,30 @@ func (e CompactionStart) MarshalJSON() ([]byte, error) {
 
 func (e CompactionEnd) MarshalJSON() ([]byte, error) {
 	type alias CompactionEnd
+	return typed(e.EventType(), alias(e))
+}
+
+// ThinkingLevelChanged: the active thinking level changed (pi 1.5), by a
+// command or because a model switch clamped it.
+type ThinkingLevelChanged struct {
+	Level string `json:"level"`
+}
+
+// SessionInfoChanged: the session's display name changed (pi 1.5); a nil
+// Name means it was cleared.
+type SessionInfoChanged struct {
+	Name *string `json:"name,omitempty"`
+}
+
+func (ThinkingLevelChanged) EventType() string { return EventThinkingLevelChange }
+func (SessionInfoChanged) EventType() string   { return EventSessionInfoChanged }
+
+func (e ThinkingLevelChanged) MarshalJSON() ([]byte, error) {
+	type alias ThinkingLevelChanged
+	return typed(e.EventType(), alias(e))
+}
+
+func (e SessionInfoChanged) MarshalJSON() ([]byte, error) {
+	type alias SessionInfoChanged
 	return typed(e.EventType(), alias(e))
 }

@@ -106,8 +106,15 @@ func findCutPoint(path []session.Entry, start, end, keepTokens int) cutPoint {
 
 	cut := picked
 	for cut > start {
-		switch path[cut-1].(type) {
-		case *session.CompactionEntry, *session.MessageEntry:
+		switch e := path[cut-1].(type) {
+		case *session.CompactionEntry:
+		case *session.MessageEntry:
+			if e.Message.MessageRole() == llm.RoleSystem {
+				// The system message declared what the kept
+				// messages were sent with: it stays with them.
+				cut--
+				continue
+			}
 		default:
 			cut--
 			continue

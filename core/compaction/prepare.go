@@ -127,6 +127,9 @@ func messagesOf(entries []session.Entry) []llm.Message {
 	for _, e := range entries {
 		switch e := e.(type) {
 		case *session.MessageEntry:
+			if e.Message.MessageRole() == llm.RoleSystem {
+				continue // the prompt is not conversation; the entry checkpoints it
+			}
 			out = append(out, e.Message)
 		case *session.CustomMessageEntry:
 			out = append(out, &llm.CustomMessage{CustomType: e.CustomType, Content: e.Content,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -76,11 +77,14 @@ type Host struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup // prompt runs started by Prompt
 
-	mu     sync.Mutex // guards the fields below
-	store  *session.Store
-	subs   map[int]func(api.Event)
-	next   int
-	client api.Client
+	mu    sync.Mutex // guards the fields below
+	store *session.Store
+	// sections are the system prompt's named parts, which system
+	// messages record (see systemPatch).
+	sections llm.Sections
+	subs     map[int]func(api.Event)
+	next     int
+	client   api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
 	// pendingBash are bash results recorded during a run, added to the
@@ -192,11 +196,16 @@ func New(opts Options) (*Host, error) {
 // they change.
 func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	level = llm.ClampThinking(m, level)
+	prev := h.agent.ThinkingLevel()
 	h.agent.SetModel(m)
 	h.agent.SetThinkingLevel(level)
 	store := h.Store()
 	ctx := store.Context()
-	if len(store.Entries()) == 0 {
+	fresh := len(store.Entries()) == 0
+	if !fresh && prev != level {
+		h.emit(api.ThinkingLevelChanged{Level: string(level)})
+	}
+	if fresh {
 		// A fresh session starts with both, as pi's files do.
 		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
 			return fmt.Errorf("recording model: %w", err)
@@ -220,7 +229,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 }
 
 func (h *Host) refreshSystemPrompt() {
-	h.agent.SetSystemPrompt(resources.BuildSystemPrompt(resources.PromptOptions{
+	secs := resources.BuildSystemSections(resources.PromptOptions{
 		Custom:       h.opts.SystemPrompt,
 		Append:       h.opts.AppendSystemPrompt,
 		Tools:        h.opts.ToolLines,
@@ -228,7 +237,18 @@ func (h *Host) refreshSystemPrompt() {
 		ContextFiles: h.opts.ContextFiles,
 		Skills:       resources.FormatSkillsForPrompt(h.skills),
 		Cwd:          h.opts.Cwd,
-	}))
+	})
+	var prompt strings.Builder
+	sections := make(llm.Sections, len(secs))
+	for i, s := range secs {
+		prompt.WriteString(s.Text)
+		text := s.Text
+		sections[i] = llm.Section{Name: s.Name, Text: &text}
+	}
+	h.mu.Lock()
+	h.sections = sections
+	h.mu.Unlock()
+	h.agent.SetSystemPrompt(prompt.String())
 }
 
 // onAgentEvent persists finished messages and forwards every event.

@@ -49,7 +49,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 		return err
 	}
 	h.flushPendingBash()
-	run, err := h.agent.StartPrompt(h.ctx, msg)
+	run, err := h.agent.StartPrompt(h.ctx, h.withSystem(msg)...)
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
 		_, err := h.queue(p.StreamingBehavior, msg)
@@ -111,11 +111,12 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 		return nil
 	}
 	h.flushPendingBash()
+	msgs := h.withSystem(msg)
 	// Claimed under h.mu, so an abort either marked the prompt before or
 	// finds its run.
 	h.mu.Lock()
 	h.waitingPrompt = nil
-	run, err := h.agent.StartPrompt(h.ctx, msg)
+	run, err := h.agent.StartPrompt(h.ctx, msgs...)
 	h.mu.Unlock()
 	if err != nil {
 		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
@@ -160,6 +161,11 @@ func (h *Host) FollowUp(_ context.Context, p api.MessageParams) (api.Disposition
 // so a client can put it back in its input box.
 func (h *Host) ClearQueue(context.Context) (api.QueueResult, error) {
 	steering, followUp := h.agent.ClearQueues()
+	if len(steering)+len(followUp) == 0 {
+		// The agent reports changes only; a client that asked to clear
+		// hears the (empty) queues all the same, as with pi.
+		h.queueChanged(nil, nil)
+	}
 	return api.QueueResult{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)}, nil
 }
 

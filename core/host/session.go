@@ -92,6 +92,7 @@ func (h *Host) SetSessionName(_ context.Context, p api.NameParams) error {
 	if _, err := h.Store().AppendSessionInfo(name); err != nil {
 		return fmt.Errorf("saving session name: %w", err)
 	}
+	h.emit(api.SessionInfoChanged{Name: &name})
 	return nil
 }
 

@@ -27,7 +27,7 @@ func NewBuilder(model *Model) *Builder {
 	b := &Builder{model: model}
 	b.msg = AssistantMessage{
 		Content:    Contents{},
-		StopReason: StopStop,
+		StopReason: StopPending,
 		Timestamp:  Now(),
 	}
 	if model != nil {
@@ -208,6 +208,9 @@ func (b *Builder) SetResponseID(id string) { b.msg.ResponseID = id }
 // is called without one.
 func (b *Builder) SetStopReason(r StopReason) { b.msg.StopReason = r }
 
+// SetRawStopReason records the provider's own stop reason.
+func (b *Builder) SetRawStopReason(r string) { b.msg.RawStopReason = r }
+
 // HasToolCalls reports whether the message holds a tool call.
 func (b *Builder) HasToolCalls() bool { return len(b.msg.Content.ToolCalls()) > 0 }
 
@@ -217,6 +220,9 @@ func (b *Builder) HasToolCalls() bool { return len(b.msg.Content.ToolCalls()) > 
 func (b *Builder) Done(reason StopReason) StreamEvent {
 	if reason != "" {
 		b.msg.StopReason = reason
+	}
+	if b.msg.StopReason == StopPending {
+		b.msg.StopReason = StopStop
 	}
 	if b.HasToolCalls() && b.msg.StopReason == StopStop {
 		b.msg.StopReason = StopToolUse

@@ -29,6 +29,9 @@ const (
 	StopToolUse StopReason = "toolUse"
 	StopError   StopReason = "error"
 	StopAborted StopReason = "aborted"
+	// StopPending marks a message still streaming (pi 1.5): every snapshot
+	// before the stream ends carries it.
+	StopPending StopReason = "pending"
 )
 
 // Message is any message pi stores in a session (pi's AgentMessage): the
@@ -54,15 +57,18 @@ type UserMessage struct {
 
 // AssistantMessage is one model reply.
 type AssistantMessage struct {
-	Content      Contents   `json:"content"`
-	API          string     `json:"api"`
-	Provider     string     `json:"provider"`
-	Model        string     `json:"model"`
-	ResponseID   string     `json:"responseId,omitempty"`
-	Usage        Usage      `json:"usage"`
-	StopReason   StopReason `json:"stopReason"`
-	ErrorMessage string     `json:"errorMessage,omitempty"`
-	Timestamp    int64      `json:"timestamp"`
+	Content    Contents   `json:"content"`
+	API        string     `json:"api"`
+	Provider   string     `json:"provider"`
+	Model      string     `json:"model"`
+	ResponseID string     `json:"responseId,omitempty"`
+	Usage      Usage      `json:"usage"`
+	StopReason StopReason `json:"stopReason"`
+	// RawStopReason is the provider's own word for why it stopped
+	// ("end_turn", "tool_calls", "STOP"), as pi 1.5 records it.
+	RawStopReason string `json:"rawStopReason,omitempty"`
+	ErrorMessage  string `json:"errorMessage,omitempty"`
+	Timestamp     int64  `json:"timestamp"`
 	// Failure classifies a StopError reply that a provider produced (see
 	// ProviderError); nil for other replies and for replies read back from
 	// a session file. It is never written.
@@ -228,6 +234,8 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		m = &BranchSummaryMessage{}
 	case RoleCompactionSummary:
 		m = &CompactionSummaryMessage{}
+	case RoleSystem:
+		m = &SystemMessage{}
 	case "":
 		return nil, fmt.Errorf("message: missing role")
 	default:

@@ -45,9 +45,34 @@ type PromptOptions struct {
 	Now time.Time
 }
 
-// BuildSystemPrompt assembles the system prompt.
+// PromptSection is one named part of the system prompt. The names are
+// pi 1.5's (preamble, addendum, project_context, skills, cwd), so a
+// session's system messages patch the same sections whichever agent wrote
+// them.
+type PromptSection struct {
+	Name string
+	Text string
+}
+
+// BuildSystemPrompt assembles the system prompt: its sections, in order.
 func BuildSystemPrompt(o PromptOptions) string {
 	var b strings.Builder
+	for _, s := range BuildSystemSections(o) {
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}
+
+// BuildSystemSections is the system prompt cut into its named sections;
+// their texts, concatenated, are [BuildSystemPrompt]'s result (each one
+// begins with the separator it needs). Empty sections are left out.
+func BuildSystemSections(o PromptOptions) []PromptSection {
+	var out []PromptSection
+	add := func(name, text string) {
+		if text != "" {
+			out = append(out, PromptSection{Name: name, Text: text})
+		}
+	}
 	hasTool := func(name string) bool {
 		for _, t := range o.Tools {
 			if t.Name == name {
@@ -57,39 +82,36 @@ func BuildSystemPrompt(o PromptOptions) string {
 		return false
 	}
 	if o.Custom != "" {
-		b.WriteString(o.Custom)
+		add("preamble", o.Custom)
 	} else {
+		var b strings.Builder
 		_ = systemTmpl.Execute(&b, struct {
 			Tools      []ToolLine
 			Guidelines []string
 		}{o.Tools, guidelines(o, hasTool)})
 		// The template ends with a newline; keep the body tidy.
-		s := strings.TrimRight(b.String(), "\n")
-		b.Reset()
-		b.WriteString(s)
+		add("preamble", strings.TrimRight(b.String(), "\n"))
 	}
 	if o.Append != "" {
-		b.WriteString("\n\n")
-		b.WriteString(o.Append)
+		add("addendum", "\n\n"+o.Append)
 	}
 	if len(o.ContextFiles) > 0 {
+		var b strings.Builder
 		_ = contextTmpl.Execute(&b, o.ContextFiles)
+		add("project_context", b.String())
 	}
 	// As in pi, the skills section needs the read tool, custom prompt or not
 	// (pi always passes the session's tools, so its "no tool list" case
 	// never arises).
 	if o.Skills != "" && hasTool("read") {
-		b.WriteString(o.Skills)
+		add("skills", o.Skills)
 	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	b.WriteString("\nCurrent date: ")
-	b.WriteString(now.Format("2006-01-02"))
-	b.WriteString("\nCurrent working directory: ")
-	b.WriteString(filepath.ToSlash(o.Cwd))
-	return b.String()
+	add("cwd", "\nCurrent date: "+now.Format("2006-01-02")+"\nCurrent working directory: "+filepath.ToSlash(o.Cwd))
+	return out
 }
 
 func guidelines(o PromptOptions, hasTool func(string) bool) []string {

@@ -93,19 +93,46 @@ func BuildContext(path []Entry) Context {
 	}
 
 	c := path[compaction].(*CompactionEntry)
+	if c.SystemMessage != nil {
+		msgs = append(msgs, c.SystemMessage)
+	}
 	msgs = append(msgs, &llm.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, Timestamp: c.Millis()})
 	kept := false
 	for _, e := range path[:compaction] {
 		if e.Base().ID == c.FirstKeptEntryID {
 			kept = true
 		}
-		if kept {
-			add(e)
+		if !kept {
+			continue
 		}
+		if me, ok := e.(*MessageEntry); ok && c.SystemMessage != nil && me.Message.MessageRole() == llm.RoleSystem {
+			continue // folded into the checkpoint
+		}
+		add(e)
 	}
 	for _, e := range path[compaction+1:] {
 		add(e)
 	}
 	ctx.Messages = msgs
 	return ctx
+}
+
+// SystemStateOf replays the system prompt and tools a branch declares: its
+// system messages in order, a compaction's checkpoint standing for all
+// before it. ok is false when the branch declares none.
+func SystemStateOf(path []Entry) (st llm.SystemState, ok bool) {
+	var msgs []llm.Message
+	for _, e := range path {
+		switch e := e.(type) {
+		case *CompactionEntry:
+			if e.SystemMessage != nil {
+				msgs = append(msgs[:0], e.SystemMessage)
+			}
+		case *MessageEntry:
+			if e.Message.MessageRole() == llm.RoleSystem {
+				msgs = append(msgs, e.Message)
+			}
+		}
+	}
+	return llm.ReplaySystem(msgs)
 }

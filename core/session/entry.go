@@ -144,6 +144,11 @@ type CompactionEntry struct {
 	// FromHook is true when an extension produced the summary; nil when
 	// the writer left it out.
 	FromHook *bool `json:"fromHook,omitempty"`
+	// SystemMessage is the system prompt and tools declared up to the
+	// compaction, whole (pi 1.5): the compacted context starts with it,
+	// and system messages among the kept entries give way to it. Absent
+	// on older entries and when the branch declared none.
+	SystemMessage *llm.SystemMessage `json:"systemMessage,omitempty"`
 }
 
 // BranchSummaryEntry summarises the branch the conversation came back from.

@@ -237,9 +237,15 @@ func (s *Store) AppendCompaction(summary, firstKeptEntryID string, tokensBefore 
 	if err != nil {
 		return "", fmt.Errorf("append compaction: %w", err)
 	}
-	return s.add(func(m Meta) Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var checkpoint *llm.SystemMessage
+	if st, ok := SystemStateOf(s.pathTo(s.leaf)); ok {
+		checkpoint = st.Checkpoint(s.now().UnixMilli())
+	}
+	return s.addLocked(s.leaf, func(m Meta) Entry {
 		return &CompactionEntry{Meta: m, Summary: summary, FirstKeptEntryID: firstKeptEntryID,
-			TokensBefore: tokensBefore, Details: d, FromHook: &fromHook}
+			TokensBefore: tokensBefore, Details: d, FromHook: &fromHook, SystemMessage: checkpoint}
 	})
 }
 

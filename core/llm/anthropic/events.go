@@ -153,9 +153,8 @@ func (s *streamState) delta(apiIdx int64, d sdk.MessageStreamEventUnionDelta) bo
 		ob.sig.WriteString(d.Signature)
 		s.b.SetThinkingSignature(ob.idx, ob.sig.String())
 	case d.Type == "input_json_delta" && ob.kind == blockToolCall:
-		if d.PartialJSON == "" {
-			return true
-		}
+		// An empty first piece (the API sends one) is passed on as an
+		// empty toolcall_delta, as pi does.
 		if ob.startInput {
 			ob.startInput = false
 			s.b.SetToolCallArguments(ob.idx, nil)
@@ -183,6 +182,7 @@ func (s *streamState) stop(apiIdx int64) bool {
 
 // stopReason records why the API ended the message.
 func (s *streamState) stopReason(r sdk.StopReason, details sdk.RefusalStopDetails) {
+	s.b.SetRawStopReason(string(r))
 	switch r {
 	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence, sdk.StopReasonPauseTurn:
 		// pause_turn: the caller may resubmit to continue.

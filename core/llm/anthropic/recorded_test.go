@@ -58,8 +58,8 @@ func TestRecordedThinkingAndToolCall(t *testing.T) {
 		llm.EventToolCallStart, llm.EventToolCallEnd,
 		llm.EventDone,
 	}, types)
-	// The empty first input fragment is not an event.
-	assert.Equal(t, 3, countType(evs, llm.EventToolCallDelta))
+	// The empty first input fragment is an (empty) delta, as in pi.
+	assert.Equal(t, 4, countType(evs, llm.EventToolCallDelta))
 
 	// The final event serialises the way pi writes it.
 	raw, err := json.Marshal(evs[len(evs)-1])

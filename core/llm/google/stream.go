@@ -188,6 +188,7 @@ func (s *streamState) finish(ctx context.Context) (ev llm.StreamEvent, ok bool) 
 	if s.blockReason != "" {
 		return s.b.Fail(ctx, fmt.Errorf("google: prompt blocked (%s)", s.blockReason)), true
 	}
+	s.b.SetRawStopReason(string(s.finishReason))
 	switch {
 	case s.finishReason == "":
 		return s.b.Fail(ctx, errors.New("google: stream ended without a finish reason")), true

@@ -590,6 +590,7 @@ func (s *chatState) usage(raw string) {
 // finish records a finish_reason.
 func (s *chatState) finish(reason string) {
 	s.finished = true
+	s.b.SetRawStopReason(reason)
 	switch reason {
 	case "stop", "end":
 		s.b.SetStopReason(llm.StopStop)

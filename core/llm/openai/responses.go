@@ -547,6 +547,7 @@ func (s *respState) complete(r responses.Response) error {
 		u.CacheWrite = 0
 		s.b.FinishUsage()
 	}
+	s.b.SetRawStopReason(string(r.Status))
 	switch r.Status {
 	case "incomplete":
 		s.b.SetStopReason(llm.StopLength)

