@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -243,4 +244,52 @@ func TestRPCCompactionEventsOfPi15(t *testing.T) {
 	data := rs[len(rs)-1].obj("data")
 	assert.Equal(t, res["estimatedTokensAfter"], data["estimatedTokensAfter"], "the response carries the same result")
 	assert.Equal(t, 0, p.exit())
+}
+
+// Issue 16: a compaction whose summary request fails transiently is
+// retried with pi 1.5's summarization_retry_* events.
+func TestRPCSummarizationRetry(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Text("first"),
+		llmtest.Text("second"),
+		llmtest.HTTPError(529, ""),
+		llmtest.Text("The summary."),
+	)
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{
+		"compaction": map[string]any{"keepRecentTokens": 10},
+		"retry":      map[string]any{"baseDelayMs": 5, "maxRetries": 2},
+	})
+	p := w.start()
+	for i, msg := range []string{"one " + strings.Repeat("z ", 100), "two " + strings.Repeat("y ", 100)} {
+		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
+		p.idle()
+	}
+	p.send(map[string]any{"id": "c", "type": "compact"})
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "c" })
+	var names []string
+	for _, r := range rs {
+		if strings.HasPrefix(r.str("type"), "summarization_retry") || strings.HasPrefix(r.str("type"), "compaction_") {
+			names = append(names, r.str("type"))
+		}
+		if r.is("summarization_retry_scheduled") {
+			assert.EqualValues(t, 1, r["attempt"])
+			assert.EqualValues(t, 2, r["maxAttempts"])
+			assert.EqualValues(t, 5, r["delayMs"])
+			assert.NotEmpty(t, r.str("errorMessage"))
+		}
+		if r.is("summarization_retry_attempt_start") {
+			assert.Equal(t, "compaction", r.str("source"))
+			assert.Equal(t, "manual", r.str("reason"))
+		}
+	}
+	assert.Equal(t, []string{"compaction_start", "summarization_retry_scheduled", "summarization_retry_attempt_start",
+		"summarization_retry_finished", "compaction_end"}, names, p.transcript())
+	last := rs[len(rs)-1]
+	require.Equal(t, true, last["success"], p.transcript())
+	assert.Equal(t, "The summary.", last.obj("data").str("summary"))
+
+	assert.Equal(t, 0, p.exit())
+	// A request the provider refuses (400) is not tried again:
+	// TestRPCCompactionFailureAndAbortLeaveTheSessionAlone's next scripted
+	// turn would be eaten by a retry.
 }

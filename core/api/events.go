@@ -210,3 +210,49 @@ func (e SessionInfoChanged) MarshalJSON() ([]byte, error) {
 	type alias SessionInfoChanged
 	return typed(e.EventType(), alias(e))
 }
+
+// Event names of a summary request's retries (pi 1.5).
+const (
+	EventSummarizationRetryScheduled    = "summarization_retry_scheduled"
+	EventSummarizationRetryAttemptStart = "summarization_retry_attempt_start"
+	EventSummarizationRetryFinished     = "summarization_retry_finished"
+)
+
+// SummarizationRetryScheduled: a compaction's summary request failed
+// transiently and is tried again after DelayMs.
+type SummarizationRetryScheduled struct {
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// SummarizationRetryAttemptStart: the next attempt begins. Source is
+// "compaction" (or "branchSummary"); Reason is the compaction's.
+type SummarizationRetryAttemptStart struct {
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// SummarizationRetryFinished: retrying is over, whatever the outcome.
+type SummarizationRetryFinished struct{}
+
+func (SummarizationRetryScheduled) EventType() string { return EventSummarizationRetryScheduled }
+func (SummarizationRetryAttemptStart) EventType() string {
+	return EventSummarizationRetryAttemptStart
+}
+func (SummarizationRetryFinished) EventType() string { return EventSummarizationRetryFinished }
+
+func (e SummarizationRetryScheduled) MarshalJSON() ([]byte, error) {
+	type alias SummarizationRetryScheduled
+	return typed(e.EventType(), alias(e))
+}
+
+func (e SummarizationRetryAttemptStart) MarshalJSON() ([]byte, error) {
+	type alias SummarizationRetryAttemptStart
+	return typed(e.EventType(), alias(e))
+}
+
+func (e SummarizationRetryFinished) MarshalJSON() ([]byte, error) {
+	return typed(e.EventType(), struct{}{})
+}

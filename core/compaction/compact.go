@@ -235,6 +235,11 @@ func (s summariser) run(ctx context.Context, prompt string, maxTokens int) (stri
 		if reason == "" {
 			reason = "unknown error"
 		}
+		if msg.Failure != nil {
+			// Keep the provider's classification, so the caller can tell a
+			// transient failure (worth a retry) from a permanent one.
+			return "", fmt.Errorf("%w: %s%w", ErrSummaryFailed, reason, failureOnly{msg.Failure})
+		}
 		return "", fmt.Errorf("%w: %s", ErrSummaryFailed, reason)
 	case msg.StopReason == llm.StopAborted:
 		return "", fmt.Errorf("%w: the request was aborted", ErrSummaryFailed)
@@ -245,3 +250,10 @@ func (s summariser) run(ctx context.Context, prompt string, maxTokens int) (stri
 	}
 	return text, nil
 }
+
+// failureOnly wraps a provider's failure into an error chain without
+// adding text (its message is already in the summary error's).
+type failureOnly struct{ f *llm.ProviderError }
+
+func (failureOnly) Error() string   { return "" }
+func (e failureOnly) Unwrap() error { return e.f }

@@ -371,7 +371,7 @@ func (h *Host) compactWithEvents(reason string, willRetry bool) (res *api.Compac
 		res, ok = nil, false
 		h.compactionEnded(reason, api.AutoCompactionEnd{ErrorMessage: "Compaction failed: " + err.Error()})
 	})
-	res, err := h.compactNow(h.ctx, "")
+	res, err := h.compactNow(h.ctx, reason, "")
 	switch {
 	case errors.Is(err, errCompactionAborted):
 		h.compactionEnded(reason, api.AutoCompactionEnd{Aborted: true})
@@ -409,7 +409,7 @@ var errCompactionAborted = errors.New("Compaction cancelled")
 // model and appends a compaction entry; the context becomes summary plus
 // kept messages. A failure leaves the session untouched. abort (or
 // h.ctx ending) cancels it with errCompactionAborted.
-func (h *Host) compactNow(ctx context.Context, instructions string) (*api.CompactionResult, error) {
+func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*api.CompactionResult, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
 	defer stop()
@@ -453,7 +453,9 @@ func (h *Host) compactNow(ctx context.Context, instructions string) (*api.Compac
 	case err != nil:
 		return nil, err
 	}
-	res, err := compaction.Compact(ctx, provider, model, key, prep, instructions)
+	res, err := h.summarize(ctx, reason, func() (compaction.Result, error) {
+		return compaction.Compact(ctx, provider, model, key, prep, instructions)
+	})
 	if errors.Is(context.Cause(ctx), errCompactionAborted) {
 		return nil, errCompactionAborted
 	}
@@ -527,7 +529,7 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 			cancel(nil)
 		}()
 		h.compactionStarted("manual")
-		res, err := h.compactNow(ctx, p.CustomInstructions)
+		res, err := h.compactNow(ctx, "manual", p.CustomInstructions)
 		if errors.Is(context.Cause(ctx), errCompactionAborted) {
 			h.compactionEnded("manual", api.AutoCompactionEnd{Aborted: true})
 			return api.CompactionResult{}, errCompactionAborted

@@ -1,0 +1,54 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// summarize runs one compaction's summary requests, retrying a transient
+// provider failure (429, 5xx, overloaded, a cut or stalled stream) with
+// the same settings and backoff as a reply: pi 1.5's
+// summarization_retry_scheduled before each wait,
+// summarization_retry_attempt_start before each new attempt, and
+// summarization_retry_finished once retrying is over, whatever the
+// outcome. A permanent failure, retries switched off or ctx ending stops
+// at once.
+func (h *Host) summarize(ctx context.Context, reason string, attempt func() (compaction.Result, error)) (compaction.Result, error) {
+	h.mu.Lock()
+	settings := h.retrySettings
+	h.mu.Unlock()
+	retried := false
+	defer func() {
+		if retried {
+			h.emit(api.SummarizationRetryFinished{})
+		}
+	}()
+	for n := 1; ; n++ {
+		res, err := attempt()
+		var pe *llm.ProviderError
+		if err == nil || !settings.Enabled || n > settings.MaxRetries || ctx.Err() != nil ||
+			!errors.As(err, &pe) || !pe.Transient() {
+			return res, err
+		}
+		delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(n-1))) * time.Millisecond
+		if pe.RetryAfter > delay {
+			delay = min(pe.RetryAfter, time.Duration(settings.MaxDelayMs)*time.Millisecond)
+		}
+		retried = true
+		h.emit(api.SummarizationRetryScheduled{Attempt: n, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: pe.Error()})
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, err
+		case <-t.C:
+		}
+		h.emit(api.SummarizationRetryAttemptStart{Source: "compaction", Reason: reason})
+	}
+}
