@@ -324,6 +324,9 @@ func isJSONRPC(line []byte) bool {
 	return bytes.Contains(line, []byte(`"jsonrpc":"2.0"`)) || bytes.Contains(line, []byte(`"jsonrpc": "2.0"`))
 }
 
+// appendBufs recycle the buffers Appenders write into.
+var appendBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // Writer emits whole records, one at a time, in the order Write is called.
 type Writer struct {
 	mu      sync.Mutex // serialises records on w; guards err
@@ -350,9 +353,23 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
+// Appender is a value that can write its own JSON faster than
+// encoding/json; ok false means it cannot this time (use MarshalJSON).
+type Appender interface {
+	AppendJSON(dst []byte) (out []byte, ok bool)
+}
+
 // Encode marshals v (without HTML escaping, as JavaScript's JSON.stringify
 // does) and writes it as one record.
 func (w *Writer) Encode(v any) error {
+	if a, ok := v.(Appender); ok {
+		bp := appendBufs.Get().(*[]byte)
+		defer appendBufs.Put(bp)
+		if b, ok := a.AppendJSON((*bp)[:0]); ok {
+			*bp = b
+			return w.WriteRecord(b)
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

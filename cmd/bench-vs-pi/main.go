@@ -134,7 +134,7 @@ func main() {
 	for _, n := range deltas {
 		text := strings.Repeat("x", *deltaBytes*n)
 		report(fmt.Sprintf("stream %d deltas", n), func(a *agent) (sample, error) {
-			srv.Push(llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(text)}, ChunkSize: *deltaBytes, Usage: llmtest.Usage{Input: 10, Output: n}})
+			srv.Push(llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(text)}, ChunkSize: *deltaBytes, Burst: true, Usage: llmtest.Usage{Input: 10, Output: n}})
 			return a.stream()
 		})
 	}

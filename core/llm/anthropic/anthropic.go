@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -53,18 +54,25 @@ func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Reques
 		}
 		params, betas := buildParams(model, req)
 		client := sdk.NewClient(clientOptions(model, &req.Options, betas)...)
-		stream := client.Messages.NewStreaming(ctx, params)
-		defer stream.Close()
-
-		st := newStreamState(b, yield)
-		for stream.Next() {
-			if !st.handle(stream.Current()) {
-				return // the consumer stopped; Close releases the connection
-			}
-		}
-		if err := stream.Err(); err != nil {
+		var raw *http.Response
+		err := client.Execute(ctx, http.MethodPost, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+		if err != nil {
 			yield(b.Fail(ctx, describeError(err)))
 			return
+		}
+		events := ssestream.NewDecoder(raw)
+		if events == nil {
+			yield(b.Fail(ctx, llm.TransportFailure("anthropic: the response has no body", nil)))
+			return
+		}
+		defer events.Close()
+
+		st := newStreamState(b, yield)
+		if err := st.read(events, raw); err != nil {
+			if err != errStopped {
+				yield(b.Fail(ctx, describeError(err)))
+			}
+			return // the consumer stopped; Close releases the connection
 		}
 		if ctx.Err() != nil {
 			yield(b.Fail(ctx, ctx.Err()))

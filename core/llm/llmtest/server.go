@@ -44,6 +44,11 @@ type Turn struct {
 	// so SSE events arrive split across reads. Zero means one write per
 	// event.
 	WriteSize int
+	// Burst sends the events back to back, flushing only when 64 KiB have
+	// gathered (and at the end), the way a fast server behind a buffering
+	// proxy does: the client's cost per event is then measured, not the
+	// server's. Ignored with WriteSize or a Fault.
+	Burst bool
 	// Fault makes the turn fail.
 	Fault *Fault
 	// ResponseID is the provider's id for the response; defaults to
@@ -307,6 +312,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			b = b[k:]
 		}
 		return true
+	}
+	if turn.Burst && turn.WriteSize <= 0 && turn.Fault == nil {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		for _, ev := range evs {
+			if _, err := bw.Write(ev); err != nil {
+				return
+			}
+		}
+		_ = bw.Flush()
+		return
 	}
 	for i, ev := range evs {
 		if f := turn.Fault; f != nil {

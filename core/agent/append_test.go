@@ -1,0 +1,57 @@
+package agent
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+func leanDelta(typ llm.StreamEventType, idx int, delta string, u llm.Usage) Event {
+	return Event{Type: EventMessageUpdate, Usage: &u, AssistantEvent: &llm.StreamEvent{Type: typ, ContentIndex: idx, Delta: delta}}
+}
+
+// AppendJSON writes the same bytes as MarshalJSON for every delta.
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	u := llm.Usage{Input: 120, Output: 7, CacheRead: 3, TotalTokens: 130, Cost: llm.Cost{Input: 0.00036, Output: 1.5e-5, Total: 0.000375}}
+	for _, d := range []string{"", "plain", "quote \" and \\ slash", "<tag> & amp", "line\nbreak\ttab\r", "\u2028\u2029", "bad \xff utf-8 \xc3", "\x00\x1f control", "emoji 🚀"} {
+		for _, typ := range []llm.StreamEventType{llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta} {
+			ev := leanDelta(typ, 3, d, u)
+			want, err := json.Marshal(ev)
+			require.NoError(t, err)
+			got, ok := ev.AppendJSON(nil)
+			require.True(t, ok)
+			assert.Equal(t, string(want), string(got), "delta %q", d)
+		}
+	}
+	// Everything else is left to MarshalJSON.
+	for _, ev := range []Event{
+		{Type: EventAgentStart},
+		{Type: EventMessageUpdate, Message: &llm.AssistantMessage{}, AssistantEvent: &llm.StreamEvent{Type: llm.EventTextDelta}},
+		leanDelta(llm.EventTextEnd, 0, "", u),
+		{Type: EventMessageUpdate, AssistantEvent: &llm.StreamEvent{Type: llm.EventTextDelta}}, // no usage: the older wire
+	} {
+		_, ok := ev.AppendJSON(nil)
+		assert.False(t, ok, "%v", ev.Type)
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	for _, s := range []string{"", "hi", "\xff", "\u2028", "<&>", "\"\\"} {
+		f.Add(s, 2, 100, 0.5)
+	}
+	f.Fuzz(func(t *testing.T, delta string, idx, tokens int, cost float64) {
+		if cost != cost || cost > 1e300 || cost < -1e300 { // NaN/Inf do not encode at all
+			t.Skip()
+		}
+		ev := leanDelta(llm.EventTextDelta, idx, delta, llm.Usage{Input: tokens, Output: -tokens, Cost: llm.Cost{Total: cost}})
+		want, err := json.Marshal(ev)
+		require.NoError(t, err)
+		got, ok := ev.AppendJSON(nil)
+		require.True(t, ok)
+		require.Equal(t, string(want), string(got))
+	})
+}
