@@ -329,11 +329,18 @@ var appendBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return 
 
 // Writer emits whole records, one at a time, in the order Write is called.
 type Writer struct {
-	mu      sync.Mutex // serialises records on w; guards err
+	mu      sync.Mutex // serialises records on w; guards err and the batch fields
 	w       *bufio.Writer
 	framing Framing
 	err     error
 	gone    chan struct{} // closed at the first write error
+
+	// Batching (see Batch): records gather in pending and one goroutine
+	// writes them, as many as have gathered per write.
+	batching bool
+	pending  []byte
+	room     *sync.Cond    // signalled when the writer took pending
+	kick     chan struct{} // pending has data (capacity 1)
 }
 
 // NewWriter writes records to w with the given framing.
@@ -379,13 +386,117 @@ func (w *Writer) Encode(v any) error {
 	return w.WriteRecord(bytes.TrimRight(b.Bytes(), "\n"))
 }
 
-// WriteRecord writes one already-encoded JSON value and flushes. After a
-// write error every later call returns it: the peer is gone.
+// maxPending bounds the records a batching Writer holds for a slow
+// reader; past it WriteRecord waits, so a client that stops reading slows
+// gopi down instead of growing its memory.
+const maxPending = 4 << 20
+
+// Batch makes w write records from a goroutine of its own, as many as
+// have gathered since its last write in one write: a reply streaming
+// thousands of events costs a write per burst instead of a write per
+// event. WriteRecord then returns once the record is queued (a write
+// error shows in Err, Gone and later calls). stop writes what is still
+// queued and ends the goroutine; records written after it are written at
+// once, as before Batch. The caller owns the goroutine: it must call stop.
+func (w *Writer) Batch() (stop func()) {
+	w.mu.Lock()
+	w.batching = true
+	w.room = sync.NewCond(&w.mu)
+	w.kick = make(chan struct{}, 1)
+	w.mu.Unlock()
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var buf []byte
+		for {
+			select {
+			case <-w.kick:
+			case <-quit:
+				w.writePending(&buf)
+				w.mu.Lock()
+				w.batching = false
+				w.mu.Unlock()
+				return
+			}
+			w.writePending(&buf)
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+	}
+}
+
+// writePending writes what has gathered; buf is the goroutine's own
+// buffer, swapped with pending so records keep gathering meanwhile.
+func (w *Writer) writePending(buf *[]byte) {
+	for {
+		w.mu.Lock()
+		if len(w.pending) == 0 || w.err != nil {
+			w.mu.Unlock()
+			return
+		}
+		*buf, w.pending = w.pending, (*buf)[:0]
+		w.room.Broadcast()
+		w.mu.Unlock()
+		_, err := w.w.Write(*buf)
+		if err == nil {
+			err = w.w.Flush()
+		}
+		if err != nil {
+			w.mu.Lock()
+			w.fail(err)
+			w.room.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+	}
+}
+
+// fail records the first write error; w.mu is held.
+func (w *Writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+		close(w.gone)
+	}
+}
+
+// WriteRecord writes one already-encoded JSON value and flushes (or, when
+// batching, queues it). After a write error every later call returns it:
+// the peer is gone.
 func (w *Writer) WriteRecord(rec []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
+	}
+	if w.batching {
+		for len(w.pending) > maxPending && w.err == nil {
+			w.room.Wait()
+		}
+		if w.err != nil {
+			return w.err
+		}
+		// The writer goroutine drains pending until it is empty, so only
+		// the first record of a burst needs to wake it.
+		wake := len(w.pending) == 0
+		if w.framing == FramingHeader {
+			w.pending = fmt.Appendf(w.pending, "Content-Length: %d\r\n\r\n", len(rec))
+			w.pending = append(w.pending, rec...)
+		} else {
+			w.pending = append(append(w.pending, rec...), '\n')
+		}
+		if wake {
+			select {
+			case w.kick <- struct{}{}:
+			default:
+			}
+		}
+		return nil
 	}
 	if w.framing == FramingHeader {
 		fmt.Fprintf(w.w, "Content-Length: %d\r\n\r\n", len(rec))
@@ -395,8 +506,7 @@ func (w *Writer) WriteRecord(rec []byte) error {
 		w.w.WriteByte('\n')
 	}
 	if err := w.w.Flush(); err != nil {
-		w.err = err
-		close(w.gone)
+		w.fail(err)
 	}
 	return w.err
 }

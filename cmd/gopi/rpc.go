@@ -50,6 +50,10 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		framing = rpc.FramingNewline
 	}
 	w := rpc.NewWriter(stdout, framing)
+	// Events are written a burst at a time; stop (deferred first, so it
+	// runs last) writes what is still queued before gopi exits.
+	stopBatching := w.Batch()
+	defer stopBatching()
 	// A client that stops reading (its end of stdout closed) is gone just
 	// as one whose stdin ended: stop serving and shut down cleanly.
 	ctx, cancel := context.WithCancel(ctx)
