@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,4 +94,30 @@ func TestJSONRPCNullIDIsAnswered(t *testing.T) {
 	p.call("shutdown", nil)
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
+}
+
+// Issue 17: a bash command the user runs while a reply streams is saved
+// when the run settles, even if no prompt follows (pi 0.73.1 loses it).
+func TestRPCBashDuringAStreamIsSavedWhenTheRunSettles(t *testing.T) {
+	stalled := llmtest.Text("a reply that waits")
+	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
+	w := newWorld(t, stalled)
+	p := w.start()
+	file := p.state("0")["sessionFile"].(string)
+	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
+	p.until(func(r record) bool { return r.is("message_start") && r.obj("message").str("role") == "assistant" })
+	out := p.ok("2", map[string]any{"type": "bash", "command": "echo during the stream"}).(map[string]any)
+	assert.Contains(t, out["output"], "during the stream")
+	w.srv.Release()
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	require.Equal(t, 0, p.exit())
+
+	st := loadSession(t, file)
+	var found bool
+	for _, m := range st.Context().Messages {
+		if b, ok := m.(*llm.BashExecutionMessage); ok && b.Command == "echo during the stream" {
+			found = true
+		}
+	}
+	assert.True(t, found, "the bash command is not in the session")
 }

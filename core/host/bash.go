@@ -126,8 +126,8 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 	h.appendMessage(m)
 }
 
-// flushPendingBash adds bash results held during a run (called before the
-// next prompt starts).
+// flushPendingBash adds bash results held during a run (called when the
+// run settles, and before the next prompt starts).
 func (h *Host) flushPendingBash() {
 	h.mu.Lock()
 	pending := h.pendingBash

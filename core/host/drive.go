@@ -50,6 +50,10 @@ func (h *Host) drive(run func()) {
 		done := h.driveDone
 		h.driveDone = nil
 		h.mu.Unlock()
+		// A bash command the user ran during the run joins the transcript
+		// now, so it is saved even if no prompt follows (pi holds it for
+		// the next prompt and loses it when none comes).
+		h.flushPendingBash()
 		// pi 1.5's clients wait for agent_settled before they call a
 		// prompt done; it comes before the prompt stops counting as in
 		// progress, so a client that sees it may prompt at once.
