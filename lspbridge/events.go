@@ -31,6 +31,11 @@ func (b *Bridge) Emit(ev api.Event) {
 		return
 	}
 	_ = b.jc.Notify(context.Background(), methodEvent, jsonrpc2.RawMessage(raw))
+	if e, ok := ev.(api.SessionWriteError); ok {
+		// An editor shows this one to the user: work is not being saved.
+		b.Notify(api.UIRequest{Method: api.UINotify, NotifyType: "error",
+			Message: "gopi could not save the session (" + e.Error + "); it keeps the entries and retries with the next write."})
+	}
 }
 
 // lean drops the growing snapshot from a message_update (agent.Event.Lean).

@@ -344,3 +344,17 @@ func TestMisshapenLSPCapabilityDoesNotFailInitialize(t *testing.T) {
 	require.NotNil(t, got.Value)
 	assert.Equal(t, "ok", *got.Value)
 }
+
+// Issue 17: a session that cannot be written is shown to the editor's
+// user as an error message, besides the pi/event.
+func TestSessionWriteErrorIsShownAsAnError(t *testing.T) {
+	h := startBridge(t, stateRT(), config{})
+	require.Nil(t, h.initialize(`{}`, "").errObj())
+	h.b.Emit(api.SessionWriteError{Error: "saving a message: no space left on device", SessionFile: "/s.jsonl"})
+	m := h.next()
+	require.True(t, m.isNotification("pi/event"), m.String())
+	m = h.next()
+	require.True(t, m.isNotification("window/showMessage"), m.String())
+	assert.Contains(t, string(m.params()), `"type":1`)
+	assert.Contains(t, string(m.params()), "no space left on device")
+}

@@ -19,7 +19,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	a := parseArgs(argv)
 	if len(a.errors) > 0 {
 		for _, e := range a.errors {
@@ -51,7 +51,14 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gopi:", err)
 		return 1
 	}
-	defer app.close()
+	defer func() {
+		// close may find the session file still missing entries (a full
+		// disk): then gopi must not report success.
+		app.close()
+		if code == 0 {
+			code = app.exitCode
+		}
+	}()
 
 	if a.listModels {
 		return app.listModels(stdout, a.listPattern)

@@ -121,3 +121,65 @@ func TestRPCBashDuringAStreamIsSavedWhenTheRunSettles(t *testing.T) {
 	}
 	assert.True(t, found, "the bash command is not in the session")
 }
+
+// Issue 17: a session write that fails (here the session directory turns
+// into a file, as good as a full disk) is told to the client, keeps the
+// entries in memory, is retried by the next write, and makes gopi exit
+// non-zero if the file still lacks entries at exit.
+func TestRPCSessionWriteFailuresAreReportedAndRetried(t *testing.T) {
+	w := newWorld(t, llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"), llmtest.Text("four"))
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "first"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	file := p.state("2")["sessionFile"].(string)
+	dir := filepath.Dir(file)
+	breakDir := func() {
+		require.NoError(t, os.RemoveAll(dir))
+		require.NoError(t, os.WriteFile(dir, []byte("not a directory"), 0o644))
+	}
+	mendDir := func() {
+		require.NoError(t, os.Remove(dir))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+
+	breakDir()
+	p.ok("3", map[string]any{"type": "prompt", "message": "second"})
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	var failure record
+	for _, r := range rs {
+		if r.is("session_write_error") && failure == nil {
+			failure = r
+		}
+	}
+	require.NotNil(t, failure, "no session_write_error event\n%s", p.transcript())
+	assert.Contains(t, failure.str("error"), "saving")
+	assert.Equal(t, file, failure.str("sessionFile"))
+	named := p.call("4", map[string]any{"type": "set_session_name", "name": "kept"})
+	assert.Equal(t, false, named["success"], "a command whose result was not saved fails")
+	assert.Contains(t, named.str("error"), "saving the session name")
+
+	// Space is back: the next write makes up for every entry.
+	mendDir()
+	p.ok("5", map[string]any{"type": "prompt", "message": "third"})
+	rs = p.until(func(r record) bool { return r.is("agent_settled") })
+	var saved bool
+	for _, r := range rs {
+		saved = saved || r.is("session_saved")
+	}
+	assert.True(t, saved, "no session_saved event once writing worked again")
+	var texts []string
+	for _, m := range conversation(loadSession(t, file).Context().Messages) {
+		if u, ok := m.(*llm.UserMessage); ok {
+			texts = append(texts, u.Content.Text())
+		}
+	}
+	assert.Equal(t, []string{"first", "second", "third"}, texts)
+	assert.Equal(t, "kept", loadSession(t, file).Name(), "the name set while writes failed is saved too")
+
+	// Still broken at exit: gopi says so and exits non-zero.
+	breakDir()
+	p.ok("6", map[string]any{"type": "prompt", "message": "fourth"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	assert.Equal(t, 1, p.exit())
+	assert.Contains(t, p.stderr.String(), "the session file is missing entries")
+}

@@ -245,4 +245,12 @@ func (ap *app) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = ap.host.Close(ctx)
+	// A session write that failed (a full disk) is tried once more; if the
+	// file still lacks entries, gopi says so and exits non-zero.
+	if err := ap.host.SaveSession(); err != nil {
+		fmt.Fprintln(ap.stderr, "gopi:", err)
+		if ap.exitCode == 0 {
+			ap.exitCode = 1
+		}
+	}
 }

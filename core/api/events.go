@@ -23,6 +23,8 @@ const (
 	EventExtensionUIRequest  = "extension_ui_request"
 	EventThinkingLevelChange = "thinking_level_changed"
 	EventSessionInfoChanged  = "session_info_changed"
+	EventSessionWriteError   = "session_write_error"
+	EventSessionSaved        = "session_saved"
 )
 
 // AutoCompactionStart: compaction began. Reason is "threshold", "overflow"
@@ -255,4 +257,32 @@ func (e SummarizationRetryAttemptStart) MarshalJSON() ([]byte, error) {
 
 func (e SummarizationRetryFinished) MarshalJSON() ([]byte, error) {
 	return typed(e.EventType(), struct{}{})
+}
+
+// SessionWriteError: the session file could not be written (gopi only;
+// clients that do not know it ignore it). The entries stay in memory and
+// every later write, and exit, tries again; SessionSaved says when one
+// worked.
+type SessionWriteError struct {
+	Error       string `json:"error"`
+	SessionFile string `json:"sessionFile"`
+}
+
+// SessionSaved: after a SessionWriteError, the file holds every entry
+// again.
+type SessionSaved struct {
+	SessionFile string `json:"sessionFile"`
+}
+
+func (SessionWriteError) EventType() string { return EventSessionWriteError }
+func (SessionSaved) EventType() string      { return EventSessionSaved }
+
+func (e SessionWriteError) MarshalJSON() ([]byte, error) {
+	type alias SessionWriteError
+	return typed(e.EventType(), alias(e))
+}
+
+func (e SessionSaved) MarshalJSON() ([]byte, error) {
+	type alias SessionSaved
+	return typed(e.EventType(), alias(e))
 }

@@ -112,9 +112,8 @@ func (h *Host) AbortBash(_ context.Context) error {
 // fork) goes to the session it ran in, not into the new one.
 func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 	if store != h.Store() {
-		if _, err := store.AppendMessage(m); err != nil {
-			h.opts.Report(fmt.Errorf("saving bash result to its session: %w", err))
-		}
+		_, err := store.AppendMessage(m)
+		_ = h.saved(store, "a bash result", err)
 		return
 	}
 	if h.agent.IsStreaming() {
@@ -142,7 +141,7 @@ func (h *Host) flushPendingBash() {
 // session.
 func (h *Host) appendMessage(m llm.Message) {
 	h.agent.AppendMessage(m)
-	if _, err := h.Store().AppendMessage(m); err != nil {
-		h.opts.Report(fmt.Errorf("saving message to session: %w", err))
-	}
+	store := h.Store()
+	_, err := store.AppendMessage(m)
+	_ = h.saved(store, "a message", err)
 }

@@ -467,7 +467,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 		return nil, err
 	}
 	if _, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false); err != nil {
-		return nil, fmt.Errorf("saving the compaction: %w", err)
+		return nil, h.saved(store, "the compaction", err)
 	}
 	msgs := store.Context().Messages
 	h.agent.ReplaceMessages(msgs)

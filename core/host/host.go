@@ -80,11 +80,13 @@ type Host struct {
 	mu    sync.Mutex // guards the fields below
 	store *session.Store
 	// sections are the system prompt's named parts, which system
-	// messages record (see systemPatch).
+	// messages record (see withSystem).
 	sections llm.Sections
-	subs     map[int]func(api.Event)
-	next     int
-	client   api.Client
+	// saveFailing: a session write failed and none has worked since.
+	saveFailing bool
+	subs        map[int]func(api.Event)
+	next        int
+	client      api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
 	// pendingBash are bash results recorded during a run, added to the
@@ -208,21 +210,21 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	if fresh {
 		// A fresh session starts with both, as pi's files do.
 		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
-			return fmt.Errorf("recording model: %w", err)
+			return h.saved(store, "the model", err)
 		}
 		if _, err := store.AppendThinkingLevelChange(level); err != nil {
-			return fmt.Errorf("recording thinking level: %w", err)
+			return h.saved(store, "the thinking level", err)
 		}
 		return nil
 	}
 	if ctx.Model == nil || ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
 		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
-			return fmt.Errorf("recording model change: %w", err)
+			return h.saved(store, "the model change", err)
 		}
 	}
 	if ctx.ThinkingLevel != level {
 		if _, err := store.AppendThinkingLevelChange(level); err != nil {
-			return fmt.Errorf("recording thinking level: %w", err)
+			return h.saved(store, "the thinking level", err)
 		}
 	}
 	return nil
@@ -269,9 +271,8 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		h.mu.Lock()
 		store := h.store
 		h.mu.Unlock()
-		if _, err := store.AppendMessage(ev.Message); err != nil {
-			h.opts.Report(fmt.Errorf("saving message to session: %w", err))
-		}
+		_, err := store.AppendMessage(ev.Message)
+		_ = h.saved(store, "a message", err)
 	}
 	h.emit(ev)
 }

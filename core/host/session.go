@@ -89,8 +89,9 @@ func (h *Host) SetSessionName(_ context.Context, p api.NameParams) error {
 	if name == "" {
 		return errors.New("Session name cannot be empty")
 	}
-	if _, err := h.Store().AppendSessionInfo(name); err != nil {
-		return fmt.Errorf("saving session name: %w", err)
+	store := h.Store()
+	if _, err := store.AppendSessionInfo(name); err != nil {
+		return h.saved(store, "the session name", err)
 	}
 	h.emit(api.SessionInfoChanged{Name: &name})
 	return nil

@@ -607,6 +607,26 @@ func (s *Store) persist(n node) error {
 	return nil
 }
 
+// Unsaved reports whether the file lacks entries the store holds: a write
+// failed (a full disk, a removed directory) and no later write has made
+// up for it yet. Every later append retries by writing the file whole.
+func (s *Store) Unsaved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path != "" && s.hasAssistant && !s.flushed
+}
+
+// Save writes the file whole if it lacks entries (see Unsaved); nil when
+// there was nothing to write or the write worked.
+func (s *Store) Save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.path == "" || !s.hasAssistant || s.flushed {
+		return nil
+	}
+	return s.rewrite()
+}
+
 // rewrite replaces the file with the header and every entry.
 func (s *Store) rewrite() error {
 	data, err := s.contents()
