@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // MaxRecord is the largest record gopi reads: 64 MiB, room for prompts
@@ -469,6 +470,13 @@ func (w *Writer) fail(err error) {
 // batching, queues it). After a write error every later call returns it:
 // the peer is gone.
 func (w *Writer) WriteRecord(rec []byte) error {
+	if !utf8.Valid(rec) {
+		// A request's bad bytes can come back inside a record (an echoed
+		// id, a method name quoted in an error). Everything gopi writes is
+		// UTF-8: each invalid run becomes U+FFFD, which keeps the JSON
+		// valid since only string contents can hold such bytes.
+		rec = bytes.ToValidUTF8(rec, []byte("\uFFFD"))
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {

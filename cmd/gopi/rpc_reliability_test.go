@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
@@ -182,4 +185,29 @@ func TestRPCSessionWriteFailuresAreReportedAndRetried(t *testing.T) {
 	p.until(func(r record) bool { return r.is("agent_settled") })
 	assert.Equal(t, 1, p.exit())
 	assert.Contains(t, p.stderr.String(), "the session file is missing entries")
+}
+
+// Issue 17: invalid UTF-8 in a request (an id, a method or command name)
+// used to come back raw in responses and errors. Everything gopi writes
+// is valid UTF-8, in both dialects.
+func TestInvalidUTF8NeverReachesTheOutput(t *testing.T) {
+	for _, tc := range []struct{ mode, input string }{
+		{"rpc", "{\"type\":\"\xff\xfe\"}\n{\"id\":\"a\xffb\",\"type\":\"get_state\"}\n{\"id\":\"\xc3\",\"type\":\"prompt\"}\n"},
+		{"jsonrpc", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi/\xff\xfe\",\"params\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"nope\"}\n"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cmd := exec.Command(gopiBinary(t), "--mode", tc.mode)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+t.TempDir(), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+			cmd.Stdin = strings.NewReader(tc.input)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			require.NoError(t, err, stderr.String())
+			raceFree(t, stderr.String())
+			require.NotEmpty(t, out)
+			assert.True(t, utf8.Valid(out), "gopi wrote bytes that are not UTF-8:\n%q", out)
+			assert.Contains(t, string(out), "\uFFFD")
+		})
+	}
 }
