@@ -65,6 +65,11 @@ type Bridge struct {
 	shutdown    bool // shutdown was answered
 	exited      bool // exit arrived
 	inflight    map[jsonrpc2.ID]context.CancelFunc
+	// open are the ids of requests not answered yet. A request that
+	// reuses one (or the id of the prompt whose run is going) is refused:
+	// JSON-RPC ids must be unique among a client's pending requests, and
+	// the bridge keys cancellation and a prompt's hooks by them.
+	open map[jsonrpc2.ID]bool
 	// runPrompt is the latest pi/prompt that started a run. It is kept
 	// past agent_end on purpose: a retry or compaction may continue that
 	// run, and cancelling it then must still abort; with nothing running,
@@ -95,6 +100,7 @@ func New(opts Options) *Bridge {
 		opts:     opts,
 		rt:       opts.Runtime,
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
+		open:     map[jsonrpc2.ID]bool{},
 		after:    map[jsonrpc2.ID]func(){},
 	}
 }
@@ -189,6 +195,23 @@ func (b *Bridge) runtime() Runtime {
 func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 		isCall := req.IsCall()
+		if isCall {
+			id := req.ID()
+			b.mu.Lock()
+			dup := b.open[id] || (b.running.Load() && b.runPrompt.IsValid() && b.runPrompt == id)
+			if !dup {
+				b.open[id] = true
+			}
+			b.mu.Unlock()
+			if dup {
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "duplicate request id: a request with this id is still in progress")
+			}
+			defer func() {
+				b.mu.Lock()
+				delete(b.open, id)
+				b.mu.Unlock()
+			}()
+		}
 		defer func() {
 			// Read the method only now: before jsonrpc2.Async it borrows
 			// the frame, which the read loop reuses once Async lets it go

@@ -211,3 +211,43 @@ func TestInvalidUTF8NeverReachesTheOutput(t *testing.T) {
 		})
 	}
 }
+
+// Issue 17: of two JSON-RPC requests sharing an id, one used to go
+// unanswered, and a get_state reusing a running prompt's id stopped that
+// prompt's events. The second is now refused (-32600) and the first goes
+// on.
+func TestJSONRPCDuplicateIDsAreRefused(t *testing.T) {
+	stalled := llmtest.Text("the reply")
+	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
+	w := newWorld(t, stalled)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "rpc")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
+	p.notify("initialized", map[string]any{})
+
+	// A long request (bash) and another with its id.
+	p.write(map[string]any{"id": 50, "method": "pi/bash", "params": map[string]any{"command": "sleep 0.5; echo slow"}})
+	p.write(map[string]any{"id": 50, "method": "pi/get_state"})
+	var replies []record
+	p.until(func(r record) bool {
+		if r["method"] == nil && r["id"] == float64(50) {
+			replies = append(replies, r)
+		}
+		return len(replies) == 2
+	})
+	require.NotNil(t, replies[0]["error"], "the duplicate is answered first, at once: %v", replies)
+	assert.EqualValues(t, -32600, replies[0].obj("error")["code"])
+	assert.Contains(t, replies[1].obj("result").str("output"), "slow", "the first request still gets its answer")
+
+	// A prompt whose run is going keeps its id.
+	p.write(map[string]any{"id": 60, "method": "pi/prompt", "params": map[string]any{"message": "hi"}})
+	p.until(func(r record) bool { return event(r, "message_start") && r.obj("params").obj("message").str("role") == "assistant" })
+	p.write(map[string]any{"id": 60, "method": "pi/get_state"})
+	dup := p.reply(60)
+	require.NotNil(t, dup["error"], "%v", dup)
+	assert.EqualValues(t, -32600, dup.obj("error")["code"])
+	w.srv.Release()
+	p.until(func(r record) bool { return event(r, "agent_settled") })
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
