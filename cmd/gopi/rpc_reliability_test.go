@@ -240,7 +240,9 @@ func TestJSONRPCDuplicateIDsAreRefused(t *testing.T) {
 
 	// A prompt whose run is going keeps its id.
 	p.write(map[string]any{"id": 60, "method": "pi/prompt", "params": map[string]any{"message": "hi"}})
-	p.until(func(r record) bool { return event(r, "message_start") && r.obj("params").obj("message").str("role") == "assistant" })
+	p.until(func(r record) bool {
+		return event(r, "message_start") && r.obj("params").obj("message").str("role") == "assistant"
+	})
 	p.write(map[string]any{"id": 60, "method": "pi/get_state"})
 	dup := p.reply(60)
 	require.NotNil(t, dup["error"], "%v", dup)
