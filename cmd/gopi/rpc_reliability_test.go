@@ -253,3 +253,54 @@ func TestJSONRPCDuplicateIDsAreRefused(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 17: a context overflow in a session too small to compact used to
+// end with willRetry:true and nothing after it. Now the request is tried
+// once more as it is (pi 0.73.1 recovers the same way), and a second
+// overflow ends the prompt with a clear error.
+func TestRPCOverflowOnASmallSessionEndsInAReplyOrAClearError(t *testing.T) {
+	overflow := llmtest.HTTPError(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`)
+	t.Run("recovers", func(t *testing.T) {
+		w := newWorld(t, overflow, llmtest.Text("recovered"))
+		p := w.start()
+		p.ok("1", map[string]any{"type": "prompt", "message": "a big question"})
+		rs := p.until(func(r record) bool { return r.is("agent_settled") })
+		var ends []record
+		for _, r := range rs {
+			if r.is("compaction_end") {
+				assert.Equal(t, true, r["willRetry"])
+				assert.Contains(t, r.str("errorMessage"), "Nothing to compact")
+			}
+			if r.is("agent_end") {
+				ends = append(ends, r)
+			}
+		}
+		require.Len(t, ends, 2, p.transcript())
+		assert.Equal(t, true, ends[0]["willRetry"])
+		assert.Equal(t, false, ends[1]["willRetry"])
+		text := p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)
+		assert.Equal(t, "recovered", text["text"])
+		assert.Equal(t, 0, p.exit())
+	})
+	t.Run("gives up clearly", func(t *testing.T) {
+		w := newWorld(t, overflow, overflow)
+		p := w.start()
+		p.ok("1", map[string]any{"type": "prompt", "message": "a big question"})
+		rs := p.until(func(r record) bool { return r.is("agent_settled") })
+		var last, lastEnd record
+		for _, r := range rs {
+			if r.is("compaction_end") {
+				last = r
+			}
+			if r.is("agent_end") {
+				lastEnd = r
+			}
+		}
+		require.NotNil(t, last)
+		assert.Equal(t, false, last["willRetry"])
+		assert.Contains(t, last.str("errorMessage"), "Context overflow recovery failed")
+		assert.Equal(t, false, lastEnd["willRetry"], "nothing follows the last agent_end")
+		assert.Equal(t, 0, w.srv.Pending())
+		assert.Equal(t, 0, p.exit())
+	})
+}

@@ -377,6 +377,13 @@ func (h *Host) compactWithEvents(reason string, willRetry bool) (res *api.Compac
 	})
 	res, err := h.compactNow(h.ctx, reason, "")
 	switch {
+	case reason == "overflow" && errors.Is(err, errNothingToCompact):
+		// Nothing older to summarise: the request is as small as this
+		// session makes it. Retry it once; the retry's own overflow, if it
+		// comes, ends the prompt with a clear error (overflowGaveUp)
+		// instead of a willRetry that nothing follows.
+		h.compactionEnded(reason, api.AutoCompactionEnd{WillRetry: willRetry, ErrorMessage: overflowAsIs})
+		return nil, true
 	case errors.Is(err, errCompactionAborted):
 		h.compactionEnded(reason, api.AutoCompactionEnd{Aborted: true})
 		return nil, false
@@ -408,6 +415,15 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 }
 
 var errCompactionAborted = errors.New("Compaction cancelled")
+
+// errNothingToCompact: the branch is too short to summarise anything (pi's
+// words, which clients may match).
+var errNothingToCompact = errors.New("Nothing to compact (session too small)")
+
+// overflowAsIs is compaction_end's note when an overflowed request cannot
+// be made smaller: it is tried once more as it is (as pi does), and a
+// second overflow ends the prompt with overflowGaveUp.
+const overflowAsIs = "Nothing to compact (session too small); the request is tried once more as it is"
 
 // compactNow summarises the older part of the branch with the current
 // model and appends a compaction entry; the context becomes summary plus
@@ -453,7 +469,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	case errors.Is(err, compaction.ErrAlreadyCompacted):
 		return nil, errors.New("Already compacted")
 	case errors.Is(err, compaction.ErrNothingToCompact):
-		return nil, errors.New("Nothing to compact (session too small)")
+		return nil, errNothingToCompact
 	case err != nil:
 		return nil, err
 	}
