@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors bench bench-vs-pi lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors bench bench-vs-pi fuzz lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -61,6 +61,16 @@ BENCH_ARGS ?=
 bench-vs-pi: build
 	$(GO) build -o bin/bench-vs-pi ./cmd/bench-vs-pi
 	./bin/bench-vs-pi -gopi $(BIN) -pi "$$(testdata/pi/install.sh $(PI_BENCH_VERSION))" $(BENCH_ARGS)
+
+# The fuzz targets, each for FUZZTIME (their seed corpora, inline and in
+# each package's testdata/fuzz, run with every `make test`).
+FUZZTIME ?= 1m
+FUZZ_TARGETS = rpc:FuzzLineReader rpc:FuzzHeaderReader core/session:FuzzOpen core/agent:FuzzAppendJSON
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
+	done
 
 lint: fmtcheck
 	$(GO) vet ./...
