@@ -3,10 +3,13 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -17,7 +20,13 @@ import (
 type FS interface {
 	Stat(ctx context.Context, name string) (fs.FileInfo, error)
 	ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
+	// ReadFile returns a regular file whole. It refuses anything else
+	// (FIFOs, devices, sockets: [ErrNotRegular]) and files over
+	// [MaxWholeFile] ([ErrTooLarge]), and stops when ctx ends.
 	ReadFile(ctx context.Context, name string) ([]byte, error)
+	// Open streams a regular file (refusing others as ReadFile does)
+	// without blocking on open; reads fail once ctx ends.
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
 	// WriteFile creates or replaces name, keeping the mode of an
 	// existing file.
 	WriteFile(ctx context.Context, name string, data []byte) error
@@ -33,7 +42,107 @@ func (LocalFS) Stat(_ context.Context, name string) (fs.FileInfo, error) { retur
 func (LocalFS) ReadDir(_ context.Context, name string) ([]fs.DirEntry, error) {
 	return os.ReadDir(name)
 }
-func (LocalFS) ReadFile(_ context.Context, name string) ([]byte, error) { return os.ReadFile(name) }
+// MaxWholeFile is the largest file the tools read whole (edit, the grep
+// fallback, previews): beyond it they say so rather than fill memory.
+const MaxWholeFile = 64 << 20
+
+var (
+	// ErrNotRegular: the path is a FIFO, device, socket or other special
+	// file, which the file tools neither read nor replace.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge: the file is over MaxWholeFile.
+	ErrTooLarge = errors.New("file too large to read whole")
+)
+
+// kindOf names a special file's type for error messages.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// checkRegular refuses what is not a regular file, naming what it is.
+func checkRegular(name string, info fs.FileInfo) error {
+	if info.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%s is %s: %w", name, kindOf(info.Mode()), ErrNotRegular)
+}
+
+func (l LocalFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegular(name, info); err != nil {
+		return nil, err
+	}
+	if info.Size() > MaxWholeFile {
+		return nil, fmt.Errorf("%s is %s, over the %s read whole: %w", name, FormatSize(int(info.Size())), FormatSize(MaxWholeFile), ErrTooLarge)
+	}
+	r, err := l.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, MaxWholeFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxWholeFile { // it grew since Stat
+		return nil, fmt.Errorf("%s is over the %s read whole: %w", name, FormatSize(MaxWholeFile), ErrTooLarge)
+	}
+	return data, nil
+}
+
+func (LocalFS) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegular(name, info); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should the path turn into a FIFO between Stat and here,
+	// open returns at once instead of waiting for a writer.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err = f.Stat(); err == nil {
+		err = checkRegular(name, info)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return ctxReader{ctx: ctx, f: f}, nil
+}
+
+// ctxReader stops reading once ctx ends, so an abort ends a long read.
+type ctxReader struct {
+	ctx context.Context
+	f   *os.File
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.f.Read(p)
+}
+
+func (r ctxReader) Close() error { return r.f.Close() }
 func (LocalFS) WriteFile(_ context.Context, name string, data []byte) error {
 	return os.WriteFile(name, data, 0o644)
 }

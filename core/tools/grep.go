@@ -257,6 +257,9 @@ func globFilter(glob string) (func(rel string) bool, error) {
 	}, nil
 }
 
+// maxGrepLine is how much of one line the Go fallback searches.
+const maxGrepLine = 1 << 20
+
 // goGrep searches with Go's regexp, walking the tree like rg would.
 func (t *grepTool) goGrep(ctx context.Context, a grepArgs, root string, isDir bool, limit int) (grepSearch, error) {
 	re, err := compileGrep(a)
@@ -268,23 +271,49 @@ func (t *grepTool) goGrep(ctx context.Context, a grepArgs, root string, isDir bo
 		return grepSearch{}, err
 	}
 	var s grepSearch
+	// searchFile streams one file line by line: FIFOs, devices and
+	// sockets are skipped (Open refuses them without blocking), and a
+	// file of any size costs one buffer, with lines over maxGrepLine
+	// searched in their first maxGrepLine bytes.
 	searchFile := func(file string) bool {
-		data, err := t.c.fs.ReadFile(ctx, file)
-		if err != nil || isBinary(data) {
+		f, err := t.c.fs.Open(ctx, file)
+		if err != nil {
 			return true
 		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if !re.MatchString(strings.TrimSuffix(line, "\r")) {
-				continue
+		defer f.Close()
+		br := bufio.NewReaderSize(f, 64<<10)
+		if head, _ := br.Peek(8000); isBinary(head) {
+			return true
+		}
+		var line []byte
+		for n := 1; ; n++ {
+			line = line[:0]
+			var err error
+			for {
+				var chunk []byte
+				chunk, err = br.ReadSlice('\n')
+				if room := maxGrepLine - len(line); room > 0 {
+					line = append(line, chunk[:min(len(chunk), room)]...)
+				}
+				if !errors.Is(err, bufio.ErrBufferFull) {
+					break
+				}
 			}
-			text := line
-			s.matches = append(s.matches, grepMatch{file: file, line: i + 1, text: &text})
-			if len(s.matches) >= limit {
-				s.limitReached = true
-				return false
+			if len(line) == 0 && err != nil {
+				return ctx.Err() == nil
+			}
+			text := strings.TrimSuffix(string(line), "\n")
+			if re.MatchString(strings.TrimSuffix(text, "\r")) {
+				s.matches = append(s.matches, grepMatch{file: file, line: n, text: &text})
+				if len(s.matches) >= limit {
+					s.limitReached = true
+					return false
+				}
+			}
+			if err != nil {
+				return ctx.Err() == nil
 			}
 		}
-		return true
 	}
 	if !isDir {
 		searchFile(root)

@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -62,6 +65,12 @@ func (t *readTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 		return agent.ErrorResult("Cannot read %s: %v", a.Path, err), nil
 	case info.IsDir():
 		return agent.ErrorResult("%s is a directory, not a file. Use ls to see what it contains.", a.Path), nil
+	case !info.Mode().IsRegular():
+		// Reading a FIFO would wait for a writer forever, a device may
+		// never end: only regular files are read.
+		return agent.ErrorResult("%s is %s, not a regular file; read only opens regular files.", a.Path, kindOf(info.Mode())), nil
+	case info.Size() > smallFile:
+		return t.readLarge(ctx, abs, a), nil
 	}
 	data, err := t.c.fs.ReadFile(ctx, abs)
 	if err != nil {
@@ -111,6 +120,120 @@ func readText(content string, a readArgs) agent.Result {
 	case limited && start+len(selected) < len(lines):
 		rest := len(lines) - (start + len(selected))
 		next := start + len(selected) + 1
+		return agent.TextResult(fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", tr.Content, rest, next))
+	}
+	return agent.TextResult(tr.Content)
+}
+
+// smallFile is the size up to which read loads a file whole; larger ones
+// are streamed, so memory stays near what the result shows.
+const smallFile = 8 << 20
+
+// maxImage is the largest image read sends to the model.
+const maxImage = 20 << 20
+
+// readLarge reads a file over smallFile in one pass without holding it:
+// it keeps only what the result can show (MaxLines lines, a little over
+// MaxBytes) and counts the rest of the lines, so the result is the one
+// readText gives for the whole file. ctx ends the pass at once.
+func (t *readTool) readLarge(ctx context.Context, abs string, a readArgs) agent.Result {
+	f, err := t.c.fs.Open(ctx, abs)
+	if err != nil {
+		return agent.ErrorResult("Cannot read %s: %v", a.Path, err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 256<<10)
+	head, _ := br.Peek(512)
+	if mime := sniffImage(head); mime != "" {
+		data, err := io.ReadAll(io.LimitReader(br, maxImage+1))
+		switch {
+		case ctx.Err() != nil:
+			return agent.ErrorResult("Operation aborted")
+		case err != nil:
+			return agent.ErrorResult("Cannot read %s: %v", a.Path, err)
+		case len(data) > maxImage:
+			return agent.ErrorResult("%s is an image over %s, too large to send to the model.", a.Path, FormatSize(maxImage))
+		}
+		return t.image(data, mime)
+	}
+
+	offset, _ := intArg(a.Offset)
+	start := max(0, offset-1)
+	limit, limited := intArg(a.Limit)
+	var (
+		total     int      // lines in the file
+		window    int      // lines from start on (up to limit)
+		kept      []string // the start of the window, as much as can show
+		keptBytes int
+		firstLen  int // the window's first line, whole
+		line      []byte
+		lineLen   int
+	)
+	keep := func() {
+		if total >= start && (!limited || total < start+max(0, limit)) {
+			if window == 0 {
+				firstLen = lineLen
+			}
+			window++
+			if len(kept) <= MaxLines && keptBytes <= MaxBytes {
+				s := strings.ToValidUTF8(string(line), "\uFFFD")
+				kept = append(kept, s)
+				keptBytes += len(s) + 1
+			}
+		}
+		total++
+		line, lineLen = line[:0], 0
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		body := bytes.TrimSuffix(chunk, []byte("\n"))
+		lineLen += len(body)
+		if room := MaxBytes + 1 - len(line); room > 0 {
+			line = append(line, body[:min(len(body), room)]...)
+		}
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			keep()
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return agent.ErrorResult("Operation aborted")
+			}
+			if !errors.Is(err, io.EOF) {
+				return agent.ErrorResult("Cannot read %s: %v", a.Path, err)
+			}
+			keep() // the last line, newline or not (strings.Split counts it)
+			break
+		}
+	}
+	if start >= total {
+		return agent.ErrorResult("Offset %d is beyond the end of the file (%d lines in total)", offset, total)
+	}
+	tr := TruncateHead(strings.Join(kept, "\n"), Limits{})
+	first := start + 1
+	switch {
+	case tr.FirstLineExceedsLimit:
+		text := fmt.Sprintf("[Line %d is %s, over the %s limit. Read it with bash: sed -n '%dp' %s | head -c %d]",
+			first, FormatSize(firstLen), FormatSize(MaxBytes), first, a.Path, MaxBytes)
+		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
+	case tr.Truncated || len(kept) < window:
+		if !tr.Truncated { // kept stopped short: the window is cut by bytes
+			tr.Truncated, tr.TruncatedBy = true, TruncatedByBytes
+		}
+		tr.TotalLines = window
+		last := first + tr.OutputLines - 1
+		limitNote := ""
+		if tr.TruncatedBy == TruncatedByBytes {
+			limitNote = fmt.Sprintf(" (%s limit)", FormatSize(MaxBytes))
+		}
+		text := fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d%s. Use offset=%d to continue.]",
+			tr.Content, first, last, total, limitNote, last+1)
+		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
+	case limited && start+window < total:
+		rest := total - (start + window)
+		next := start + window + 1
 		return agent.TextResult(fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", tr.Content, rest, next))
 	}
 	return agent.TextResult(tr.Content)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,11 @@ func (r *recordingFS) ReadFile(ctx context.Context, name string) ([]byte, error)
 	return r.LocalFS.ReadFile(ctx, name)
 }
 
+func (r *recordingFS) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	r.record("open", name)
+	return r.LocalFS.Open(ctx, name)
+}
+
 func (r *recordingFS) WriteFile(ctx context.Context, name string, data []byte) error {
 	r.record("write", name)
 	return r.LocalFS.WriteFile(ctx, name, data)
@@ -50,7 +56,7 @@ func TestToolsUseFS(t *testing.T) {
 	require.Equal(t, "aBc", text(run(t, dir, "read", map[string]any{"path": "f.txt"}, WithFS(rfs))))
 	// A non-local FS is walked in Go even where rg is installed.
 	require.Equal(t, "f.txt:1: aBc", text(run(t, dir, "grep", map[string]any{"pattern": "B"}, WithFS(rfs))))
-	require.Equal(t, []string{"write f.txt", "read f.txt", "write f.txt", "read f.txt", "readdir " + filepath.Base(dir), "read f.txt"}, rfs.calls)
+	require.Equal(t, []string{"write f.txt", "read f.txt", "write f.txt", "read f.txt", "readdir " + filepath.Base(dir), "open f.txt"}, rfs.calls)
 }
 
 // echoShell is a Shell that runs nothing and prints its request.
