@@ -42,6 +42,7 @@ func (LocalFS) Stat(_ context.Context, name string) (fs.FileInfo, error) { retur
 func (LocalFS) ReadDir(_ context.Context, name string) ([]fs.DirEntry, error) {
 	return os.ReadDir(name)
 }
+
 // MaxWholeFile is the largest file the tools read whole (edit, the grep
 // fallback, previews): beyond it they say so rather than fill memory.
 const MaxWholeFile = 64 << 20
