@@ -67,14 +67,17 @@ func HTML(w io.Writer, in Input) error {
 	return nil
 }
 
-// WriteFile writes the page for in to path through a temporary file in the
-// same directory, so path never holds half a page.
+// WriteFile writes the page for in to path. A new file is written through
+// a temporary one, so path never holds half a page; an existing file is
+// rewritten in place, keeping its mode, owner, inode and hard links (a
+// symlink is written through). A path that is not a regular file (a FIFO,
+// a device) is refused.
 func WriteFile(path string, in Input) error {
 	var b bytes.Buffer
 	if err := HTML(&b, in); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(path, b.Bytes(), ".export-*.html.tmp"); err != nil {
+	if err := atomicfile.WriteKeepingFile(path, b.Bytes(), ".export-*.html.tmp"); err != nil {
 		return fmt.Errorf("export html to %s: %w", path, err)
 	}
 	return nil

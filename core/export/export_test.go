@@ -336,7 +336,7 @@ func TestWriteFile(t *testing.T) {
 	assert.Equal(t, render(t, inputOf(s)), string(got))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "issue 17: an export keeps the file's mode")
 
 	names, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -144,8 +144,34 @@ func (r ctxReader) Read(p []byte) (int, error) {
 }
 
 func (r ctxReader) Close() error { return r.f.Close() }
+
+// WriteFile writes through symlinks and keeps an existing file's mode and
+// inode; a path that is not a regular file is refused before it is
+// opened (and opened O_NONBLOCK, so a FIFO cannot stall the write).
 func (LocalFS) WriteFile(_ context.Context, name string, data []byte) error {
-	return os.WriteFile(name, data, 0o644)
+	if info, err := os.Stat(name); err == nil {
+		if err := checkRegular(name, info); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = checkRegular(name, info)
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 func (LocalFS) MkdirAll(_ context.Context, dir string) error { return os.MkdirAll(dir, 0o755) }
 

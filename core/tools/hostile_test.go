@@ -154,3 +154,16 @@ func TestGoGrepSkipsSpecialFilesAndStreams(t *testing.T) {
 		t.Fatal("grep did not return (a FIFO?)")
 	}
 }
+
+// write and edit refuse a FIFO or device instead of blocking on it or
+// writing into it.
+func TestWriteRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+	out, isErr := runWithin(t, context.Background(), dir, "write", map[string]any{"path": "pipe", "content": "x"})
+	assert.True(t, isErr)
+	assert.Contains(t, out, "named pipe")
+	out, isErr = runWithin(t, context.Background(), dir, "write", map[string]any{"path": os.DevNull, "content": "x"})
+	assert.True(t, isErr)
+	assert.Contains(t, out, "character device")
+}

@@ -1,33 +1,151 @@
 // Package atomicfile replaces a file's contents all at once: readers see
 // the old file or the new one, never half of it.
+//
+// The path is the user's, so the file keeps what makes it theirs: a
+// symlink is written through to its target (the link stays a link), an
+// existing file keeps its permission bits, and a file with other hard
+// links is rewritten in place so every name still shows the new
+// contents. A path that exists and is not a regular file (a FIFO, a
+// device, a socket, a directory) is refused before anything opens it.
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
-// Write writes data to a temporary file in path's directory (named by
-// pattern, as for os.CreateTemp), makes it 0644 and renames it over path.
-// On failure the temporary file is removed. The directory must exist.
+// ErrNotRegular marks a path that exists and is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// maxLinks bounds how many symlinks Target follows.
+const maxLinks = 40
+
+// Target is the file a write to path lands in: path itself, or the end
+// of its symlink chain (which need not exist yet). It fails for a path
+// that exists and is not a regular file.
+func Target(path string) (string, fs.FileInfo, error) {
+	for range maxLinks {
+		info, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			dest, err := os.Readlink(path)
+			if err != nil {
+				return "", nil, err
+			}
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(path), dest)
+			}
+			path = dest
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			return "", nil, fmt.Errorf("refusing to write %s: it is %s, %w", path, kind(info.Mode()), ErrNotRegular)
+		}
+		return path, info, nil
+	}
+	return "", nil, fmt.Errorf("refusing to write %s: too many symbolic links", path)
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not"
+}
+
+// Write replaces the contents of path (see the package doc) with data:
+// through a temporary file in the target's directory (named by pattern,
+// as for os.CreateTemp) renamed over it, or in place when the file has
+// other hard links. A new file is 0644. On failure the temporary file is
+// removed. The directory must exist.
 func Write(path string, data []byte, pattern string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), pattern)
+	target, info, err := Target(path)
+	if err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	if info != nil {
+		mode = info.Mode().Perm()
+		if links(info) > 1 {
+			return writeInPlace(target, data)
+		}
+	}
+	return replace(target, data, pattern, mode)
+}
+
+// WriteKeepingFile is Write for a file the user keeps their own ways
+// (an export): an existing file is rewritten in place, so its inode,
+// hard links, owner and mode all stay; a new one is written as Write
+// does. A reader may see it half written.
+func WriteKeepingFile(path string, data []byte, pattern string) error {
+	target, info, err := Target(path)
+	if err != nil {
+		return err
+	}
+	if info != nil {
+		return writeInPlace(target, data)
+	}
+	return replace(target, data, pattern, 0o644)
+}
+
+func replace(target string, data []byte, pattern string, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(target), pattern)
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o644)
+		err = f.Chmod(mode)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Rename(tmp, target)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// writeInPlace truncates and rewrites target, checking again that what
+// it opened is a regular file.
+func writeInPlace(target string, data []byte) error {
+	f, err := os.OpenFile(target, os.O_WRONLY|nonBlock, 0)
+	if err != nil {
+		return err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("refusing to write %s: it is %s, %w", target, kind(info.Mode()), ErrNotRegular)
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
