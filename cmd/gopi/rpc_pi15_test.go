@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/rpc"
 )
 
 // pi 1.5's run lifecycle (issue 16): prompt answers with data.disposition,
@@ -292,4 +293,44 @@ func TestRPCSummarizationRetry(t *testing.T) {
 	// A request the provider refuses (400) is not tried again:
 	// TestRPCCompactionFailureAndAbortLeaveTheSessionAlone's next scripted
 	// turn would be eaten by a retry.
+}
+
+// Issue 16: settings.json keys of pi 1.5 that the RPC mode depends on:
+// modelThinkingLevels, defaultTools, sessionDir (and
+// PI_CODING_AGENT_SESSION_DIR), retry.maxAgentDelayMs.
+func TestRPCPi15SettingsKeys(t *testing.T) {
+	w := newWorld(t, llmtest.HTTPError(529, ""), llmtest.Text("after the wait"))
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{
+		"defaultThinkingLevel": "low",
+		"modelThinkingLevels":  map[string]any{"scripted/scripted-1": "high"},
+		"defaultTools":         []string{"read", "ls"},
+		"sessionDir":           "my-sessions",
+		"retry":                map[string]any{"baseDelayMs": 60000, "maxAgentDelayMs": 5},
+	})
+	p := w.start()
+	st := p.state("1")
+	assert.Equal(t, "high", st["thinkingLevel"], "modelThinkingLevels wins over defaultThinkingLevel")
+	p.ok("2", map[string]any{"type": "prompt", "message": "hi"})
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	for _, r := range rs {
+		if r.is("auto_retry_start") {
+			assert.EqualValues(t, 5, r["delayMs"], "maxAgentDelayMs caps the backoff")
+		}
+	}
+	file := p.state("3")["sessionFile"].(string)
+	assert.Equal(t, filepath.Join(w.cwd, "my-sessions"), filepath.Dir(file))
+	var names []string
+	for _, tl := range w.srv.LastRequest(t).JSON()["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	assert.Equal(t, []string{"read", "ls"}, names)
+	assert.Equal(t, 0, p.exit())
+
+	// The environment variable wins over the setting.
+	envDir := t.TempDir()
+	cmd := launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline, []string{"PI_CODING_AGENT_SESSION_DIR=" + envDir},
+		gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-2")
+	got := cmd.state("4")["sessionFile"].(string)
+	assert.Equal(t, envDir, filepath.Dir(got))
+	assert.Equal(t, 0, cmd.exit())
 }

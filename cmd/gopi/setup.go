@@ -134,10 +134,13 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	}
 
 	names := tools.DefaultNames
-	if a.noTools {
+	switch {
+	case a.noTools:
 		names = nil
-	} else if len(a.tools) > 0 {
+	case len(a.tools) > 0:
 		names = a.tools
+	case settings.DefaultTools != nil:
+		names = *settings.DefaultTools
 	}
 	ts, err := tools.ByName(cwd, names)
 	if err != nil {
@@ -154,7 +157,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		lines = append(lines, line)
 	}
 
-	store, err := openSession(a, ap.agentDir, cwd, ap.stderr)
+	store, err := openSession(a, sessionDirOf(a, settings, cwd), ap.agentDir, cwd, ap.stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +210,10 @@ func firstOfProvider(reg *models.Registry, provider string) (llm.Model, bool) {
 
 // openSession picks the session store from --no-session, --session,
 // --continue or a fresh session in the default directory.
-func openSession(a *args, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
+func openSession(a *args, dir, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
 	if a.noSession {
 		return session.InMemory(cwd), nil
 	}
-	dir := a.sessionDir
 	if dir == "" {
 		dir = session.DefaultDir(agentDir, cwd)
 	}
@@ -253,4 +255,21 @@ func (ap *app) close() {
 			ap.exitCode = 1
 		}
 	}
+}
+
+// sessionDirOf is where sessions go, as pi decides it: --session-dir,
+// then $PI_CODING_AGENT_SESSION_DIR, then settings.json's sessionDir
+// (relative to the cwd); "" means the agent dir's default.
+func sessionDirOf(a *args, s host.Settings, cwd string) string {
+	dir := a.sessionDir
+	if dir == "" {
+		dir = os.Getenv("PI_CODING_AGENT_SESSION_DIR")
+	}
+	if dir == "" {
+		dir = s.SessionDir
+	}
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(cwd, dir)
+	}
+	return dir
 }

@@ -19,9 +19,19 @@ type RetrySettings struct {
 	Enabled     bool  `json:"enabled"`
 	MaxRetries  int   `json:"maxRetries"`
 	BaseDelayMs int64 `json:"baseDelayMs"`
-	// MaxDelayMs caps a provider's retry-after (gopi's; pi leaves it to
-	// the SDKs).
+	// MaxDelayMs caps a provider's retry-after (gopi's older name).
 	MaxDelayMs int64 `json:"maxDelayMs"`
+	// MaxAgentDelayMs is pi 1.5's cap on a retry's wait, backoff and
+	// retry-after alike; it wins over MaxDelayMs when set.
+	MaxAgentDelayMs int64 `json:"maxAgentDelayMs,omitempty"`
+}
+
+// maxDelay is the longest a retry waits.
+func (r RetrySettings) maxDelay() time.Duration {
+	if r.MaxAgentDelayMs > 0 {
+		return time.Duration(r.MaxAgentDelayMs) * time.Millisecond
+	}
+	return time.Duration(r.MaxDelayMs) * time.Millisecond
 }
 
 // DefaultRetrySettings are pi's: on, 3 retries, 2 s doubling.
@@ -196,7 +206,10 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 	h.setRetryAttempt(attempt)
 	delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(attempt-1))) * time.Millisecond
 	if f := last.Failure; f != nil && f.RetryAfter > delay {
-		delay = min(f.RetryAfter, time.Duration(settings.MaxDelayMs)*time.Millisecond)
+		delay = f.RetryAfter
+	}
+	if max := settings.maxDelay(); max > 0 {
+		delay = min(delay, max)
 	}
 	h.emit(api.AutoRetryStart{Attempt: attempt, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage})
 

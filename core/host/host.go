@@ -183,7 +183,7 @@ func New(opts Options) (*Host, error) {
 		thinking = ctx.ThinkingLevel
 	}
 	if thinking == "" {
-		thinking = h.defaultThinking()
+		thinking = h.defaultThinkingFor(model)
 	}
 	if err := h.setModel(model, thinking); err != nil {
 		return nil, err
@@ -367,8 +367,18 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 }
 
-// defaultThinking is settings.json's defaultThinkingLevel, else medium.
-func (h *Host) defaultThinking() llm.ThinkingLevel {
+// defaultThinking is the startup level for the current model.
+func (h *Host) defaultThinking() llm.ThinkingLevel { return h.defaultThinkingFor(h.agent.Model()) }
+
+// defaultThinkingFor is the startup level for model m: settings.json's
+// modelThinkingLevels entry for it, else defaultThinkingLevel, else
+// medium.
+func (h *Host) defaultThinkingFor(m *llm.Model) llm.ThinkingLevel {
+	if m != nil {
+		if l, err := llm.ParseThinkingLevel(h.opts.Settings.ModelThinkingLevels[m.Provider+"/"+m.ID]); err == nil && l != "" {
+			return l
+		}
+	}
 	if l, err := llm.ParseThinkingLevel(h.opts.Settings.DefaultThinkingLevel); err == nil && l != "" {
 		return l
 	}

@@ -22,6 +22,15 @@ type Settings struct {
 	EnabledModels        []string `json:"enabledModels,omitempty"`
 	ShellPath            string   `json:"shellPath,omitempty"`
 	ShellCommandPrefix   string   `json:"shellCommandPrefix,omitempty"`
+	// ModelThinkingLevels are startup levels per model, keyed by exact
+	// "provider/modelId"; they win over DefaultThinkingLevel.
+	ModelThinkingLevels map[string]string `json:"modelThinkingLevels,omitempty"`
+	// DefaultTools are the built-in tools enabled at startup when no
+	// --tools/--no-tools says otherwise; an empty list enables none.
+	DefaultTools *[]string `json:"defaultTools,omitempty"`
+	// SessionDir is where sessions are kept (relative to the cwd);
+	// --session-dir and PI_CODING_AGENT_SESSION_DIR win over it.
+	SessionDir string `json:"sessionDir,omitempty"`
 	// Approval is gopi's tool approval gate: "off", "writes" or "all".
 	Approval string `json:"approval,omitempty"`
 	// ApprovalTimeoutMs bounds how long an approval question waits; 0

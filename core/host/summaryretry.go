@@ -38,7 +38,10 @@ func (h *Host) summarize(ctx context.Context, reason string, attempt func() (com
 		}
 		delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(n-1))) * time.Millisecond
 		if pe.RetryAfter > delay {
-			delay = min(pe.RetryAfter, time.Duration(settings.MaxDelayMs)*time.Millisecond)
+			delay = pe.RetryAfter
+		}
+		if max := settings.maxDelay(); max > 0 {
+			delay = min(delay, max)
 		}
 		retried = true
 		h.emit(api.SummarizationRetryScheduled{Attempt: n, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: pe.Error()})
