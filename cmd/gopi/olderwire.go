@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -35,13 +36,39 @@ func olderEvent(ev api.Event) (api.Event, bool) {
 
 func isSystem(m llm.Message) bool { return m.MessageRole() == llm.RoleSystem }
 
-// olderServer answers get_messages without system messages.
-type olderServer struct{ api.Server }
+// olderServer is the host as the older document has it: get_messages
+// without system messages, and counts that leave them out. It embeds the
+// host itself, not api.Server, so the optional interfaces the dispatcher
+// looks for (starting bash and compact as long commands) stay visible.
+type olderServer struct{ *host.Host }
 
 func (s olderServer) GetMessages(ctx context.Context) (api.MessagesResult, error) {
-	r, err := s.Server.GetMessages(ctx)
+	r, err := s.Host.GetMessages(ctx)
 	if err == nil && slices.ContainsFunc(r.Messages, isSystem) {
 		r.Messages = slices.DeleteFunc(slices.Clone(r.Messages), isSystem)
 	}
 	return r, err
+}
+
+func (s olderServer) GetState(ctx context.Context) (api.State, error) {
+	st, err := s.Host.GetState(ctx)
+	st.MessageCount -= s.systemCount()
+	return st, err
+}
+
+func (s olderServer) GetSessionStats(ctx context.Context) (api.SessionStats, error) {
+	st, err := s.Host.GetSessionStats(ctx)
+	st.TotalMessages -= s.systemCount()
+	return st, err
+}
+
+// systemCount is how many system messages the context holds.
+func (s olderServer) systemCount() int {
+	n := 0
+	for _, m := range s.Host.Agent().Messages() {
+		if isSystem(m) {
+			n++
+		}
+	}
+	return n
 }

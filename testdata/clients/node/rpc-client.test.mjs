@@ -20,6 +20,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const piVersion = process.env.PI_VERSION ?? "0.73.1";
+// pi 1.5 records the system prompt and tools as a "system" message, first
+// in agent_end and get_messages and counted in messageCount and
+// totalMessages; the older protocol (0.73.1's client, with --full-updates)
+// has none. These tests are about the conversation: conv() leaves the
+// system messages out, and sys is how many the counts include.
+const sys = piVersion.startsWith("0.73.") ? 0 : 1;
+const conv = (messages) => messages.filter((m) => m.role !== "system");
 const clientDir = process.env.PI_RPC_CLIENT_DIR ?? path.join(here, ".cache", `pi-coding-agent-${piVersion}`);
 const clientFile = path.join(clientDir, "rpc-client.js");
 if (!existsSync(clientFile)) {
@@ -225,20 +232,22 @@ test("prompt with a faux bash tool call streams tool and message events", async 
 
 	const agentEnd = events.findLast((e) => e.type === "agent_end");
 	assert.deepEqual(
-		agentEnd.messages.map((m) => m.role),
+		conv(agentEnd.messages).map((m) => m.role),
 		["user", "assistant", "toolResult", "assistant"],
 	);
-	assert.equal(agentEnd.messages[1].stopReason, "toolUse");
-	assert.equal(agentEnd.messages[3].stopReason, "stop");
+	assert.equal(agentEnd.messages.filter((m) => m.role === "system").length, sys);
+	if (sys) assert.equal(agentEnd.messages[0].role, "system");
+	assert.equal(conv(agentEnd.messages)[1].stopReason, "toolUse");
+	assert.equal(conv(agentEnd.messages)[3].stopReason, "stop");
 
-	const messages = await client.getMessages();
+	const messages = conv(await client.getMessages());
 	assert.deepEqual(
 		messages.map((m) => m.role),
 		["user", "assistant", "toolResult", "assistant"],
 	);
 	assert.equal(textOf(messages[0]), "bash: echo hi");
 	assert.equal(await client.getLastAssistantText(), "Tool said: hi");
-	assert.equal((await client.getState()).messageCount, 4);
+	assert.equal((await client.getState()).messageCount, 4 + sys);
 });
 
 test("getSessionStats counts messages, tokens and context usage", async (t) => {
@@ -256,7 +265,7 @@ test("getSessionStats counts messages, tokens and context usage", async (t) => {
 	assert.equal(stats.assistantMessages, 2);
 	assert.equal(stats.toolCalls, 1);
 	assert.equal(stats.toolResults, 1);
-	assert.equal(stats.totalMessages, 4);
+	assert.equal(stats.totalMessages, 4 + sys);
 	const { input, output, cacheRead, cacheWrite, total } = stats.tokens;
 	assert.ok(input > 0 && output > 0, `tokens: ${JSON.stringify(stats.tokens)}`);
 	assert.equal(total, input + output + cacheRead + cacheWrite);
@@ -288,7 +297,7 @@ test("steer and followUp during a streaming reply land in order", async (t) => {
 
 	const events = await done;
 	assert.equal(events.filter((e) => e.type === "agent_end").length, 1);
-	const messages = await client.getMessages();
+	const messages = conv(await client.getMessages());
 	assert.deepEqual(
 		messages.map((m) => [m.role, textOf(m)]),
 		[
@@ -320,7 +329,7 @@ test("abort mid-stream ends the reply as aborted", async (t) => {
 	assert.equal(last.role, "assistant");
 	assert.equal(last.stopReason, "aborted");
 	assert.ok(!textOf(last).endsWith("10000"), "the stream ran to its end");
-	const messages = await client.getMessages();
+	const messages = conv(await client.getMessages());
 	assert.equal(messages.at(-1).stopReason, "aborted");
 	assert.equal((await client.getState()).isStreaming, false);
 });
@@ -341,7 +350,7 @@ test("bash runs for the user and abortBash cancels a running command", async (t)
 	const cancelled = await running;
 	assert.equal(cancelled.cancelled, true);
 
-	const messages = await client.getMessages();
+	const messages = conv(await client.getMessages());
 	const runs = messages.filter((m) => m.role === "bashExecution");
 	assert.deepEqual(
 		runs.map((m) => [m.command, m.cancelled]),
@@ -417,7 +426,7 @@ test("getMessages, getLastAssistantText and getForkMessages follow the conversat
 	await client.promptAndWait("reply: first answer", undefined, EVENT_TIMEOUT_MS);
 	await client.promptAndWait("reply: second answer", undefined, EVENT_TIMEOUT_MS);
 	assert.equal(await client.getLastAssistantText(), "second answer");
-	const messages = await client.getMessages();
+	const messages = conv(await client.getMessages());
 	assert.deepEqual(
 		messages.map((m) => [m.role, textOf(m)]),
 		[
@@ -450,7 +459,7 @@ test("newSession starts an empty session", async (t) => {
 	const { client } = await start(t);
 	await client.promptAndWait("reply: hello", undefined, EVENT_TIMEOUT_MS);
 	const old = await client.getState();
-	assert.equal(old.messageCount, 2);
+	assert.equal(old.messageCount, 2 + sys);
 
 	assert.deepEqual(await client.newSession(), { cancelled: false });
 	const state = await client.getState();
@@ -489,7 +498,7 @@ test("context and session commands: retry, compaction, export, fork, switch", as
 	await client.promptAndWait("reply: first answer", undefined, EVENT_TIMEOUT_MS);
 	await client.promptAndWait("reply: second answer", undefined, EVENT_TIMEOUT_MS);
 	const first = await client.getState();
-	assert.equal(first.messageCount, 4);
+	assert.equal(first.messageCount, 4 + sys);
 
 	const out = path.join(cwd, "session.html");
 	const exported = await client.exportHtml(out);
@@ -503,14 +512,14 @@ test("context and session commands: retry, compaction, export, fork, switch", as
 	assert.equal(forked.cancelled, false);
 	assert.equal(forked.text, "reply: second answer");
 	const afterFork = await client.getState();
-	assert.equal(afterFork.messageCount, 2, "the fork holds what came before the chosen message");
+	assert.equal(afterFork.messageCount, 2 + sys, "the fork holds what came before the chosen message");
 	assert.notEqual(afterFork.sessionFile, first.sessionFile);
 
 	const back = await client.switchSession(first.sessionFile);
 	assert.equal(back.cancelled, false);
 	const restored = await client.getState();
 	assert.equal(restored.sessionFile, first.sessionFile);
-	assert.equal(restored.messageCount, 4);
+	assert.equal(restored.messageCount, 4 + sys);
 });
 
 /**

@@ -253,7 +253,8 @@ local function round_trip()
   local roles = vim.tbl_map(function(m)
     return m.role
   end, end1.messages)
-  eq(roles, { 'user', 'assistant', 'toolResult', 'assistant' }, 'agent_end roles')
+  -- pi 1.5: the first request records the system prompt and tools.
+  eq(roles, { 'system', 'user', 'assistant', 'toolResult', 'assistant' }, 'agent_end roles')
   eq(read_file(s.cwd .. '/notes.txt'), 'hello', 'notes.txt')
 
   -- The run's progress: one token created, then begin, reports, end.

@@ -235,9 +235,10 @@ test("round trip: initialize, approved write, progress, cancelled run, shutdown 
 	const types = g.events.map((e) => e.type);
 	assert.equal(types[0], "agent_start");
 	assert.ok(types.indexOf("tool_execution_start") < types.indexOf("agent_end"));
+	// pi 1.5: the first request records the system prompt and tools.
 	assert.deepEqual(
 		end1.messages.map((m) => m.role),
-		["user", "assistant", "toolResult", "assistant"],
+		["system", "user", "assistant", "toolResult", "assistant"],
 	);
 	assert.equal(await readFile(path.join(g.cwd, "notes.txt"), "utf8"), "hello");
 
