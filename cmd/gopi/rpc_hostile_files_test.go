@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/rpc"
 )
 
 // Issue 17: files a careless model (or user) points gopi at, through the
@@ -107,5 +109,60 @@ func TestRPCExportKeepsTheTargetsWays(t *testing.T) {
 	} else {
 		t.Logf("no device node (%v): that case is not run", err)
 	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// abort during a read of a huge file used to leave the read running to the
+// end. Now the run ends as aborted while the file is still being read.
+func TestRPCAbortEndsAReadOfAHugeFile(t *testing.T) {
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("t1", "read", `{"path":"huge.bin"}`)), llmtest.Text("unused"))
+	f, err := os.Create(filepath.Join(w.cwd, "huge.bin"))
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<40)) // 1 TB of nothing: a whole pass would take minutes
+	require.NoError(t, f.Close())
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "read it"})
+	p.until(func(r record) bool { return r.is("tool_execution_start") })
+	p.send(map[string]any{"id": "2", "type": "abort"})
+	// abort answers once the run has wound down.
+	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "2" })
+	var ended, settled bool
+	for _, r := range rs {
+		if r.is("tool_execution_end") {
+			ended = true
+			assert.Contains(t, toolText(r), "aborted")
+		}
+		if r.is("agent_settled") {
+			settled = true
+			assert.Equal(t, true, r["aborted"])
+		}
+	}
+	assert.True(t, ended && settled, p.transcript())
+	assert.Equal(t, 0, p.exit())
+}
+
+// The Go grep (what runs where rg is not installed) skips a FIFO and
+// streams a big file, through the binary with no rg on PATH.
+func TestRPCGrepWithoutRipgrepSkipsAFIFO(t *testing.T) {
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("t1", "grep", `{"pattern":"needle"}`)), llmtest.Text("done"))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, "pipe"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("hay\nneedle\n"), 0o644))
+	bin := t.TempDir() // a PATH with a shell and nothing else
+	for _, tool := range []string{"sh", "bash"} {
+		if path, err := exec.LookPath(tool); err == nil {
+			require.NoError(t, os.Symlink(path, filepath.Join(bin, tool)))
+		}
+	}
+	p := launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline, []string{"PATH=" + bin},
+		gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-1", "--tools", "read,grep")
+	p.ok("1", map[string]any{"type": "prompt", "message": "find it"})
+	rs := p.until(func(r record) bool { return r.is("agent_settled") })
+	var out string
+	for _, r := range rs {
+		if r.is("tool_execution_end") {
+			out = toolText(r)
+		}
+	}
+	assert.Contains(t, out, "a.txt:2: needle")
 	assert.Equal(t, 0, p.exit())
 }

@@ -127,7 +127,7 @@ func readText(content string, a readArgs) agent.Result {
 
 // smallFile is the size up to which read loads a file whole; larger ones
 // are streamed, so memory stays near what the result shows.
-const smallFile = 8 << 20
+const smallFile = 2 << 20
 
 // maxImage is the largest image read sends to the model.
 const maxImage = 20 << 20
