@@ -170,17 +170,8 @@ func (s *streamState) read(events ssestream.Decoder, resp *http.Response) error 
 			continue
 		}
 		if ev.Type == "content_block_delta" {
-			var d struct {
-				Index int64 `json:"index"`
-				Delta struct {
-					Type        string `json:"type"`
-					Text        string `json:"text"`
-					Thinking    string `json:"thinking"`
-					PartialJSON string `json:"partial_json"`
-					Signature   string `json:"signature"`
-				} `json:"delta"`
-			}
-			if err := json.Unmarshal(data, &d); err != nil {
+			var d deltaEvent
+			if err := decodeDelta(data, &d); err != nil {
 				return fmt.Errorf("decoding %s event: %w", ev.Type, err)
 			}
 			if !s.deltaOf(d.Index, d.Delta.Type, d.Delta.Text, d.Delta.Thinking, d.Delta.PartialJSON, d.Delta.Signature) {
