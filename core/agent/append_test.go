@@ -55,3 +55,27 @@ func FuzzAppendJSON(f *testing.F) {
 		require.Equal(t, string(want), string(got))
 	})
 }
+
+// BenchmarkLeanDelta is the cost of encoding one delta-only
+// message_update: AppendJSON against encoding/json (what Writer.Encode
+// did before). Output bytes per second and allocations per delta.
+func BenchmarkLeanDelta(b *testing.B) {
+	ev := leanDelta(llm.EventTextDelta, 0, "Hello, world", llm.Usage{Input: 1200, Output: 340, TotalTokens: 1540, Cost: llm.Cost{Input: 0.0036, Output: 0.0051, Total: 0.0087}})
+	b.Run("append", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		out, _ := ev.AppendJSON(buf[:0])
+		b.SetBytes(int64(len(out)))
+		b.ReportAllocs()
+		for b.Loop() {
+			buf, _ = ev.AppendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		out, _ := json.Marshal(ev)
+		b.SetBytes(int64(len(out)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = json.Marshal(ev)
+		}
+	})
+}
