@@ -65,7 +65,7 @@ bench-vs-pi: build
 # The fuzz targets, each for FUZZTIME (their seed corpora, inline and in
 # each package's testdata/fuzz, run with every `make test`).
 FUZZTIME ?= 1m
-FUZZ_TARGETS = rpc:FuzzLineReader rpc:FuzzHeaderReader core/session:FuzzOpen core/agent:FuzzAppendJSON core/llm/anthropic:FuzzDecodeDelta
+FUZZ_TARGETS = rpc:FuzzLineReader rpc:FuzzHeaderReader core/session:FuzzOpen core/agent:FuzzAppendJSON core/llm/anthropic:FuzzDecodeDelta core/llm:FuzzAssistantEncoder
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($(FUZZTIME))"; \

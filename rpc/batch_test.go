@@ -89,7 +89,7 @@ func TestWriterBatchBackpressure(t *testing.T) {
 	wrote := make(chan int, 1)
 	go func() {
 		n := 0
-		for n < 200 { // 12.8 MB, three times maxPending
+		for n < 200 { // 12.8 MB, far over maxPending
 			if w.WriteRecord(rec) != nil {
 				break
 			}

@@ -390,7 +390,7 @@ func (w *Writer) Encode(v any) error {
 // maxPending bounds the records a batching Writer holds for a slow
 // reader; past it WriteRecord waits, so a client that stops reading slows
 // gopi down instead of growing its memory.
-const maxPending = 4 << 20
+const maxPending = 1 << 20
 
 // Batch makes w write records from a goroutine of its own, as many as
 // have gathered since its last write in one write: a reply streaming

@@ -90,9 +90,21 @@ func main() {
 		"HOME="+home, models.EnvAgentDir+"="+agentDir,
 		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0",
 		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	// Like for like: pi before 0.74 sends the whole message twice in every
+	// message_update, and so must gopi then (--full-updates).
+	full := false
+	for _, a := range agents {
+		if a.name == "pi" && olderPi(a.version) {
+			full = true
+		}
+	}
 	for _, a := range agents {
 		a.env, a.dir = env, work
 		a.argv = append(a.argv, "--mode", "rpc", "--no-session", "--provider", "bench", "--model", "bench-model")
+		if a.name == "gopi" && full {
+			a.argv = append(a.argv, "--full-updates")
+			a.version = "--full-updates"
+		}
 		// A first run off the clock warms the page cache for both.
 		if _, err := a.startup(); err != nil {
 			fatalf("%s: %v", a.name, err)
@@ -355,4 +367,13 @@ func writeModels(agentDir, baseURL string) error {
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench-vs-pi: "+format+"\n", args...)
 	os.Exit(1)
+}
+
+// olderPi reports a pi version before 0.74, whose wire has full updates.
+func olderPi(v string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major == 0 && minor < 74
 }

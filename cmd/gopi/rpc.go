@@ -76,10 +76,16 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	var server api.Server = ap.host
 	if a.fullUpdates {
 		server = olderServer{ap.host}
+		var full agent.FullUpdates
 		emit = func(ev api.Event) {
-			if ev, ok := olderEvent(ev); ok {
-				conn.Emit(ev)
+			ev, ok := olderEvent(ev)
+			if !ok {
+				return
 			}
+			if e, isAgent := ev.(agent.Event); isAgent {
+				ev = full.Wrap(e)
+			}
+			conn.Emit(ev)
 		}
 	} else {
 		// pi 1.5's wire: message_update carries the delta and the usage so

@@ -79,3 +79,23 @@ func BenchmarkLeanDelta(b *testing.B) {
 		}
 	})
 }
+
+// The full form (--full-updates) is byte for byte what MarshalJSON writes,
+// update after update of a growing reply.
+func TestFullUpdatesMatchMarshal(t *testing.T) {
+	var f FullUpdates
+	text := "Hello <there>, \"friend\" 🚀 \xff end"
+	f.Wrap(Event{Type: EventMessageStart, Message: &llm.AssistantMessage{}})
+	for i := 1; i <= len(text); i++ {
+		m := &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: text[:i]}}, API: "a", Provider: "p", Model: "m",
+			StopReason: llm.StopPending, Timestamp: 42, Usage: llm.Usage{Input: i}}
+		ev := Event{Type: EventMessageUpdate, Message: m, AssistantEvent: &llm.StreamEvent{Type: llm.EventTextDelta, ContentIndex: 0, Delta: text[i-1 : i], Partial: m}}
+		want, err := json.Marshal(ev)
+		require.NoError(t, err)
+		w, ok := f.Wrap(ev).(interface{ AppendJSON([]byte) ([]byte, bool) })
+		require.True(t, ok)
+		got, ok := w.AppendJSON(nil)
+		require.True(t, ok)
+		require.Equal(t, string(want), string(got))
+	}
+}
