@@ -18,7 +18,7 @@ func streamed(text, thinking, args string, step int) []*AssistantMessage {
 	n := max(len(text), len(thinking))
 	for i := 0; i <= n+step; i += step {
 		m := &AssistantMessage{API: "anthropic-messages", Provider: "p<&>", Model: "m", ResponseID: "r",
-			Usage: Usage{Input: i, Output: 2 * i, TotalTokens: 3 * i, Cost: Cost{Input: 0.001 * float64(i), Total: 1e-9}},
+			Usage:      Usage{Input: i, Output: 2 * i, TotalTokens: 3 * i, Cost: Cost{Input: 0.001 * float64(i), Total: 1e-9}},
 			StopReason: StopPending, Timestamp: 1795585156726}
 		m.Content = Contents{
 			ThinkingContent{Thinking: thinking[:min(i, len(thinking))], ThinkingSignature: "sig"},
