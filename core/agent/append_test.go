@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +99,47 @@ func TestFullUpdatesMatchMarshal(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, string(want), string(got))
 	}
+}
+
+// BenchmarkFullUpdates streams a 20 KB reply in 5-byte deltas, each sent
+// as a full message_update (the older protocol): output throughput, and
+// the allocation per update, which stays O(delta) while the output is
+// O(message).
+func BenchmarkFullUpdates(b *testing.B) {
+	const n = 4000
+	text := strings.Repeat("word ", n)
+	events := make([]Event, n)
+	for i := range events {
+		m := &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: text[:5*(i+1)]}}, API: "anthropic-messages",
+			Provider: "anthropic", Model: "claude", StopReason: llm.StopPending, Timestamp: 1795585156726, Usage: llm.Usage{Input: 100, Output: i}}
+		events[i] = Event{Type: EventMessageUpdate, Message: m, AssistantEvent: &llm.StreamEvent{Type: llm.EventTextDelta, Delta: "word ", Partial: m}}
+	}
+	run := func(b *testing.B, encode func(buf []byte, ev Event) []byte) {
+		var total int64
+		buf := make([]byte, 0, 64<<10)
+		for _, ev := range events {
+			total += int64(len(encode(buf[:0], ev)))
+		}
+		b.SetBytes(total / n)
+		b.ReportAllocs()
+		b.ResetTimer()
+		i := 0
+		for b.Loop() {
+			buf = encode(buf[:0], events[i%n])
+			i++
+		}
+	}
+	b.Run("appender", func(b *testing.B) {
+		var f FullUpdates
+		run(b, func(buf []byte, ev Event) []byte {
+			out, _ := f.Wrap(ev).(interface{ AppendJSON([]byte) ([]byte, bool) }).AppendJSON(buf)
+			return out
+		})
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		run(b, func(buf []byte, ev Event) []byte {
+			out, _ := json.Marshal(ev)
+			return append(buf, out...)
+		})
+	})
 }
