@@ -276,7 +276,7 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	if !req.IsCall() {
 		return nil, nil // unknown notifications ($/setTrace, didOpen, ...) are ignored
 	}
-	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "Unknown method: "+method)
+	return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, "Unknown method: "+api.Clip(method, api.ClipName))
 }
 
 // exit ends Serve; the exit code depends on whether shutdown came first.

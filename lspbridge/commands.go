@@ -109,7 +109,7 @@ func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string
 // commandError maps a native failure onto JSON-RPC: bad params are
 // -32602, anything else -32803 carrying the native text and command name.
 func commandError(name string, err error) error {
-	msg := strings.TrimRight(err.Error(), "\n")
+	msg := api.Clip(strings.TrimRight(err.Error(), "\n"), api.ClipMessage)
 	data, _ := marshal(struct {
 		Command string `json:"command"`
 	}{name})

@@ -60,6 +60,11 @@ func (c *Conn) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 func (c *Conn) Notify(req api.UIRequest) { c.broker.Notify(req) }
 
 func (c *Conn) write(v any) error {
+	if r, ok := v.(response); ok {
+		// Never echo a client's input back unbounded.
+		r.Command, r.Error = api.Clip(r.Command, api.ClipName), api.Clip(r.Error, api.ClipMessage)
+		v = r
+	}
 	err := c.w.Encode(v)
 	if err != nil {
 		c.reportOnce.Do(func() { c.report(fmt.Errorf("writing to the client: %w", err)) })
@@ -196,7 +201,8 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 		return
 	}
 	if !api.Known(name) {
-		_ = c.write(response{ID: env.ID, Type: "response", Command: name, Error: "Unknown command: " + name})
+		clipped := api.Clip(name, api.ClipName)
+		_ = c.write(response{ID: env.ID, Type: "response", Command: clipped, Error: "Unknown command: " + clipped})
 		return
 	}
 	cmdCtx, sent := api.WithAfterResponse(api.WithCommandID(ctx, env.ID))

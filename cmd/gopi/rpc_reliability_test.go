@@ -304,3 +304,25 @@ func TestRPCOverflowOnASmallSessionEndsInAReplyOrAClearError(t *testing.T) {
 		assert.Equal(t, 0, p.exit())
 	})
 }
+
+// Issue 17: an error never echoes the client's input back unbounded: a
+// 300 KB command or method name comes back as its first 256 bytes.
+func TestErrorsDoNotEchoHugeInput(t *testing.T) {
+	huge := strings.Repeat("x", 300_000)
+	for _, tc := range []struct{ mode, input string }{
+		{"rpc", `{"type":"` + huge + `"}` + "\n"},
+		{"jsonrpc", `{"jsonrpc":"2.0","id":1,"method":"pi/` + huge + `"}` + "\n"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cmd := exec.Command(gopiBinary(t), "--mode", tc.mode)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+t.TempDir(), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+			cmd.Stdin = strings.NewReader(tc.input)
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			require.NotEmpty(t, out)
+			assert.Less(t, len(out), 2048, "the answer echoes the input: %d bytes", len(out))
+			assert.Contains(t, string(out), "Unknown")
+		})
+	}
+}
