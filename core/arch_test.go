@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"core/llm/google":     {"core/llm"},
 	"core/llm/faux":       {"core/llm"},
 	"core/agent":          {"core/llm"},
-	"core/tools":          {"core/agent", "core/llm"},
+	"core/tools":          {"core/agent", "core/llm", "internal/atomicfile"},
 	"core/session":        {"core/llm", "internal/atomicfile"},
 	"core/compaction":     {"core/session", "core/llm"},
 	"core/resources":      {},

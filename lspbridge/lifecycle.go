@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -96,7 +95,7 @@ func (c clientCapabilities) caps() (clientCaps, []string) {
 		// The LSP part, as go.lsp.dev/protocol reads it.
 		var lc protocol.ClientCapabilities
 		if err := decodeLSP(c, &lc); err != nil {
-			notes = append(notes, fmt.Sprintf("capabilities are not LSP ClientCapabilities (%s); window capabilities ignored", clip(err.Error(), 120)))
+			notes = append(notes, fmt.Sprintf("capabilities are not LSP ClientCapabilities (%s); window capabilities ignored", api.Clip(err.Error(), 120)))
 		} else if w := lc.Window; w != nil {
 			out.progress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
 			lspDialogs = w.ShowMessage != nil
@@ -166,7 +165,7 @@ func experimentalPiUI(raw json.RawMessage) (kinds []api.UIMethod, declared bool,
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(pi.UI, &list); err != nil {
-		return nil, false, fmt.Sprintf("capabilities.experimental.pi.ui is neither a boolean nor a list of dialog kinds (%s); ignored", clip(string(pi.UI), 80))
+		return nil, false, fmt.Sprintf("capabilities.experimental.pi.ui is neither a boolean nor a list of dialog kinds (%s); ignored", api.Clip(string(pi.UI), 80))
 	}
 	kinds = []api.UIMethod{}
 	var unknown []string
@@ -175,25 +174,13 @@ func experimentalPiUI(raw json.RawMessage) (kinds []api.UIMethod, declared bool,
 		if json.Unmarshal(item, &k) == nil && api.UIMethod(k).IsDialog() {
 			kinds = append(kinds, api.UIMethod(k))
 		} else {
-			unknown = append(unknown, clip(string(item), 40))
+			unknown = append(unknown, api.Clip(string(item), 40))
 		}
 	}
 	if len(unknown) > 0 {
 		note = fmt.Sprintf("capabilities.experimental.pi.ui lists kinds gopi does not know (%s); known: select, confirm, input, editor", strings.Join(unknown, ", "))
 	}
 	return kinds, true, note
-}
-
-// clip shortens s to at most n bytes (on a rune boundary) for messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // initializeResult is LSP's InitializeResult: gopi serves no language

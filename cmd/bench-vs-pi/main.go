@@ -276,16 +276,22 @@ func (p *proc) finish() (int64, error) {
 	return ru.Maxrss, nil
 }
 
-func (a *agent) startup() (sample, error) {
-	t0 := time.Now()
+// started runs the agent and waits until it answers get_state.
+func (a *agent) started() (*proc, error) {
 	p, err := a.start()
 	if err != nil {
-		return sample{}, err
+		return nil, err
 	}
 	if _, err := io.WriteString(p.in, `{"id":"s","type":"get_state"}`+"\n"); err != nil {
-		return sample{}, err
+		return nil, err
 	}
-	if err := p.until(`"type":"response"`); err != nil {
+	return p, p.until(`"type":"response"`)
+}
+
+func (a *agent) startup() (sample, error) {
+	t0 := time.Now()
+	p, err := a.started()
+	if err != nil {
 		return sample{}, err
 	}
 	rss, err := p.finish()
@@ -293,15 +299,9 @@ func (a *agent) startup() (sample, error) {
 }
 
 func (a *agent) stream() (sample, error) {
-	p, err := a.start()
+	// Startup is off the clock: the prompt goes once the agent answers.
+	p, err := a.started()
 	if err != nil {
-		return sample{}, err
-	}
-	// Startup is off the clock: wait until the agent answers.
-	if _, err := io.WriteString(p.in, `{"id":"s","type":"get_state"}`+"\n"); err != nil {
-		return sample{}, err
-	}
-	if err := p.until(`"type":"response"`); err != nil {
 		return sample{}, err
 	}
 	p.bytes = 0

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // FS is the file system the file tools work on (pi's Read/Write/Edit/Ls
@@ -56,21 +58,7 @@ var (
 )
 
 // kindOf names a special file's type for error messages.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
-}
+func kindOf(m fs.FileMode) string { return atomicfile.Kind(m) }
 
 // checkRegular refuses what is not a regular file, naming what it is.
 func checkRegular(name string, info fs.FileInfo) error {
@@ -145,33 +133,11 @@ func (r ctxReader) Read(p []byte) (int, error) {
 
 func (r ctxReader) Close() error { return r.f.Close() }
 
-// WriteFile writes through symlinks and keeps an existing file's mode and
-// inode; a path that is not a regular file is refused before it is
-// opened (and opened O_NONBLOCK, so a FIFO cannot stall the write).
+// WriteFile writes through symlinks and keeps an existing file's mode,
+// owner and inode (rewriting it in place); a path that is not a regular
+// file is refused before anything opens it, so a FIFO cannot stall it.
 func (LocalFS) WriteFile(_ context.Context, name string, data []byte) error {
-	if info, err := os.Stat(name); err == nil {
-		if err := checkRegular(name, info); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
-	if err != nil {
-		return err
-	}
-	info, err := f.Stat()
-	if err == nil {
-		err = checkRegular(name, info)
-	}
-	if err == nil {
-		err = f.Truncate(0)
-	}
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.WriteKeepingFile(name, data, ".gopi-write-*.tmp")
 }
 func (LocalFS) MkdirAll(_ context.Context, dir string) error { return os.MkdirAll(dir, 0o755) }
 

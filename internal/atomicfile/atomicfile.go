@@ -47,14 +47,16 @@ func Target(path string) (string, fs.FileInfo, error) {
 			continue
 		}
 		if !info.Mode().IsRegular() {
-			return "", nil, fmt.Errorf("refusing to write %s: it is %s, %w", path, kind(info.Mode()), ErrNotRegular)
+			return "", nil, fmt.Errorf("refusing to write %s: it is %s: %w", path, Kind(info.Mode()), ErrNotRegular)
 		}
 		return path, info, nil
 	}
 	return "", nil, fmt.Errorf("refusing to write %s: too many symbolic links", path)
 }
 
-func kind(m fs.FileMode) string {
+// Kind names what a file mode is, for error messages: "a named pipe",
+// "a character device", "a directory"...
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -67,7 +69,7 @@ func kind(m fs.FileMode) string {
 	case m&fs.ModeDevice != 0:
 		return "a device"
 	}
-	return "not"
+	return "not a regular file"
 }
 
 // Write replaces the contents of path (see the package doc) with data:
@@ -136,7 +138,7 @@ func writeInPlace(target string, data []byte) error {
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("refusing to write %s: it is %s, %w", target, kind(info.Mode()), ErrNotRegular)
+		err = fmt.Errorf("refusing to write %s: it is %s: %w", target, Kind(info.Mode()), ErrNotRegular)
 	}
 	if err == nil {
 		err = f.Truncate(0)
