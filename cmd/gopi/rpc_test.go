@@ -309,8 +309,10 @@ func TestRPCPromptWithImageAndHugeLine(t *testing.T) {
 	assert.Contains(t, string(raw), img)
 	assert.Contains(t, string(raw), "image/png")
 
-	// A 20 MB line is one command.
-	huge := strings.Repeat("0123456789", 2<<20)
+	// An 8 MB line is one command. (Far past every buffer on the way; the
+	// race-built binary takes seconds over a larger one, most of them in
+	// the Anthropic SDK's request encoding.)
+	huge := strings.Repeat("0123456789", 800<<10)
 	p.ok("2", map[string]any{"type": "prompt", "message": huge})
 	p.idle()
 	reqs := w.srv.Requests()

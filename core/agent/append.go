@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"strconv"
 	"sync"
 
@@ -15,6 +16,38 @@ import (
 // What it saves is the reflection and the re-scan of nested MarshalJSON
 // output that encoding/json does for every level.
 func (e Event) AppendJSON(dst []byte) ([]byte, bool) {
+	switch e.Type {
+	case EventMessageStart, EventMessageEnd:
+		// {"type":…,"message":M}: M may be a huge pasted prompt.
+		start := len(dst)
+		dst = append(dst, `{"type":"`...)
+		dst = append(dst, e.Type...)
+		dst = append(dst, `","message":`...)
+		var ok bool
+		if dst, ok = llm.AppendMessageJSON(dst, e.Message); !ok {
+			return dst[:start], false
+		}
+		return append(dst, '}'), true
+	case EventAgentEnd:
+		start := len(dst)
+		dst = append(dst, `{"type":"agent_end","messages":[`...)
+		for i, m := range e.Messages {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = llm.AppendMessageJSON(dst, m); !ok {
+				b, err := json.Marshal(m)
+				if err != nil {
+					return dst[:start], false
+				}
+				dst = append(dst, b...)
+			}
+		}
+		dst = append(dst, `],"willRetry":`...)
+		dst = strconv.AppendBool(dst, e.WillRetry)
+		return append(dst, '}'), true
+	}
 	if e.Type != EventMessageUpdate || e.Message != nil || e.Usage == nil || e.AssistantEvent == nil {
 		return dst, false
 	}

@@ -143,3 +143,32 @@ func BenchmarkFullUpdates(b *testing.B) {
 		})
 	})
 }
+
+// message_start/message_end and agent_end are appended too (a pasted
+// 20 MB prompt is copied once, not re-scanned at every nesting level);
+// the bytes are MarshalJSON's.
+func TestAppendJSONMessagesMatchMarshal(t *testing.T) {
+	user := &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "look <here> & \u2028 \xff"}, llm.ImageContent{Data: "iVBOR", MimeType: "image/png"}}, Timestamp: 7}
+	asst := &llm.AssistantMessage{Content: llm.Contents{llm.ThinkingContent{Thinking: "hm", ThinkingSignature: "s"}, llm.TextContent{Text: "ok"},
+		llm.ToolCall{ID: "t", Name: "read", Arguments: json.RawMessage(`{"path": "a<b"}`)}}, API: "a", Provider: "p", Model: "m",
+		StopReason: llm.StopToolUse, RawStopReason: "tool_use", Timestamp: 9, Usage: llm.Usage{Input: 3, Cost: llm.Cost{Total: 1e-7}}}
+	tool := &llm.ToolResultMessage{ToolCallID: "t", ToolName: "read", Content: llm.Contents{llm.TextContent{Text: "x"}}, Timestamp: 10}
+	sys := &llm.SystemMessage{Sections: llm.Sections{{Name: "preamble"}}, Timestamp: 1}
+	for _, ev := range []Event{
+		{Type: EventMessageStart, Message: user},
+		{Type: EventMessageEnd, Message: user},
+		{Type: EventMessageEnd, Message: asst},
+		{Type: EventMessageStart, Message: &llm.UserMessage{}},
+		{Type: EventAgentEnd, Messages: []llm.Message{sys, user, asst, tool}, WillRetry: true},
+		{Type: EventAgentEnd},
+	} {
+		want, err := json.Marshal(ev)
+		require.NoError(t, err)
+		got, ok := ev.AppendJSON(nil)
+		require.True(t, ok, "%s", want)
+		assert.Equal(t, string(want), string(got))
+	}
+	// A tool result's message_end is left to MarshalJSON.
+	_, ok := Event{Type: EventMessageEnd, Message: tool}.AppendJSON(nil)
+	assert.False(t, ok)
+}

@@ -283,3 +283,65 @@ func (e *AssistantEncoder) appendBlock(dst []byte, i int, c Content) ([]byte, bo
 	}
 	return dst, false
 }
+
+// AppendMessageJSON writes m as encoding/json.Marshal(m) does, for the
+// messages that can be large (a pasted file in a user message, a long
+// reply); false for any other, which the caller encodes with
+// encoding/json. A 20 MB prompt is then copied once per event instead
+// of being re-scanned at every level of nested MarshalJSON.
+func AppendMessageJSON(dst []byte, m Message) ([]byte, bool) {
+	switch m := m.(type) {
+	case *UserMessage:
+		if m == nil {
+			return dst, false
+		}
+		start := len(dst)
+		dst = append(dst, `{"role":"user","content":`...)
+		var ok bool
+		if dst, ok = appendContents(dst, m.Content); !ok {
+			return dst[:start], false
+		}
+		dst = append(dst, `,"timestamp":`...)
+		dst = strconv.AppendInt(dst, m.Timestamp, 10)
+		return append(dst, '}'), true
+	case *AssistantMessage:
+		if m == nil {
+			return dst, false
+		}
+		var enc AssistantEncoder
+		return enc.Append(dst, m)
+	}
+	return dst, false
+}
+
+// appendContents writes text and image blocks; false for any other.
+func appendContents(dst []byte, cs Contents) ([]byte, bool) {
+	if cs == nil {
+		return append(dst, "[]"...), true
+	}
+	dst = append(dst, '[')
+	for i, c := range cs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		switch c := c.(type) {
+		case TextContent:
+			dst = append(dst, `{"type":"text","text":`...)
+			dst = AppendJSONString(dst, c.Text)
+			if c.TextSignature != "" {
+				dst = append(dst, `,"textSignature":`...)
+				dst = AppendJSONString(dst, c.TextSignature)
+			}
+			dst = append(dst, '}')
+		case ImageContent:
+			dst = append(dst, `{"type":"image","data":`...)
+			dst = AppendJSONString(dst, c.Data)
+			dst = append(dst, `,"mimeType":`...)
+			dst = AppendJSONString(dst, c.MimeType)
+			dst = append(dst, '}')
+		default:
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}

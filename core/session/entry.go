@@ -215,6 +215,24 @@ func (e *UnknownEntry) Type() EntryType           { return e.EntryType }
 // before the common fields, as pi builds them).
 
 func (e *MessageEntry) MarshalJSON() ([]byte, error) {
+	// A user or assistant message (which may hold a pasted file) is
+	// appended directly: the same bytes, without encoding/json's re-scan
+	// of nested output.
+	b := make([]byte, 0, 128)
+	b = append(b, `{"type":"message","id":`...)
+	b = llm.AppendJSONString(b, e.ID)
+	b = append(b, `,"parentId":`...)
+	if e.ParentID == "" {
+		b = append(b, "null"...)
+	} else {
+		b = llm.AppendJSONString(b, e.ParentID)
+	}
+	b = append(b, `,"timestamp":`...)
+	b = llm.AppendJSONString(b, e.Timestamp)
+	b = append(b, `,"message":`...)
+	if b, ok := llm.AppendMessageJSON(b, e.Message); ok {
+		return append(b, '}'), nil
+	}
 	return json.Marshal(struct {
 		Type EntryType `json:"type"`
 		wireMeta

@@ -1,10 +1,15 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Issue 17: a session file may be damaged, cut, hand-edited or written by
@@ -59,4 +64,24 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("the rewrite has %d entries, the file %d", got, len(entries))
 		}
 	})
+}
+
+// A message entry's JSON is what encoding/json writes for it, whichever
+// path wrote it.
+func TestMessageEntryJSON(t *testing.T) {
+	for _, e := range []*MessageEntry{
+		{Meta: Meta{ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z"}, Message: &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "hi <there> \u2028"}}, Timestamp: 5}},
+		{Meta: Meta{ID: "a2", ParentID: "a1", Timestamp: "t"}, Message: &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: "ok"}}, API: "x", StopReason: llm.StopStop}},
+		{Meta: Meta{ID: "a3", ParentID: "a2", Timestamp: "t"}, Message: &llm.ToolResultMessage{ToolCallID: "c", Content: llm.Contents{}}},
+	} {
+		got, err := e.MarshalJSON()
+		require.NoError(t, err)
+		want, err := json.Marshal(struct {
+			Type EntryType `json:"type"`
+			wireMeta
+			Message llm.Message `json:"message"`
+		}{EntryMessage, e.wire(), e.Message})
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
 }
