@@ -166,3 +166,19 @@ func TestRPCGrepWithoutRipgrepSkipsAFIFO(t *testing.T) {
 	assert.Contains(t, out, "a.txt:2: needle")
 	assert.Equal(t, 0, p.exit())
 }
+
+// Files gopi reads on its own account (AGENTS.md, settings.json) may be
+// FIFOs a model made with bash: gopi starts, warns and serves instead of
+// blocking on them.
+func TestRPCStartsWithFIFOsWhereItsOwnFilesGo(t *testing.T) {
+	w := newWorld(t, llmtest.Text("still fine"))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, "AGENTS.md"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.cwd, ".pi"), 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, ".pi", "settings.json"), 0o644))
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+	p.until(func(r record) bool { return r.is("agent_settled") })
+	assert.Equal(t, "still fine", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
+	assert.Equal(t, 0, p.exit())
+	assert.Contains(t, p.stderr.String(), "named pipe")
+}

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // Settings are the keys of pi's settings.json that gopi reads, plus
@@ -51,7 +52,7 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 		filepath.Join(agentDir, "settings.json"),
 		filepath.Join(cwd, ".pi", "settings.json"),
 	} {
-		data, err := os.ReadFile(path)
+		data, err := regularfile.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

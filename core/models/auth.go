@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // CredentialType is the "type" of an auth.json entry.
@@ -35,7 +35,7 @@ type credential struct {
 // readAuthFile reads auth.json ({"provider": {"type": "api_key", "key": ...}}).
 // A missing file is empty; a broken one is reported and treated as empty.
 func readAuthFile(path string) (map[string]credential, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]credential{}, nil
 	}

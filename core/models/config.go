@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // Custom model defaults, as pi fills them for a models.json entry.
@@ -87,7 +87,7 @@ type requestConfig struct {
 // any other problem it returns nil and an error worded as pi words it
 // (capitalised: users see these texts as they are).
 func readModelsFile(path string, builtins []llm.Model, builtinProvs map[string]bool) (*modelsConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // ContextFile is an instruction file found for the session.
@@ -63,7 +65,7 @@ func contextFileIn(dir string) (*ContextFile, error) {
 		if err != nil || st.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := regularfile.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("reading context file %s: %w", p, err)
 		}

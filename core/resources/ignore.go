@@ -1,11 +1,11 @@
 package resources
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // ignoreFileNames are read in every directory walked for skills and
@@ -28,7 +28,7 @@ func (ig *ignorer) addDir(dir, rel string) {
 		domain = strings.Split(filepath.ToSlash(rel), "/")
 	}
 	for _, name := range ignoreFileNames {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := regularfile.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			continue
 		}

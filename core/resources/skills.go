@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/template"
 	"unicode/utf16"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 var (
@@ -276,7 +278,7 @@ func loadSkill(p string, info SourceInfo) (*Skill, []error) {
 	warn := func(skipped bool, format string, a ...any) error {
 		return &LoadError{Path: p, Err: fmt.Errorf(format, a...), Skipped: skipped}
 	}
-	b, err := os.ReadFile(p)
+	b, err := regularfile.ReadFile(p)
 	if err != nil {
 		return nil, []error{warn(true, "reading skill: %w", err)}
 	}
@@ -373,7 +375,7 @@ func ExpandSkill(text string, skills []Skill) (string, error) {
 		if s.Name != name {
 			continue
 		}
-		b, err := os.ReadFile(s.Path)
+		b, err := regularfile.ReadFile(s.Path)
 		if err != nil {
 			return text, fmt.Errorf("expanding skill %s: %w", s.Name, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // Template is a prompt template: a markdown file whose body replaces
@@ -151,7 +153,7 @@ func (l *templateLoader) file(p string, info SourceInfo) {
 }
 
 func loadTemplate(p string, info SourceInfo) (Template, error) {
-	b, err := os.ReadFile(p)
+	b, err := regularfile.ReadFile(p)
 	if err != nil {
 		return Template{}, fmt.Errorf("reading prompt template: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // Info describes a session file for a picker or --resume.
@@ -100,7 +101,7 @@ func listDir(dir string) ([]Info, error) {
 
 // readInfo streams one file, holding a single line at a time.
 func readInfo(path string) (Info, bool) {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return Info{}, false
 	}
@@ -258,7 +259,7 @@ func MostRecent(dir string) (string, error) {
 
 // hasHeader checks the first line of a file (pi reads 512 bytes).
 func hasHeader(path string) bool {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return false
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // LoadReport says what [Open] found wrong with a file and what it did.
@@ -72,7 +74,7 @@ func Open(path string) (*Store, LoadReport, error) {
 // load reads path into a Store without writing anything.
 func load(path string) (*Store, LoadReport, error) {
 	var rep LoadReport
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, rep, fmt.Errorf("open session: %w", err)
 	}

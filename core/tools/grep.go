@@ -102,6 +102,10 @@ func (t *grepTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	if err != nil {
 		return agent.ErrorResult("Path not found: %s", root), nil
 	}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		// rg, like the Go search, would wait on a FIFO for ever.
+		return agent.ErrorResult("%s is %s, not a file or directory; grep searches regular files.", root, kindOf(info.Mode())), nil
+	}
 	contextLines, _ := intArg(a.Context)
 	contextLines = max(0, contextLines)
 	limit := grepDefaultLimit

@@ -167,3 +167,13 @@ func TestWriteRefusesSpecialFiles(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Contains(t, out, "character device")
 }
+
+// grep given a FIFO as its path refuses it, rg or not (rg would read it
+// and wait for a writer for ever).
+func TestGrepRefusesAFIFOPath(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+	out, isErr := runWithin(t, context.Background(), dir, "grep", map[string]any{"pattern": "x", "path": "pipe"})
+	assert.True(t, isErr)
+	assert.Contains(t, out, "named pipe")
+}

@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // ErrNotRegular marks a path that exists and is not a regular file.
@@ -54,23 +56,8 @@ func Target(path string) (string, fs.FileInfo, error) {
 	return "", nil, fmt.Errorf("refusing to write %s: too many symbolic links", path)
 }
 
-// Kind names what a file mode is, for error messages: "a named pipe",
-// "a character device", "a directory"...
-func Kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
-}
+// Kind names what a file mode is, for error messages.
+func Kind(m fs.FileMode) string { return regularfile.Kind(m) }
 
 // Write replaces the contents of path (see the package doc) with data:
 // through a temporary file in the target's directory (named by pattern,
