@@ -31,7 +31,9 @@ func (b *Bridge) Emit(ev api.Event) {
 		AppendJSON([]byte) ([]byte, bool)
 	}); ok {
 		// The streaming events' own encoder (the same bytes, faster).
-		raw, _ = a.AppendJSON(nil)
+		if b, ok := a.AppendJSON(nil); ok {
+			raw = b
+		}
 	}
 	if raw == nil {
 		raw, err = marshal(ev)

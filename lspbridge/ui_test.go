@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // ask puts a dialog up from the runtime's side, through the client it was
@@ -357,4 +359,18 @@ func TestSessionWriteErrorIsShownAsAnError(t *testing.T) {
 	require.True(t, m.isNotification("window/showMessage"), m.String())
 	assert.Contains(t, string(m.params()), `"type":1`)
 	assert.Contains(t, string(m.params()), "no space left on device")
+}
+
+// Events go out whole whichever encoder writes them: one the fast path
+// declines (a tool result's message_end) still has its params.
+func TestEventsTheFastEncoderDeclinesAreSentWhole(t *testing.T) {
+	h := startBridge(t, stateRT(), config{})
+	require.Nil(t, h.initialize(`{}`, "").errObj())
+	h.b.Emit(agent.Event{Type: agent.EventMessageEnd, Message: &llm.ToolResultMessage{ToolCallID: "t", ToolName: "read", Content: llm.Contents{llm.TextContent{Text: "x"}}}})
+	h.b.Emit(agent.Event{Type: agent.EventMessageStart, Message: &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "hi"}}}})
+	for _, want := range []string{`"role":"toolResult"`, `"role":"user"`} {
+		m := h.next()
+		require.True(t, m.isNotification("pi/event"), m.String())
+		assert.Contains(t, string(m.params()), want)
+	}
 }
