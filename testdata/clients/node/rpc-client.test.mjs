@@ -590,3 +590,63 @@ test("approval gate: Allow always stops asking for that tool", async (t) => {
 	assert.equal(await readFile(path.join(cwd, "out.txt"), "utf8"), "hello");
 	assert.equal(await readFile(path.join(cwd, "again.txt"), "utf8"), "again");
 });
+
+test(
+	"pi 1.5: system message, queues, entries, tree, thinking levels, bash updates and state events",
+	{ skip: sys === 0 && "pi 0.73.1's client has none of these commands" },
+	async (t) => {
+		const { client } = await start(t);
+		const events = [];
+		client.onEvent((e) => events.push(e));
+
+		assert.deepEqual(await client.getAvailableThinkingLevels(), ["off", "minimal", "low", "medium", "high"]);
+		await client.setThinkingLevel("low");
+		await client.setSessionName("pi 1.5 check");
+
+		// A reply that streams long enough to queue a follow-up behind it.
+		await client.prompt("stream: 40");
+		await nextEvent(client, isTextDelta, "a text delta");
+		// queue_update comes before follow_up's answer: listen first.
+		const queuedEvent = nextEvent(client, (e) => e.type === "queue_update", "queue_update");
+		await client.followUp("reply: later");
+		const queued = await queuedEvent;
+		assert.deepEqual(queued.followUp, ["reply: later"]);
+		const cleared = await client.clearQueue();
+		assert.deepEqual(cleared.followUp, ["reply: later"], "clear_queue returns what it took");
+		await nextEvent(client, (e) => e.type === "agent_settled", "agent_settled");
+
+		// bash streams its output with the command's id.
+		const out = await client.bash("printf 'a\\nb\\n'");
+		assert.equal(out.output, "a\nb\n");
+		const updates = events.filter((e) => e.type === "bash_execution_update");
+		assert.ok(updates.length > 0, "no bash_execution_update");
+		assert.equal(updates.map((e) => e.delta).join(""), "a\nb\n");
+
+		// A refused compact still tells its start and end.
+		await expectRefusal(client, () => client.compact(), /Nothing to compact/, "compact of a short session");
+		assert.ok(events.some((e) => e.type === "compaction_start" && e.reason === "manual"));
+		assert.ok(events.some((e) => e.type === "compaction_end" && e.reason === "manual" && e.willRetry === false));
+
+		// State events.
+		assert.ok(events.some((e) => e.type === "thinking_level_changed" && e.level === "low"));
+		assert.ok(events.some((e) => e.type === "session_info_changed" && e.name === "pi 1.5 check"));
+		const update = events.find(isTextDelta);
+		assert.ok(update.usage, "a delta-only message_update carries usage");
+		assert.equal(update.message, undefined, "and not the message");
+
+		// The transcript starts with the system message; entries and tree agree.
+		const messages = await client.getMessages();
+		assert.equal(messages[0].role, "system");
+		assert.ok(messages[0].sections.preamble, "the system message has the preamble section");
+		assert.ok(messages[0].toolsAdded.some((tool) => tool.name === "bash"));
+		const { entries, leafId } = await client.getEntries();
+		assert.ok(entries.length >= messages.length);
+		assert.equal(entries.at(-1).id, leafId);
+		const later = await client.getEntries(entries[1].id);
+		assert.equal(later.entries.length, entries.length - 2, "since returns what follows the cursor");
+		await assert.rejects(client.getEntries("no-such-entry"), /Entry not found/);
+		const tree = await client.getTree();
+		assert.equal(tree.leafId, leafId);
+		assert.equal(tree.tree.length, 1);
+	},
+);
