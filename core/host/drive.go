@@ -558,7 +558,10 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 			h.mu.Lock()
 			h.compactPending = nil
 			h.mu.Unlock()
-			close(c.done)
+			// A prompt waiting for this compaction starts once compact's
+			// answer is out, so the client reads that answer before the
+			// prompt's events.
+			api.AfterResponse(ctx, func() { close(c.done) })
 			cancel(nil)
 		}()
 		h.compactionStarted("manual")
