@@ -3,9 +3,12 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -176,4 +179,33 @@ func TestGrepRefusesAFIFOPath(t *testing.T) {
 	out, isErr := runWithin(t, context.Background(), dir, "grep", map[string]any{"pattern": "x", "path": "pipe"})
 	assert.True(t, isErr)
 	assert.Contains(t, out, "named pipe")
+}
+
+// A tiny PNG that declares a 100,000 × 100,000 picture is not decoded
+// (that would take 40 GB): the image is left out with a note.
+func TestReadImageBombIsNotDecoded(t *testing.T) {
+	var png bytes.Buffer
+	png.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], 100_000)
+	binary.BigEndian.PutUint32(ihdr[4:], 100_000)
+	ihdr[8], ihdr[9] = 8, 6 // 8-bit RGBA
+	chunk := func(typ string, data []byte) {
+		_ = binary.Write(&png, binary.BigEndian, uint32(len(data)))
+		png.WriteString(typ)
+		png.Write(data)
+		_ = binary.Write(&png, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+	}
+	chunk("IHDR", ihdr)
+	chunk("IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
+	chunk("IEND", nil)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bomb.png"), png.Bytes(), 0o644))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, isErr := runWithin(t, context.Background(), dir, "read", map[string]any{"path": "bomb.png"})
+	runtime.ReadMemStats(&after)
+	assert.False(t, isErr)
+	assert.Contains(t, out, "Image omitted")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20))
 }

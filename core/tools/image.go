@@ -67,6 +67,10 @@ type fittedImage struct {
 	resized      bool
 }
 
+// maxDecodePixels is the largest picture gopi decodes to scale it down
+// (about 200 MB as RGBA); a larger one is omitted from the result.
+const maxDecodePixels = 50_000_000
+
 // fitImage keeps an image within maxImageSide and maxImageBase64: as is
 // when it already fits, else scaled down and re-encoded as PNG or JPEG,
 // whichever fits first, shrinking further until one does. ok is false when
@@ -83,6 +87,11 @@ func fitImage(data []byte, mime, encoded string) (fittedImage, bool) {
 	f := fittedImage{data: encoded, mime: mime, origW: cfg.Width, origH: cfg.Height, w: cfg.Width, h: cfg.Height}
 	if cfg.Width <= maxImageSide && cfg.Height <= maxImageSide && len(encoded) < maxImageBase64 {
 		return f, true
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > maxDecodePixels {
+		// A small file can declare a huge picture; decoding it would take
+		// width × height × 4 bytes of memory.
+		return fittedImage{}, false
 	}
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
