@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,17 +140,25 @@ func neutralText(s string, w *world, home, prefix string) string {
 
 // readTranscript loads a recorded transcript.
 func readTranscript(t *testing.T, name string) []record {
+	t.Helper()
 	f, err := os.Open(filepath.Join(piTranscriptDir, name))
 	require.NoError(t, err)
 	defer f.Close()
+	return readRecords(t, f)
+}
+
+// readRecords decodes a JSON-lines transcript.
+func readRecords(t *testing.T, r io.Reader) []record {
+	t.Helper()
 	var rs []record
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		var r record
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
-		rs = append(rs, r)
+		var rec record
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
+		rs = append(rs, rec)
 	}
+	require.NoError(t, sc.Err())
 	return rs
 }
 

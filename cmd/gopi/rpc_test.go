@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -52,15 +51,7 @@ func referenceShape(t *testing.T, name string) []string {
 	}
 	require.NoError(t, err)
 	defer f.Close()
-	var rs []record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var r record
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
-		rs = append(rs, r)
-	}
-	return shape(rs)
+	return shape(readRecords(t, f))
 }
 
 func TestRPCToolCallMatchesPiTranscript(t *testing.T) {
