@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/gopi-dev/gopi/internal/atomicfile"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // FS is the file system the file tools work on (pi's Read/Write/Edit/Ls
@@ -52,67 +52,38 @@ const MaxWholeFile = 64 << 20
 var (
 	// ErrNotRegular: the path is a FIFO, device, socket or other special
 	// file, which the file tools neither read nor replace.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regularfile.ErrNotRegular
 	// ErrTooLarge: the file is over MaxWholeFile.
 	ErrTooLarge = errors.New("file too large to read whole")
 )
 
 // kindOf names a special file's type for error messages.
-func kindOf(m fs.FileMode) string { return atomicfile.Kind(m) }
+func kindOf(m fs.FileMode) string { return regularfile.Kind(m) }
 
-// checkRegular refuses what is not a regular file, naming what it is.
-func checkRegular(name string, info fs.FileInfo) error {
-	if info.Mode().IsRegular() {
-		return nil
-	}
-	return fmt.Errorf("%s is %s: %w", name, kindOf(info.Mode()), ErrNotRegular)
-}
-
-func (l LocalFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
-	info, err := os.Stat(name)
+func (LocalFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	f, err := regularfile.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRegular(name, info); err != nil {
-		return nil, err
-	}
-	if info.Size() > MaxWholeFile {
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Size() > MaxWholeFile {
 		return nil, fmt.Errorf("%s is %s, over the %s read whole: %w", name, FormatSize(int(info.Size())), FormatSize(MaxWholeFile), ErrTooLarge)
 	}
-	r, err := l.Open(ctx, name)
+	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx: ctx, f: f}, MaxWholeFile+1))
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, MaxWholeFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxWholeFile { // it grew since Stat
+	if len(data) > MaxWholeFile { // it grew since it was opened
 		return nil, fmt.Errorf("%s is over the %s read whole: %w", name, FormatSize(MaxWholeFile), ErrTooLarge)
 	}
 	return data, nil
 }
 
+// Open refuses what is not a regular file without blocking on it (see
+// internal/regularfile).
 func (LocalFS) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	info, err := os.Stat(name)
+	f, err := regularfile.Open(name)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRegular(name, info); err != nil {
-		return nil, err
-	}
-	// O_NONBLOCK: should the path turn into a FIFO between Stat and here,
-	// open returns at once instead of waiting for a writer.
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if info, err = f.Stat(); err == nil {
-		err = checkRegular(name, info)
-	}
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return ctxReader{ctx: ctx, f: f}, nil

@@ -20,7 +20,7 @@ import (
 )
 
 // ErrNotRegular marks a path that exists and is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = regularfile.ErrNotRegular
 
 // maxLinks bounds how many symlinks Target follows.
 const maxLinks = 40
@@ -49,15 +49,12 @@ func Target(path string) (string, fs.FileInfo, error) {
 			continue
 		}
 		if !info.Mode().IsRegular() {
-			return "", nil, fmt.Errorf("refusing to write %s: it is %s: %w", path, Kind(info.Mode()), ErrNotRegular)
+			return "", nil, fmt.Errorf("refusing to write %s: it is %s: %w", path, regularfile.Kind(info.Mode()), ErrNotRegular)
 		}
 		return path, info, nil
 	}
 	return "", nil, fmt.Errorf("refusing to write %s: too many symbolic links", path)
 }
-
-// Kind names what a file mode is, for error messages.
-func Kind(m fs.FileMode) string { return regularfile.Kind(m) }
 
 // Write replaces the contents of path (see the package doc) with data:
 // through a temporary file in the target's directory (named by pattern,
@@ -125,7 +122,7 @@ func writeInPlace(target string, data []byte) error {
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("refusing to write %s: it is %s: %w", target, Kind(info.Mode()), ErrNotRegular)
+		err = fmt.Errorf("refusing to write %s: it is %s: %w", target, regularfile.Kind(info.Mode()), ErrNotRegular)
 	}
 	if err == nil {
 		err = f.Truncate(0)
