@@ -92,34 +92,52 @@ func readText(content string, a readArgs) agent.Result {
 	lines := strings.Split(content, "\n")
 	offset, _ := intArg(a.Offset)
 	start := max(0, offset-1)
-	if start >= len(lines) {
-		return agent.ErrorResult("Offset %d is beyond the end of the file (%d lines in total)", offset, len(lines))
+	var selected []string
+	firstLen := 0
+	if start < len(lines) {
+		selected = lines[start:]
+		if limit, limited := intArg(a.Limit); limited {
+			selected = lines[start:min(len(lines), max(start, start+limit))]
+		}
+		firstLen = len(lines[start])
 	}
-	selected := lines[start:]
-	limit, limited := intArg(a.Limit)
-	if limited {
-		end := min(len(lines), max(start, start+limit))
-		selected = lines[start:end]
+	return renderWindow(a, start, len(lines), selected, len(selected), firstLen)
+}
+
+// renderWindow is read's result for the lines of a file from start on:
+// total lines in the file, window of them asked for, kept the first of
+// those (at least as many as the output limits can show; fewer than window
+// only when the rest would be cut anyway), firstLen the whole length of the
+// window's first line.
+func renderWindow(a readArgs, start, total int, kept []string, window, firstLen int) agent.Result {
+	offset, _ := intArg(a.Offset)
+	if start >= total {
+		return agent.ErrorResult("Offset %d is beyond the end of the file (%d lines in total)", offset, total)
 	}
-	tr := TruncateHead(strings.Join(selected, "\n"), Limits{})
+	_, limited := intArg(a.Limit)
+	tr := TruncateHead(strings.Join(kept, "\n"), Limits{})
 	first := start + 1
 	switch {
 	case tr.FirstLineExceedsLimit:
 		text := fmt.Sprintf("[Line %d is %s, over the %s limit. Read it with bash: sed -n '%dp' %s | head -c %d]",
-			first, FormatSize(len(lines[start])), FormatSize(MaxBytes), first, a.Path, MaxBytes)
+			first, FormatSize(firstLen), FormatSize(MaxBytes), first, a.Path, MaxBytes)
 		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
-	case tr.Truncated:
+	case tr.Truncated || len(kept) < window:
+		if !tr.Truncated { // kept stopped short: the window is cut by bytes
+			tr.Truncated, tr.TruncatedBy = true, TruncatedByBytes
+		}
+		tr.TotalLines = window
 		last := first + tr.OutputLines - 1
 		limitNote := ""
 		if tr.TruncatedBy == TruncatedByBytes {
 			limitNote = fmt.Sprintf(" (%s limit)", FormatSize(MaxBytes))
 		}
 		text := fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d%s. Use offset=%d to continue.]",
-			tr.Content, first, last, len(lines), limitNote, last+1)
+			tr.Content, first, last, total, limitNote, last+1)
 		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
-	case limited && start+len(selected) < len(lines):
-		rest := len(lines) - (start + len(selected))
-		next := start + len(selected) + 1
+	case limited && start+window < total:
+		rest := total - (start + window)
+		next := start + window + 1
 		return agent.TextResult(fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", tr.Content, rest, next))
 	}
 	return agent.TextResult(tr.Content)
@@ -208,33 +226,5 @@ func (t *readTool) readLarge(ctx context.Context, abs string, a readArgs) agent.
 			break
 		}
 	}
-	if start >= total {
-		return agent.ErrorResult("Offset %d is beyond the end of the file (%d lines in total)", offset, total)
-	}
-	tr := TruncateHead(strings.Join(kept, "\n"), Limits{})
-	first := start + 1
-	switch {
-	case tr.FirstLineExceedsLimit:
-		text := fmt.Sprintf("[Line %d is %s, over the %s limit. Read it with bash: sed -n '%dp' %s | head -c %d]",
-			first, FormatSize(firstLen), FormatSize(MaxBytes), first, a.Path, MaxBytes)
-		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
-	case tr.Truncated || len(kept) < window:
-		if !tr.Truncated { // kept stopped short: the window is cut by bytes
-			tr.Truncated, tr.TruncatedBy = true, TruncatedByBytes
-		}
-		tr.TotalLines = window
-		last := first + tr.OutputLines - 1
-		limitNote := ""
-		if tr.TruncatedBy == TruncatedByBytes {
-			limitNote = fmt.Sprintf(" (%s limit)", FormatSize(MaxBytes))
-		}
-		text := fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d%s. Use offset=%d to continue.]",
-			tr.Content, first, last, total, limitNote, last+1)
-		return agent.Result{Content: llm.Contents{llm.TextContent{Text: text}}, Details: ReadDetails{Truncation: &tr}}
-	case limited && start+window < total:
-		rest := total - (start + window)
-		next := start + window + 1
-		return agent.TextResult(fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", tr.Content, rest, next))
-	}
-	return agent.TextResult(tr.Content)
+	return renderWindow(a, start, total, kept, window, firstLen)
 }
