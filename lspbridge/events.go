@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/rpc"
 )
 
 const methodEvent = "pi/event"
@@ -27,9 +28,7 @@ func (b *Bridge) Emit(ev api.Event) {
 	}
 	var raw []byte
 	var err error
-	if a, ok := ev.(interface {
-		AppendJSON([]byte) ([]byte, bool)
-	}); ok {
+	if a, ok := ev.(rpc.Appender); ok {
 		// The streaming events' own encoder (the same bytes, faster).
 		if b, ok := a.AppendJSON(nil); ok {
 			raw = b

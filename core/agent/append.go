@@ -52,24 +52,34 @@ func (e Event) AppendJSON(dst []byte) ([]byte, bool) {
 		return dst, false
 	}
 	ae := e.AssistantEvent
-	if ae.Partial != nil {
-		return dst, false
-	}
-	switch ae.Type {
-	case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
-	default:
+	if ae.Partial != nil || !isDelta(ae) {
 		return dst, false
 	}
 	dst = append(dst, `{"type":"message_update","usage":`...)
 	dst = llm.AppendUsage(dst, e.Usage)
-	dst = append(dst, `,"assistantMessageEvent":{"type":"`...)
+	dst = appendDeltaFields(append(dst, `,"assistantMessageEvent":`...), ae)
+	return append(dst, "}}"...), true
+}
+
+// isDelta reports a text, thinking or tool-argument delta, the events the
+// appenders write.
+func isDelta(ae *llm.StreamEvent) bool {
+	switch ae.Type {
+	case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
+		return true
+	}
+	return false
+}
+
+// appendDeltaFields opens a delta's assistantMessageEvent object and
+// writes its fields, leaving the object open for "partial".
+func appendDeltaFields(dst []byte, ae *llm.StreamEvent) []byte {
+	dst = append(dst, `{"type":"`...)
 	dst = append(dst, ae.Type...)
 	dst = append(dst, `","contentIndex":`...)
 	dst = strconv.AppendInt(dst, int64(ae.ContentIndex), 10)
 	dst = append(dst, `,"delta":`...)
-	dst = llm.AppendJSONString(dst, ae.Delta)
-	dst = append(dst, "}}"...)
-	return dst, true
+	return llm.AppendJSONString(dst, ae.Delta)
 }
 
 // FullUpdates writes message_update events in the older protocol's full
@@ -110,12 +120,7 @@ func (u fullUpdate) AppendJSON(dst []byte) ([]byte, bool) {
 	e := u.Event
 	m, ok := e.Message.(*llm.AssistantMessage)
 	ae := e.AssistantEvent
-	if !ok || m == nil || e.Usage != nil || ae == nil || ae.Partial != m {
-		return dst, false
-	}
-	switch ae.Type {
-	case llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta:
-	default:
+	if !ok || m == nil || e.Usage != nil || ae == nil || ae.Partial != m || !isDelta(ae) {
 		return dst, false
 	}
 	u.f.mu.Lock()
@@ -128,12 +133,7 @@ func (u fullUpdate) AppendJSON(dst []byte) ([]byte, bool) {
 		return dst[:start], false
 	}
 	msg := dst[mark:]
-	dst = append(dst, `,"assistantMessageEvent":{"type":"`...)
-	dst = append(dst, ae.Type...)
-	dst = append(dst, `","contentIndex":`...)
-	dst = strconv.AppendInt(dst, int64(ae.ContentIndex), 10)
-	dst = append(dst, `,"delta":`...)
-	dst = llm.AppendJSONString(dst, ae.Delta)
+	dst = appendDeltaFields(append(dst, `,"assistantMessageEvent":`...), ae)
 	dst = append(dst, `,"partial":`...)
 	// The same snapshot: its bytes again. (msg may move as dst grows, so
 	// take its place, not the slice.)
