@@ -261,6 +261,9 @@ func sameSpec(a, b ToolSpec) bool {
 	if a.Name != b.Name || a.Description != b.Description {
 		return false
 	}
+	if bytes.Equal(a.Parameters, b.Parameters) {
+		return true // the usual case, every prompt: no decoding
+	}
 	var x, y any
 	if json.Unmarshal(a.Parameters, &x) != nil || json.Unmarshal(b.Parameters, &y) != nil {
 		return bytes.Equal(a.Parameters, b.Parameters)
