@@ -26,6 +26,18 @@ type RetrySettings struct {
 	MaxAgentDelayMs int64 `json:"maxAgentDelayMs,omitempty"`
 }
 
+// delay is how long retry attempt n (from 1) waits: the backoff,
+// doubling from BaseDelayMs, or the provider's Retry-After when longer,
+// capped by maxDelay.
+func (r RetrySettings) delay(n int, retryAfter time.Duration) time.Duration {
+	d := time.Duration(float64(r.BaseDelayMs)*math.Pow(2, float64(n-1))) * time.Millisecond
+	d = max(d, retryAfter)
+	if m := r.maxDelay(); m > 0 {
+		d = min(d, m)
+	}
+	return d
+}
+
 // maxDelay is the longest a retry waits.
 func (r RetrySettings) maxDelay() time.Duration {
 	if r.MaxAgentDelayMs > 0 {
@@ -204,13 +216,11 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 		return nil, false
 	}
 	h.setRetryAttempt(attempt)
-	delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(attempt-1))) * time.Millisecond
-	if f := last.Failure; f != nil && f.RetryAfter > delay {
-		delay = f.RetryAfter
+	var retryAfter time.Duration
+	if f := last.Failure; f != nil {
+		retryAfter = f.RetryAfter
 	}
-	if max := settings.maxDelay(); max > 0 {
-		delay = min(delay, max)
-	}
+	delay := settings.delay(attempt, retryAfter)
 	h.emit(api.AutoRetryStart{Attempt: attempt, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: last.ErrorMessage})
 
 	// The failed reply stays in the session file as history but leaves the

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"math"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
@@ -36,13 +35,7 @@ func (h *Host) summarize(ctx context.Context, reason string, attempt func() (com
 			!errors.As(err, &pe) || !pe.Transient() {
 			return res, err
 		}
-		delay := time.Duration(float64(settings.BaseDelayMs)*math.Pow(2, float64(n-1))) * time.Millisecond
-		if pe.RetryAfter > delay {
-			delay = pe.RetryAfter
-		}
-		if max := settings.maxDelay(); max > 0 {
-			delay = min(delay, max)
-		}
+		delay := settings.delay(n, pe.RetryAfter)
 		retried = true
 		h.emit(api.SummarizationRetryScheduled{Attempt: n, MaxAttempts: settings.MaxRetries, DelayMs: delay.Milliseconds(), ErrorMessage: pe.Error()})
 		t := time.NewTimer(delay)
