@@ -613,15 +613,17 @@ func (s *Store) persist(n node) error {
 func (s *Store) Unsaved() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.path != "" && s.hasAssistant && !s.flushed
+	return s.unsavedLocked()
 }
+
+func (s *Store) unsavedLocked() bool { return s.path != "" && s.hasAssistant && !s.flushed }
 
 // Save writes the file whole if it lacks entries (see Unsaved); nil when
 // there was nothing to write or the write worked.
 func (s *Store) Save() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.path == "" || !s.hasAssistant || s.flushed {
+	if !s.unsavedLocked() {
 		return nil
 	}
 	return s.rewrite()
