@@ -9,8 +9,8 @@ require (
 	github.com/go-git/go-git/v5 v5.19.3 // only plumbing/format/gitignore: .gitignore rules for the Go grep/find fallback
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // json/v2: the codec go.lsp.dev/protocol's types marshal through
 	github.com/google/uuid v1.6.0 // uuidv7 session ids, UI request ids
+	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // tool argument validation against JSON Schema
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
 	github.com/yuin/goldmark v1.8.7 // markdown to HTML for export_html, rendered in Go so the page needs no script
@@ -33,6 +33,7 @@ require (
 	github.com/go-git/go-billy/v5 v5.9.2 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect
@@ -40,6 +41,7 @@ require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
+	github.com/kaptinlin/jsonpointer v0.4.28 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect

@@ -321,7 +321,7 @@ func TestSchemaValidationError(t *testing.T) {
 	assert.True(t, end.IsError)
 	text := resultText(end.Result)
 	assert.Contains(t, text, `Validation failed for tool "read":`)
-	assert.Contains(t, text, `  - path: missing property 'path'`)
+	assert.Contains(t, text, `  - path: must have required properties path`)
 	assert.Contains(t, text, "Received arguments:\n{\n  \"limit\": 5\n}")
 
 	tr := toolResults(a.Messages())[0]

@@ -1,11 +1,14 @@
 package llm
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // overflowPatterns match the errors providers return when a request does
 // not fit the model's context window (pi 0.73.1's list). Each is tried
 // case-insensitively against the whole error message.
-var overflowPatterns = compileAll(
+var overflowPatterns = compileAll( // compiled on first use, not at startup
 	`prompt is too long`,                                  // Anthropic, tokens
 	`request_too_large`,                                   // Anthropic, bytes (HTTP 413)
 	`input is too long for requested model`,               // Amazon Bedrock
@@ -36,16 +39,18 @@ var notOverflowPatterns = compileAll(
 	`too many requests`,
 )
 
-func compileAll(patterns ...string) []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(patterns))
-	for i, p := range patterns {
-		out[i] = regexp.MustCompile(`(?i)` + p)
-	}
-	return out
+func compileAll(patterns ...string) func() []*regexp.Regexp {
+	return sync.OnceValue(func() []*regexp.Regexp {
+		out := make([]*regexp.Regexp, len(patterns))
+		for i, p := range patterns {
+			out[i] = regexp.MustCompile(`(?i)` + p)
+		}
+		return out
+	})
 }
 
-func matchAny(res []*regexp.Regexp, s string) bool {
-	for _, re := range res {
+func matchAny(res func() []*regexp.Regexp, s string) bool {
+	for _, re := range res() {
 		if re.MatchString(s) {
 			return true
 		}

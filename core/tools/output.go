@@ -175,8 +175,10 @@ func (o *outputBuffer) snapshot() outputSnapshot {
 }
 
 // ansiEscape matches terminal escape sequences (the pattern of the
-// ansi-regex package pi strips them with).
-var ansiEscape = regexp.MustCompile(`[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:(?:;[-a-zA-Z\d/#&.:=?%@~_]+)*|[a-zA-Z\d]+(?:;[-a-zA-Z\d/#&.:=?%@~_]*)*)?(?:\x07|\x1b\x5c|\x{9c}))|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PR-TZcf-nq-uy=><~]))`)
+// ansi-regex package pi strips them with), compiled on first use.
+var ansiEscape = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[\x1b\x{9b}][\[\]()#;?]*(?:(?:(?:(?:;[-a-zA-Z\d/#&.:=?%@~_]+)*|[a-zA-Z\d]+(?:;[-a-zA-Z\d/#&.:=?%@~_]*)*)?(?:\x07|\x1b\x5c|\x{9c}))|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PR-TZcf-nq-uy=><~]))`)
+})
 
 // sanitizer cleans streamed output for display and storage: it strips
 // terminal escapes, control characters (but tab and newline), carriage
@@ -195,14 +197,14 @@ func (s *sanitizer) feed(p []byte, final bool) string {
 		if i := bytes.LastIndexByte(buf[:cut], 0x1b); i >= 0 && cut-i < 64 {
 			// An escape that is unfinished, or finished only by the end
 			// of the chunk, may continue in the next one.
-			if loc := ansiEscape.FindIndex(buf[i:cut]); loc == nil || loc[0] != 0 || i+loc[1] == cut {
+			if loc := ansiEscape().FindIndex(buf[i:cut]); loc == nil || loc[0] != 0 || i+loc[1] == cut {
 				cut = i
 			}
 		}
 		s.pending = append([]byte(nil), buf[cut:]...)
 	}
 	text := strings.ToValidUTF8(string(buf[:cut]), "\uFFFD")
-	text = ansiEscape.ReplaceAllString(text, "")
+	text = ansiEscape().ReplaceAllString(text, "")
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t' || r == '\n':
