@@ -1,7 +1,9 @@
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -24,34 +26,35 @@ func (anthropicDialect) match(path string) bool { return strings.HasSuffix(path,
 const anthropicPingEvery = 4
 
 func (anthropicDialect) events(t *Turn, n int, model string) [][]byte {
-	type obj = map[string]any
 	var out [][]byte
-	add := func(name string, data obj) {
-		data["type"] = name
-		out = append(out, sse(name, data))
+	// Events are written in the API's own field order, type first, as a
+	// client that reads the stream byte-wise (gopi's decoder does) meets
+	// them.
+	add := func(name string, fields ...any) {
+		out = append(out, sse(name, ordered(append([]any{"type", name}, fields...)...)))
 	}
-	ping := func() { out = append(out, sse("ping", obj{"type": "ping"})) }
+	ping := func() { out = append(out, sse("ping", ordered("type", "ping"))) }
 
-	add("message_start", obj{"message": obj{
-		"id":            t.responseID(n),
-		"type":          "message",
-		"role":          "assistant",
-		"model":         model,
-		"content":       []any{},
-		"stop_reason":   nil,
-		"stop_sequence": nil,
-		"usage": obj{
-			"input_tokens":                t.Usage.Input,
-			"cache_creation_input_tokens": t.Usage.CacheWrite,
-			"cache_read_input_tokens":     t.Usage.CacheRead,
-			"output_tokens":               1,
-		},
-	}})
+	add("message_start", "message", ordered(
+		"id", t.responseID(n),
+		"type", "message",
+		"role", "assistant",
+		"model", model,
+		"content", []any{},
+		"stop_reason", nil,
+		"stop_sequence", nil,
+		"usage", ordered(
+			"input_tokens", t.Usage.Input,
+			"cache_creation_input_tokens", t.Usage.CacheWrite,
+			"cache_read_input_tokens", t.Usage.CacheRead,
+			"output_tokens", 1,
+		),
+	))
 	ping()
 
 	deltas := 0
-	delta := func(i int, d obj) {
-		add("content_block_delta", obj{"index": i, "delta": d})
+	delta := func(i int, d json.RawMessage) {
+		add("content_block_delta", "index", i, "delta", d)
 		deltas++
 		if deltas%anthropicPingEvery == 0 {
 			ping()
@@ -60,37 +63,59 @@ func (anthropicDialect) events(t *Turn, n int, model string) [][]byte {
 	for i, b := range t.Blocks {
 		switch {
 		case b.Kind == KindText:
-			add("content_block_start", obj{"index": i, "content_block": obj{"type": "text", "text": ""}})
+			add("content_block_start", "index", i, "content_block", ordered("type", "text", "text", ""))
 			for _, c := range chunks(b.Text, t.ChunkSize) {
-				delta(i, obj{"type": "text_delta", "text": c})
+				delta(i, ordered("type", "text_delta", "text", c))
 			}
 		case b.Kind == KindThinking && b.Redacted:
-			add("content_block_start", obj{"index": i, "content_block": obj{"type": "redacted_thinking", "data": b.Signature}})
+			add("content_block_start", "index", i, "content_block", ordered("type", "redacted_thinking", "data", b.Signature))
 		case b.Kind == KindThinking:
-			add("content_block_start", obj{"index": i, "content_block": obj{"type": "thinking", "thinking": "", "signature": ""}})
+			add("content_block_start", "index", i, "content_block", ordered("type", "thinking", "thinking", "", "signature", ""))
 			for _, c := range chunks(b.Text, t.ChunkSize) {
-				delta(i, obj{"type": "thinking_delta", "thinking": c})
+				delta(i, ordered("type", "thinking_delta", "thinking", c))
 			}
 			for _, c := range chunks(b.Signature, t.ChunkSize) {
-				delta(i, obj{"type": "signature_delta", "signature": c})
+				delta(i, ordered("type", "signature_delta", "signature", c))
 			}
 		case b.Kind == KindToolCall:
-			add("content_block_start", obj{"index": i, "content_block": obj{"type": "tool_use", "id": b.ID, "name": b.Name, "input": obj{}}})
+			add("content_block_start", "index", i, "content_block", ordered("type", "tool_use", "id", b.ID, "name", b.Name, "input", map[string]any{}))
 			// The API opens every tool input with an empty fragment.
-			delta(i, obj{"type": "input_json_delta", "partial_json": ""})
+			delta(i, ordered("type", "input_json_delta", "partial_json", ""))
 			for _, c := range chunks(b.Args, t.ChunkSize) {
-				delta(i, obj{"type": "input_json_delta", "partial_json": c})
+				delta(i, ordered("type", "input_json_delta", "partial_json", c))
 			}
 		}
-		add("content_block_stop", obj{"index": i})
+		add("content_block_stop", "index", i)
 	}
 
-	add("message_delta", obj{
-		"delta": obj{"stop_reason": anthropicStopReason(t.stopReason()), "stop_sequence": nil},
-		"usage": obj{"output_tokens": t.Usage.Output},
-	})
-	add("message_stop", obj{})
+	add("message_delta",
+		"delta", ordered("stop_reason", anthropicStopReason(t.stopReason()), "stop_sequence", nil),
+		"usage", ordered("output_tokens", t.Usage.Output),
+	)
+	add("message_stop")
 	return out
+}
+
+// ordered encodes key, value pairs as a JSON object in the order given
+// (encoding/json sorts a map's keys).
+func ordered(kv ...any) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv[i].(string))
+		v, err := json.Marshal(kv[i+1])
+		if err != nil {
+			panic(fmt.Sprintf("llmtest: encoding %v: %v", kv[i], err))
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // anthropicStopReason maps a neutral stop reason to the wire; anything
