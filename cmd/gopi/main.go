@@ -43,6 +43,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// writer reports the client gone (see runRPC). SIGHUP (the editor's
 	// terminal or ssh session closed) is a request to stop, like SIGTERM.
 	signal.Ignore(syscall.SIGPIPE)
+	defer startProfiles(stderr)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 

@@ -116,6 +116,9 @@ type Agent struct {
 	subMu   sync.Mutex // guards subs and nextSub
 	subs    map[int]Sink
 	subIDs  []int // subscription order
+	// sinkList is subs in subscription order, rebuilt on every change
+	// and never modified in place, so emit reads it without copying.
+	sinkList []Sink
 	nextSub int
 }
 
@@ -168,22 +171,31 @@ func (a *Agent) Subscribe(s Sink) (unsubscribe func()) {
 	a.nextSub++
 	a.subs[id] = s
 	a.subIDs = append(a.subIDs, id)
+	a.rebuildSinks()
 	return func() {
 		a.subMu.Lock()
 		defer a.subMu.Unlock()
 		delete(a.subs, id)
 		a.subIDs = slices.DeleteFunc(a.subIDs, func(x int) bool { return x == id })
+		a.rebuildSinks()
 	}
 }
 
-func (a *Agent) sinks() []Sink {
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
+// rebuildSinks makes a new sinkList; a.subMu is held.
+func (a *Agent) rebuildSinks() {
 	out := make([]Sink, 0, len(a.subIDs))
 	for _, id := range a.subIDs {
 		out = append(out, a.subs[id])
 	}
-	return out
+	a.sinkList = out
+}
+
+// sinks returns the sinks in subscription order. The slice is shared and
+// must not be modified.
+func (a *Agent) sinks() []Sink {
+	a.subMu.Lock()
+	defer a.subMu.Unlock()
+	return a.sinkList
 }
 
 func (a *Agent) report(format string, args ...any) {

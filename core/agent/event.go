@@ -62,8 +62,9 @@ func (e Event) Lean() Event {
 		return e
 	}
 	if a, ok := e.Message.(*llm.AssistantMessage); ok && a != nil {
-		u := a.Usage
-		e.Usage = &u
+		// The message is this event's own snapshot, never modified:
+		// pointing into it costs no copy.
+		e.Usage = &a.Usage
 	} else if e.AssistantEvent != nil && e.AssistantEvent.Partial != nil {
 		u := e.AssistantEvent.Partial.Usage
 		e.Usage = &u

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -86,7 +88,10 @@ type Host struct {
 	saveFailing bool
 	subs        map[int]func(api.Event)
 	next        int
-	client      api.Client
+	// subList is subs in subscription order, rebuilt on every change
+	// and never modified in place, so emit reads it without copying.
+	subList []func(api.Event)
+	client  api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
 	// pendingBash are bash results recorded during a run, added to the
@@ -279,10 +284,7 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 
 func (h *Host) emit(ev api.Event) {
 	h.mu.Lock()
-	subs := make([]func(api.Event), 0, len(h.subs))
-	for _, s := range h.subs {
-		subs = append(subs, s)
-	}
+	subs := h.subList
 	h.mu.Unlock()
 	for _, s := range subs {
 		s(ev)
@@ -296,11 +298,23 @@ func (h *Host) Subscribe(f func(api.Event)) func() {
 	id := h.next
 	h.next++
 	h.subs[id] = f
+	h.rebuildSubs()
 	return func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		delete(h.subs, id)
+		h.rebuildSubs()
 	}
+}
+
+// rebuildSubs makes a new subList, in subscription order; h.mu is held.
+func (h *Host) rebuildSubs() {
+	ids := slices.Sorted(maps.Keys(h.subs))
+	out := make([]func(api.Event), 0, len(ids))
+	for _, id := range ids {
+		out = append(out, h.subs[id])
+	}
+	h.subList = out
 }
 
 // Agent exposes the agent (for modes that drive it directly).

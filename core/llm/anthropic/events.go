@@ -48,6 +48,8 @@ type streamState struct {
 	// failure is set when the API ended the message in a way gopi treats
 	// as an error (a refusal, an unknown stop reason).
 	failure string
+
+	cur deltaEvent // the content_block_delta being decoded
 }
 
 func newStreamState(b *llm.Builder, yield func(llm.StreamEvent) bool) *streamState {
@@ -170,8 +172,9 @@ func (s *streamState) read(events ssestream.Decoder, resp *http.Response) error 
 			continue
 		}
 		if ev.Type == "content_block_delta" {
-			var d deltaEvent
-			if err := decodeDelta(data, &d); err != nil {
+			d := &s.cur // reused: a delta costs no allocation of its own
+			*d = deltaEvent{}
+			if err := decodeDelta(data, d); err != nil {
 				return fmt.Errorf("decoding %s event: %w", ev.Type, err)
 			}
 			if !s.deltaOf(d.Index, d.Delta.Type, d.Delta.Text, d.Delta.Thinking, d.Delta.PartialJSON, d.Delta.Signature) {

@@ -65,16 +65,16 @@ func fastDelta(data []byte, d *deltaEvent) bool {
 	}
 	typ := rest[:q]
 	var field *string
-	var key string
+	var kind, key string // kind is a constant: naming it costs no allocation
 	switch string(typ) {
 	case "text_delta":
-		field, key = &d.Delta.Text, `","text":"`
+		field, kind, key = &d.Delta.Text, "text_delta", `","text":"`
 	case "thinking_delta":
-		field, key = &d.Delta.Thinking, `","thinking":"`
+		field, kind, key = &d.Delta.Thinking, "thinking_delta", `","thinking":"`
 	case "input_json_delta":
-		field, key = &d.Delta.PartialJSON, `","partial_json":"`
+		field, kind, key = &d.Delta.PartialJSON, "input_json_delta", `","partial_json":"`
 	case "signature_delta":
-		field, key = &d.Delta.Signature, `","signature":"`
+		field, kind, key = &d.Delta.Signature, "signature_delta", `","signature":"`
 	default:
 		return false
 	}
@@ -107,17 +107,25 @@ func fastDelta(data []byte, d *deltaEvent) bool {
 	var str string
 	if raw := rest[:end]; !escaped && utf8.Valid(raw) {
 		str = string(raw)
-	} else {
-		// Escapes, or bytes that are not UTF-8: encoding/json decodes the
-		// string as it would inside the event.
-		full := make([]byte, 0, end+2)
-		full = append(append(full, '"'), rest[:end+1]...)
-		if err := json.Unmarshal(full, &str); err != nil {
-			return false
-		}
+	} else if str, ok = unquote(rest[:end+1]); !ok {
+		return false
 	}
 	*d = deltaEvent{Index: idx}
-	d.Delta.Type = string(typ)
+	d.Delta.Type = kind
 	*field = str
 	return true
+}
+
+// unquote decodes a JSON string's body and closing quote with escapes, or
+// bytes that are not UTF-8, as encoding/json would inside the event. It
+// is apart from fastDelta so that only this rarer path pays for a string
+// that escapes to the heap.
+func unquote(body []byte) (string, bool) {
+	full := make([]byte, 0, len(body)+1)
+	full = append(append(full, '"'), body...)
+	var s string
+	if err := json.Unmarshal(full, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }
