@@ -31,8 +31,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/session"
 )
 
 func main() {
@@ -42,9 +44,21 @@ func main() {
 	deltaList := flag.String("deltas", "4000,10000", "comma-separated delta counts to stream")
 	deltaBytes := flag.Int("delta-bytes", 5, "bytes of text per delta")
 	only := flag.String("only", "", "run one agent only: gopi or pi")
+	sessionList := flag.String("sessions", "10000,100000", "comma-separated entry counts of session files to open (empty: none)")
 	flag.Parse()
 	if *piDir == "" && *only != "gopi" {
 		fatalf("-pi is required (an npm prefix holding pi)")
+	}
+	var sessions []int
+	for _, s := range strings.Split(*sessionList, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 2 {
+			fatalf("bad -sessions entry %q", s)
+		}
+		sessions = append(sessions, n)
 	}
 	var deltas []int
 	for _, s := range strings.Split(*deltaList, ",") {
@@ -150,6 +164,78 @@ func main() {
 			return a.stream()
 		})
 	}
+	for _, n := range sessions {
+		path, size, err := writeSession(filepath.Join(home, "sessions"), work, n)
+		if err != nil {
+			fatalf("session of %d entries: %v", n, err)
+		}
+		report(fmt.Sprintf("open %d entries (%.0f MB)", n, float64(size)/1e6), func(a *agent) (sample, error) {
+			return a.open(path)
+		})
+	}
+}
+
+// writeSession writes a session of n entries as a long conversation
+// leaves it: user/assistant pairs of a few hundred bytes, every tenth
+// reply a tool call and its result, a compaction two thirds in. Both
+// agents read the same file: gopi writes pi's format.
+func writeSession(dir, cwd string, n int) (path string, size int64, err error) {
+	s, err := session.Create(dir, cwd, session.Options{})
+	if err != nil {
+		return "", 0, err
+	}
+	para := strings.Repeat("The handler reads the configuration, opens the listener and starts the workers. ", 3)
+	var keep string
+	entries, compacted := 0, false
+	for i := 0; entries < n-1; i++ {
+		uid, err := s.AppendMessage(llm.UserText(fmt.Sprintf("Question %d: what does this part of the server do? %s", i, para)))
+		if err != nil {
+			return "", 0, err
+		}
+		entries++
+		if entries > n/2 && keep == "" {
+			keep = uid
+		}
+		reply := &llm.AssistantMessage{
+			Content: llm.Contents{llm.TextContent{Text: fmt.Sprintf("Answer %d: %s", i, para)}},
+			API:     llm.APIAnthropicMessages, Provider: "bench", Model: "bench-model",
+			Usage: llm.Usage{Input: 1200, Output: 300, TotalTokens: 1500}, StopReason: llm.StopStop,
+			Timestamp: time.Now().UnixMilli(),
+		}
+		if i%10 == 9 {
+			call := llm.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "read", Arguments: json.RawMessage(`{"path":"server/main.go"}`)}
+			reply.Content = append(reply.Content, call)
+			reply.StopReason = llm.StopToolUse
+			if _, err := s.AppendMessage(reply); err != nil {
+				return "", 0, err
+			}
+			if _, err := s.AppendMessage(&llm.ToolResultMessage{ToolCallID: call.ID, ToolName: "read",
+				Content: llm.Contents{llm.TextContent{Text: para + para}}, Timestamp: time.Now().UnixMilli()}); err != nil {
+				return "", 0, err
+			}
+			entries += 2
+			continue
+		}
+		if _, err := s.AppendMessage(reply); err != nil {
+			return "", 0, err
+		}
+		entries++
+		if keep != "" && entries > 2*n/3 && !compacted {
+			if _, err := s.AppendCompaction("The conversation so far covered the server's start-up.", keep, 120000, nil, false); err != nil {
+				return "", 0, err
+			}
+			entries++
+			compacted = true
+		}
+	}
+	if _, err := s.AppendSessionInfo("bench"); err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(s.File())
+	if err != nil {
+		return "", 0, err
+	}
+	return s.File(), fi.Size(), nil
 }
 
 // agent is one side of the comparison.
@@ -286,6 +372,21 @@ func (a *agent) started() (*proc, error) {
 		return nil, err
 	}
 	return p, p.until(`"type":"response"`)
+}
+
+// open times spawn → get_state answered → exit with the session file at
+// path opened instead of none.
+func (a *agent) open(path string) (sample, error) {
+	b := *a
+	b.argv = nil
+	for _, arg := range a.argv {
+		if arg == "--no-session" {
+			b.argv = append(b.argv, "--session", path)
+			continue
+		}
+		b.argv = append(b.argv, arg)
+	}
+	return b.startup()
 }
 
 func (a *agent) startup() (sample, error) {

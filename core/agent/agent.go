@@ -113,13 +113,13 @@ type Agent struct {
 	steerMode    QueueMode
 	followUpMode QueueMode
 
-	subMu   sync.Mutex // guards subs and nextSub
-	subs    map[int]Sink
-	subIDs  []int // subscription order
+	subMu  sync.Mutex // guards subs and nextSub
+	subs   map[int]Sink
+	subIDs []int // subscription order
 	// sinkList is subs in subscription order, rebuilt on every change
 	// and never modified in place, so emit reads it without copying.
 	sinkList []Sink
-	nextSub int
+	nextSub  int
 }
 
 // New returns an idle agent with an empty transcript and thinking off.

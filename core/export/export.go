@@ -15,6 +15,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/session"
@@ -44,24 +45,28 @@ var (
 	//go:embed page.js
 	pageJS string
 
-	pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-		"commas": commas,
-		"plural": func(n int, one, many string) string {
-			if n == 1 {
-				return "1 " + one
-			}
-			return commas(n) + " " + many
-		},
-		"dollars": func(v float64) string {
-			return fmt.Sprintf("$%.4f", v)
-		},
-	}).Parse(pageSource))
+	// pageTemplate is parsed on first use: gopi's startup does not pay
+	// for an export it may never make.
+	pageTemplate = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("page").Funcs(template.FuncMap{
+			"commas": commas,
+			"plural": func(n int, one, many string) string {
+				if n == 1 {
+					return "1 " + one
+				}
+				return commas(n) + " " + many
+			},
+			"dollars": func(v float64) string {
+				return fmt.Sprintf("$%.4f", v)
+			},
+		}).Parse(pageSource))
+	})
 )
 
 // HTML writes the page for in to w.
 func HTML(w io.Writer, in Input) error {
 	p := build(in)
-	if err := pageTemplate.Execute(w, p); err != nil {
+	if err := pageTemplate().Execute(w, p); err != nil {
 		return fmt.Errorf("render session page: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"html/template"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -15,19 +16,22 @@ import (
 // md renders message markdown. Raw HTML stays off (goldmark's default):
 // our own node renderer below shows it as escaped text instead of dropping
 // it, and keeps remote images from turning into network requests.
-var md = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
-	goldmark.WithRendererOptions(
-		// Chat text means its single newlines.
-		html.WithHardWraps(),
-		renderer.WithNodeRenderers(util.Prioritized(offlineRenderer{}, 100)),
-	),
-)
+// It is built on first use.
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(
+			// Chat text means its single newlines.
+			html.WithHardWraps(),
+			renderer.WithNodeRenderers(util.Prioritized(offlineRenderer{}, 100)),
+		),
+	)
+})
 
 // markdown renders src to HTML that is safe to embed in the page.
 func markdown(src string) template.HTML {
 	var b bytes.Buffer
-	if err := md.Convert([]byte(src), &b); err != nil {
+	if err := md().Convert([]byte(src), &b); err != nil {
 		// goldmark only fails on a failing writer; a bytes.Buffer does
 		// not. Fall back to the escaped source rather than lose it.
 		return template.HTML("<pre>" + template.HTMLEscapeString(src) + "</pre>")

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // ContentType is the wire name of a content block's "type" field.
@@ -102,28 +104,26 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 
 // UnmarshalContent decodes one content block by its "type".
 func UnmarshalContent(data []byte) (Content, error) {
-	var head struct {
-		Type ContentType `json:"type"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	typ, err := memberString(data, "type")
+	if err != nil {
 		return nil, fmt.Errorf("content block: %w", err)
 	}
-	switch head.Type {
+	switch ContentType(typ) {
 	case ContentText:
 		var c TextContent
-		err := json.Unmarshal(data, &c)
+		err := jsonv2.Unmarshal(data, &c, Lenient)
 		return c, err
 	case ContentThinking:
 		var c ThinkingContent
-		err := json.Unmarshal(data, &c)
+		err := jsonv2.Unmarshal(data, &c, Lenient)
 		return c, err
 	case ContentImage:
 		var c ImageContent
-		err := json.Unmarshal(data, &c)
+		err := jsonv2.Unmarshal(data, &c, Lenient)
 		return c, err
 	case ContentToolCall:
 		var c ToolCall
-		if err := json.Unmarshal(data, &c); err != nil {
+		if err := jsonv2.Unmarshal(data, &c, Lenient); err != nil {
 			return nil, err
 		}
 		if len(c.Arguments) == 0 || bytes.Equal(c.Arguments, []byte("null")) {
@@ -131,7 +131,7 @@ func UnmarshalContent(data []byte) (Content, error) {
 		}
 		return c, nil
 	default:
-		return nil, fmt.Errorf("content block: unknown type %q", head.Type)
+		return nil, fmt.Errorf("content block: unknown type %q", typ)
 	}
 }
 
@@ -145,36 +145,6 @@ func (cs Contents) MarshalJSON() ([]byte, error) {
 		return []byte("[]"), nil
 	}
 	return json.Marshal([]Content(cs))
-}
-
-func (cs *Contents) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*cs = Contents{TextContent{Text: s}}
-		return nil
-	}
-	if bytes.Equal(data, []byte("null")) {
-		*cs = nil
-		return nil
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		return fmt.Errorf("content: %w", err)
-	}
-	out := make(Contents, 0, len(raws))
-	for _, r := range raws {
-		c, err := UnmarshalContent(r)
-		if err != nil {
-			return err
-		}
-		out = append(out, c)
-	}
-	*cs = out
-	return nil
 }
 
 // Text joins the text blocks of cs (not thinking, not tool calls).

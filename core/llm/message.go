@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Role is the wire name of a message's "role" field.
@@ -212,14 +216,13 @@ func (m *UnknownMessage) MarshalJSON() ([]byte, error) { return m.Raw, nil }
 
 // UnmarshalMessage decodes a message by its "role".
 func UnmarshalMessage(data []byte) (Message, error) {
-	var head struct {
-		Role Role `json:"role"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	r, err := memberString(data, "role")
+	if err != nil {
 		return nil, fmt.Errorf("message: %w", err)
 	}
+	role := Role(r)
 	var m Message
-	switch head.Role {
+	switch role {
 	case RoleUser:
 		m = &UserMessage{}
 	case RoleAssistant:
@@ -239,10 +242,15 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	case "":
 		return nil, fmt.Errorf("message: missing role")
 	default:
-		return &UnknownMessage{Role: head.Role, Raw: append(json.RawMessage(nil), bytes.TrimSpace(data)...)}, nil
+		// Kept as written, so it must be JSON through to its end.
+		raw := bytes.TrimSpace(data)
+		if !jsontext.Value(raw).IsValid(Lenient) {
+			return nil, fmt.Errorf("%s message: not valid JSON", role)
+		}
+		return &UnknownMessage{Role: role, Raw: append(json.RawMessage(nil), raw...)}, nil
 	}
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("%s message: %w", head.Role, err)
+	if err := jsonv2.Unmarshal(data, m, Lenient); err != nil {
+		return nil, fmt.Errorf("%s message: %w", role, err)
 	}
 	if a, ok := m.(*AssistantMessage); ok && a.Content == nil {
 		a.Content = Contents{}

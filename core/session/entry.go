@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
@@ -457,4 +459,114 @@ func (h entryHead) meta() Meta {
 		m.ParentID = *h.ParentID
 	}
 	return m
+}
+
+// decodeHead reads a line's head in one pass over it. The message is not
+// decoded here, only found: Message is a slice of data, not a copy. What
+// encoding/json would refuse (a non-object, an id that is not a string,
+// trailing data) fails; names match in any case, as there.
+func decodeHead(data []byte) (entryHead, error) {
+	var h entryHead
+	dec := llm.NewDecoder(data)
+	defer dec.Free()
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return h, err
+	}
+	if tok.Kind() != '{' {
+		return h, fmt.Errorf("not a JSON object")
+	}
+	str := func(name string, null bool) (*string, error) {
+		t, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		switch t.Kind() {
+		case '"':
+			s := t.String()
+			return &s, nil
+		case 'n':
+			if null {
+				return nil, nil
+			}
+		}
+		return nil, fmt.Errorf("%q must be a string", name)
+	}
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return h, err
+		}
+		switch name := headField(key.String()); name {
+		case "type":
+			s, err := str(name, true)
+			if err != nil {
+				return h, err
+			}
+			h.Type = ""
+			if s != nil {
+				h.Type = EntryType(*s)
+			}
+		case "id":
+			if h.ID, err = str(name, true); err != nil {
+				return h, err
+			}
+		case "parentId":
+			if h.ParentID, err = str(name, true); err != nil {
+				return h, err
+			}
+		case "timestamp":
+			s, err := str(name, true)
+			if err != nil {
+				return h, err
+			}
+			h.Timestamp = ""
+			if s != nil {
+				h.Timestamp = *s
+			}
+		case "version", "message":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return h, err
+			}
+			end := int(dec.InputOffset())
+			raw := json.RawMessage(data[end-len(v) : end : end])
+			if name == "version" {
+				h.Version = raw
+			} else {
+				h.Message = raw
+			}
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return h, err
+			}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return h, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("data after the object")
+		}
+		return h, err
+	}
+	return h, nil
+}
+
+var headFields = []string{"type", "id", "parentId", "timestamp", "version", "message"}
+
+// headField maps a member name to the head field it sets, "" for none.
+func headField(name string) string {
+	for _, f := range headFields {
+		if name == f {
+			return f
+		}
+	}
+	for _, f := range headFields {
+		if strings.EqualFold(name, f) {
+			return f
+		}
+	}
+	return ""
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -112,6 +111,8 @@ func load(path string) (*Store, LoadReport, error) {
 
 	s := &Store{now: time.Now, dir: filepath.Dir(path), path: path}
 	s.reset()
+	s.byID = make(map[string]int, len(lines))
+	s.nodes = make([]node, 0, len(lines))
 	if err := json.Unmarshal(lines[0].data, &s.header); err != nil {
 		return nil, rep, fmt.Errorf("%s: header: %w", path, ErrNotSession)
 	}
@@ -146,37 +147,66 @@ type line struct {
 	head entryHead
 }
 
-// readLines streams r line by line, keeping the lines that are JSON
-// objects and reporting the rest. clean is false when the data does not
-// end in a newline (the last line was cut, or written by hand).
+// readChunk is how much of a session file is read at a time. Lines are
+// kept as slices of these chunks, not copied; a chunk the size of the
+// whole file would be one huge zeroed allocation, which stalls the
+// garbage collector (it cannot stop the goroutine clearing it).
+const readChunk = 1 << 20
+
+// readLines reads r in chunks and splits it into lines, keeping those
+// that are JSON objects (as slices of the chunks: a session's lines are
+// all kept anyway) and reporting the rest. clean is false when the data
+// does not end in a newline (the last line was cut, or written by hand).
 func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	no := 0
+	take := func(b []byte) {
+		no++
+		data := bytes.TrimSpace(b)
+		if len(data) == 0 {
+			return
+		}
+		if data[0] != '{' {
+			rep.Damaged = append(rep.Damaged, LineError{no, errors.New("not a JSON object")})
+			return
+		}
+		h, err := decodeHead(data)
+		if err != nil {
+			rep.Damaged = append(rep.Damaged, LineError{no, err})
+			return
+		}
+		lines = append(lines, line{no, data, h})
+	}
+	var carry []byte // the start of a line the last chunk cut
 	clean = true
-	for no := 1; ; no++ {
-		b, rerr := br.ReadBytes('\n')
-		if len(b) > 0 {
-			clean = b[len(b)-1] == '\n'
-			data := bytes.TrimSpace(b)
-			if len(data) > 0 {
-				var h entryHead
-				switch {
-				case data[0] != '{':
-					rep.Damaged = append(rep.Damaged, LineError{no, errors.New("not a JSON object")})
-				default:
-					if err := json.Unmarshal(data, &h); err != nil {
-						rep.Damaged = append(rep.Damaged, LineError{no, err})
-					} else {
-						lines = append(lines, line{no, data, h})
-					}
-				}
-			}
-		}
-		if rerr == io.EOF {
-			return lines, clean, nil
-		}
-		if rerr != nil {
+	for {
+		buf := make([]byte, max(readChunk, 2*len(carry)))
+		n := copy(buf, carry)
+		m, rerr := io.ReadFull(r, buf[n:])
+		buf = buf[:n+m]
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		if rerr != nil && !eof {
 			return nil, false, rerr
 		}
+		if len(buf) > 0 {
+			clean = buf[len(buf)-1] == '\n'
+		}
+		end := len(buf)
+		if !eof {
+			end = bytes.LastIndexByte(buf, '\n') + 1
+		}
+		for rest := buf[:end]; len(rest) > 0; {
+			b := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				b, rest = rest[:i:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			take(b)
+		}
+		if eof {
+			return lines, clean, nil
+		}
+		carry = buf[end:]
 	}
 }
 

@@ -398,13 +398,15 @@ func (s *Store) PathTo(id string) []Entry {
 // path: a damaged file whose parentId chain loops yields each entry once.
 func (s *Store) pathTo(id string) []Entry {
 	var path []Entry
-	seen := map[string]bool{}
-	for cur := id; cur != "" && !seen[cur]; {
+	// A parent cycle (a hand-edited file) ends the walk; entries are
+	// marked by index, which costs a bit each rather than a map.
+	seen := make([]uint64, (len(s.nodes)+63)/64)
+	for cur := id; cur != ""; {
 		i, ok := s.byID[cur]
-		if !ok {
+		if !ok || seen[i/64]&(1<<(i%64)) != 0 {
 			break
 		}
-		seen[cur] = true
+		seen[i/64] |= 1 << (i % 64)
 		e := s.nodes[i].entry
 		path = append(path, e)
 		cur = e.Base().ParentID

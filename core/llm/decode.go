@@ -1,0 +1,167 @@
+package llm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Stored messages are decoded with json/v2, which validates as it decodes.
+// encoding/json scanned a message several times over (for its role, then
+// whole, then each content block for its type, then the block), which is
+// where opening a long session went. Now a message is read once, and a
+// content block twice (its bounds, then its fields).
+
+// Lenient accepts what encoding/json accepts: duplicate names (the last
+// wins), invalid UTF-8 (replaced with U+FFFD) and names in another case.
+// Session files written by any version of pi or gopi read the same.
+var Lenient = jsonv2.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsonv2.MatchCaseInsensitiveNames(true),
+)
+
+var decoders = sync.Pool{New: func() any { return new(Decoder) }}
+
+// Decoder is a pooled Lenient jsontext.Decoder that reads a byte slice in
+// place (a bytes.Buffer is parsed without being copied).
+type Decoder struct {
+	jsontext.Decoder
+	buf bytes.Buffer
+}
+
+// NewDecoder returns a Decoder reading data. Free it once nothing it
+// returned is in use.
+func NewDecoder(data []byte) *Decoder {
+	d := decoders.Get().(*Decoder)
+	d.buf = *bytes.NewBuffer(data)
+	d.Reset(&d.buf, Lenient)
+	return d
+}
+
+// Free returns d to the pool.
+func (d *Decoder) Free() {
+	d.buf = bytes.Buffer{}
+	d.Reset(&d.buf)
+	decoders.Put(d)
+}
+
+// memberString returns the string value of the top-level member name of
+// the JSON object in data ("" when it is absent or null), reading no
+// further than that member: the whole object is validated when it is
+// decoded. pi writes "role" and "type" first, so this costs a few bytes.
+func memberString(data []byte, name string) (string, error) {
+	dec := NewDecoder(data)
+	defer dec.Free()
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	if tok.Kind() != '{' {
+		return "", fmt.Errorf("want a JSON object, not %s", kindName(tok.Kind()))
+	}
+	for dec.PeekKind() != '}' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		if key.String() != name {
+			if err := dec.SkipValue(); err != nil {
+				return "", err
+			}
+			continue
+		}
+		val, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		switch val.Kind() {
+		case '"':
+			return val.String(), nil
+		case 'n':
+			return "", nil
+		default:
+			return "", fmt.Errorf("%q is %s, not a string", name, kindName(val.Kind()))
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return "", nil
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "invalid JSON"
+}
+
+// UnmarshalJSONFrom decodes content written as a string (one text block),
+// null or an array of blocks, each by its "type", straight from the
+// stream (json/v2 calls it; UnmarshalJSON goes through it).
+func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		*cs = Contents{TextContent{Text: tok.String()}}
+		return nil
+	case 'n':
+		_, err := dec.ReadToken()
+		*cs = nil
+		return err
+	case '[':
+	default:
+		// Consume the value so the caller's error names its place.
+		if _, err := dec.ReadValue(); err != nil {
+			return err
+		}
+		return fmt.Errorf("content: want an array of blocks or a string")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	out := Contents{}
+	for dec.PeekKind() != ']' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		c, err := UnmarshalContent(raw)
+		if err != nil {
+			return err
+		}
+		out = append(out, c)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*cs = out
+	return nil
+}
+
+func (cs *Contents) UnmarshalJSON(data []byte) error {
+	if err := jsonv2.Unmarshal(data, cs, Lenient); err != nil {
+		return fmt.Errorf("content: %w", err)
+	}
+	return nil
+}
