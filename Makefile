@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors bench bench-vs-pi fuzz lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors vsix bench bench-vs-pi fuzz lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -38,7 +38,9 @@ test-node: build
 
 # The JSON-RPC 2.0 dialect under real editor stacks: Microsoft's
 # vscode-jsonrpc (Node 18+; the npm registry on first use) and Neovim's
-# vim.lsp.rpc (nvim 0.7+). Each is skipped without its tool, except in CI.
+# vim.lsp.rpc (nvim 0.7+); then the VS Code extension (editors/vscode:
+# built, tested under Node and in Chromium, packaged). Each is skipped
+# without its tool, except in CI.
 test-editors: build
 	@if command -v node >/dev/null 2>&1; then \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/vscode-jsonrpc/run.sh; \
@@ -48,6 +50,16 @@ test-editors: build
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/nvim/run.sh; \
 	elif [ -n "$$CI" ]; then echo "test-editors: nvim is required in CI" >&2; exit 1; \
 	else echo "test-editors: nvim skipped (nvim is not installed)"; fi
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		GOPI_BIN=$(CURDIR)/$(BIN) editors/vscode/run.sh; \
+	elif [ -n "$$CI" ]; then echo "test-editors: node and npm are required in CI" >&2; exit 1; \
+	else echo "test-editors: the VS Code extension skipped (node or npm is not installed)"; fi
+
+# The VS Code extension's packages, offline: one per platform with gopi
+# cross-compiled inside, and a universal one (gopi from PATH), in
+# editors/vscode/dist/. Needs Node and npm (npm ci on first use).
+vsix:
+	@cd editors/vscode && { [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; } && node esbuild.mjs && ./package-vsix.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -79,4 +91,4 @@ fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf bin
+	rm -rf bin editors/vscode/dist editors/vscode/test-artifacts

@@ -1,0 +1,205 @@
+// GopiClient owns one gopi process: `gopi --mode jsonrpc`, started through
+// vscode-languageclient, so dialogs, progress, tracing and the output
+// channel are VS Code's own. pi/* requests go out through it; pi/event
+// notifications and gopi's UI requests come back to a ClientHost.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+	CloseAction,
+	ErrorAction,
+	LanguageClient,
+	type LanguageClientOptions,
+	type ServerOptions,
+	State,
+	type StaticFeature,
+} from "vscode-languageclient/node";
+
+/** An event as gopi sends it in pi/event (pi's own event objects). */
+export interface PiEvent {
+	type: string;
+	[key: string]: unknown;
+}
+
+/** What a session does with what gopi sends it. */
+export interface ClientHost {
+	event(ev: PiEvent): void;
+	/** gopi stopped without being asked to; the host offers a restart. */
+	stopped(reason: string): void;
+	/** A question (window/showMessageRequest); resolves to the title chosen, or undefined. */
+	ask(p: MessageRequest): Promise<string | undefined>;
+	input(p: { title: string; placeholder?: string }): Promise<string | undefined>;
+	editor(p: { title: string; prefill?: string }): Promise<string | undefined>;
+	setStatus(key: string, text: string | null): void;
+	setWidget(key: string, lines: string[] | null, placement?: string): void;
+	setTitle(title: string): void;
+	setEditorText(text: string): void;
+}
+
+export interface MessageRequest {
+	type: number;
+	message: string;
+	actions?: { title: string }[];
+	/** gopi's approval gate: the tool, its arguments and a unified diff. */
+	details?: { toolName?: string; args?: Record<string, unknown>; diff?: string };
+}
+
+export interface StartOptions {
+	cwd: string;
+	/** A session file to open, or "continue" for the workspace's last. */
+	sessionFile?: string;
+	continueLast?: boolean;
+	label: string;
+}
+
+/** Settings under `gopi.*` that shape how gopi starts. */
+export function readSettings() {
+	const c = vscode.workspace.getConfiguration("gopi");
+	return {
+		path: c.get<string>("path", ""),
+		args: c.get<string[]>("args", []),
+		env: c.get<Record<string, string>>("env", {}),
+		provider: c.get<string>("provider", ""),
+		model: c.get<string>("model", ""),
+		thinkingLevel: c.get<string>("thinkingLevel", ""),
+		approval: c.get<string>("approval", "writes"),
+	};
+}
+
+/**
+ * The gopi binary: the `gopi.path` setting, else the one this extension's
+ * platform package ships in bin/, else `gopi` on PATH.
+ */
+export function resolveBinary(extensionPath: string, setting: string): { path: string; source: string } {
+	if (setting) return { path: setting, source: "the gopi.path setting" };
+	const exe = process.platform === "win32" ? "gopi.exe" : "gopi";
+	const bundled = path.join(extensionPath, "bin", exe);
+	if (fs.existsSync(bundled)) return { path: bundled, source: "this extension" };
+	return { path: exe, source: "PATH" };
+}
+
+export class GopiClient implements vscode.Disposable {
+	private lc: LanguageClient | undefined;
+	private stopping = false;
+	/** serverInfo.version from initialize, once started. */
+	version = "";
+	binary = "";
+
+	constructor(
+		private readonly extensionPath: string,
+		private readonly output: vscode.OutputChannel,
+		private readonly host: ClientHost,
+	) {}
+
+	get running(): boolean {
+		return this.lc?.state === State.Running;
+	}
+
+	async start(o: StartOptions): Promise<void> {
+		const s = readSettings();
+		const bin = resolveBinary(this.extensionPath, s.path);
+		this.binary = bin.path;
+		const args = ["--mode", "jsonrpc", "--approval", s.approval, ...s.args];
+		const serverOptions: ServerOptions = {
+			command: bin.path,
+			args,
+			options: { cwd: o.cwd, env: { ...process.env, ...s.env } },
+		};
+		const init: Record<string, unknown> = {};
+		if (s.provider) init.provider = s.provider;
+		if (s.model) init.model = s.model;
+		if (s.thinkingLevel) init.thinkingLevel = s.thinkingLevel;
+		if (o.sessionFile) init.sessionFile = o.sessionFile;
+		if (o.continueLast) init.continue = true;
+		const clientOptions: LanguageClientOptions = {
+			documentSelector: [],
+			outputChannel: this.output,
+			initializationOptions: init,
+			workspaceFolder: vscode.workspace.getWorkspaceFolder(vscode.Uri.file(o.cwd)),
+			connectionOptions: { maxRestartCount: 0 },
+			errorHandler: {
+				error: () => ({ action: ErrorAction.Continue, handled: true }),
+				closed: () => {
+					if (!this.stopping) this.host.stopped(`gopi (${bin.path}) exited`);
+					return { action: CloseAction.DoNotRestart, handled: true };
+				},
+			},
+			initializationFailedHandler: (err) => {
+				this.host.stopped(`gopi (${bin.path}, from ${bin.source}) did not start: ${String((err as Error)?.message ?? err)}`);
+				return false;
+			},
+		};
+		const lc = new LanguageClient("gopi", `gopi: ${o.label}`, serverOptions, clientOptions);
+		lc.registerFeature(piUiFeature);
+		this.lc = lc;
+		this.stopping = false;
+		lc.onNotification("pi/event", (ev: PiEvent) => this.host.event(ev));
+		lc.onNotification("pi/ui/setStatus", (p: { statusKey: string; statusText: string | null }) =>
+			this.host.setStatus(p.statusKey, p.statusText ?? null),
+		);
+		lc.onNotification("pi/ui/setWidget", (p: { widgetKey: string; widgetLines?: string[] | null; widgetPlacement?: string }) =>
+			this.host.setWidget(p.widgetKey, p.widgetLines ?? null, p.widgetPlacement),
+		);
+		lc.onNotification("pi/ui/setTitle", (p: { title: string }) => this.host.setTitle(p.title));
+		lc.onNotification("pi/ui/setEditorText", (p: { text: string }) => this.host.setEditorText(p.text));
+		// Replaces the client's own handler: an approval carries a diff to review.
+		lc.onRequest("window/showMessageRequest", async (p: MessageRequest) => {
+			const title = await this.host.ask(p);
+			return title === undefined ? null : { title };
+		});
+		lc.onRequest("pi/ui/input", async (p: { title: string; placeholder?: string }) => {
+			const value = await this.host.input(p);
+			return value === undefined ? { cancelled: true } : { value };
+		});
+		lc.onRequest("pi/ui/editor", async (p: { title: string; prefill?: string }) => {
+			const value = await this.host.editor(p);
+			return value === undefined ? { cancelled: true } : { value };
+		});
+		try {
+			await lc.start();
+		} catch (err) {
+			this.lc = undefined;
+			throw new Error(`gopi (${bin.path}, from ${bin.source}) did not start: ${(err as Error).message ?? err}`);
+		}
+		const info = lc.initializeResult?.serverInfo;
+		this.version = info?.version ?? "";
+	}
+
+	/** Sends pi/<command>; rejects with gopi's error text. */
+	async request<T = unknown>(command: string, params: Record<string, unknown> = {}): Promise<T> {
+		if (!this.lc || !this.running) throw new Error("gopi is not running");
+		return this.lc.sendRequest<T>(`pi/${command}`, params);
+	}
+
+	async stop(): Promise<void> {
+		const lc = this.lc;
+		this.lc = undefined;
+		if (!lc) return;
+		this.stopping = true;
+		try {
+			if (lc.state !== State.Stopped) await lc.stop(2000);
+		} catch {
+			// Stopping a client whose process already died throws; nothing is left to stop.
+		}
+	}
+
+	dispose(): void {
+		void this.stop();
+	}
+}
+
+/**
+ * Declares that this client shows gopi's dialogs (select, confirm, input,
+ * editor) and its status, widget and title notifications.
+ */
+const piUiFeature: StaticFeature = {
+	fillClientCapabilities(caps) {
+		const c = caps as { experimental?: Record<string, unknown> };
+		c.experimental = { ...(c.experimental ?? {}), pi: { ui: true } };
+	},
+	initialize() {},
+	getState() {
+		return { kind: "static" };
+	},
+	clear() {},
+};

@@ -1,0 +1,287 @@
+// Runs the real extension bundle (dist/extension.js) under Node with a
+// stubbed `vscode` module, against the real gopi binary on the offline
+// faux model: activation, a prompt streamed to the webview, steering,
+// follow-ups and abort, the approval diff accepted and rejected, sessions,
+// the model switch, restart after gopi is killed, and the doctor.
+//
+//   GOPI_BIN=/path/to/gopi node --test test/extension.test.mjs
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extDir = path.resolve(here, "..");
+const require = createRequire(import.meta.url);
+const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(extDir, "../../bin/gopi"));
+if (!existsSync(gopiBin)) throw new Error(`gopi binary not found at ${gopiBin}; run make build or set GOPI_BIN`);
+if (!existsSync(path.join(extDir, "dist/extension.js"))) throw new Error("dist/extension.js is missing; run node esbuild.mjs");
+
+// The extension's `require("vscode")` gets the stub.
+const vscode = require("./vscode-stub.cjs");
+const Module = require("node:module");
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+	if (request === "vscode") return vscode;
+	return load.call(this, request, parent, isMain);
+};
+const ext = require("../dist/extension.js");
+const { calls, answers, settings, providers, bus, fakeWebview } = vscode.__stub;
+
+const WAIT_MS = 30_000;
+
+/** Resolves when pred(x) holds for a stub event, or rejects naming what. */
+function waitFor(what, pred, { event = "posted", past = [] } = {}) {
+	for (const x of past) if (pred(x)) return Promise.resolve(x);
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => {
+			bus.off(event, on);
+			reject(new Error(`timed out waiting for ${what}`));
+		}, WAIT_MS);
+		const on = (x) => {
+			if (pred(x)) {
+				clearTimeout(timer);
+				bus.off(event, on);
+				resolve(x);
+			}
+		};
+		bus.on(event, on);
+	});
+}
+
+const isEvent = (type, f = () => true) => (m) => m.type === "event" && m.event.type === type && f(m.event);
+const textOf = (msg) =>
+	typeof msg?.content === "string" ? msg.content : (msg?.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("");
+/** The status bar item of the newest activation. */
+const statusItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.status").at(-1);
+
+/**
+ * Activates the extension in a fresh workspace and agent directory, opens
+ * the side bar's chat and waits until its gopi answered. The test's
+ * cleanup deactivates (stopping gopi) and removes the directories.
+ */
+async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin } = {}) {
+	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-vscode-")));
+	const work = path.join(root, "work");
+	const agentDir = path.join(root, "agent");
+	await mkdir(work, { recursive: true });
+	await mkdir(agentDir, { recursive: true });
+	for (const k of Object.keys(settings)) delete settings[k];
+	Object.assign(settings, {
+		"gopi.path": binary,
+		"gopi.env": { PI_CODING_AGENT_DIR: agentDir, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", GEMINI_API_KEY: "", GOOGLE_API_KEY: "" },
+		"gopi.provider": "faux",
+		"gopi.model": model,
+		"gopi.approval": approval,
+		"gopi.resumeLastSession": false,
+	});
+	for (const k of Object.keys(answers)) answers[k] = undefined;
+	calls.length = 0;
+	vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(work), name: "work", index: 0 }];
+	const context = { extensionUri: vscode.Uri.file(extensionDir), subscriptions: [], extensionPath: extensionDir };
+	const m = ext.activate(context);
+	const view = { webview: fakeWebview(), onDidDispose: () => ({ dispose() {} }), description: "" };
+	await providers.webviewView.get("gopi.chat").resolveWebviewView(view);
+	const session = await m.sidebarCurrent();
+	t.after(async () => {
+		await ext.deactivate();
+		for (const d of context.subscriptions) d.dispose?.();
+		await new Promise((r) => setTimeout(r, 100));
+		await rm(root, { recursive: true, force: true });
+	});
+	assert.ok(session.client.running, `gopi did not start; log:\n${vscode.__stub.outputLines.join("")}\n${JSON.stringify(calls.filter((c) => /show/.test(c.kind)))}\n${JSON.stringify(view.webview.posted.filter((p) => p.type === "notice"))}`);
+	return { m, view, session, work, root, posted: view.webview.posted };
+}
+
+test("activation: the side bar's chat starts gopi and shows a streamed reply", async (t) => {
+	const { view, posted } = await start(t);
+	assert.match(view.webview.html, /Content-Security-Policy/);
+	assert.match(view.webview.html, /script-src 'nonce-/);
+	assert.doesNotMatch(view.webview.html, /unsafe-inline|unsafe-eval/);
+	await waitFor("the session's history", (m) => m.type === "history", { past: posted });
+	view.webview.send({ type: "send", text: "stream: 50", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const kinds = posted.filter((m) => m.type === "event").map((m) => m.event.type);
+	assert.ok(kinds.indexOf("agent_start") < kinds.indexOf("message_update"));
+	const deltas = posted.filter(isEvent("message_update", (e) => e.assistantMessageEvent?.type === "text_delta"));
+	assert.ok(deltas.length >= 50, `got ${deltas.length} text deltas`);
+	assert.ok(deltas.every((m) => m.event.message === undefined), "updates are lean");
+	const end = posted.find(isEvent("message_end", (e) => e.message.role === "assistant"));
+	assert.match(textOf(end.event.message), /^1 2 3 .* 50$/);
+	// The status bar follows the session.
+	assert.match(statusItem().text, /faux-fast/);
+});
+
+test("while a reply streams, Enter steers, Alt+Enter queues a follow-up, and Stop aborts", async (t) => {
+	const { view, posted } = await start(t, { model: "faux-1" });
+	view.webview.send({ type: "send", text: "stream: 400", images: [], mode: "prompt" });
+	await waitFor("the first delta", isEvent("message_update"), { past: posted });
+	view.webview.send({ type: "send", text: "reply: queued later", images: [], mode: "followUp" });
+	const q = await waitFor("queue_update with the follow-up", isEvent("queue_update", (e) => e.followUp?.includes("reply: queued later")), { past: posted });
+	assert.deepEqual(q.event.steering, []);
+	// Removing it from the queue (the × in the webview) leaves it empty.
+	view.webview.send({ type: "dequeue", kind: "followUp", index: 0 });
+	await waitFor("the emptied queue", (m) => m.type === "event" && m.event.type === "queue_update" && m.event.followUp.length === 0 && m !== q, { past: posted.slice(posted.indexOf(q) + 1) });
+	view.webview.send({ type: "abort" });
+	const end = await waitFor("the aborted reply", isEvent("message_end", (e) => e.message.role === "assistant"), { past: posted });
+	assert.equal(end.event.message.stopReason, "aborted");
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	assert.ok(!posted.some(isEvent("message_start", (e) => textOf(e.message) === "reply: queued later")), "the removed follow-up never ran");
+
+	// Steering: the steer arrives while faux-1 streams and runs next.
+	const mark = posted.length;
+	view.webview.send({ type: "send", text: "stream: 300", images: [], mode: "prompt" });
+	await waitFor("streaming again", isEvent("message_update"), { past: posted.slice(mark) });
+	view.webview.send({ type: "send", text: "reply: steered", images: [], mode: "steer" });
+	await waitFor("the steered reply", isEvent("message_end", (e) => e.message.role === "assistant" && textOf(e.message) === "steered"), { past: posted.slice(mark) });
+});
+
+test("approval: a write opens a diff; Accept writes the file, Reject leaves it", async (t) => {
+	const { view, posted, work } = await start(t);
+	const questions = [];
+	answers.showInformationMessage = (msg, items) => {
+		questions.push({ msg, items });
+		return questions.length === 1 ? "Accept" : "Reject";
+	};
+	view.webview.send({ type: "send", text: "write: notes.txt :: hello from gopi", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	assert.equal(await readFile(path.join(work, "notes.txt"), "utf8"), "hello from gopi");
+	assert.match(questions[0].msg, /notes\.txt/);
+	assert.deepEqual(questions[0].items, ["Accept", "Allow always", "Reject"]);
+	const diff = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.diff");
+	assert.ok(diff, "a diff editor was opened");
+	const [left, right] = diff.args;
+	assert.equal(left.scheme, "gopi-review", "a new file is compared with an empty document");
+	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(right), "hello from gopi");
+	assert.ok(posted.some((m) => m.type === "changes" && m.files.includes("notes.txt")), "the run's changed files are listed");
+
+	// An edit shows the file against its edited text; rejecting keeps it.
+	const mark = posted.length;
+	calls.length = 0;
+	view.webview.send({ type: "send", text: "edit: notes.txt :: hello => goodbye", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	const diff2 = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.diff");
+	assert.equal(diff2.args[0].fsPath, path.join(work, "notes.txt"));
+	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(diff2.args[1]), "goodbye from gopi");
+	assert.equal(await readFile(path.join(work, "notes.txt"), "utf8"), "hello from gopi", "rejected: unchanged");
+	const end = posted.slice(mark).find(isEvent("tool_execution_end"));
+	assert.equal(end.event.isError, true);
+});
+
+test("bash asks with the command shown; a dismissed question runs nothing", async (t) => {
+	const { view, posted, work } = await start(t);
+	view.webview.send({ type: "send", text: "bash: touch ran.txt", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const q = calls.find((c) => c.kind === "showWarningMessage");
+	assert.ok(q, "bash asked");
+	assert.equal(q.options.detail, "touch ran.txt");
+	assert.equal(q.options.modal, true);
+	assert.equal(existsSync(path.join(work, "ran.txt")), false);
+});
+
+test("sessions: a new session, then the old one resumed from the list", async (t) => {
+	const { m, view, posted } = await start(t);
+	view.webview.send({ type: "send", text: "reply: first session", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const s2 = await vscode.commands.executeCommand("gopi.newSession");
+	assert.ok(s2.client.running);
+	// The new session's history is empty.
+	const mark = view.webview.posted.findLastIndex((x) => x.type === "history" && x.messages.length > 0);
+	await waitFor("the new session's history", (x) => x.type === "history" && x.messages.length === 0, { past: view.webview.posted.slice(mark + 1) });
+	answers.showQuickPick = (items) => items.find((i) => /reply: first session/.test(i.label));
+	const before = view.webview.posted.length;
+	await vscode.commands.executeCommand("gopi.sessions");
+	const hist = await waitFor("the resumed history", (x) => x.type === "history" && x.messages.some((mm) => textOf(mm) === "first session"), {
+		past: view.webview.posted.slice(before),
+	});
+	assert.ok(hist);
+	assert.equal(await m.active(), s2);
+});
+
+test("the model switch and thinking level reach gopi and the status bar", async (t) => {
+	const { session } = await start(t);
+	answers.showQuickPick = (items) => items.find((i) => i.model?.id === "faux-1");
+	await vscode.commands.executeCommand("gopi.switchModel");
+	const state = await session.client.request("get_state");
+	assert.equal(state.model.id, "faux-1");
+	await vscode.commands.executeCommand("gopi.cycleThinking");
+	await session.refreshStatus();
+	assert.match(statusItem().text, /faux-1/);
+	assert.notEqual((await session.client.request("get_state")).thinkingLevel, state.thinkingLevel);
+});
+
+test("gopi killed: the chat says so with Restart, and Restart resumes the conversation", async (t) => {
+	const { view, posted, session } = await start(t);
+	view.webview.send({ type: "send", text: "reply: before the crash", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	await session.refreshStatus();
+	assert.ok(session.sessionFile, "the session file is known");
+	const proc = session.client.lc?._serverProcess;
+	assert.ok(proc?.pid, "gopi's process");
+	proc.kill("SIGKILL");
+	const notice = await waitFor("the stopped notice", (x) => x.type === "notice" && x.action === "restart", { past: posted });
+	assert.match(notice.text, /exited/);
+	assert.ok(calls.some((c) => c.kind === "showErrorMessage" && c.items.includes("Restart")));
+	await vscode.commands.executeCommand("gopi.restart");
+	assert.ok(session.client.running, "running again");
+	const hist = await waitFor("the history after restart", (x) => x.type === "history" && x.messages.some((mm) => textOf(mm) === "before the crash"), { past: view.webview.posted });
+	assert.ok(hist);
+	view.webview.send({ type: "send", text: "reply: after the restart", images: [], mode: "prompt" });
+	await waitFor("a reply after the restart", isEvent("message_end", (e) => textOf(e.message) === "after the restart"), { past: view.webview.posted });
+});
+
+test("a missing binary: a clear message with Restart and the log, never a dead panel", async (t) => {
+	const { view } = await start(t);
+	settings["gopi.path"] = path.join(tmpdir(), "no-such-gopi-binary");
+	await vscode.commands.executeCommand("gopi.restart");
+	const n = await waitFor("the error notice", (x) => x.type === "notice" && /did not start|exited/.test(x.text), { past: view.webview.posted });
+	assert.equal(n.action, "restart");
+	assert.ok(calls.some((c) => c.kind === "showErrorMessage" && /no-such-gopi-binary/.test(c.message)), "the message names the binary");
+	settings["gopi.path"] = gopiBin;
+});
+
+test("doctor reports the binary, its version, the handshake and the providers", async (t) => {
+	await start(t);
+	const text = await vscode.commands.executeCommand("gopi.doctor");
+	assert.match(text, new RegExp(`binary: \`${gopiBin.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\``));
+	assert.match(text, /version: gopi /);
+	assert.match(text, /handshake: ok/);
+	assert.match(text, /providers with credentials: .*faux/);
+});
+
+test("Add Selection to Chat inserts a path#L range; @ completes workspace files", async (t) => {
+	const { view, work } = await start(t);
+	await mkdir(path.join(work, "src"), { recursive: true });
+	await writeFile(path.join(work, "src", "server.go"), "package main\n");
+	vscode.window.activeTextEditor = {
+		document: { uri: vscode.Uri.file(path.join(work, "src", "server.go")) },
+		selection: { start: { line: 9, character: 0 }, end: { line: 19, character: 4 } },
+	};
+	await vscode.commands.executeCommand("gopi.addSelection");
+	vscode.window.activeTextEditor = undefined;
+	assert.ok(view.webview.posted.some((m) => m.type === "insert" && m.text === "@src/server.go#L10-20 "));
+	view.webview.send({ type: "complete", query: "serv" });
+	const files = await waitFor("file completions", (m) => m.type === "files", { past: view.webview.posted });
+	assert.deepEqual(files.items, ["src/server.go"]);
+});
+
+// GOPI_VSIX_DIR: an unpacked platform .vsix's extension/ folder, whose
+// bin/gopi is then the binary tested (run.sh sets it after packaging).
+test("with gopi.path unset, the binary shipped in the extension's bin/ is the one started", async (t) => {
+	let shipped = process.env.GOPI_VSIX_DIR;
+	if (!shipped) {
+		shipped = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-ext-")));
+		t.after(() => rm(shipped, { recursive: true, force: true }));
+		await mkdir(path.join(shipped, "bin"));
+		await copyFile(gopiBin, path.join(shipped, "bin", "gopi"));
+	}
+	const { session } = await start(t, { extensionDir: shipped, binary: "" });
+	assert.equal(session.client.binary, path.join(shipped, "bin", "gopi"));
+	const text = await vscode.commands.executeCommand("gopi.doctor");
+	assert.match(text, /\(from this extension\)/);
+	assert.match(text, /handshake: ok/);
+});
