@@ -158,6 +158,12 @@ test("approval: a write opens a diff; Accept writes the file, Reject leaves it",
 	assert.equal(left.scheme, "gopi-review", "a new file is compared with an empty document");
 	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(right), "hello from gopi");
 	assert.ok(posted.some((m) => m.type === "changes" && m.files.includes("notes.txt")), "the run's changed files are listed");
+	// A changed file opens as a diff of before (nothing: it was new) against now.
+	calls.length = 0;
+	view.webview.send({ type: "openChange", path: "notes.txt" });
+	const change = await waitFor("the change's diff", (c) => c.kind === "executeCommand" && c.id === "vscode.diff", { event: "call", past: calls });
+	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(change.args[0]), "");
+	assert.equal(change.args[1].fsPath, path.join(work, "notes.txt"));
 
 	// An edit shows the file against its edited text; rejecting keeps it.
 	const mark = posted.length;
@@ -284,4 +290,36 @@ test("with gopi.path unset, the binary shipped in the extension's bin/ is the on
 	const text = await vscode.commands.executeCommand("gopi.doctor");
 	assert.match(text, /\(from this extension\)/);
 	assert.match(text, /handshake: ok/);
+});
+
+test("an editor tab is a conversation of its own, with its own gopi; closing it stops that gopi", async (t) => {
+	const { view, session } = await start(t);
+	const tab = await vscode.commands.executeCommand("gopi.openInTab");
+	const panel = calls.find((c) => c.kind === "createWebviewPanel").panel;
+	assert.match(panel.webview.html, /Content-Security-Policy/);
+	assert.ok(tab.client.running);
+	assert.notEqual(tab, session);
+	assert.notEqual(tab.client.lc._serverProcess.pid, session.client.lc._serverProcess.pid);
+	panel.webview.send({ type: "send", text: "reply: from the tab", images: [], mode: "prompt" });
+	await waitFor("the tab's reply", isEvent("message_end", (e) => textOf(e.message) === "from the tab"), { past: panel.webview.posted });
+	assert.ok(!view.webview.posted.some(isEvent("message_end", (e) => textOf(e.message) === "from the tab")), "the side bar did not get it");
+	const proc = tab.client.lc._serverProcess;
+	const exited = new Promise((r) => proc.once("exit", r));
+	panel.dispose();
+	await exited;
+});
+
+test("the workspace's last session is resumed when the window opens again", async (t) => {
+	const { view, posted } = await start(t);
+	view.webview.send({ type: "send", text: "reply: remember me", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	await ext.deactivate();
+	// The window reopens: a new activation in the same workspace.
+	settings["gopi.resumeLastSession"] = true;
+	const context = { extensionUri: vscode.Uri.file(extDir), subscriptions: [], extensionPath: extDir };
+	ext.activate(context);
+	t.after(() => context.subscriptions.forEach((d) => d.dispose?.()));
+	const view2 = { webview: fakeWebview(), onDidDispose: () => ({ dispose() {} }), description: "" };
+	await providers.webviewView.get("gopi.chat").resolveWebviewView(view2);
+	await waitFor("the resumed history", (x) => x.type === "history" && x.messages.some((mm) => textOf(mm) === "remember me"), { past: view2.webview.posted });
 });

@@ -53,6 +53,8 @@ async function recordEvents(prompts) {
 	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-webview-")));
 	const agentDir = path.join(root, "agent");
 	await mkdir(agentDir);
+	// A short conversation is enough to compact when little is kept.
+	await writeFile(path.join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 10 } }));
 	const child = spawn(gopiBin, ["--mode", "jsonrpc", "--provider", "faux", "--model", "faux-1"], {
 		cwd: root,
 		env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", GEMINI_API_KEY: "" },
@@ -70,6 +72,10 @@ async function recordEvents(prompts) {
 	conn.sendNotification("initialized", {});
 	try {
 		for (const p of prompts) {
+			if (p.compact) {
+				await conn.sendRequest("pi/compact", {});
+				continue;
+			}
 			const done = new Promise((r) => (settled = r));
 			await conn.sendRequest("pi/prompt", { message: p.message });
 			if (p.during) await p.during(conn, events);
@@ -117,7 +123,10 @@ before(async () => {
 		{ message: "think: which file to read first" },
 		{ message: "bash: echo hello from bash" },
 		{ message: "read: does-not-exist.txt" },
+		{ message: "error: 503 1" },
+		{ message: "error: 400" },
 		{ message: xss },
+		{ compact: true },
 		{
 			message: "stream: 300",
 			// A follow-up queued while the reply streams, then the run stopped.
@@ -204,7 +213,15 @@ test("streamed markdown, thinking and tool cards render from gopi's events", asy
 		const read = r.tools.find((x) => x.title === "read: does-not-exist.txt");
 		assert.match(read.cls, /error/);
 		assert.equal(read.open, true, "an error is shown open");
-		assert.equal(r.users, 6);
+		assert.equal(r.users, 8);
+		const notices = await page.evaluate(() => ({
+			notices: [...document.querySelectorAll("#log .notice")].map((n) => n.textContent),
+			errors: [...document.querySelectorAll("#log .error-text")].map((n) => n.textContent),
+		}));
+		assert.ok(notices.notices.some((n) => /^Retrying in \d+ s \(attempt 1 of \d+\): .*503/.test(n)), notices.notices.join(" | "));
+		assert.ok(notices.notices.includes("Compacting the context…"), notices.notices.join(" | "));
+		assert.ok(notices.notices.includes("The context was compacted."), notices.notices.join(" | "));
+		assert.ok(notices.errors.some((e) => /400/.test(e)), `the model's error text is shown: ${notices.errors}`);
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();
