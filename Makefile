@@ -39,8 +39,10 @@ test-node: build
 # The JSON-RPC 2.0 dialect under real editor stacks: Microsoft's
 # vscode-jsonrpc (Node 18+; the npm registry on first use) and Neovim's
 # vim.lsp.rpc (nvim 0.7+); then the VS Code extension (editors/vscode:
-# built, tested under Node and in Chromium, packaged). Each is skipped
-# without its tool, except in CI.
+# built, tested under Node and in Chromium, packaged) and the Neovim plugin
+# (editors/nvim, under Neovim 0.10: Debian trixie's is unpacked into
+# ~/.cache/gopi when the system's is older). Node-based ones are skipped
+# without node, except in CI.
 test-editors: build
 	@if command -v node >/dev/null 2>&1; then \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/vscode-jsonrpc/run.sh; \
@@ -54,6 +56,7 @@ test-editors: build
 		GOPI_BIN=$(CURDIR)/$(BIN) editors/vscode/run.sh; \
 	elif [ -n "$$CI" ]; then echo "test-editors: node and npm are required in CI" >&2; exit 1; \
 	else echo "test-editors: the VS Code extension skipped (node or npm is not installed)"; fi
+	GOPI_BIN=$(CURDIR)/$(BIN) editors/nvim/tests/run.sh
 
 # The VS Code extension's packages, offline: one per platform with gopi
 # cross-compiled inside, and a universal one (gopi from PATH), in

@@ -1,0 +1,234 @@
+-- One gopi process in its JSON-RPC mode, through Neovim's own JSON-RPC
+-- client (vim.lsp.rpc): requests out, pi/event notifications and gopi's UI
+-- requests in. Everything it hands on runs on the main loop, in batches,
+-- so a reply of thousands of deltas costs a few redraws, not thousands.
+local M = {}
+
+
+--- Where the gopi binary is, and how it was found.
+---@return string|nil path, string how
+function M.binary(cfg)
+  if cfg.cmd and cfg.cmd ~= "" then
+    return cfg.cmd, "the cmd option"
+  end
+  if vim.fn.executable("gopi") == 1 then
+    return vim.fn.exepath("gopi"), "PATH"
+  end
+  -- The plugin lives at <repository>/editors/nvim; `make build` puts gopi in <repository>/bin.
+  local here = debug.getinfo(1, "S").source:sub(2)
+  local repo = vim.fn.fnamemodify(here, ":p:h:h:h:h:h")
+  local built = repo .. "/bin/gopi"
+  if vim.fn.executable(built) == 1 then
+    return built, "this checkout's bin/ (make build)"
+  end
+  return nil, "not found: put gopi on PATH, set cmd in setup(), or run `make build` in the gopi repository"
+end
+
+local Client = {}
+Client.__index = Client
+
+--- Starts gopi and its handshake; requests made meanwhile wait for it.
+---@param o {cfg: table, cwd: string, on_events: fun(evs: table[]), on_exit: fun(code: integer, signal: integer), on_ready?: fun(c: table), on_error?: fun(msg: string), ui: table, session_file?: string, continue?: boolean}
+function M.start(o)
+  local bin, how = M.binary(o.cfg)
+  if not bin then
+    return nil, "gopi " .. how
+  end
+  local self = setmetatable({ bin = bin, how = how, cwd = o.cwd, queue = {}, flushing = false, closed = false }, Client)
+  local cmd = { bin, "--mode", "jsonrpc", "--approval", o.cfg.approval }
+  vim.list_extend(cmd, o.cfg.args or {})
+  local env = vim.tbl_extend("force", {}, o.cfg.env or {})
+  local dispatchers = {
+    notification = function(method, params)
+      if method == "pi/event" then
+        self:enqueue(params)
+      elseif method == "window/showMessage" then
+        vim.schedule(function()
+          local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO })[params.type] or vim.log.levels.INFO
+          vim.notify("gopi: " .. params.message, level)
+        end)
+      elseif method == "$/progress" then
+        vim.schedule(function()
+          o.ui.progress(params.value or {})
+        end)
+      elseif method:match("^pi/ui/") then
+        vim.schedule(function()
+          o.ui.notification(method, params)
+        end)
+      end
+    end,
+    -- Runs in a coroutine (vim.lsp.rpc): a dialog yields until answered.
+    server_request = function(method, params)
+      if method == "window/workDoneProgress/create" then
+        return vim.NIL
+      end
+      local handler = o.ui.requests[method]
+      if not handler then
+        return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
+      end
+      local result = handler(params)
+      if result == nil then
+        return vim.NIL
+      end
+      return result
+    end,
+    on_exit = function(code, signal)
+      self.closed = true
+      vim.schedule(function()
+        o.on_exit(code, signal)
+      end)
+    end,
+    on_error = function() end,
+  }
+  local ok, rpc = pcall(vim.lsp.rpc.start, cmd, dispatchers, { cwd = o.cwd, env = env, detached = false })
+  if not ok then
+    return nil, tostring(rpc)
+  end
+  self.rpc = rpc
+  self.on_events = o.on_events
+  local init = {
+    provider = o.cfg.provider,
+    model = o.cfg.model,
+    thinkingLevel = o.cfg.thinking_level,
+    sessionFile = o.session_file,
+    continue = o.continue or nil,
+  }
+  -- Requests made before the handshake is done wait for it.
+  self.pending = {}
+  rpc.request("initialize", {
+    processId = vim.fn.getpid(),
+    clientInfo = { name = "gopi.nvim", version = "0.1.0" },
+    rootUri = vim.uri_from_fname(o.cwd),
+    capabilities = {
+      window = { showMessage = {}, workDoneProgress = true },
+      experimental = { pi = { ui = true } },
+    },
+    initializationOptions = init,
+  }, function(err, result)
+    vim.schedule(function()
+      if err then
+        if o.on_error then
+          o.on_error("initialize failed: " .. (err.message or vim.inspect(err)))
+        end
+        self:stop()
+        return
+      end
+      rpc.notify("initialized", vim.empty_dict())
+      self.version = result and result.serverInfo and result.serverInfo.version or ""
+      self.ready = true
+      -- on_ready runs first (it shows the session's history); what was
+      -- asked meanwhile goes out when it opens the gate.
+      if o.on_ready then
+        o.on_ready(self)
+      else
+        self:open_gate()
+      end
+    end)
+  end)
+  return self
+end
+
+--- Events come in on the read loop; they are rendered on the main loop,
+--- all that gathered at once.
+function Client:enqueue(ev)
+  table.insert(self.queue, ev)
+  if self.flushing then
+    return
+  end
+  self.flushing = true
+  vim.schedule(function()
+    self.flushing = false
+    local evs = self.queue
+    self.queue = {}
+    self.on_events(evs)
+  end)
+end
+
+--- Sends what waited for the handshake (and for on_ready).
+function Client:open_gate()
+  self.gate_open = true
+  local waiting = self.pending
+  self.pending = {}
+  for _, f in ipairs(waiting) do
+    f()
+  end
+end
+
+--- Sends pi/<command>; cb(err, result) runs on the main loop. now: send
+--- even before the gate is open (on_ready's own requests).
+function Client:request(command, params, cb, now)
+  if self.closed or not self.rpc or self.rpc.is_closing() then
+    if cb then
+      vim.schedule(function()
+        cb({ message = "gopi is not running" })
+      end)
+    end
+    return
+  end
+  if not self.ready or (not self.gate_open and not now) then
+    table.insert(self.pending, function()
+      self:request(command, params, cb)
+    end)
+    return
+  end
+  -- An empty Lua table would be sent as [], not {}.
+  if params == nil or (type(params) == "table" and next(params) == nil) then
+    params = vim.empty_dict()
+  end
+  self.rpc.request("pi/" .. command, params, function(err, result)
+    if cb then
+      vim.schedule(function()
+        cb(err, result)
+      end)
+    end
+  end)
+end
+
+--- The same, waiting (up to timeout ms) for the answer: for commands and tests.
+function Client:call(command, params, timeout)
+  local done, e, r = false, nil, nil
+  self:request(command, params, function(err, result)
+    done, e, r = true, err, result
+  end)
+  vim.wait(timeout or 10000, function()
+    return done
+  end, 10)
+  if not done then
+    return nil, "gopi did not answer " .. command
+  end
+  if e then
+    return nil, e.message or vim.inspect(e)
+  end
+  return r
+end
+
+function Client:running()
+  return self.rpc ~= nil and not self.closed and not self.rpc.is_closing()
+end
+
+--- Asks gopi to shut down, then ends it.
+function Client:stop()
+  if not self.rpc or self.closed then
+    return
+  end
+  local rpc = self.rpc
+  local finished = false
+  rpc.request("shutdown", vim.NIL, function()
+    finished = true
+  end)
+  vim.wait(2000, function()
+    return finished or self.closed
+  end, 10)
+  if not self.closed then
+    rpc.notify("exit", vim.NIL)
+    vim.wait(1000, function()
+      return self.closed
+    end, 10)
+  end
+  if not self.closed then
+    rpc.terminate()
+  end
+end
+
+M.Client = Client
+return M

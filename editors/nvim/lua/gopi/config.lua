@@ -1,0 +1,45 @@
+-- Options of require("gopi").setup({...}), with their defaults. See :help gopi-config.
+local M = {}
+
+M.defaults = {
+  -- The gopi binary; nil: `gopi` on PATH, else bin/gopi of the checkout the plugin is in.
+  cmd = nil,
+  -- Extra arguments after `--mode jsonrpc`.
+  args = {},
+  -- Extra environment for gopi (API keys, PI_CODING_AGENT_DIR, ...).
+  env = {},
+  -- initializationOptions: what to start with (nil: gopi's defaults).
+  provider = nil,
+  model = nil,
+  thinking_level = nil,
+  -- "off", "writes" (edit and write open a diff first, bash asks) or "all".
+  approval = "writes",
+  -- Resume this directory's last session on the first :Gopi.
+  resume = false,
+  chat = {
+    -- "right", "left" (a vertical split), "below" or "float".
+    layout = "right",
+    width = 0.4, -- of the editor, for right/left/float
+    height = 0.4, -- for below/float
+    prompt_height = 5,
+  },
+  keys = {
+    -- In the prompt window.
+    send = { n = "<CR>", i = "<C-s>" },
+    follow_up = { n = "<M-CR>", i = "<M-CR>" },
+    abort = { n = "<C-c>", i = "<C-c>" },
+    -- In a review (diff) tab.
+    accept = "ga",
+    reject = "gr",
+    allow_always = "gA",
+  },
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  return M.options
+end
+
+return M

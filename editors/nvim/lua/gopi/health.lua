@@ -1,0 +1,64 @@
+-- :checkhealth gopi
+local M = {}
+
+function M.check()
+  local h = vim.health
+  h.start("gopi")
+  if vim.fn.has("nvim-0.10") == 1 then
+    h.ok("Neovim " .. tostring(vim.version()))
+  else
+    h.error("Neovim " .. tostring(vim.version()) .. ": gopi.nvim needs 0.10 or newer")
+  end
+  local config = require("gopi.config")
+  local bin, how = require("gopi.client").binary(config.options)
+  if not bin then
+    h.error("gopi binary " .. how, {
+      "Install gopi on PATH, or set `cmd` in require('gopi').setup()",
+      "From the gopi repository: `make build` (lazy.nvim's `build = 'make build'` does it)",
+    })
+    return
+  end
+  h.ok(string.format("binary: %s (from %s)", bin, how))
+  local out = vim.system({ bin, "--version" }, { text = true }):wait(10000)
+  if out.code == 0 then
+    h.ok("version: " .. vim.trim(out.stdout or ""))
+  else
+    h.error("`" .. bin .. " --version` failed: " .. vim.trim((out.stderr or "") .. (out.stdout or "")))
+    return
+  end
+  local chat = require("gopi.chat")
+  local c = chat.session.client
+  local started = false
+  if not (c and c:running()) then
+    c = chat.start({})
+    started = true
+  end
+  if not c then
+    h.error("gopi did not start; :GopiLog has the details")
+    return
+  end
+  local models, err = c:call("get_available_models", {}, 10000)
+  if not models then
+    h.error("handshake: " .. tostring(err))
+    return
+  end
+  h.ok("handshake: gopi " .. (c.version or "") .. " answered")
+  local seen, providers = {}, {}
+  for _, m in ipairs(models.models or {}) do
+    if not seen[m.provider] then
+      seen[m.provider] = true
+      table.insert(providers, m.provider)
+    end
+  end
+  table.sort(providers)
+  if #providers == 1 and providers[1] == "faux" then
+    h.warn("providers with credentials: faux only (the offline model)", { "Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or `env` in setup()" })
+  else
+    h.ok("providers with credentials: " .. table.concat(providers, ", "))
+  end
+  if started then
+    chat.stop()
+  end
+end
+
+return M

@@ -1,0 +1,353 @@
+-- Turns pi's events into the chat buffer: markdown, streamed in place.
+-- Thinking and tool calls are regions (extmark pairs) that fold closed once
+-- complete; a tool call's region shows its arguments, bash's output while
+-- it runs, then the result. Nothing here waits or blocks: each call edits
+-- the buffer and returns.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("gopi.chat")
+M.ns = ns
+
+---@class gopi.Renderer
+---@field buf integer
+---@field regions {start: integer, stop: integer, open: boolean}[] extmark ids
+---@field cards table<string, {start: integer, stop: integer, args: string[], title: string}>
+---@field block table|nil the streaming text or thinking block
+local R = {}
+R.__index = R
+
+function M.new(buf)
+  return setmetatable({ buf = buf, regions = {}, cards = {}, block = nil, changed = {} }, R)
+end
+
+local function mark(buf, row)
+  return vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {})
+end
+
+local function row_of(buf, id)
+  return vim.api.nvim_buf_get_extmark_by_id(buf, ns, id, {})[1]
+end
+
+--- Lines of the buffer (0 when it holds only the empty first line).
+function R:count()
+  local n = vim.api.nvim_buf_line_count(self.buf)
+  if n == 1 and vim.api.nvim_buf_get_lines(self.buf, 0, 1, false)[1] == "" then
+    return 0
+  end
+  return n
+end
+
+--- Appends whole lines at the end.
+function R:append(lines)
+  local n = self:count()
+  vim.bo[self.buf].modifiable = true
+  if n == 0 then
+    vim.api.nvim_buf_set_lines(self.buf, 0, 1, false, lines)
+  else
+    vim.api.nvim_buf_set_lines(self.buf, n, n, false, lines)
+  end
+  vim.bo[self.buf].modifiable = false
+  return n -- the row of the first appended line
+end
+
+--- Appends text where the buffer ends (a streamed delta, maybe with newlines).
+function R:stream(text)
+  if text == nil or text == "" then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(self.buf)
+  local last = vim.api.nvim_buf_get_lines(self.buf, n - 1, n, false)[1] or ""
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_text(self.buf, n - 1, #last, n - 1, #last, vim.split(text, "\n", { plain = true }))
+  vim.bo[self.buf].modifiable = false
+end
+
+local function split(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+local function content_text(content)
+  if type(content) == "string" then
+    return content
+  end
+  local out = {}
+  for _, c in ipairs(content or {}) do
+    if c.type == "text" then
+      table.insert(out, c.text or "")
+    elseif c.type == "image" then
+      table.insert(out, "[image " .. (c.mimeType or "") .. "]")
+    end
+  end
+  return table.concat(out, "\n")
+end
+M.content_text = content_text
+
+local function tool_title(name, args)
+  args = args or {}
+  local arg = args.command or args.path or args.pattern or args.query or ""
+  arg = tostring(arg):gsub("\n.*", "")
+  if arg ~= "" then
+    return name .. ": " .. arg
+  end
+  return name
+end
+
+--- Starts a region (thinking, a tool call) at row; it folds when closed.
+function R:open_region(row)
+  local r = { start = mark(self.buf, row), stop = mark(self.buf, row), open = true }
+  table.insert(self.regions, r)
+  return r
+end
+
+function R:close_region(r, last_row, keep_open)
+  vim.api.nvim_buf_set_extmark(self.buf, ns, last_row, 0, { id = r.stop })
+  r.open = keep_open or false
+  r.done = true
+  self:refold()
+end
+
+--- Recreates the folds of every window showing the chat: complete regions
+--- of more than one line, closed unless marked open.
+function R:refold()
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    vim.api.nvim_win_call(win, function()
+      vim.wo.foldmethod = "manual"
+      vim.cmd("silent! normal! zE")
+      for _, r in ipairs(self.regions) do
+        if r.done then
+          local s, e = row_of(self.buf, r.start), row_of(self.buf, r.stop)
+          if s and e and e > s then
+            vim.cmd(string.format("silent! %d,%dfold", s + 1, e + 1))
+            if r.open then
+              vim.cmd(string.format("silent! %dfoldopen", s + 1))
+            end
+          end
+        end
+      end
+    end)
+  end
+end
+
+function R:header(who)
+  local n = self:count()
+  local lines = { "## " .. who, "" }
+  if n > 0 then
+    table.insert(lines, 1, "")
+  end
+  self:append(lines)
+end
+
+function R:notice(text)
+  self:append({ "", "> " .. text })
+end
+
+--- Ends the streaming block, if any, so the next one starts on a new line.
+function R:end_block()
+  local b = self.block
+  self.block = nil
+  if b and b.kind == "thinking" then
+    self:close_region(b.region, vim.api.nvim_buf_line_count(self.buf) - 1)
+  end
+end
+
+function R:begin_block(kind)
+  self:end_block()
+  local row = self:append({ "" })
+  local b = { kind = kind }
+  if kind == "thinking" then
+    vim.bo[self.buf].modifiable = true
+    vim.api.nvim_buf_set_lines(self.buf, row, row + 1, false, { "▸ thinking", "" })
+    vim.bo[self.buf].modifiable = false
+    b.region = self:open_region(row)
+  end
+  self.block = b
+  return b
+end
+
+--- The lines of a tool call's card: its title, arguments and what it said.
+local function card_lines(card, status, output)
+  local icon = ({ running = "◌", done = "✓", error = "✗" })[status] or "◌"
+  local lines = { string.format("%s %s", icon, card.title) }
+  for _, l in ipairs(card.args) do
+    table.insert(lines, "    " .. l)
+  end
+  if output and output ~= "" then
+    table.insert(lines, "    ---")
+    local out = split(output)
+    if #out > 400 then
+      out = vim.list_slice(out, #out - 399, #out)
+      table.insert(out, 1, "…")
+    end
+    for _, l in ipairs(out) do
+      table.insert(lines, "    " .. l)
+    end
+  end
+  return lines
+end
+
+function R:card(id, name, args)
+  local c = self.cards[id]
+  if c then
+    return c
+  end
+  self:end_block()
+  -- One line per argument, in name order (a Lua table has none of its own).
+  local arg_lines = {}
+  local names = vim.tbl_keys(args or {})
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local v = args[k]
+    table.insert(arg_lines, k .. ": " .. (type(v) == "string" and v:gsub("\n", "\\n") or vim.json.encode(v)))
+  end
+  c = { title = tool_title(name, args), args = arg_lines }
+  local row = self:append(vim.list_extend({ "" }, card_lines(c, "running"))) + 1
+  c.region = self:open_region(row)
+  vim.api.nvim_buf_set_extmark(self.buf, ns, vim.api.nvim_buf_line_count(self.buf) - 1, 0, { id = c.region.stop })
+  self.cards[id] = c
+  return c
+end
+
+function R:fill_card(c, status, output)
+  local s, e = row_of(self.buf, c.region.start), row_of(self.buf, c.region.stop)
+  local lines = card_lines(c, status, output)
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, s, e + 1, false, lines)
+  vim.bo[self.buf].modifiable = false
+  vim.api.nvim_buf_set_extmark(self.buf, ns, s, 0, { id = c.region.start })
+  local last = s + #lines - 1
+  vim.api.nvim_buf_set_extmark(self.buf, ns, last, 0, { id = c.region.stop })
+  if status ~= "running" then
+    self:close_region(c.region, last, status == "error")
+  end
+end
+
+--- A whole message (from history, or message_end of a user message).
+function R:message(m)
+  if m.role == "user" then
+    self:header("You")
+    self:append(split(content_text(m.content)))
+  elseif m.role == "assistant" then
+    self:header("gopi")
+    for _, c in ipairs(m.content or {}) do
+      if c.type == "text" then
+        self:begin_block("text")
+        self:stream(c.text)
+      elseif c.type == "thinking" then
+        self:begin_block("thinking")
+        self:stream(c.thinking)
+      elseif c.type == "toolCall" then
+        self:card(c.id or "", c.name or "tool", c.arguments)
+      end
+    end
+    self:end_block()
+    self:ending(m)
+  elseif m.role == "toolResult" then
+    local c = self.cards[m.toolCallId or ""]
+    if c then
+      self:fill_card(c, m.isError and "error" or "done", content_text(m.content))
+    end
+  elseif m.role == "bashExecution" then
+    self:header("You ran")
+    self:append(vim.list_extend({ "$ " .. (m.command or "") }, split(m.output)))
+  elseif m.role == "compactionSummary" then
+    self:notice("earlier messages were compacted into a summary")
+  elseif m.role == "custom" and m.display ~= false then
+    self:append(vim.list_extend({ "" }, split(content_text(m.content))))
+  end
+end
+
+function R:ending(m)
+  if m.stopReason == "aborted" then
+    self:notice("stopped")
+  elseif m.stopReason == "error" and m.errorMessage then
+    self:append({ "", "**Error:** " .. m.errorMessage:gsub("\n", " ") })
+  end
+end
+
+---@param ev table a pi event
+---@param state table the session's state: streaming, queue, changed files
+function R:event(ev, state)
+  local t = ev.type
+  if t == "agent_start" then
+    state.streaming = true
+    state.changed = {}
+  elseif t == "agent_settled" then
+    state.streaming = false
+    self:end_block()
+  elseif t == "message_start" then
+    local m = ev.message or {}
+    if m.role == "assistant" then
+      self:header("gopi")
+    elseif m.role == "user" or m.role == "bashExecution" or m.role == "custom" then
+      self:message(m)
+    end
+  elseif t == "message_update" then
+    local e = ev.assistantMessageEvent or {}
+    local k = e.type
+    if k == "text_start" then
+      self:begin_block("text")
+    elseif k == "thinking_start" then
+      self:begin_block("thinking")
+    elseif k == "text_delta" or k == "thinking_delta" then
+      if not self.block then
+        self:begin_block(k == "text_delta" and "text" or "thinking")
+      end
+      self:stream(e.delta)
+    elseif k == "text_end" or k == "thinking_end" then
+      self:end_block()
+    end
+  elseif t == "message_end" then
+    local m = ev.message or {}
+    if m.role == "assistant" then
+      self:end_block()
+      self:ending(m)
+    elseif m.role == "toolResult" then
+      self:message(m)
+    end
+  elseif t == "tool_execution_start" then
+    local c = self:card(ev.toolCallId or "", ev.toolName or "tool", ev.args)
+    local args = ev.args or {}
+    if (ev.toolName == "edit" or ev.toolName == "write") and type(args.path) == "string" then
+      state.changed[args.path] = true
+    end
+    return c
+  elseif t == "tool_execution_update" then
+    local c = self.cards[ev.toolCallId or ""]
+    if c then
+      self:fill_card(c, "running", content_text((ev.partialResult or {}).content))
+    end
+  elseif t == "tool_execution_end" then
+    local c = self.cards[ev.toolCallId or ""]
+    if c then
+      self:fill_card(c, ev.isError and "error" or "done", content_text((ev.result or {}).content))
+    end
+  elseif t == "compaction_start" then
+    self:notice(ev.reason == "overflow" and "the context overflowed: compacting…" or "compacting the context…")
+  elseif t == "compaction_end" then
+    if ev.aborted then
+      self:notice("compaction cancelled")
+    elseif ev.errorMessage then
+      self:notice("compaction failed: " .. ev.errorMessage)
+    else
+      self:notice("the context was compacted")
+    end
+  elseif t == "auto_retry_start" then
+    self:notice(string.format("retrying in %d s (attempt %d of %d): %s", math.floor((ev.delayMs or 0) / 1000 + 0.5), ev.attempt or 0, ev.maxAttempts or 0, (ev.errorMessage or ""):gsub("\n", " ")))
+  elseif t == "auto_retry_end" then
+    if not ev.success then
+      self:notice("gave up retrying: " .. (ev.finalError or ""))
+    end
+  elseif t == "queue_update" then
+    state.queue = { steering = ev.steering or {}, followUp = ev.followUp or {} }
+  end
+end
+
+function R:clear()
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
+  vim.bo[self.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  self.regions, self.cards, self.block = {}, {}, nil
+end
+
+return M

@@ -1,0 +1,57 @@
+-- gopi's commands. Nothing starts until one is used. See :help gopi.
+if vim.g.loaded_gopi then
+  return
+end
+vim.g.loaded_gopi = true
+
+if vim.fn.has("nvim-0.10") == 0 then
+  vim.api.nvim_create_user_command("Gopi", function()
+    vim.notify("gopi.nvim needs Neovim 0.10 or newer", vim.log.levels.ERROR)
+  end, {})
+  return
+end
+
+local function gopi()
+  return require("gopi")
+end
+local cmd = vim.api.nvim_create_user_command
+
+cmd("Gopi", function(o)
+  if o.args ~= "" then
+    if not require("gopi.chat").is_open() then
+      gopi().open()
+    end
+    gopi().send(o.args, "prompt")
+  else
+    gopi().toggle()
+  end
+end, { nargs = "*", desc = "Toggle the gopi chat, or send it a prompt" })
+cmd("GopiAbort", function() gopi().abort() end, { desc = "Stop gopi's run" })
+cmd("GopiNew", function() gopi().new_session() end, { desc = "A new gopi session" })
+cmd("GopiSessions", function() gopi().sessions() end, { desc = "Resume one of this directory's sessions" })
+cmd("GopiFork", function() gopi().fork() end, { desc = "Fork the session from an earlier message" })
+cmd("GopiClone", function() gopi().clone() end, { desc = "Go on in a copy of the session" })
+cmd("GopiRename", function(o) gopi().rename(o.args) end, { nargs = "?", desc = "Name the session" })
+cmd("GopiModel", function(o) gopi().model(o.args) end, { nargs = "?", desc = "Switch gopi's model" })
+cmd("GopiThinking", function(o) gopi().thinking(o.args) end, {
+  nargs = "?",
+  complete = function()
+    return { "off", "minimal", "low", "medium", "high", "xhigh" }
+  end,
+  desc = "Set or cycle the thinking level",
+})
+cmd("GopiCompact", function(o) gopi().compact(o.args) end, { nargs = "*", desc = "Compact the context" })
+cmd("GopiExport", function() gopi().export() end, { desc = "Export the session to HTML" })
+cmd("GopiLog", function() gopi().log() end, { desc = "gopi's log" })
+cmd("GopiRestart", function() gopi().restart() end, { desc = "Restart gopi on the same session" })
+cmd("GopiChanges", function() gopi().changes() end, { desc = "The files the last run changed, in the quickfix list" })
+cmd("GopiAdd", function(o) gopi().add(o.line1, o.line2, o.args) end, { range = true, nargs = "*", desc = "Add the selection's range to the prompt" })
+
+vim.api.nvim_create_autocmd("VimLeavePre", {
+  group = vim.api.nvim_create_augroup("gopi", { clear = true }),
+  callback = function()
+    if package.loaded["gopi.chat"] then
+      require("gopi.chat").stop()
+    end
+  end,
+})

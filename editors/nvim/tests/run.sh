@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the plugin's unit tests and its end-to-end tests (child Neovims
+# against the gopi binary) under Neovim 0.10 or newer: the one on PATH
+# when it is new enough, else Debian trixie's, set up by install-nvim.sh.
+#
+#   GOPI_BIN   the gopi binary (default: bin/gopi of this repository)
+#
+# An argument filters the end-to-end tests by name.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+# shellcheck source=../../../testdata/clients/lib.sh
+source "$repo/testdata/clients/lib.sh"
+gopi_bin
+nvim=$("$here/install-nvim.sh")
+export GOPI_TEST_NVIM=$nvim
+echo "run.sh: $("$nvim" --version | head -n 1)"
+
+guard=()
+command -v timeout >/dev/null 2>&1 && guard=(timeout --kill-after=10 900)
+cd "$here/.."
+status=0
+${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/unit.lua </dev/null || status=1
+${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/e2e.lua "$@" </dev/null || status=1
+exit "$status"

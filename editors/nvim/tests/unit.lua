@@ -1,0 +1,102 @@
+-- Unit tests of the plugin's pure parts: edit replay for review diffs, the
+-- renderer on events and messages, the status text and completion items.
+-- Ends with "N passed, N failed".
+--
+--   nvim -l tests/unit.lua
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+vim.opt.rtp:prepend(vim.fn.fnamemodify(here, ":h"))
+local results = { passed = 0, failed = 0 }
+
+local function test(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    results.passed = results.passed + 1
+    io.stdout:write("ok - " .. name .. "\n")
+  else
+    results.failed = results.failed + 1
+    io.stdout:write("not ok - " .. name .. "\n    " .. tostring(err):gsub("\n", "\n    ") .. "\n")
+  end
+end
+
+local function eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    error(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+test("apply_edits replays edit's replacements, and gives up on a miss", function()
+  local review = require("gopi.review")
+  eq("a X c X", review.apply_edits("a b c b", { { oldText = "b", newText = "X" }, { oldText = "b", newText = "X" } }))
+  eq(nil, review.apply_edits("abc", { { oldText = "z", newText = "y" } }))
+  eq(nil, review.apply_edits("abc", { { oldText = "", newText = "y" } }))
+  eq("a.c", review.apply_edits("a%c", { { oldText = "%", newText = "." } }), "patterns are plain text")
+end)
+
+test("the renderer streams deltas in place and keeps tool blocks whole", function()
+  local render = require("gopi.render")
+  local buf = vim.api.nvim_create_buf(false, true)
+  local r = render.new(buf)
+  local st = { streaming = false, changed = {} }
+  local evs = {
+    { type = "agent_start" },
+    { type = "message_start", message = { role = "user", content = { { type = "text", text = "hi\nthere" } } } },
+    { type = "message_start", message = { role = "assistant", content = {} } },
+    { type = "message_update", assistantMessageEvent = { type = "text_start", contentIndex = 0 } },
+    { type = "message_update", assistantMessageEvent = { type = "text_delta", contentIndex = 0, delta = "Hello, " } },
+    { type = "message_update", assistantMessageEvent = { type = "text_delta", contentIndex = 0, delta = "world\nsecond" } },
+    { type = "message_update", assistantMessageEvent = { type = "text_end", contentIndex = 0 } },
+    { type = "message_end", message = { role = "assistant", stopReason = "toolUse" } },
+    { type = "tool_execution_start", toolCallId = "c1", toolName = "write", args = { path = "a.txt", content = "x" } },
+    { type = "tool_execution_start", toolCallId = "c2", toolName = "bash", args = { command = "ls" } },
+    { type = "tool_execution_update", toolCallId = "c1", partialResult = { content = { { type = "text", text = "writing" } } } },
+    { type = "tool_execution_end", toolCallId = "c1", isError = false, result = { content = { { type = "text", text = "wrote 1 byte" } } } },
+    { type = "tool_execution_end", toolCallId = "c2", isError = true, result = { content = { { type = "text", text = "no\nway" } } } },
+    { type = "queue_update", steering = {}, followUp = { "later" } },
+    { type = "agent_settled" },
+  }
+  for _, ev in ipairs(evs) do
+    r:event(ev, st)
+  end
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  eq(
+    table.concat({
+      "## You", "", "hi", "there", "", "## gopi", "", "Hello, world", "second", "",
+      "✓ write: a.txt", "    content: x", "    path: a.txt", "    ---", "    wrote 1 byte", "",
+      "✗ bash: ls", "    command: ls", "    ---", "    no", "    way",
+    }, "\n"),
+    text,
+    "the chat"
+  )
+  eq(false, st.streaming, "settled")
+  eq({ ["a.txt"] = true }, st.changed, "changed files")
+  eq({ "later" }, st.queue.followUp, "the queue")
+end)
+
+test("the status shows model, thinking, context (escaped) and cost", function()
+  local chat = require("gopi.chat")
+  chat.session.state.status = { model = "faux-1", thinking = "high", percent = 75.4, cost = 0.0123 }
+  eq("gopi · faux-1 · think high · %#WarningMsg#75%%%* · $0.012", chat.status())
+  eq("gopi · faux-1 · think high · 75% · $0.012", chat.status_text())
+  chat.session.state.status = { percent = 93 }
+  eq("gopi · %#ErrorMsg#93%%%*", chat.status())
+end)
+
+test("completion items: / from the commands, @ from files", function()
+  local complete = require("gopi.complete")
+  complete.commands = { { name = "review", description = "Review" }, { name = "refactor" }, { name = "skill:x" } }
+  local items, start = complete.items("/re")
+  eq({ "/review", "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(0, start)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/src", "p")
+  vim.fn.writefile({}, dir .. "/src/server.go")
+  vim.fn.writefile({}, dir .. "/server_test.go")
+  vim.cmd.cd(dir)
+  local files, fstart = complete.items("see @serv")
+  eq({ "@src/server.go", "@server_test.go" }, vim.tbl_map(function(i) return i.word end, files))
+  eq(4, fstart)
+  vim.fn.delete(dir, "rf")
+end)
+
+io.stdout:write(string.format("%d passed, %d failed\n", results.passed, results.failed))
+os.exit(results.failed == 0 and 0 or 1)
