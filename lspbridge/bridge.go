@@ -60,6 +60,8 @@ type Bridge struct {
 	unsubscribe func()
 	caps        clientCaps
 	fullUpdates bool
+	// coalesce merges streamed deltas (initializationOptions.coalesceDeltasMs).
+	coalesce    *coalescer
 	initialized bool // initialize was answered
 	seenCommand bool // a pi/ request was handled
 	shutdown    bool // shutdown was answered
@@ -140,6 +142,12 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 		_ = rt.Abort(context.Background())
 	}
 	b.detach()
+	b.mu.Lock()
+	co := b.coalesce
+	b.mu.Unlock()
+	if co != nil {
+		co.stop()
+	}
 	b.prog.stop()
 	_ = s.Close()
 	if err := b.jc.Close(); err != nil {

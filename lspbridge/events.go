@@ -20,12 +20,21 @@ const methodEvent = "pi/event"
 // its square.
 func (b *Bridge) Emit(ev api.Event) {
 	b.mu.Lock()
-	full, progress := b.fullUpdates, b.caps.progress
+	full, progress, co := b.fullUpdates, b.caps.progress, b.coalesce
 	b.mu.Unlock()
 	b.observe(ev, progress)
 	if !full {
 		ev = lean(ev)
 	}
+	if co != nil {
+		co.emit(ev)
+		return
+	}
+	b.send(ev)
+}
+
+// send writes one pi/event notification.
+func (b *Bridge) send(ev api.Event) {
 	var raw []byte
 	var err error
 	if a, ok := ev.(rpc.Appender); ok {

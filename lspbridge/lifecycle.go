@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -33,6 +34,11 @@ type InitOptions struct {
 	NoSession     bool   `json:"noSession,omitempty"`
 	// FullUpdates keeps message and partial in message_update events.
 	FullUpdates bool `json:"fullUpdates,omitempty"`
+	// CoalesceDeltasMs, when above 0, merges streamed text and thinking
+	// deltas of one block for up to that many milliseconds (at most 1000)
+	// into one message_update: fewer notifications for an editor to
+	// parse. Only lean updates are merged.
+	CoalesceDeltasMs int `json:"coalesceDeltasMs,omitempty"`
 }
 
 // needsRuntime reports whether the options change the runtime itself
@@ -274,6 +280,9 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 	b.mu.Lock()
 	b.caps = caps
 	b.fullUpdates = opts.FullUpdates
+	if ms := min(opts.CoalesceDeltasMs, 1000); ms > 0 && !opts.FullUpdates && b.coalesce == nil {
+		b.coalesce = newCoalescer(time.Duration(ms)*time.Millisecond, b.send)
+	}
 	b.initialized = true
 	b.mu.Unlock()
 

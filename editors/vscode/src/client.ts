@@ -105,7 +105,8 @@ export class GopiClient implements vscode.Disposable {
 			args,
 			options: { cwd: o.cwd, env: { ...process.env, ...s.env } },
 		};
-		const init: Record<string, unknown> = {};
+		// Deltas merged over 16 ms: the page paints once a frame anyway.
+		const init: Record<string, unknown> = { coalesceDeltasMs: 16 };
 		if (s.provider) init.provider = s.provider;
 		if (s.model) init.model = s.model;
 		if (s.thinkingLevel) init.thinkingLevel = s.thinkingLevel;

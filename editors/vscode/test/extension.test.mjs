@@ -108,8 +108,10 @@ test("activation: the side bar's chat starts gopi and shows a streamed reply", a
 	const kinds = posted.filter((m) => m.type === "event").map((m) => m.event.type);
 	assert.ok(kinds.indexOf("agent_start") < kinds.indexOf("message_update"));
 	const deltas = posted.filter(isEvent("message_update", (e) => e.assistantMessageEvent?.type === "text_delta"));
-	assert.ok(deltas.length >= 50, `got ${deltas.length} text deltas`);
+	assert.ok(deltas.length >= 1, "the reply streamed");
 	assert.ok(deltas.every((m) => m.event.message === undefined), "updates are lean");
+	// Deltas arrive merged (coalesceDeltasMs); together they are the reply.
+	assert.equal(deltas.map((m) => m.event.assistantMessageEvent.delta).join(""), Array.from({ length: 50 }, (_, i) => i + 1).join(" "));
 	const end = posted.find(isEvent("message_end", (e) => e.message.role === "assistant"));
 	assert.match(textOf(end.event.message), /^1 2 3 .* 50$/);
 	// The status bar follows the session.

@@ -92,6 +92,8 @@ function M.start(o)
     thinkingLevel = o.cfg.thinking_level,
     sessionFile = o.session_file,
     continue = o.continue or nil,
+    -- Deltas merged over this window: Neovim's reader pays per message.
+    coalesceDeltasMs = o.cfg.coalesce_ms,
   }
   -- Requests made before the handshake is done wait for it.
   self.pending = {}

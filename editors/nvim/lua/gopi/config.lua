@@ -16,6 +16,10 @@ M.defaults = {
   approval = "writes",
   -- Resume this directory's last session on the first :Gopi.
   resume = false,
+  -- Streamed deltas arrive merged over this many ms (0: one notification
+  -- each). Neovim parses each JSON-RPC message in Lua; fewer, longer ones
+  -- keep the editor responsive during long replies.
+  coalesce_ms = 16,
   chat = {
     -- "right", "left" (a vertical split), "below" or "float".
     layout = "right",
