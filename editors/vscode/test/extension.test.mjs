@@ -325,3 +325,17 @@ test("the workspace's last session is resumed when the window opens again", asyn
 	await providers.webviewView.get("gopi.chat").resolveWebviewView(view2);
 	await waitFor("the resumed history", (x) => x.type === "history" && x.messages.some((mm) => textOf(mm) === "remember me"), { past: view2.webview.posted });
 });
+
+test("a run shows in VS Code's progress UI; its cancel button aborts the run", async (t) => {
+	const { view, posted } = await start(t, { model: "faux-1" });
+	view.webview.send({ type: "send", text: "stream: 400", images: [], mode: "prompt" });
+	const prog = await waitFor("the progress", (c) => c.kind === "withProgress", { event: "call", past: calls });
+	assert.equal(prog.options.title, "gopi");
+	assert.equal(prog.options.cancellable, true);
+	await waitFor("the first delta", isEvent("message_update"), { past: posted });
+	prog.cancel();
+	const end = await waitFor("the aborted reply", isEvent("message_end", (e) => e.message.role === "assistant"), { past: posted });
+	assert.equal(end.event.message.stopReason, "aborted");
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	await waitFor("the progress ended", () => prog.done, { event: "call", past: [null] }).catch(() => {});
+});

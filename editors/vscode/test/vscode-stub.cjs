@@ -244,7 +244,17 @@ const window = {
 		record("showTextDocument", { target: docOrUri, options });
 		return { document: docOrUri };
 	},
-	withProgress: async (options, task) => task({ report() {} }, new CancellationTokenSource().token),
+	// Progress is recorded: its options, what it reported, and a cancel
+	// the test can press (VS Code's cancel button).
+	withProgress: async (options, task) => {
+		const cts = new CancellationTokenSource();
+		const c = record("withProgress", { options, reports: [], cancel: () => cts.cancel(), done: false });
+		try {
+			return await task({ report: (r) => c.reports.push(r) }, cts.token);
+		} finally {
+			c.done = true;
+		}
+	},
 	activeTextEditor: undefined,
 	visibleTextEditors: [],
 	onDidChangeActiveTextEditor: noEvent,

@@ -77,7 +77,7 @@ async function recordEvents(prompts) {
 				continue;
 			}
 			const done = new Promise((r) => (settled = r));
-			await conn.sendRequest("pi/prompt", { message: p.message });
+			await conn.sendRequest("pi/prompt", p.images ? { message: p.message, images: p.images } : { message: p.message });
 			if (p.during) await p.during(conn, events);
 			await done;
 		}
@@ -108,6 +108,9 @@ func main() {
 - first item
 - second item`;
 
+// A 1×1 PNG.
+const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 let browser;
 let events;
 const themes = {
@@ -120,6 +123,7 @@ before(async () => {
 	await mkdir(artifacts, { recursive: true });
 	events = await recordEvents([
 		{ message: markdownReply },
+		{ message: "reply: a picture", images: [{ type: "image", data: pixel, mimeType: "image/png" }] },
 		{ message: "think: which file to read first" },
 		{ message: "bash: echo hello from bash" },
 		{ message: "read: does-not-exist.txt" },
@@ -213,7 +217,9 @@ test("streamed markdown, thinking and tool cards render from gopi's events", asy
 		const read = r.tools.find((x) => x.title === "read: does-not-exist.txt");
 		assert.match(read.cls, /error/);
 		assert.equal(read.open, true, "an error is shown open");
-		assert.equal(r.users, 8);
+		assert.equal(r.users, 9);
+		const thumb = await page.evaluate(() => document.querySelector(".msg.user img.thumb")?.getAttribute("src"));
+		assert.equal(thumb, `data:image/png;base64,${pixel}`, "the user's image is shown");
 		const notices = await page.evaluate(() => ({
 			notices: [...document.querySelectorAll("#log .notice")].map((n) => n.textContent),
 			errors: [...document.querySelectorAll("#log .error-text")].map((n) => n.textContent),
@@ -238,7 +244,7 @@ test("model output cannot run script, load remote content or navigate", async ()
 			scripts: document.querySelectorAll("#log script").length,
 			handlers: [...document.querySelectorAll("#log *")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
 			iframes: document.querySelectorAll("iframe").length,
-			images: [...document.querySelectorAll("#log img")].map((i) => i.src),
+			images: [...document.querySelectorAll("#log img:not(.msg.user img)")].map((i) => i.src),
 			imageLink: document.querySelector("#log a.image-link")?.dataset.href,
 			shownAsText: document.querySelector("#log").textContent.includes('<img src=x onerror="window.__pwned=1">'),
 			link: (() => {
@@ -349,5 +355,29 @@ test("screenshots: light and dark, 280 px and wide", async () => {
 				await cleanup();
 			}
 		}
+	}
+});
+
+test("an image dropped on the composer goes out with the next message", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		await page.evaluate((b64) => {
+			const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+			const dt = new DataTransfer();
+			dt.items.add(new File([bytes], "pixel.png", { type: "image/png" }));
+			dt.items.add(new File(["not an image"], "notes.txt", { type: "text/plain" }));
+			document.querySelector("#composer").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+		}, pixel);
+		await page.waitForSelector("#images img.thumb");
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#images img.thumb").length), 1, "only the image is attached");
+		await page.focus("#input");
+		await page.keyboard.type("what is this?");
+		await page.keyboard.press("Enter");
+		const sent = await page.evaluate(() => window.__posted.at(-1));
+		assert.deepEqual(sent, { type: "send", text: "what is this?", images: [{ data: pixel, mimeType: "image/png" }], mode: "prompt" });
+		assert.equal(await page.evaluate(() => document.querySelector("#images").hidden), true, "the attachment is cleared");
+	} finally {
+		await page.close();
+		await cleanup();
 	}
 });
