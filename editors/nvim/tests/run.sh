@@ -23,4 +23,8 @@ cd "$here/.."
 status=0
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/unit.lua </dev/null || status=1
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/e2e.lua "$@" </dev/null || status=1
+# A picture of the chat (tests/artifacts/nvim-chat.png), as a user sees it.
+if ((status == 0)) && [[ $# -eq 0 ]]; then
+	${guard[@]+"${guard[@]}"} "$here/screenshot.sh" || status=1
+fi
 exit "$status"
