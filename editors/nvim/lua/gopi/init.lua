@@ -32,32 +32,34 @@ local function fail(err)
   end
 end
 
---- :GopiNew
-function M.new_session()
+--- Sends pi/<command> (starting gopi first if needed); on_ok(result) runs
+--- when it worked, and a failure is reported.
+local function ask(command, params, on_ok)
   local c = client()
   if not c then
     return
   end
-  c:request("new_session", {}, function(err)
-    if not fail(err) then
-      chat.load_history()
-      chat.refresh_status()
+  c:request(command, params, function(err, res)
+    if not fail(err) and on_ok then
+      on_ok(res)
     end
   end)
 end
 
+local function reload()
+  chat.load_history()
+  chat.refresh_status()
+end
+
+--- :GopiNew
+function M.new_session()
+  ask("new_session", {}, reload)
+end
+
 --- :GopiSessions: this directory's sessions; the one picked is resumed.
 function M.sessions()
-  local c = client()
-  if not c then
-    return
-  end
-  c:request("list_sessions", {}, function(err, res)
-    if fail(err) then
-      return
-    end
-    local list = (res or {}).sessions or {}
-    vim.ui.select(list, {
+  ask("list_sessions", {}, function(res)
+    vim.ui.select((res or {}).sessions or {}, {
       prompt = "gopi: resume a session",
       kind = "gopi.sessions",
       format_item = function(s)
@@ -65,43 +67,30 @@ function M.sessions()
         return string.format("%s  (%s, %d messages)", first, s.modified or "", s.messageCount or 0)
       end,
     }, function(s)
-      if not s then
-        return
+      if s then
+        ask("switch_session", { sessionPath = s.path }, reload)
       end
-      c:request("switch_session", { sessionPath = s.path }, function(e2)
-        if not fail(e2) then
-          chat.load_history()
-          chat.refresh_status()
-        end
-      end)
     end)
   end)
 end
 
 --- :GopiFork: a new session from an earlier message; its text goes back to the prompt.
 function M.fork()
-  local c = client()
-  if not c then
-    return
-  end
-  c:request("get_fork_messages", {}, function(err, res)
-    if fail(err) then
-      return
-    end
+  ask("get_fork_messages", {}, function(res)
     vim.ui.select((res or {}).messages or {}, {
       prompt = "gopi: fork from",
       format_item = function(m)
-        return (m.text or ""):gsub("\n.*", "")
+        return ((m.text or ""):gsub("\n.*", ""))
       end,
     }, function(m)
       if not m then
         return
       end
-      c:request("fork", { entryId = m.entryId }, function(e2, r)
-        if fail(e2) or (r and r.cancelled) then
+      ask("fork", { entryId = m.entryId }, function(r)
+        if r and r.cancelled then
           return
         end
-        chat.load_history()
+        reload()
         local p = chat.session.prompt
         if p and vim.api.nvim_buf_is_valid(p) then
           vim.api.nvim_buf_set_lines(p, 0, -1, false, vim.split((r or {}).text or "", "\n", { plain = true }))
@@ -112,28 +101,13 @@ function M.fork()
 end
 
 function M.clone()
-  local c = client()
-  if c then
-    c:request("clone", {}, function(err)
-      if not fail(err) then
-        chat.load_history()
-      end
-    end)
-  end
+  ask("clone", {}, reload)
 end
 
 function M.rename(name)
-  local c = client()
-  if not c then
-    return
-  end
   local go = function(n)
     if n and n ~= "" then
-      c:request("set_session_name", { name = n }, function(err)
-        if not fail(err) then
-          chat.refresh_status()
-        end
-      end)
+      ask("set_session_name", { name = n }, chat.refresh_status)
     end
   end
   if name and name ~= "" then
@@ -145,23 +119,12 @@ end
 
 --- :GopiModel [provider/id]
 function M.model(spec)
-  local c = client()
-  if not c then
-    return
-  end
   local set = function(m)
     if m then
-      c:request("set_model", { provider = m.provider, modelId = m.id }, function(err)
-        if not fail(err) then
-          chat.refresh_status()
-        end
-      end)
+      ask("set_model", { provider = m.provider, modelId = m.id }, chat.refresh_status)
     end
   end
-  c:request("get_available_models", {}, function(err, res)
-    if fail(err) then
-      return
-    end
+  ask("get_available_models", {}, function(res)
     local models = (res or {}).models or {}
     if spec and spec ~= "" then
       for _, m in ipairs(models) do
@@ -182,47 +145,27 @@ end
 
 --- :GopiThinking [level]: sets it, or cycles through the model's levels.
 function M.thinking(level)
-  local c = client()
-  if not c then
-    return
-  end
-  local done = function(err)
-    if not fail(err) then
-      chat.refresh_status()
-    end
-  end
   if level and level ~= "" then
-    c:request("set_thinking_level", { level = level }, done)
+    ask("set_thinking_level", { level = level }, chat.refresh_status)
   else
-    c:request("cycle_thinking_level", {}, done)
+    ask("cycle_thinking_level", {}, chat.refresh_status)
   end
 end
 
 function M.compact(instructions)
-  local c = client()
-  if not c then
-    return
-  end
   chat.note("compacting…")
-  c:request("compact", (instructions and instructions ~= "") and { customInstructions = instructions } or {}, function(err)
-    if not fail(err) then
-      chat.refresh_status()
-    end
-  end)
+  ask("compact", (instructions and instructions ~= "") and { customInstructions = instructions } or {}, chat.refresh_status)
 end
 
 function M.export()
-  local c = client()
-  if c then
-    c:request("export_html", {}, function(err, r)
-      if not fail(err) and r and r.path then
-        chat.note("exported to " .. r.path)
-        if vim.ui.open then
-          pcall(vim.ui.open, r.path)
-        end
+  ask("export_html", {}, function(r)
+    if r and r.path then
+      chat.note("exported to " .. r.path)
+      if vim.ui.open then
+        pcall(vim.ui.open, r.path)
       end
-    end)
-  end
+    end
+  end)
 end
 
 --- :GopiLog: the plugin's log and gopi's stderr (Neovim's LSP log).
