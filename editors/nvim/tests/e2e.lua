@@ -147,6 +147,15 @@ test(":Gopi opens the chat and a prompt window; a reply streams into it", functi
 end)
 
 test("a tool block shows its arguments and result, folded when it succeeded", function(t)
+  t.lua([[
+    local chat = require("gopi.chat")
+    local redraw = chat.redraw_bars
+    chat.redraw_bars = function()
+      local p = chat.session.state.progress
+      if p and p:find("bash: echo hello from bash", 1, true) then _G.progress_seen = true end
+      return redraw()
+    end
+  ]])
   t.cmd("Gopi")
   prompt(t, "bash: echo hello from bash")
   t.wait("the tool result", "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false")
@@ -159,6 +168,8 @@ test("a tool block shows its arguments and result, folded when it succeeded", fu
     end
   end
   ok(table.concat(chat, "\n"):find("    command: echo hello from bash", 1, true), "arguments shown")
+  -- $/progress named the tool while it ran (the window bar showed it).
+  ok(t.lua("return _G.progress_seen"), "progress reported the tool")
   ok(table.concat(chat, "\n"):find("    hello from bash", 1, true), "result shown")
   local win = t.lua("return vim.fn.bufwinid(require('gopi.chat').session.buf)")
   local closed = t.lua("local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(l) end)", win, head)

@@ -98,5 +98,31 @@ test("completion items: / from the commands, @ from files", function()
   vim.fn.delete(dir, "rf")
 end)
 
+test("the nvim-cmp and blink.cmp sources offer the prompt's completions", function()
+  local sources = require("gopi.cmp")
+  local complete = require("gopi.complete")
+  complete.commands = { { name = "review", description = "Review" } }
+  local chat = require("gopi.chat")
+  local buf = vim.api.nvim_create_buf(false, true)
+  chat.session.prompt = buf
+  vim.api.nvim_set_current_buf(buf)
+  local src = sources.cmp.new()
+  eq(true, src:is_available(), "available in the prompt")
+  eq({ "/", "@" }, src:get_trigger_characters())
+  local got
+  src:complete({ context = { cursor_before_line = "/re" } }, function(r) got = r end)
+  eq("/review", got.items[1].label)
+  eq("Review", got.items[1].detail)
+  local b = require("gopi.blink").new()
+  eq(true, b:enabled())
+  local bgot
+  b:get_completions({ line = "/rev", cursor = { 1, 4 } }, function(r) bgot = r end)
+  eq("/review", bgot.items[1].label)
+  vim.api.nvim_set_current_buf(vim.api.nvim_create_buf(false, true))
+  eq(false, src:is_available(), "not elsewhere")
+  -- Without nvim-cmp installed, registering is a no-op.
+  eq(false, sources.register())
+end)
+
 io.stdout:write(string.format("%d passed, %d failed\n", results.passed, results.failed))
 os.exit(results.failed == 0 and 0 or 1)

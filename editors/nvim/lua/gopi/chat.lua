@@ -103,6 +103,9 @@ end
 
 function M.redraw_bars()
   local bar = " " .. M.status()
+  if S.state.streaming and S.state.progress then
+    bar = bar .. " · " .. S.state.progress:gsub("%%", "%%%%")
+  end
   if S.title then
     bar = bar .. " · " .. S.title:gsub("%%", "%%%%")
   end
@@ -225,8 +228,14 @@ local ui = {
       return review.editor(p)
     end,
   },
+  -- $/progress: what gopi is doing ("bash: ls", "Compacting context") in the window bar.
   progress = function(v)
-    S.state.progress = v.kind ~= "end" and (v.message or v.title) or nil
+    if v.kind == "end" then
+      S.state.progress = nil
+    elseif v.message then
+      S.state.progress = v.message
+    end
+    M.redraw_bars()
   end,
   notification = function(method, p)
     if method == "pi/ui/setStatus" then

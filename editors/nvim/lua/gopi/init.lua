@@ -7,6 +7,8 @@ local chat = require("gopi.chat")
 
 function M.setup(opts)
   config.setup(opts)
+  -- The prompt's completion source, when nvim-cmp is there to use it.
+  require("gopi.cmp").register()
 end
 
 --- A statusline component: model · thinking level · context % · cost
