@@ -29,4 +29,5 @@ export type FromWebview =
 	| { type: "openLink"; href: string }
 	| { type: "openFile"; path: string; line?: number }
 	| { type: "openChange"; path: string }
+	| { type: "copy"; text: string }
 	| { type: "restart" };

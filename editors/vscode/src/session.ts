@@ -146,6 +146,9 @@ export class Session implements ClientHost, vscode.Disposable {
 				return this.openFile(msg.path, msg.line);
 			case "openChange":
 				return this.openChange(msg.path);
+			case "copy":
+				await vscode.env.clipboard.writeText(msg.text);
+				return;
 			case "restart":
 				await vscode.commands.executeCommand("gopi.restart");
 				return;

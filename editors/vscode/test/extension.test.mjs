@@ -114,6 +114,9 @@ test("activation: the side bar's chat starts gopi and shows a streamed reply", a
 	assert.equal(deltas.map((m) => m.event.assistantMessageEvent.delta).join(""), Array.from({ length: 50 }, (_, i) => i + 1).join(" "));
 	const end = posted.find(isEvent("message_end", (e) => e.message.role === "assistant"));
 	assert.match(textOf(end.event.message), /^1 2 3 .* 50$/);
+	// The webview's Copy button writes VS Code's clipboard.
+	view.webview.send({ type: "copy", text: "go test ./..." });
+	await waitFor("the clipboard", (c) => c.kind === "clipboard" && c.text === "go test ./...", { event: "call", past: calls });
 	// The status bar follows the session.
 	assert.match(statusItem().text, /faux-fast/);
 });

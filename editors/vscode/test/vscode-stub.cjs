@@ -409,7 +409,12 @@ const vscode = {
 			record("openExternal", { uri });
 			return true;
 		},
-		clipboard: { readText: async () => "", writeText: async () => {} },
+		clipboard: {
+			readText: async () => "",
+			writeText: async (text) => {
+				record("clipboard", { text });
+			},
+		},
 	},
 	extensions: { getExtension: () => undefined, all: [] },
 	// Test hooks, not part of VS Code's API.

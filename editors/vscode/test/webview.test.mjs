@@ -206,6 +206,10 @@ test("streamed markdown, thinking and tool cards render from gopi's events", asy
 		assert.equal(r.h1, "Plan");
 		assert.equal(r.bold, "bold");
 		assert.equal(r.keyword, "func");
+		// A code block's Copy button hands the code to the extension.
+		await page.evaluate(() => document.querySelector("#log pre .copy").click());
+		const copied = await page.evaluate(() => window.__posted.at(-1));
+		assert.deepEqual(copied, { type: "copy", text: 'func main() {\n\tfmt.Println("hi") // greet\n}\n' });
 		assert.deepEqual(r.items, ["first item", "second item"]);
 		assert.ok(r.thinking.length >= 1 && r.thinking.every((t) => !t.open), "thinking is collapsed");
 		assert.match(r.thinking.map((t) => t.text).join(), /which file to read first/);

@@ -75,6 +75,14 @@ function paint(b: Block): void {
 	b.dirty = false;
 	if (b.kind === "toolCall") return;
 	b.body.innerHTML = renderMarkdown(b.src);
+	// Each code block gets a Copy button (the extension writes the clipboard).
+	for (const pre of Array.from(b.body.querySelectorAll("pre"))) {
+		const btn = el("button", "copy", "Copy");
+		btn.type = "button";
+		btn.title = "Copy the code";
+		btn.onclick = () => post({ type: "copy", text: pre.querySelector("code")?.textContent ?? pre.textContent ?? "" });
+		pre.prepend(btn);
+	}
 }
 
 function newAssistant(): Assistant {
