@@ -6,7 +6,6 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // coalescer merges a run of text or thinking deltas of one content block
@@ -35,8 +34,10 @@ func mergeable(ev api.Event) (agent.Event, bool) {
 	if !ok || e.Type != agent.EventMessageUpdate || e.Message != nil || e.AssistantEvent == nil {
 		return e, false
 	}
-	switch e.AssistantEvent.Type {
-	case llm.EventTextDelta, llm.EventThinkingDelta:
+	// The stream event types by their wire names: lspbridge does not
+	// import core/llm (docs/architecture.md).
+	switch string(e.AssistantEvent.Type) {
+	case "text_delta", "thinking_delta":
 		return e, true
 	}
 	return e, false
