@@ -221,9 +221,17 @@ test("an approval opens a diff tab: ga accepts (the file is written), :q rejects
   t.wait("settled", "return require('gopi.chat').session.state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false) > 0")
   t.wait("the tool failed", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('✗ edit: notes.txt', 1, true) ~= nil")
   eq({ "hello from gopi" }, vim.fn.readfile(t.work .. "/notes.txt"), "rejected: unchanged")
+  -- :w in the proposal accepts too.
+  prompt(t, "write: other.txt :: saved with w")
+  t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
+  eq(false, t.lua("return vim.bo.modifiable"), "the proposal is read-only")
+  t.cmd("w")
+  t.wait("the review closed", "return #vim.api.nvim_list_tabpages() == 1")
+  t.wait("the file", "return vim.fn.filereadable(...) == 1", t.work .. "/other.txt")
+  eq({ "saved with w" }, vim.fn.readfile(t.work .. "/other.txt"), ":w accepted")
   -- :GopiChanges lists what the last run changed.
   t.cmd("GopiChanges")
-  eq("notes.txt", t.lua("return vim.fn.fnamemodify(vim.fn.bufname(vim.fn.getqflist()[1].bufnr), ':t')"), "the quickfix list")
+  eq("other.txt", t.lua("return vim.fn.fnamemodify(vim.fn.bufname(vim.fn.getqflist()[1].bufnr), ':t')"), "the quickfix list")
 end)
 
 test("bash asks through vim.ui.select with the command shown; dismissed, nothing runs", function(t)

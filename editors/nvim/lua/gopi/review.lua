@@ -119,6 +119,9 @@ local function review_change(cwd, p, titles)
       vim.cmd("vsplit")
       local right = scratch("gopi://proposed/" .. path, lines_of(proposed), ft)
       vim.api.nvim_win_set_buf(0, right)
+      -- Read-only: gopi writes what it proposed, so edits made here would
+      -- be lost. To change it, reject and tell gopi what to do instead.
+      vim.bo[right].modifiable = false
       vim.cmd("diffthis")
       bufs = { left, right }
       -- :w on the proposal accepts it.
