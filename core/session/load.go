@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopi-dev/gopi/internal/regularfile"
@@ -117,7 +119,9 @@ func load(path string) (*Store, LoadReport, error) {
 		return nil, rep, fmt.Errorf("%s: header: %w", path, ErrNotSession)
 	}
 	s.headerRaw = lines[0].data
-	for _, l := range lines[1:] {
+	body := lines[1:]
+	entries := decodeAll(body)
+	for i, l := range body {
 		if l.head.Type == EntrySession {
 			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("second session header")})
 			continue
@@ -126,11 +130,11 @@ func load(path string) (*Store, LoadReport, error) {
 			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("entry without an id")})
 			continue
 		}
-		e, err := decodeEntry(l.data, l.head)
-		if err != nil {
-			rep.Kept = append(rep.Kept, LineError{l.no, err})
+		d := entries[i]
+		if d.err != nil {
+			rep.Kept = append(rep.Kept, LineError{l.no, d.err})
 		}
-		s.push(node{entry: e, raw: l.data})
+		s.push(node{entry: d.entry, raw: l.data})
 	}
 	// pi resumes at the last entry of the file.
 	if n := len(s.nodes); n > 0 {
@@ -139,6 +143,51 @@ func load(path string) (*Store, LoadReport, error) {
 	s.flushed = true
 	s.needNewline = !clean
 	return s, rep, nil
+}
+
+// decoded is one line's entry, or why it did not decode (it is then kept
+// as an UnknownEntry).
+type decoded struct {
+	entry Entry
+	err   error
+}
+
+// parallelFrom is the number of lines from which entries are decoded on
+// every core: below it, starting the goroutines costs more than it saves.
+const parallelFrom = 2048
+
+// decodeAll decodes the entries of lines (those that are entries: not a
+// header, with an id). A long session is mostly messages, each decoded on
+// its own, so the work is split across the cores in contiguous ranges;
+// the caller adds the entries in file order.
+func decodeAll(lines []line) []decoded {
+	out := make([]decoded, len(lines))
+	one := func(i int) {
+		l := lines[i]
+		if l.head.Type == EntrySession || l.head.ID == nil || *l.head.ID == "" {
+			return
+		}
+		out[i].entry, out[i].err = decodeEntry(l.data, l.head)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if len(lines) < parallelFrom || workers < 2 {
+		for i := range lines {
+			one(i)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(lines) + workers - 1) / workers
+	for start := 0; start < len(lines); start += per {
+		end := min(start+per, len(lines))
+		wg.Go(func() {
+			for i := start; i < end; i++ {
+				one(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 type line struct {
