@@ -14,7 +14,8 @@ local filter = arg and arg[1] or nil
 assert(vim.fn.executable(gopi) == 1, "gopi binary not found at " .. gopi .. " (make build, or set GOPI_BIN)")
 
 local WAIT = 20000
-local results = { passed = 0, failed = 0 }
+local lib = dofile(here .. "/lib.lua")
+local eq, ok = lib.eq, lib.ok
 
 local function tmpdir()
   local d = vim.fn.tempname()
@@ -57,6 +58,10 @@ local function child(opts)
       error("timed out waiting for " .. what .. "\n--- chat:\n" .. table.concat(t.chat(), "\n"), 2)
     end
   end
+  --- Waits until the chat holds text.
+  function t.wait_chat(what, text)
+    t.wait(what, "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find((...), 1, true) ~= nil", text)
+  end
   function t.chat()
     local ok, lines = pcall(t.lua, [[
       local s = require("gopi.chat").session
@@ -98,27 +103,8 @@ local function test(name, fn, opts)
     return
   end
   local t = child(opts)
-  local ok, err = xpcall(fn, debug.traceback, t)
+  lib.run(name, fn, t)
   t.close()
-  if ok then
-    results.passed = results.passed + 1
-    io.stdout:write("ok - " .. name .. "\n")
-  else
-    results.failed = results.failed + 1
-    io.stdout:write("not ok - " .. name .. "\n" .. tostring(err):gsub("\n", "\n    ") .. "\n")
-  end
-end
-
-local function eq(want, got, what)
-  if not vim.deep_equal(want, got) then
-    error(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)), 2)
-  end
-end
-
-local function ok(cond, what)
-  if not cond then
-    error(what or "assertion failed", 2)
-  end
 end
 
 local function prompt(t, text, keys)
@@ -134,7 +120,7 @@ test(":Gopi opens the chat and a prompt window; a reply streams into it", functi
   eq(3, t.lua("return #vim.api.nvim_tabpage_list_wins(0)"), "windows: the file, the chat, the prompt")
   t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
   prompt(t, "stream: 60")
-  t.wait("the streamed reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('58 59 60', 1, true) ~= nil")
+  t.wait_chat("the streamed reply", "58 59 60")
   local chat = table.concat(t.chat(), "\n")
   ok(chat:find("## You\n\nstream: 60", 1, true), chat)
   ok(chat:find("## gopi\n\n1 2 3 4", 1, true), chat)
@@ -159,7 +145,7 @@ test("a tool block shows its arguments and result, folded when it succeeded", fu
   t.cmd("Gopi")
   prompt(t, "bash: echo hello from bash")
   t.wait("the tool result", "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false")
-  t.wait("the reply after it", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('Tool said', 1, true) ~= nil")
+  t.wait_chat("the reply after it", "Tool said")
   local chat = t.chat()
   local head
   for i, l in ipairs(chat) do
@@ -198,7 +184,7 @@ test("while gopi works, <CR> steers, <M-CR> queues a follow-up (shown), <C-c> ab
   prompt(t, "stream: 300")
   t.wait("streaming", "return require('gopi.chat').session.state.streaming == true")
   prompt(t, "reply: steered")
-  t.wait("the steered reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nsteered', 1, true) ~= nil")
+  t.wait_chat("the steered reply", "\nsteered")
 end, { model = "faux-1" })
 
 test("an approval opens a diff tab: ga accepts (the file is written), :q rejects (it is not)", function(t)
@@ -219,7 +205,7 @@ test("an approval opens a diff tab: ga accepts (the file is written), :q rejects
   t.cmd("q")
   t.wait("the review closed", "return #vim.api.nvim_list_tabpages() == 1")
   t.wait("settled", "return require('gopi.chat').session.state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false) > 0")
-  t.wait("the tool failed", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('✗ edit: notes.txt', 1, true) ~= nil")
+  t.wait_chat("the tool failed", "✗ edit: notes.txt")
   eq({ "hello from gopi" }, vim.fn.readfile(t.work .. "/notes.txt"), "rejected: unchanged")
   -- :w in the proposal accepts too.
   prompt(t, "write: other.txt :: saved with w")
@@ -246,13 +232,13 @@ end)
 test(":GopiNew, then :GopiSessions resumes the earlier session", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: the first session")
-  t.wait("the reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nthe first session', 1, true) ~= nil")
+  t.wait_chat("the reply", "\nthe first session")
   t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
   t.cmd("GopiNew")
   t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
   t.lua("_G.answer = function(items) for _, s in ipairs(items) do if (s.firstMessage or ''):find('the first session', 1, true) then return s end end end")
   t.cmd("GopiSessions")
-  t.wait("the resumed history", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nthe first session', 1, true) ~= nil")
+  t.wait_chat("the resumed history", "\nthe first session")
 end)
 
 test(":GopiModel and :GopiThinking reach gopi and the status", function(t)
@@ -279,7 +265,7 @@ end)
 test("gopi killed: the chat says so, and :GopiRestart goes on with the same conversation", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: before the crash")
-  t.wait("the reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nbefore the crash', 1, true) ~= nil")
+  t.wait_chat("the reply", "\nbefore the crash")
   t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
   local pid = t.lua("return vim.fn.getpid()")
   local kids = vim.fn.systemlist({ "pgrep", "-P", tostring(pid) })
@@ -287,11 +273,11 @@ test("gopi killed: the chat says so, and :GopiRestart goes on with the same conv
   for _, k in ipairs(kids) do
     uv.kill(tonumber(k), "sigkill")
   end
-  t.wait("the notice", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('gopi exited', 1, true) ~= nil")
+  t.wait_chat("the notice", "gopi exited")
   t.cmd("GopiRestart")
-  t.wait("the history again", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nbefore the crash', 1, true) ~= nil")
+  t.wait_chat("the history again", "\nbefore the crash")
   prompt(t, "reply: after the restart")
-  t.wait("a reply after the restart", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nafter the restart', 1, true) ~= nil")
+  t.wait_chat("a reply after the restart", "\nafter the restart")
 end)
 
 test("a 10,000-delta reply leaves the editor responsive (measured)", function(t)
@@ -333,7 +319,7 @@ end)
 test(":GopiFork puts the message back in the prompt; :GopiClone and :GopiExport make files", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: worth keeping")
-  t.wait("the reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nworth keeping', 1, true) ~= nil")
+  t.wait_chat("the reply", "\nworth keeping")
   t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
   local first = t.lua("return require('gopi.chat').session.state.session_file")
   t.lua("_G.answer = function(items) return items[1] end")
@@ -353,8 +339,7 @@ test("the chat as a float", function(t)
   local floats = t.lua("local n = 0 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do if vim.api.nvim_win_get_config(w).relative ~= '' then n = n + 1 end end return n")
   eq(2, floats, "the chat and the prompt float")
   prompt(t, "reply: afloat")
-  t.wait("the reply", "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('\\nafloat', 1, true) ~= nil")
+  t.wait_chat("the reply", "\nafloat")
 end, { setup = { chat = { layout = "float" } } })
 
-io.stdout:write(string.format("%d passed, %d failed\n", results.passed, results.failed))
-os.exit(results.failed == 0 and 0 or 1)
+lib.finish()

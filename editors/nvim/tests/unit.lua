@@ -5,24 +5,8 @@
 --   nvim -l tests/unit.lua
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 vim.opt.rtp:prepend(vim.fn.fnamemodify(here, ":h"))
-local results = { passed = 0, failed = 0 }
-
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    results.passed = results.passed + 1
-    io.stdout:write("ok - " .. name .. "\n")
-  else
-    results.failed = results.failed + 1
-    io.stdout:write("not ok - " .. name .. "\n    " .. tostring(err):gsub("\n", "\n    ") .. "\n")
-  end
-end
-
-local function eq(want, got, what)
-  if not vim.deep_equal(want, got) then
-    error(string.format("%s: want %s, got %s", what or "value", vim.inspect(want), vim.inspect(got)), 2)
-  end
-end
+local lib = dofile(here .. "/lib.lua")
+local test, eq = lib.run, lib.eq
 
 test("apply_edits replays edit's replacements, and gives up on a miss", function()
   local review = require("gopi.review")
@@ -124,5 +108,4 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   eq(false, sources.register())
 end)
 
-io.stdout:write(string.format("%d passed, %d failed\n", results.passed, results.failed))
-os.exit(results.failed == 0 and 0 or 1)
+lib.finish()

@@ -185,6 +185,14 @@ function M.ask(cwd, p)
   return { title = title }
 end
 
+--- A dialog's answer as pi/ui/input and pi/ui/editor return it.
+local function answer(value)
+  if value == nil then
+    return { cancelled = true }
+  end
+  return { value = value }
+end
+
 --- pi/ui/input: vim.ui.input.
 function M.input(p)
   local value = await(function(done)
@@ -192,10 +200,7 @@ function M.input(p)
       done(v)
     end)
   end)
-  if value == nil then
-    return { cancelled = true }
-  end
-  return { value = value }
+  return answer(value)
 end
 
 --- pi/ui/editor: a scratch buffer in a new tab; :w submits, closing cancels.
@@ -223,10 +228,7 @@ function M.editor(p)
       end,
     })
   end)
-  if value == nil then
-    return { cancelled = true }
-  end
-  return { value = value }
+  return answer(value)
 end
 
 return M
