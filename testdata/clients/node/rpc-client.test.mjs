@@ -12,7 +12,7 @@
 // faux directives used here are described in core/llm/faux/README.md.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
@@ -65,12 +65,13 @@ const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "
  * Starts gopi in RPC mode behind pi's RpcClient, in a fresh temp working
  * directory and agent directory; the test's cleanup stops it and removes both.
  */
-async function start(t, { args = [] } = {}) {
+async function start(t, { args = [], settings } = {}) {
 	const root = await mkdtemp(path.join(tmpdir(), "gopi-node-client-"));
 	const cwd = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
 	await mkdir(cwd);
 	await mkdir(agentDir);
+	if (settings) await writeFile(path.join(agentDir, "settings.json"), JSON.stringify(settings));
 	const client = new RpcClient({
 		cliPath: shim,
 		cwd,
@@ -648,5 +649,28 @@ test(
 		const tree = await client.getTree();
 		assert.equal(tree.leafId, leafId);
 		assert.equal(tree.tree.length, 1);
+	},
+);
+
+test(
+	"pi 1.5: automatic compaction at the threshold, as compaction_start/compaction_end with reason threshold",
+	{ skip: sys === 0 && "pi 0.73.1's client knows auto_compaction_* events only" },
+	async (t) => {
+		// faux's window is 128,000 tokens: keeping all but 10 free makes any reply cross the threshold.
+		const { client } = await start(t, { settings: { compaction: { enabled: true, reserveTokens: 127990, keepRecentTokens: 10 } } });
+		const events = [];
+		client.onEvent((e) => events.push(e));
+		await client.prompt("reply: a first answer that is long enough to count");
+		await nextEvent(client, (e) => e.type === "agent_settled", "agent_settled");
+		await client.prompt("reply: a second answer, after which the context is over the threshold");
+		const end = await nextEvent(client, (e) => e.type === "compaction_end", "compaction_end");
+		const start_ = events.find((e) => e.type === "compaction_start");
+		assert.ok(start_, "compaction_start came first");
+		assert.equal(start_.reason, "threshold");
+		assert.equal(end.reason, "threshold");
+		assert.equal(end.aborted, false);
+		assert.ok(end.result?.summary, "the summary is in the result");
+		const messages = await client.getMessages();
+		assert.ok(messages.some((m) => m.role === "compactionSummary"), "the context starts from the summary");
 	},
 );
