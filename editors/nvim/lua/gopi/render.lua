@@ -99,15 +99,33 @@ function R:open_region(row)
   return r
 end
 
+--- Ends region r at last_row and folds it in every window showing the
+--- chat (manual folds follow later edits, so the others stay as they are).
 function R:close_region(r, last_row, keep_open)
   vim.api.nvim_buf_set_extmark(self.buf, ns, last_row, 0, { id = r.stop })
   r.open = keep_open or false
   r.done = true
-  self:refold()
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    vim.api.nvim_win_call(win, function()
+      vim.wo.foldmethod = "manual"
+      self:fold(r)
+    end)
+  end
 end
 
---- Recreates the folds of every window showing the chat: complete regions
---- of more than one line, closed unless marked open.
+--- Folds complete region r in the current window, closed unless marked open.
+function R:fold(r)
+  local s, e = row_of(self.buf, r.start), row_of(self.buf, r.stop)
+  if s and e and e > s then
+    vim.cmd(string.format("silent! %d,%dfold", s + 1, e + 1))
+    if r.open then
+      vim.cmd(string.format("silent! %dfoldopen", s + 1))
+    end
+  end
+end
+
+--- Recreates the folds of every window showing the chat (a new window,
+--- or a history shown again): every complete region.
 function R:refold()
   for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
     vim.api.nvim_win_call(win, function()
@@ -115,13 +133,7 @@ function R:refold()
       vim.cmd("silent! normal! zE")
       for _, r in ipairs(self.regions) do
         if r.done then
-          local s, e = row_of(self.buf, r.start), row_of(self.buf, r.stop)
-          if s and e and e > s then
-            vim.cmd(string.format("silent! %d,%dfold", s + 1, e + 1))
-            if r.open then
-              vim.cmd(string.format("silent! %dfoldopen", s + 1))
-            end
-          end
+          self:fold(r)
         end
       end
     end)
