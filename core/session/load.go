@@ -122,12 +122,8 @@ func load(path string) (*Store, LoadReport, error) {
 	body := lines[1:]
 	entries := decodeAll(body)
 	for i, l := range body {
-		if l.head.Type == EntrySession {
-			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("second session header")})
-			continue
-		}
-		if l.head.ID == nil || *l.head.ID == "" {
-			rep.Damaged = append(rep.Damaged, LineError{l.no, errors.New("entry without an id")})
+		if err := l.notEntry(); err != nil {
+			rep.Damaged = append(rep.Damaged, LineError{l.no, err})
 			continue
 		}
 		d := entries[i]
@@ -164,7 +160,7 @@ func decodeAll(lines []line) []decoded {
 	out := make([]decoded, len(lines))
 	one := func(i int) {
 		l := lines[i]
-		if l.head.Type == EntrySession || l.head.ID == nil || *l.head.ID == "" {
+		if l.notEntry() != nil {
 			return
 		}
 		out[i].entry, out[i].err = decodeEntry(l.data, l.head)
@@ -194,6 +190,18 @@ type line struct {
 	no   int
 	data []byte
 	head entryHead
+}
+
+// notEntry says why a line after the header is skipped as damaged (a
+// second header, an entry without an id), or nil for an entry.
+func (l line) notEntry() error {
+	if l.head.Type == EntrySession {
+		return errors.New("second session header")
+	}
+	if l.head.ID == nil || *l.head.ID == "" {
+		return errors.New("entry without an id")
+	}
+	return nil
 }
 
 // readChunk is how much of a session file is read at a time. Lines are
