@@ -224,6 +224,8 @@ test("streamed markdown, thinking and tool cards render from gopi's events", asy
 		assert.equal(r.users, 9);
 		const thumb = await page.evaluate(() => document.querySelector(".msg.user img.thumb")?.getAttribute("src"));
 		assert.equal(thumb, `data:image/png;base64,${pixel}`, "the user's image is shown");
+		const caption = await page.evaluate(() => document.querySelector(".msg.user:has(img.thumb) .user-text")?.textContent);
+		assert.equal(caption, "reply: a picture", "as a picture, not also as text");
 		const notices = await page.evaluate(() => ({
 			notices: [...document.querySelectorAll("#log .notice")].map((n) => n.textContent),
 			errors: [...document.querySelectorAll("#log .error-text")].map((n) => n.textContent),

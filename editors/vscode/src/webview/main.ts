@@ -145,11 +145,14 @@ function toolTitle(name: string, args: Record<string, unknown> | undefined): str
 	return arg ? `${name}: ${String(arg).split("\n")[0]}` : name;
 }
 
-function contentText(c: unknown): string {
+/** The text of content; an image is named in it unless shown apart (withImages false). */
+function contentText(c: unknown, withImages = true): string {
 	if (typeof c === "string") return c;
 	if (!Array.isArray(c)) return "";
 	return c
-		.map((b: { type?: string; text?: string; mimeType?: string }) => (b?.type === "text" ? (b.text ?? "") : b?.type === "image" ? `[image ${b.mimeType ?? ""}]` : ""))
+		.map((b: { type?: string; text?: string; mimeType?: string }) =>
+			b?.type === "text" ? (b.text ?? "") : b?.type === "image" && withImages ? `[image ${b.mimeType ?? ""}]` : "",
+		)
 		.filter(Boolean)
 		.join("\n");
 }
@@ -184,7 +187,8 @@ function placeToolCall(a: Assistant, i: number, call: { id?: string; name?: stri
 
 function renderUser(m: { content?: unknown; [k: string]: unknown }): void {
 	const e = el("div", "msg user");
-	const text = contentText(m.content);
+	// Images are shown as thumbnails below the text, not named in it.
+	const text = contentText(m.content, false);
 	e.append(el("div", "user-text", text));
 	if (Array.isArray(m.content)) {
 		for (const b of m.content as { type?: string; data?: string; mimeType?: string }[]) {
