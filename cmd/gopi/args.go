@@ -8,8 +8,9 @@ import (
 // args are gopi's command-line options, pi-compatible. The parser is
 // hand-written rather than the flag package because pi's conventions do not
 // fit it: short aliases like -nt, "-p" with an optional value, bare words
-// as prompt messages and @file arguments. Unknown flags are errors until
-// extensions can claim flags of their own.
+// as prompt messages and @file arguments. Unknown long flags are kept for
+// extensions to claim (registerFlag); one that no extension registers is
+// an error once they have loaded.
 type args struct {
 	help, version  bool
 	mode           string // "", "text", "print", "json", "rpc", "jsonrpc"
@@ -36,7 +37,21 @@ type args struct {
 	skillPaths     []string
 	messages       []string
 	fileArgs       []string
-	errors         []string
+	extensions     []string
+	noExtensions   bool
+	// extFlags are unknown long flags, in order, for extensions.
+	extFlags []extFlag
+	errors   []string
+}
+
+// extFlag is an unknown --name or --name=value; next is the word after a
+// bare --name, taken as its value if the flag turns out to be a string
+// flag, or given back as a message if it is a boolean one.
+type extFlag struct {
+	name     string
+	value    string
+	hasValue bool
+	next     string
 }
 
 func parseArgs(argv []string) *args {
@@ -144,14 +159,26 @@ func parseArgs(argv []string) *args {
 				a.skillPaths = append(a.skillPaths, v)
 			}
 		case "--extension", "-e":
-			_, _ = next(&i)
-			a.errors = append(a.errors, fmt.Sprintf("%s: pi extensions are not supported by gopi yet (see the README)", arg))
+			if v, ok := next(&i); ok {
+				a.extensions = append(a.extensions, v)
+			}
+		case "--no-extensions", "-ne":
+			a.noExtensions = true
 		case "--stdio":
 			// vscode-languageclient appends it; stdio is the only transport.
 		default:
 			switch {
 			case strings.HasPrefix(arg, "@"):
 				a.fileArgs = append(a.fileArgs, arg[1:])
+			case strings.HasPrefix(arg, "--") && len(arg) > 2:
+				f := extFlag{name: strings.TrimPrefix(arg, "--")}
+				if k, v, ok := strings.Cut(f.name, "="); ok {
+					f.name, f.value, f.hasValue = k, v, true
+				} else if i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") && !strings.HasPrefix(argv[i+1], "@") {
+					i++
+					f.next = argv[i]
+				}
+				a.extFlags = append(a.extFlags, f)
 			case strings.HasPrefix(arg, "-") && arg != "-":
 				a.errors = append(a.errors, unknownFlag(arg))
 			default:
@@ -178,6 +205,7 @@ var knownFlags = []string{
 	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
 	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
 	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
+	"--no-extensions",
 }
 
 // unknownFlag is the error for a flag gopi does not know, with the
@@ -255,11 +283,16 @@ Tools and prompt:
   --no-context-files                 ignore AGENTS.md / CLAUDE.md
   --prompt-template PATH             load prompt templates from a file or folder (repeatable)
   --skill PATH                       load a skill (SKILL.md or its folder; repeatable)
-  --extension, -e PATH               pi extensions: not supported yet (an error)
+Extensions (pi's, run by a Node extension host; docs/extensions.md):
+  --extension, -e PATH               load a pi extension: file, folder or package (repeatable)
+  --no-extensions, -ne               skip discovered and configured extensions (-e still loads)
+  --NAME [VALUE]                     a flag an extension registered
+  gopi extensions install            install the host's Node dependencies into the agent dir
+  gopi extensions list               show what would load, and the runtime found
 Other:
   --version, --help
 
 Environment: PI_CODING_AGENT_DIR (default ~/.pi/agent), ANTHROPIC_API_KEY,
-OPENAI_API_KEY, GEMINI_API_KEY. With no credentials gopi uses the offline
+OPENAI_API_KEY, GEMINI_API_KEY, GOPI_NODE and GOPI_PI_PACKAGE (the extension host). With no credentials gopi uses the offline
 "faux" model; send it "help" to see what it can do.
 `

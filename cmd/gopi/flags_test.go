@@ -31,14 +31,31 @@ func TestUnknownFlagsAreErrors(t *testing.T) {
 		{[]string{"--sesion=x", "-p", "reply: hi"}, "unknown option: --sesion (did you mean --session?)"},
 		{[]string{"--frobnicate", "-p", "reply: hi"}, "unknown option: --frobnicate"},
 		{[]string{"-z", "-p", "reply: hi"}, "unknown option: -z"},
-		{[]string{"--extension", "ext.ts", "-p", "reply: hi"}, "--extension: pi extensions are not supported by gopi yet"},
-		{[]string{"-e", "ext.ts", "--mode", "rpc"}, "-e: pi extensions are not supported by gopi yet"},
 	} {
 		code, stderr := runBinary(t, t.TempDir(), t.TempDir(), tc.args...)
 		assert.Equal(t, 2, code, "%v", tc.args)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 		assert.Contains(t, stderr, "gopi --help")
 	}
+}
+
+// An extension that cannot run (here: no pi package to load it with) is
+// reported, and gopi goes on without it; a flag no extension registered
+// is still an error once they have loaded.
+func TestMissingExtensionRuntime(t *testing.T) {
+	agentDir := t.TempDir()
+	cwd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(cwd, "ext.ts"), []byte("export default function () {}\n"), 0o644))
+	code, out, stderr := runBinaryOut(t, cwd, agentDir, "--no-session", "--extension", "ext.ts", "-p", "reply: hi")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "hi\n", out)
+	assert.Contains(t, stderr, "extensions need pi's npm package @earendil-works/pi-coding-agent")
+	assert.Contains(t, stderr, "gopi extensions install")
+
+	code, stderr = runBinary(t, cwd, agentDir, "--no-session", "-e", "ext.ts", "--plan", "-p", "reply: hi")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "unknown option: --plan")
+	assert.Contains(t, stderr, "gopi --help")
 }
 
 // --prompt-template and --skill load files from anywhere; get_commands

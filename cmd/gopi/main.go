@@ -20,6 +20,9 @@ func main() {
 }
 
 func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	if len(argv) > 0 && argv[0] == "extensions" {
+		return runExtensionsCommand(argv[1:], stdout, stderr)
+	}
 	a := parseArgs(argv)
 	if len(a.errors) > 0 {
 		for _, e := range a.errors {
@@ -48,6 +51,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer stop()
 
 	app, err := setup(ctx, a, stderr)
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintln(stderr, "gopi:", err)
+		fmt.Fprintln(stderr, "Run gopi --help for usage.")
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gopi:", err)
 		return 1

@@ -55,6 +55,9 @@ func (ap *app) runPrint(ctx context.Context, a *args, stdin io.Reader, stdout io
 	if err != nil {
 		return err
 	}
+	// Nobody watches events here; subscribing says the output is ready,
+	// which extensions wait for before session_start.
+	defer ap.host.Subscribe(func(api.Event) {})()
 	if err := ap.host.PromptAndWait(ctx, text, nil); err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		case <-w.Gone():
 			report(fmt.Errorf("the client closed its output; stopping (%v)", w.Err()))
 			cancel()
+		case <-ap.shutdown:
+			report(errors.New("an extension asked gopi to exit"))
+			cancel()
 		case <-ctx.Done():
 		}
 	}()

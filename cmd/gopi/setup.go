@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/host"
@@ -29,6 +30,26 @@ type app struct {
 	// exitCode is what the process returns when the mode ends without
 	// error (a JSON-RPC exit without shutdown sets 1).
 	exitCode int
+	// shutdown closes when an extension asks gopi to exit.
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+}
+
+// requestShutdown is an extension's ctx.shutdown(): the mode stops
+// serving once the command in progress has answered (pi exits after the
+// command that asked for it).
+func (ap *app) requestShutdown() {
+	ap.shutdownOnce.Do(func() {
+		go func() {
+			// Let the command that asked answer, and a run in
+			// progress finish, first.
+			time.Sleep(100 * time.Millisecond)
+			if h := ap.host; h != nil {
+				h.WaitIdle(context.Background())
+			}
+			close(ap.shutdown)
+		}()
+	})
 }
 
 func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
@@ -50,7 +71,7 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if loadErr != nil {
 		fmt.Fprintln(stderr, "gopi: warning:", loadErr)
 	}
-	ap := &app{cwd: cwd, agentDir: agentDir, registry: reg, stderr: stderr}
+	ap := &app{cwd: cwd, agentDir: agentDir, registry: reg, stderr: stderr, shutdown: make(chan struct{})}
 	if a.listModels {
 		return ap, nil
 	}
@@ -169,6 +190,10 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
 		}
 	}
+	exts, err := ap.extensions(a, settings, cwd)
+	if err != nil {
+		return nil, err
+	}
 	h, err := host.New(host.Options{
 		Cwd:                cwd,
 		AgentDir:           ap.agentDir,
@@ -189,8 +214,17 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
 		ContextFiles:       ctxFiles,
 		Report:             func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) },
+		Extensions:         exts,
+		Shutdown:           ap.requestShutdown,
 	})
 	if err != nil {
+		_ = exts.Close()
+		return nil, err
+	}
+	if err := ap.claimFlags(a, h); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = h.Close(ctx)
 		return nil, err
 	}
 	return h, nil

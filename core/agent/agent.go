@@ -49,10 +49,12 @@ type Config struct {
 	TransformContext func(ctx context.Context, msgs []llm.Message) []llm.Message
 
 	// BeforeToolCall runs after a call's arguments passed the schema check
-	// and before the tool runs; call.Args are the checked arguments.
-	// Blocking turns the call into an error result carrying reason. It is
-	// the approval gate; it must return when ctx is cancelled.
-	BeforeToolCall func(ctx context.Context, call Call) (block bool, reason string)
+	// and before the tool runs; call.Args are the checked arguments, and
+	// the tool runs with whatever the hook leaves there (extensions may
+	// rewrite a call). Blocking turns the call into an error result
+	// carrying reason. It is the extensions' tool_call and the approval
+	// gate; it must return when ctx is cancelled.
+	BeforeToolCall func(ctx context.Context, call *Call) (block bool, reason string)
 	// AfterToolCall may replace a finished call's result (content, details,
 	// error flag) before it is reported.
 	AfterToolCall func(ctx context.Context, call Call, res Result) Result

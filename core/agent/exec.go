@@ -206,14 +206,14 @@ func (r *run) prepare(i int, call llm.ToolCall) (p *prepared, out outcome) {
 	}
 	c := Call{ID: call.ID, Name: call.Name, Args: checked}
 	if hook := r.a.cfg.BeforeToolCall; hook != nil {
-		if block, reason := hook(r.ctx, c); block {
+		if block, reason := hook(r.ctx, &c); block {
 			if reason == "" {
 				reason = "Tool execution was blocked"
 			}
 			return fail(reason)
 		}
 	}
-	return &prepared{index: i, call: call, tool: tool, args: checked}, outcome{}
+	return &prepared{index: i, call: call, tool: tool, args: c.Args}, outcome{}
 }
 
 // runPrepared runs ps and stores each outcome at its call's index. The
@@ -292,11 +292,13 @@ func (r *run) after(p prepared, out outcome) (res outcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.a.reportPanic("agent: after hook for %s panicked: %v", p.call.Name, v)
-			res = outcome{call: out.call, result: errorResult(fmt.Sprintf("%v", v)), isError: true}
+			res = out
+			res.result, res.isError = errorResult(fmt.Sprintf("%v", v)), true
 		}
 	}()
 	in := out.result
 	in.IsError = out.isError
 	got := hook(r.ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, in)
-	return outcome{call: out.call, result: got, isError: got.IsError}
+	out.result, out.isError = got, got.IsError
+	return out
 }

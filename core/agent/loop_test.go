@@ -309,7 +309,7 @@ func TestSchemaValidationError(t *testing.T) {
 		return TextResult("content"), nil
 	}}
 	hooked := false
-	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call Call) (bool, string) {
+	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call *Call) (bool, string) {
 		hooked = true
 		return false, ""
 	}}, read)
@@ -428,7 +428,7 @@ func TestBeforeToolCallBlocks(t *testing.T) {
 		return TextResult("removed"), nil
 	}}
 	var seen []string
-	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call Call) (bool, string) {
+	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call *Call) (bool, string) {
 		seen = append(seen, string(call.Args))
 		if strings.Contains(string(call.Args), `"/"`) {
 			return true, "Blocked by user"
@@ -449,7 +449,7 @@ func TestBeforeToolCallBlocks(t *testing.T) {
 
 func TestBeforeToolCallDefaultReason(t *testing.T) {
 	fm := newFakeModel(toolTurn(callSpec{"c1", "echo", `{}`}), textTurn("ok"))
-	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call Call) (bool, string) { return true, "" }}, echoTool("echo"))
+	a, rec := newTestAgent(t, fm, Config{BeforeToolCall: func(ctx context.Context, call *Call) (bool, string) { return true, "" }}, echoTool("echo"))
 	require.NoError(t, a.Prompt(context.Background(), llm.UserText("x")))
 	assert.Equal(t, "Tool execution was blocked", resultText(rec.ofType(EventToolExecutionEnd)[0].Result))
 }
@@ -508,7 +508,7 @@ func TestSteeringSkipsRemainingTools(t *testing.T) {
 			} else {
 				// In parallel mode calls start together; a steer arriving
 				// while the approval gate holds call 1 skips the rest.
-				cfg.BeforeToolCall = func(ctx context.Context, call Call) (bool, string) {
+				cfg.BeforeToolCall = func(ctx context.Context, call *Call) (bool, string) {
 					if call.ID == "c1" {
 						a.Steer(llm.UserText("stop, do Y instead"))
 					}

@@ -78,8 +78,9 @@ func Cancelled(id string) UIResponse { return UIResponse{ID: id, Cancelled: true
 type UIBroker struct {
 	send func(UIRequest) error
 
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending and shut
 	pending map[string]chan UIResponse
+	shut    bool // nobody can answer any more
 }
 
 // NewUIBroker sends requests with send.
@@ -95,6 +96,10 @@ func (b *UIBroker) Ask(ctx context.Context, req UIRequest) UIResponse {
 	}
 	ch := make(chan UIResponse, 1)
 	b.mu.Lock()
+	if b.shut {
+		b.mu.Unlock()
+		return Cancelled(req.ID)
+	}
 	b.pending[req.ID] = ch
 	b.mu.Unlock()
 	defer func() {
@@ -142,6 +147,15 @@ func (b *UIBroker) Resolve(r UIResponse) bool {
 		ch <- r
 	}
 	return ok
+}
+
+// Shut resolves every waiting dialog as cancelled and every later one at
+// once: the client can no longer answer (its input ended).
+func (b *UIBroker) Shut() {
+	b.mu.Lock()
+	b.shut = true
+	b.mu.Unlock()
+	b.CancelAll()
 }
 
 // CancelAll resolves every waiting dialog as cancelled (the client left).

@@ -87,7 +87,7 @@ func (h *Host) needsApproval(tool string) bool {
 // approve is the agent's BeforeToolCall: it asks the client and blocks the
 // call unless the answer is Allow or Allow always. Cancel, timeout, an
 // abort and a missing client all count as Deny.
-func (h *Host) approve(ctx context.Context, call agent.Call) (block bool, reason string) {
+func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reason string) {
 	if !h.needsApproval(call.Name) {
 		return false, ""
 	}
@@ -101,7 +101,7 @@ func (h *Host) approve(ctx context.Context, call agent.Call) (block bool, reason
 	}
 	resp := c.Ask(ctx, api.UIRequest{
 		Method:  api.UISelect,
-		Title:   approvalTitle(call),
+		Title:   approvalTitle(*call),
 		Options: []string{AnswerAllow, AnswerAllowAlways, AnswerDeny},
 		Timeout: h.opts.Settings.ApprovalTimeoutMs,
 		Details: details,

@@ -12,6 +12,7 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
@@ -62,6 +63,12 @@ type Options struct {
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)
+	// Extensions are the pi extensions to run; nil means none. The host
+	// starts them in the background and stops them on Close.
+	Extensions *ext.Manager
+	// Shutdown is called when an extension asks gopi to exit
+	// (ctx.shutdown()); nil ignores it.
+	Shutdown func()
 }
 
 // Host is one session runtime: pi's AgentSession. It implements
@@ -120,6 +127,18 @@ type Host struct {
 	// its run is claimed.
 	waitingPrompt *waitingPrompt
 	overflowTried bool // one compact-and-retry per overflow
+	// nextTurn are extension messages (sendMessage with deliverAs
+	// "nextTurn") that join the next prompt.
+	nextTurn []llm.Message
+
+	ext   extState       // the extensions' tools and dialogs (extensions.go)
+	extWG sync.WaitGroup // extension work the host started
+	// subscribed closes at the first Subscribe: extension errors from
+	// loading wait for someone to hear them.
+	subscribed     chan struct{}
+	subscribedOnce sync.Once
+	extStop        chan struct{} // closes when the extensions stop
+	extReady       chan struct{} // closes once they loaded and saw session_start
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -143,14 +162,17 @@ func New(opts Options) (*Host, error) {
 		compactionSettings: settingsOf(opts.Settings.Compaction, compaction.DefaultSettings()),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		BeforeToolCall: h.approve,
-		OnQueueChange:  h.queueChanged,
-		SteeringMode:   queueMode(opts.Settings.SteeringMode),
-		FollowUpMode:   queueMode(opts.Settings.FollowUpMode),
-		Providers:      opts.Providers.Lookup,
+		BeforeToolCall:   h.beforeToolCall,
+		AfterToolCall:    h.afterToolCall,
+		TransformContext: h.transformContext,
+		OnQueueChange:    h.queueChanged,
+		SteeringMode:     queueMode(opts.Settings.SteeringMode),
+		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),
+		Providers:        opts.Providers.Lookup,
 		GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) {
 			if m.API == llm.APIFaux {
 				return "", nil
@@ -196,6 +218,7 @@ func New(opts Options) (*Host, error) {
 	h.agent.SetTools(opts.Tools)
 	h.loadResources()
 	h.refreshSystemPrompt()
+	h.startExtensions()
 	return h, nil
 }
 
@@ -211,6 +234,9 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	fresh := len(store.Entries()) == 0
 	if !fresh && prev != level {
 		h.emit(api.ThinkingLevelChanged{Level: string(level)})
+	}
+	if prev != level {
+		h.extEvent(map[string]any{"type": "thinking_level_select", "level": level, "previousLevel": prev})
 	}
 	if fresh {
 		// A fresh session starts with both, as pi's files do.
@@ -236,11 +262,12 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 }
 
 func (h *Host) refreshSystemPrompt() {
+	lines, guidelines := h.toolLines()
 	secs := resources.BuildSystemSections(resources.PromptOptions{
 		Custom:       h.opts.SystemPrompt,
 		Append:       h.opts.AppendSystemPrompt,
-		Tools:        h.opts.ToolLines,
-		Guidelines:   h.opts.Guidelines,
+		Tools:        lines,
+		Guidelines:   guidelines,
 		ContextFiles: h.opts.ContextFiles,
 		Skills:       resources.FormatSkillsForPrompt(h.skills),
 		Cwd:          h.opts.Cwd,
@@ -289,6 +316,7 @@ func (h *Host) emit(ev api.Event) {
 	for _, s := range subs {
 		s(ev)
 	}
+	h.notifyExtensions(ev)
 }
 
 // Subscribe registers f for every event; the returned func removes it.
@@ -299,6 +327,7 @@ func (h *Host) Subscribe(f func(api.Event)) func() {
 	h.next++
 	h.subs[id] = f
 	h.rebuildSubs()
+	h.subscribedOnce.Do(func() { close(h.subscribed) })
 	return func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -355,6 +384,7 @@ func (h *Host) LastAssistant() *llm.AssistantMessage {
 // Close aborts any run and bash command and waits for them to finish;
 // the session file is complete when it returns.
 func (h *Host) Close(ctx context.Context) error {
+	h.stopExtensions()
 	h.cancel()
 	h.agent.Abort()
 	h.mu.Lock()

@@ -11,20 +11,24 @@ import (
 
 // SetModel switches to an available model ("Model not found: p/id"
 // otherwise), keeping the thinking level where the model allows it.
-func (h *Host) SetModel(_ context.Context, p api.SetModelParams) (*llm.Model, error) {
+func (h *Host) SetModel(ctx context.Context, p api.SetModelParams) (*llm.Model, error) {
+	h.extensionsFirst(ctx)
 	m, err := h.opts.Registry.FindAvailable(p.Provider, p.ModelID)
 	if err != nil {
 		return nil, err
 	}
+	prev := h.agent.Model()
 	if err := h.setModel(&m, h.levelForSwitch("")); err != nil {
 		return nil, err
 	}
+	h.modelSelected(&m, prev, "set")
 	return &m, nil
 }
 
 // CycleModel moves to the next model of the --models scope, or of every
 // available model without one; nil when there is nothing to move to.
-func (h *Host) CycleModel(_ context.Context) (*api.CycleModelResult, error) {
+func (h *Host) CycleModel(ctx context.Context) (*api.CycleModelResult, error) {
+	h.extensionsFirst(ctx)
 	reg := h.opts.Registry
 	type candidate struct {
 		model llm.Model
@@ -58,6 +62,7 @@ func (h *Host) CycleModel(_ context.Context) (*api.CycleModelResult, error) {
 	if err := h.setModel(&m, h.levelForSwitch(next.level)); err != nil {
 		return nil, err
 	}
+	h.modelSelected(&m, cur, "cycle")
 	return &api.CycleModelResult{Model: &m, ThinkingLevel: h.agent.ThinkingLevel(), IsScoped: scoped}, nil
 }
 
@@ -85,7 +90,8 @@ func (h *Host) GetAvailableModels(_ context.Context) (api.ModelsResult, error) {
 }
 
 // SetThinkingLevel sets the level, clamped to what the model supports.
-func (h *Host) SetThinkingLevel(_ context.Context, p api.ThinkingParams) error {
+func (h *Host) SetThinkingLevel(ctx context.Context, p api.ThinkingParams) error {
+	h.extensionsFirst(ctx)
 	m := h.agent.Model()
 	if m == nil {
 		h.agent.SetThinkingLevel(llm.ThinkingOff)
@@ -96,7 +102,8 @@ func (h *Host) SetThinkingLevel(_ context.Context, p api.ThinkingParams) error {
 
 // CycleThinkingLevel moves to the model's next level; nil for a model
 // without reasoning.
-func (h *Host) CycleThinkingLevel(_ context.Context) (*api.LevelResult, error) {
+func (h *Host) CycleThinkingLevel(ctx context.Context) (*api.LevelResult, error) {
+	h.extensionsFirst(ctx)
 	m := h.agent.Model()
 	if m == nil || !m.Reasoning {
 		return nil, nil
@@ -130,4 +137,13 @@ func (h *Host) SetFollowUpMode(_ context.Context, p api.ModeParams) error {
 // (["off"] for a model without reasoning).
 func (h *Host) GetAvailableThinkingLevels(context.Context) (api.LevelsResult, error) {
 	return api.LevelsResult{Levels: llm.SupportedLevels(h.agent.Model())}, nil
+}
+
+// modelSelected tells extensions about a model change (model_select).
+func (h *Host) modelSelected(m, prev *llm.Model, source string) {
+	ev := map[string]any{"type": "model_select", "model": m, "source": source}
+	if prev != nil {
+		ev["previousModel"] = prev
+	}
+	h.extEvent(ev)
 }

@@ -20,6 +20,18 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	if p.Message == "" && len(p.Images) == 0 {
 		return api.DispositionResult{}, errors.New("prompt needs a message")
 	}
+	behavior := ""
+	if h.agent.IsStreaming() {
+		behavior = string(p.StreamingBehavior)
+	}
+	handled, message, images, err := h.extPrompt(ctx, p.Message, p.Images, "rpc", behavior)
+	if err != nil {
+		return api.DispositionResult{}, err
+	}
+	if handled {
+		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
+	}
+	p.Message, p.Images = message, images
 	text := h.expandInput(p.Message)
 	msg := llm.UserText(text, p.Images...)
 	if done := h.pendingCompaction(); done != nil {
@@ -49,7 +61,19 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 		return err
 	}
 	h.flushPendingBash()
-	run, err := h.agent.StartPrompt(h.ctx, h.withSystem(msg)...)
+	if !h.exts().Empty() {
+		// Each run starts from gopi's own system prompt; a
+		// before_agent_start handler may replace it for this run.
+		h.refreshSystemPrompt()
+	}
+	msgs := h.withSystem(msg)
+	if !h.exts().Empty() {
+		h.mu.Lock()
+		msgs, h.nextTurn = append(msgs, h.nextTurn...), nil
+		h.mu.Unlock()
+		msgs = append(msgs, h.beforeAgentStart(ctx, msg)...)
+	}
+	run, err := h.agent.StartPrompt(h.ctx, msgs...)
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
 		_, err := h.queue(p.StreamingBehavior, msg)
@@ -146,13 +170,15 @@ func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) (api.DispositionR
 
 // Steer queues a message delivered at the run's next interruption point
 // (or at the start of the next run when idle).
-func (h *Host) Steer(_ context.Context, p api.MessageParams) (api.DispositionResult, error) {
+func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
+	h.extensionsFirst(ctx)
 	h.agent.Steer(llm.UserText(h.expandInput(p.Message), p.Images...))
 	return queued, nil
 }
 
 // FollowUp queues a message delivered when the run would otherwise stop.
-func (h *Host) FollowUp(_ context.Context, p api.MessageParams) (api.DispositionResult, error) {
+func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
+	h.extensionsFirst(ctx)
 	h.agent.FollowUp(llm.UserText(h.expandInput(p.Message), p.Images...))
 	return queued, nil
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -48,10 +49,27 @@ func skillPath(skills []resources.Skill, text string) string {
 	return text
 }
 
-// GetCommands lists the prompt templates and skills a prompt can invoke
-// with "/name" (gopi has no extension commands yet).
-func (h *Host) GetCommands(context.Context) (api.CommandsResult, error) {
+// GetCommands lists the extension commands, prompt templates and skills a
+// prompt can invoke with "/name", in pi's order.
+func (h *Host) GetCommands(ctx context.Context) (api.CommandsResult, error) {
+	// pi has loaded its extensions before it answers anything.
+	if err := h.extensionsReady(ctx); err != nil {
+		return api.CommandsResult{}, fmt.Errorf("waiting for the extensions to load: %w", err)
+	}
+	return h.commands(), nil
+}
+
+// commands lists the slash commands known now.
+func (h *Host) commands() api.CommandsResult {
 	out := []api.SlashCommand{}
+	for _, c := range h.exts().Registrations().Commands {
+		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension"}
+		var si api.SourceInfo
+		if json.Unmarshal(c.SourceInfo, &si) == nil && si.Path != "" {
+			sc.SourceInfo = &si
+		}
+		out = append(out, sc)
+	}
 	for _, t := range h.templates {
 		out = append(out, api.SlashCommand{
 			Name: t.Name, Description: t.Description, Source: "prompt",
@@ -64,7 +82,7 @@ func (h *Host) GetCommands(context.Context) (api.CommandsResult, error) {
 			Location: string(s.Location), Path: s.Path, SourceInfo: sourceInfo(s.SourceInfo),
 		})
 	}
-	return api.CommandsResult{Commands: out}, nil
+	return api.CommandsResult{Commands: out}
 }
 
 func sourceInfo(s resources.SourceInfo) *api.SourceInfo {

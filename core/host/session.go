@@ -111,6 +111,9 @@ func (h *Host) GetForkMessages(_ context.Context) (api.ForkMessagesResult, error
 // current one (in memory when the current one is), recording
 // parentSession in its header.
 func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.CancelledResult, error) {
+	if h.sessionBefore(ctx, map[string]any{"type": "session_before_switch", "reason": "new"}) {
+		return api.CancelledResult{Cancelled: true}, nil
+	}
 	if err := h.Abort(ctx); err != nil {
 		return api.CancelledResult{}, err
 	}
@@ -128,6 +131,7 @@ func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.Canc
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
+	h.sessionReplaced(ctx, "new", old.File(), "")
 	return api.CancelledResult{}, nil
 }
 

@@ -38,8 +38,26 @@ type Settings struct {
 	// waits until the client answers or the run is aborted.
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs,omitempty"`
 
+	// Extensions are extension paths to load besides the discovered ones
+	// (relative to the cwd).
+	Extensions []string `json:"extensions,omitempty"`
+	// ExtensionHost configures gopi's Node extension host.
+	ExtensionHost ExtensionHostSettings `json:"extensionHost,omitzero"`
+
 	Compaction json.RawMessage `json:"compaction,omitempty"`
 	Retry      json.RawMessage `json:"retry,omitempty"`
+}
+
+// ExtensionHostSettings are gopi's "extensionHost" settings.
+type ExtensionHostSettings struct {
+	// Node is the node binary to run; PiPackage the directory of pi's npm
+	// package (@earendil-works/pi-coding-agent). Empty means search (see
+	// docs/extensions.md).
+	Node      string `json:"node,omitempty"`
+	PiPackage string `json:"piPackage,omitempty"`
+	// HookTimeoutMs bounds one hook call (0: 30 s); time spent waiting
+	// for the user's answer to a dialog does not count.
+	HookTimeoutMs int64 `json:"hookTimeoutMs,omitempty"`
 }
 
 // LoadSettings reads and merges the global and project settings. A file

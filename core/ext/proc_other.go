@@ -1,0 +1,22 @@
+//go:build !linux && !windows
+
+package ext
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// hostProcAttr puts the host in a process group of its own, so what its
+// extensions start can be killed with it. Without Linux's parent-death
+// signal the host relies on its pipe closing when gopi exits.
+func hostProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup kills the host's process group.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,946 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/resources"
+)
+
+// extState is the host state extensions read synchronously (host.mjs keeps
+// a copy); the manager sends what changed before each call.
+type extState struct {
+	mu sync.Mutex // guards the fields below
+	// dialogs are the extension dialogs open now, by the host's id, so
+	// an extension that gives up (its AbortSignal) can close one.
+	dialogs map[string]context.CancelFunc
+	// all is every tool: built-ins, with extension tools replacing those
+	// of the same name, then the other extension tools.
+	all []agent.Tool
+	// active names the tools the model sees; nil means all of them.
+	active []string
+	// lines and guidelines describe the extension tools in the system
+	// prompt.
+	lines      map[string]resources.ToolLine
+	guidelines []string
+}
+
+func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
+
+// startExtensions loads the extensions in the background: gopi answers
+// its client meanwhile, and a prompt waits for them.
+func (h *Host) startExtensions() {
+	m := h.exts()
+	if m.Empty() {
+		return
+	}
+	h.ext.dialogs = map[string]context.CancelFunc{}
+	h.extWG.Go(func() {
+		defer close(h.extReady)
+		defer h.survive("starting the extensions", nil)
+		m.Start(h.ctx, extPeer{h})
+		h.applyExtensionTools()
+		// session_start waits for the client, so what its handlers show
+		// (a status, a widget) reaches it.
+		select {
+		case <-h.subscribed:
+		case <-h.extStop:
+			return
+		}
+		if m.Handles("session_start") {
+			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
+			defer cancel()
+			if _, err := m.Emit(ctx, map[string]any{"type": "session_start", "reason": "startup"}, h.extSnapshot()); err != nil {
+				h.extFailed("session_start", err)
+			}
+		}
+	})
+}
+
+// WaitIdle returns once no prompt is in progress (or ctx ends, or the
+// host closes).
+func (h *Host) WaitIdle(ctx context.Context) {
+	for h.settle(ctx) && h.ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// extensionsFirst waits for the extensions to load before a command that
+// may fire their events: pi has loaded them before it reads a command.
+func (h *Host) extensionsFirst(ctx context.Context) { _ = h.extensionsReady(ctx) }
+
+// extensionsReady waits until the extensions have loaded and handled
+// session_start.
+func (h *Host) extensionsReady(ctx context.Context) error {
+	if h.exts().Empty() {
+		return nil
+	}
+	select {
+	case <-h.extReady:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WaitExtensions waits until the extensions have loaded (or failed to).
+func (h *Host) WaitExtensions(ctx context.Context) error { return h.exts().Wait(ctx) }
+
+// ExtensionFlags are the command-line flags extensions registered.
+func (h *Host) ExtensionFlags() []ext.Flag { return h.exts().Registrations().Flags }
+
+// stopExtensions tells extensions the session ends and stops them.
+func (h *Host) stopExtensions() {
+	m := h.exts()
+	if m.Empty() {
+		return
+	}
+	select {
+	case <-h.extStop:
+		return // stopped already
+	default:
+	}
+	close(h.extStop)
+	if m.Ready() && m.Handles("session_shutdown") {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, _ = m.Emit(ctx, map[string]any{"type": "session_shutdown", "reason": "quit"}, h.extSnapshot())
+		cancel()
+	}
+	_ = m.Close()
+	h.extWG.Wait()
+}
+
+// extFailed reports a hook call that failed as a whole (the host crashed
+// or timed out); handler errors come from the host itself.
+func (h *Host) extFailed(event string, err error) {
+	h.emit(api.ExtensionError{ExtensionPath: "<extension host>", Event: event, Error: err.Error()})
+}
+
+// extSnapshot is the state extensions mirror, now.
+func (h *Host) extSnapshot() *ext.State {
+	store := h.Store()
+	model := h.agent.Model()
+	steer, follow := h.agent.QueueCounts()
+	h.ext.mu.Lock()
+	all := h.ext.all
+	active := h.activeToolNames()
+	h.ext.mu.Unlock()
+	infos := make([]map[string]any, 0, len(all))
+	for _, t := range all {
+		s := t.Spec()
+		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters})
+	}
+	cmds := h.commands()
+	busy := h.agent.IsStreaming()
+	h.mu.Lock()
+	busy = busy || h.driving
+	h.mu.Unlock()
+	fields := map[string]any{
+		"cwd":             h.opts.Cwd,
+		"model":           model,
+		"thinkingLevel":   h.agent.ThinkingLevel(),
+		"idle":            !busy,
+		"pendingMessages": steer+follow > 0,
+		"activeTools":     active,
+		"allTools":        infos,
+		"commands":        cmds.Commands,
+		"sessionName":     store.Name(),
+		"sessionFile":     store.File(),
+		"sessionDir":      store.Dir(),
+		"sessionId":       store.ID(),
+		"systemPrompt":    h.agent.SystemPrompt(),
+		"contextUsage":    h.contextUsage(h.agent.Messages()),
+		"models":          h.opts.Registry.All(),
+	}
+	return &ext.State{Fields: fields, Store: store}
+}
+
+// activeToolNames: h.ext.mu is held.
+func (h *Host) activeToolNames() []string {
+	if h.ext.active != nil {
+		return slices.Clone(h.ext.active)
+	}
+	names := make([]string, len(h.ext.all))
+	for i, t := range h.ext.all {
+		names[i] = t.Spec().Name
+	}
+	return names
+}
+
+// applyExtensionTools puts the extensions' tools beside the built-in ones
+// (an extension tool named like a built-in replaces it, as in pi) and
+// rebuilds the system prompt.
+func (h *Host) applyExtensionTools() {
+	regs := h.exts().Registrations()
+	byName := map[string]ext.ToolDef{}
+	for _, d := range regs.Tools {
+		byName[d.Name] = d
+	}
+	var all []agent.Tool
+	lines := map[string]resources.ToolLine{}
+	var guidelines []string
+	for _, t := range h.opts.Tools {
+		if d, ok := byName[t.Spec().Name]; ok {
+			all = append(all, extTool{h: h, def: d})
+			delete(byName, d.Name)
+			continue
+		}
+		all = append(all, t)
+	}
+	for _, d := range regs.Tools {
+		if _, ok := byName[d.Name]; ok {
+			all = append(all, extTool{h: h, def: d})
+		}
+	}
+	for _, d := range regs.Tools {
+		summary := d.PromptSnippet
+		if summary == "" {
+			summary, _, _ = strings.Cut(d.Description, "\n")
+		}
+		lines[d.Name] = resources.ToolLine{Name: d.Name, Summary: summary}
+		guidelines = append(guidelines, d.PromptGuidelines...)
+	}
+	h.ext.mu.Lock()
+	h.ext.all, h.ext.lines, h.ext.guidelines = all, lines, guidelines
+	if h.ext.active != nil {
+		// A tool registered later is active, as in pi.
+		for _, d := range regs.Tools {
+			if !slices.Contains(h.ext.active, d.Name) && !slices.ContainsFunc(h.opts.Tools, func(t agent.Tool) bool { return t.Spec().Name == d.Name }) {
+				h.ext.active = append(h.ext.active, d.Name)
+			}
+		}
+	}
+	h.ext.mu.Unlock()
+	h.applyActiveTools()
+}
+
+// applyActiveTools gives the agent the active tools and rebuilds the
+// system prompt's tool list.
+func (h *Host) applyActiveTools() {
+	h.ext.mu.Lock()
+	var ts []agent.Tool
+	active := h.activeToolNames()
+	for _, t := range h.ext.all {
+		if slices.Contains(active, t.Spec().Name) {
+			ts = append(ts, t)
+		}
+	}
+	h.ext.mu.Unlock()
+	h.agent.SetTools(ts)
+	h.refreshSystemPrompt()
+}
+
+// toolLines are the active tools as the system prompt lists them, and
+// their guidelines.
+func (h *Host) toolLines() ([]resources.ToolLine, []string) {
+	if h.exts().Empty() {
+		return h.opts.ToolLines, h.opts.Guidelines
+	}
+	h.ext.mu.Lock()
+	defer h.ext.mu.Unlock()
+	if h.ext.all == nil {
+		return h.opts.ToolLines, h.opts.Guidelines
+	}
+	active := h.activeToolNames()
+	var lines []resources.ToolLine
+	for _, name := range active {
+		if l, ok := h.ext.lines[name]; ok {
+			lines = append(lines, l)
+			continue
+		}
+		for _, l := range h.opts.ToolLines {
+			if l.Name == name {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines, append(slices.Clone(h.opts.Guidelines), h.ext.guidelines...)
+}
+
+// extTool is an extension's tool as the agent runs it.
+type extTool struct {
+	h   *Host
+	def ext.ToolDef
+}
+
+func (t extTool) Spec() llm.ToolSpec {
+	params := t.def.Parameters
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return llm.ToolSpec{Name: t.def.Name, Description: t.def.Description, Parameters: params}
+}
+
+// Sequential keeps a tool pi runs one at a time from running beside
+// others.
+func (t extTool) Sequential() bool { return t.def.ExecutionMode == "sequential" }
+
+func (t extTool) Run(ctx context.Context, call agent.Call, update func(agent.Result)) (agent.Result, error) {
+	out, err := t.h.exts().ExecuteTool(ctx, t.def.Name, call.ID, call.Args, func(partial json.RawMessage) {
+		if r, err := toolOutput(partial); err == nil {
+			update(r)
+		}
+	}, t.h.extSnapshot())
+	if err != nil {
+		return agent.Result{}, err
+	}
+	b, _ := json.Marshal(out)
+	return toolOutput(b)
+}
+
+// toolOutput reads a pi tool result ({content, details, isError}).
+func toolOutput(raw json.RawMessage) (agent.Result, error) {
+	var o struct {
+		Content   llm.Contents    `json:"content"`
+		Details   json.RawMessage `json:"details"`
+		IsError   bool            `json:"isError"`
+		Terminate bool            `json:"terminate"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return agent.Result{}, fmt.Errorf("reading the extension tool's result: %w", err)
+	}
+	r := agent.Result{Content: o.Content, IsError: o.IsError, Terminate: o.Terminate}
+	if len(o.Details) > 0 && string(o.Details) != "null" {
+		r.Details = o.Details
+	}
+	return r, nil
+}
+
+// beforeToolCall runs the extensions' tool_call handlers, then the
+// approval gate. A handler may rewrite the arguments; one that fails, or
+// an extension host that crashes or hangs, blocks the call (pi's
+// fail-safe).
+func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, string) {
+	if m := h.exts(); m.Handles("tool_call") {
+		res, err := m.ToolCall(ctx, call.Name, call.ID, call.Args, h.extSnapshot())
+		if err != nil {
+			h.extFailed("tool_call", err)
+			return true, "Extension failed, blocking execution: " + err.Error()
+		}
+		if res.Block {
+			reason := res.Reason
+			if reason == "" {
+				reason = "Blocked by extension"
+			}
+			return true, reason
+		}
+		if len(res.Input) > 0 && string(res.Input) != "null" {
+			call.Args = res.Input
+		}
+	}
+	return h.approve(ctx, call)
+}
+
+// afterToolCall runs the tool_result handlers, which may patch a result.
+func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
+	m := h.exts()
+	if !m.Handles("tool_result") {
+		return res
+	}
+	content := res.Content
+	if content == nil {
+		content = llm.Contents{}
+	}
+	ev := map[string]any{
+		"type": "tool_result", "toolName": call.Name, "toolCallId": call.ID, "input": call.Args,
+		"content": content, "details": res.Details, "isError": res.IsError,
+	}
+	patch, err := m.ToolResult(ctx, ev, h.extSnapshot())
+	if err != nil {
+		h.extFailed("tool_result", err)
+		return res
+	}
+	if patch == nil {
+		return res
+	}
+	var c llm.Contents
+	if json.Unmarshal(patch.Content, &c) == nil {
+		res.Content = c
+	}
+	if len(patch.Details) > 0 && string(patch.Details) != "null" {
+		res.Details = patch.Details
+	} else {
+		res.Details = nil
+	}
+	if patch.IsError != nil {
+		res.IsError = *patch.IsError
+	}
+	return res
+}
+
+// transformContext runs the context handlers before each model call.
+func (h *Host) transformContext(ctx context.Context, msgs []llm.Message) []llm.Message {
+	m := h.exts()
+	if !m.Handles("context") {
+		return msgs
+	}
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		return msgs
+	}
+	out, err := m.Context(ctx, raw, h.extSnapshot())
+	if err != nil {
+		h.extFailed("context", err)
+		return msgs
+	}
+	if out == nil {
+		return msgs
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(out, &items); err != nil {
+		h.extFailed("context", fmt.Errorf("the handlers returned messages gopi cannot read: %w", err))
+		return msgs
+	}
+	next := make([]llm.Message, 0, len(items))
+	for _, it := range items {
+		msg, err := llm.UnmarshalMessage(it)
+		if err != nil {
+			h.extFailed("context", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
+			return msgs
+		}
+		next = append(next, msg)
+	}
+	return next
+}
+
+// extPrompt runs what extensions do with a prompt before gopi does: an
+// extension command ("/name args") runs at once, even during a run, and
+// the input handlers may transform or consume the text. handled means
+// nothing more is to be done.
+func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+	m := h.exts()
+	if m.Empty() {
+		return false, text, images, nil
+	}
+	if err := h.extensionsReady(ctx); err != nil {
+		return false, "", nil, fmt.Errorf("waiting for the extensions to load: %w", err)
+	}
+	if strings.HasPrefix(text, "/") {
+		name, args, _ := strings.Cut(text[1:], " ")
+		if m.HasCommand(name) {
+			if err := m.RunCommand(h.ctx, name, args, h.extSnapshot()); err != nil {
+				h.extFailed("command", err)
+			}
+			return true, "", nil, nil
+		}
+	}
+	if !m.Handles("input") {
+		return false, text, images, nil
+	}
+	var rawImages json.RawMessage
+	if len(images) > 0 {
+		rawImages, _ = json.Marshal(images)
+	}
+	res, err := m.Input(ctx, text, rawImages, source, behavior, h.extSnapshot())
+	if err != nil {
+		h.extFailed("input", err)
+		return false, text, images, nil
+	}
+	switch res.Action {
+	case "handled":
+		return true, "", nil, nil
+	case "transform":
+		outImages = images
+		if len(res.Images) > 0 && string(res.Images) != "null" {
+			var imgs []llm.ImageContent
+			if json.Unmarshal(res.Images, &imgs) == nil {
+				outImages = imgs
+			}
+		}
+		return false, res.Text, outImages, nil
+	}
+	return false, text, images, nil
+}
+
+// beforeAgentStart runs the before_agent_start handlers for a prompt about
+// to start a run: the custom messages they return join the prompt, and a
+// system prompt they return is this run's.
+func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message) []llm.Message {
+	m := h.exts()
+	if !m.Handles("before_agent_start") {
+		return nil
+	}
+	var text string
+	var images json.RawMessage
+	if u, ok := msg.(*llm.UserMessage); ok {
+		text = u.Content.Text()
+		var imgs []llm.ImageContent
+		for _, c := range u.Content {
+			if im, ok := c.(llm.ImageContent); ok {
+				imgs = append(imgs, im)
+			}
+		}
+		if len(imgs) > 0 {
+			images, _ = json.Marshal(imgs)
+		}
+	}
+	res, err := m.BeforeAgentStart(ctx, text, images, h.agent.SystemPrompt(), h.extSnapshot())
+	if err != nil {
+		h.extFailed("before_agent_start", err)
+		return nil
+	}
+	if res.SystemPrompt != nil {
+		h.agent.SetSystemPrompt(*res.SystemPrompt)
+	}
+	var out []llm.Message
+	for _, raw := range res.Messages {
+		var cm struct {
+			CustomType string          `json:"customType"`
+			Content    json.RawMessage `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details"`
+		}
+		if err := json.Unmarshal(raw, &cm); err != nil {
+			continue
+		}
+		out = append(out, &llm.CustomMessage{
+			CustomType: cm.CustomType, Content: customContent(cm.Content), Display: cm.Display,
+			Details: nullToNil(cm.Details), Timestamp: time.Now().UnixMilli(),
+		})
+	}
+	return out
+}
+
+// customContent reads a custom message's content: a string or blocks.
+func customContent(raw json.RawMessage) llm.Contents {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return llm.Contents{llm.TextContent{Text: s}}
+	}
+	var c llm.Contents
+	if json.Unmarshal(raw, &c) == nil && c != nil {
+		return c
+	}
+	return llm.Contents{}
+}
+
+func nullToNil(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// notifyExtensions passes an event the client sees on to the extensions
+// that listen to it.
+func (h *Host) notifyExtensions(ev api.Event) {
+	m := h.exts()
+	if m.Empty() || !m.Ready() {
+		return
+	}
+	typ := ev.EventType()
+	if !m.Handles(typ) {
+		return
+	}
+	var st *ext.State
+	switch typ {
+	case "agent_start", "agent_end", "turn_end", "message_end", "tool_execution_end":
+		st = h.extSnapshot()
+	}
+	m.NotifyEvent(typ, ev, st)
+	switch typ {
+	case "agent_start":
+		m.Notify("runStart", map[string]any{})
+	}
+}
+
+// extEvent passes an event that only extensions see (model_select,
+// thinking_level_select) to those that listen to it.
+func (h *Host) extEvent(ev map[string]any) {
+	m := h.exts()
+	typ, _ := ev["type"].(string)
+	if m.Empty() || !m.Handles(typ) {
+		return
+	}
+	m.NotifyEvent(typ, ev, h.extSnapshot())
+}
+
+// sessionBefore asks extensions whether a session switch or fork may go
+// ahead (session_before_switch / session_before_fork); true means one
+// cancelled it.
+func (h *Host) sessionBefore(ctx context.Context, event map[string]any) bool {
+	m := h.exts()
+	typ, _ := event["type"].(string)
+	if err := h.extensionsReady(ctx); err != nil || !m.Handles(typ) {
+		return false
+	}
+	res, err := m.Emit(ctx, event, h.extSnapshot())
+	if err != nil {
+		h.extFailed(typ, err)
+		return false
+	}
+	var r struct {
+		Cancel bool `json:"cancel"`
+	}
+	return res != nil && json.Unmarshal(res, &r) == nil && r.Cancel
+}
+
+// sessionReplaced tells extensions the session changed: session_shutdown
+// for the old one, session_start for the new.
+func (h *Host) sessionReplaced(ctx context.Context, reason, previous, target string) {
+	m := h.exts()
+	if m.Empty() || !m.Ready() {
+		return
+	}
+	if m.Handles("session_shutdown") {
+		ev := map[string]any{"type": "session_shutdown", "reason": reason}
+		if target != "" {
+			ev["targetSessionFile"] = target
+		}
+		if _, err := m.Emit(ctx, ev, nil); err != nil {
+			h.extFailed("session_shutdown", err)
+		}
+	}
+	if m.Handles("session_start") {
+		ev := map[string]any{"type": "session_start", "reason": reason}
+		if previous != "" {
+			ev["previousSessionFile"] = previous
+		}
+		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
+			h.extFailed("session_start", err)
+		}
+	}
+}
+
+// extPeer is gopi as the extensions call it.
+type extPeer struct{ h *Host }
+
+func (p extPeer) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	h := p.h
+	switch method {
+	case "ui/ask":
+		return h.extAsk(ctx, params)
+	case "setModel":
+		var a struct{ Provider, ID string }
+		if err := json.Unmarshal(params, &a); err != nil {
+			return nil, err
+		}
+		m, ok := h.opts.Registry.Find(a.Provider, a.ID)
+		if !ok || !h.opts.Registry.HasAuth(&m) {
+			return false, nil
+		}
+		if _, err := h.SetModel(ctx, api.SetModelParams{Provider: a.Provider, ModelID: a.ID}); err != nil {
+			return false, nil
+		}
+		return true, nil
+	case "compact":
+		var a struct {
+			CustomInstructions string `json:"customInstructions"`
+		}
+		_ = json.Unmarshal(params, &a)
+		return h.Compact(h.ctx, api.CompactParams{CustomInstructions: a.CustomInstructions})
+	case "waitForIdle":
+		h.WaitIdle(ctx)
+		return map[string]any{}, ctx.Err()
+	case "newSession":
+		var a struct {
+			Options struct {
+				ParentSession string `json:"parentSession"`
+			} `json:"options"`
+		}
+		_ = json.Unmarshal(params, &a)
+		return h.NewSession(ctx, api.NewSessionParams{ParentSession: a.Options.ParentSession})
+	case "fork":
+		var a struct {
+			EntryID string `json:"entryId"`
+		}
+		_ = json.Unmarshal(params, &a)
+		r, err := h.Fork(ctx, api.ForkParams{EntryID: a.EntryID})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"cancelled": r.Cancelled, "selectedText": r.Text}, nil
+	case "switchSession":
+		var a struct {
+			SessionPath string `json:"sessionPath"`
+		}
+		_ = json.Unmarshal(params, &a)
+		return h.SwitchSession(ctx, api.SwitchSessionParams{SessionPath: a.SessionPath})
+	case "navigateTree":
+		return nil, errors.New("ctx.navigateTree() is not supported by gopi yet (see docs/extensions.md)")
+	case "reload":
+		return nil, errors.New("ctx.reload() is not supported by gopi yet; restart gopi to reload extensions (see docs/extensions.md)")
+	}
+	return nil, fmt.Errorf("gopi has no extension method %q", method)
+}
+
+func (p extPeer) Notification(method string, params json.RawMessage) {
+	h := p.h
+	defer h.survive("an extension's "+method, nil)
+	switch method {
+	case "error":
+		var e ext.ErrorEvent
+		if json.Unmarshal(params, &e) == nil {
+			h.opts.Report(fmt.Errorf("extension %s (%s): %s", e.ExtensionPath, e.Event, e.Error))
+			ev := api.ExtensionError{ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
+			select {
+			case <-h.subscribed:
+				h.emit(ev)
+			default:
+				// An error while loading may come before the client
+				// listens: it waits for the first subscriber.
+				h.extWG.Go(func() {
+					select {
+					case <-h.subscribed:
+					case <-h.extStop:
+					case <-time.After(10 * time.Second):
+					}
+					h.emit(ev)
+				})
+			}
+		}
+	case "ui":
+		var r api.UIRequest
+		if json.Unmarshal(params, &r) == nil {
+			if c := h.uiClient(); c != nil {
+				c.Notify(r)
+			}
+		}
+	case "ui/cancel":
+		var a struct {
+			RID string `json:"rid"`
+		}
+		if json.Unmarshal(params, &a) == nil {
+			h.ext.mu.Lock()
+			cancel := h.ext.dialogs[a.RID]
+			h.ext.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	case "sendMessage":
+		h.extSendMessage(params)
+	case "sendUserMessage":
+		h.extSendUserMessage(params)
+	case "appendEntry":
+		var a struct {
+			CustomType string          `json:"customType"`
+			Data       json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(params, &a) == nil {
+			store := h.Store()
+			var data any
+			if d := nullToNil(a.Data); d != nil {
+				data = d
+			}
+			_, err := store.AppendCustom(a.CustomType, data)
+			_ = h.saved(store, "an extension's entry", err)
+		}
+	case "setSessionName":
+		var a struct{ Name string }
+		if json.Unmarshal(params, &a) == nil {
+			if err := h.SetSessionName(h.ctx, api.NameParams{Name: a.Name}); err != nil {
+				h.extFailed("setSessionName", err)
+			}
+		}
+	case "setLabel":
+		var a struct {
+			EntryID string `json:"entryId"`
+			Label   string `json:"label"`
+		}
+		if json.Unmarshal(params, &a) == nil {
+			store := h.Store()
+			if _, ok := store.Entry(a.EntryID); !ok {
+				h.extFailed("setLabel", fmt.Errorf("no entry %s in this session", a.EntryID))
+				return
+			}
+			_, err := store.AppendLabel(a.EntryID, a.Label)
+			_ = h.saved(store, "a label", err)
+		}
+	case "setActiveTools":
+		var a struct{ Names []string }
+		if json.Unmarshal(params, &a) == nil {
+			h.ext.mu.Lock()
+			var keep []string
+			for _, t := range h.ext.all {
+				if slices.Contains(a.Names, t.Spec().Name) {
+					keep = append(keep, t.Spec().Name)
+				}
+			}
+			if keep == nil {
+				keep = []string{}
+			}
+			h.ext.active = keep
+			h.ext.mu.Unlock()
+			h.applyActiveTools()
+		}
+	case "setThinkingLevel":
+		var a struct{ Level string }
+		if json.Unmarshal(params, &a) == nil {
+			if l, err := llm.ParseThinkingLevel(a.Level); err == nil {
+				_ = h.SetThinkingLevel(h.ctx, api.ThinkingParams{Level: l})
+			}
+		}
+	case "registrations":
+		h.applyExtensionTools()
+	case "restarted":
+		select {
+		case <-h.extStop:
+			return
+		default:
+		}
+		// The new host process lost what its extensions kept in memory;
+		// session_start lets them rebuild it from the session.
+		h.extWG.Go(func() {
+			defer h.survive("restarting the extensions", nil)
+			h.applyExtensionTools()
+			if m := h.exts(); m.Handles("session_start") {
+				ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
+				defer cancel()
+				_, _ = m.Emit(ctx, map[string]any{"type": "session_start", "reason": "reload"}, h.extSnapshot())
+			}
+		})
+	case "abort":
+		h.extWG.Go(func() { _ = h.Abort(h.ctx) })
+	case "shutdown":
+		if f := h.opts.Shutdown; f != nil {
+			f()
+		}
+	case "registerProvider", "unregisterProvider":
+		var a struct{ Name string }
+		_ = json.Unmarshal(params, &a)
+		h.extFailed(method, fmt.Errorf("pi.%s(%q): gopi cannot take providers from extensions yet; declare the provider in models.json (see docs/extensions.md)", method, a.Name))
+	}
+}
+
+// extAsk puts an extension's dialog in front of the user.
+func (h *Host) extAsk(ctx context.Context, params json.RawMessage) (any, error) {
+	var a struct {
+		api.UIRequest
+		RID string `json:"rid"`
+	}
+	if err := json.Unmarshal(params, &a); err != nil {
+		return nil, err
+	}
+	c := h.uiClient()
+	if c == nil {
+		return api.Cancelled(""), nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		// A dialog never outlives the session.
+		select {
+		case <-h.ctx.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if a.RID != "" {
+		h.ext.mu.Lock()
+		h.ext.dialogs[a.RID] = cancel
+		h.ext.mu.Unlock()
+		defer func() {
+			h.ext.mu.Lock()
+			delete(h.ext.dialogs, a.RID)
+			h.ext.mu.Unlock()
+		}()
+	}
+	req := a.UIRequest
+	req.ID = ""
+	return c.Ask(ctx, req), nil
+}
+
+// extSendMessage is pi.sendMessage: a custom message joins the
+// conversation now, steers or follows up a run, waits for the next turn,
+// or starts a turn of its own (triggerTurn).
+func (h *Host) extSendMessage(params json.RawMessage) {
+	var a struct {
+		Message struct {
+			CustomType string          `json:"customType"`
+			Content    json.RawMessage `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details"`
+		} `json:"message"`
+		Options struct {
+			TriggerTurn bool   `json:"triggerTurn"`
+			DeliverAs   string `json:"deliverAs"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(params, &a); err != nil {
+		h.extFailed("sendMessage", err)
+		return
+	}
+	msg := &llm.CustomMessage{
+		CustomType: a.Message.CustomType, Content: customContent(a.Message.Content), Display: a.Message.Display,
+		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
+	}
+	busy := h.settle(h.ctx)
+	switch {
+	case a.Options.DeliverAs == "nextTurn":
+		h.mu.Lock()
+		h.nextTurn = append(h.nextTurn, msg)
+		h.mu.Unlock()
+	case busy && a.Options.DeliverAs == "followUp":
+		h.agent.FollowUp(msg)
+	case busy:
+		h.agent.Steer(msg)
+	case a.Options.TriggerTurn:
+		if err := h.startMessages(h.ctx, msg); err != nil {
+			h.extFailed("sendMessage", err)
+		}
+	default:
+		h.appendMessage(msg)
+		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
+		h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
+	}
+}
+
+// extSendUserMessage is pi.sendUserMessage: a user message, as if typed,
+// that always leads to a turn; during a run deliverAs says how it queues.
+func (h *Host) extSendUserMessage(params json.RawMessage) {
+	var a struct {
+		Content json.RawMessage `json:"content"`
+		Options struct {
+			DeliverAs string `json:"deliverAs"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(params, &a); err != nil {
+		h.extFailed("sendUserMessage", err)
+		return
+	}
+	content := customContent(a.Content)
+	text := content.Text()
+	var images []llm.ImageContent
+	for _, c := range content {
+		if im, ok := c.(llm.ImageContent); ok {
+			images = append(images, im)
+		}
+	}
+	msg := llm.UserText(text, images...)
+	if h.settle(h.ctx) {
+		switch a.Options.DeliverAs {
+		case "followUp":
+			h.agent.FollowUp(msg)
+		case "steer":
+			h.agent.Steer(msg)
+		default:
+			h.extFailed("sendUserMessage", errors.New("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message."))
+		}
+		return
+	}
+	if err := h.startMessages(h.ctx, msg); err != nil {
+		h.extFailed("sendUserMessage", err)
+	}
+}
+
+// startMessages starts a run with msgs, as a prompt does.
+func (h *Host) startMessages(ctx context.Context, msg llm.Message) error {
+	return h.startPrompt(ctx, api.PromptParams{}, msg)
+}
