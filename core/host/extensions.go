@@ -12,9 +12,12 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // extState is the host state extensions read synchronously (host.mjs keeps
@@ -33,6 +36,9 @@ type extState struct {
 	// prompt.
 	lines      map[string]resources.ToolLine
 	guidelines []string
+	// seen are the extension tools made active once already: one that
+	// setActiveTools turned off stays off when others register.
+	seen map[string]bool
 }
 
 func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
@@ -195,7 +201,11 @@ func (h *Host) applyExtensionTools() {
 	var all []agent.Tool
 	lines := map[string]resources.ToolLine{}
 	var guidelines []string
-	for _, t := range h.opts.Tools {
+	builtins := h.opts.AllTools
+	if builtins == nil {
+		builtins = h.opts.Tools
+	}
+	for _, t := range builtins {
 		if d, ok := byName[t.Spec().Name]; ok {
 			all = append(all, extTool{h: h, def: d})
 			delete(byName, d.Name)
@@ -218,13 +228,23 @@ func (h *Host) applyExtensionTools() {
 	}
 	h.ext.mu.Lock()
 	h.ext.all, h.ext.lines, h.ext.guidelines = all, lines, guidelines
-	if h.ext.active != nil {
-		// A tool registered later is active, as in pi.
-		for _, d := range regs.Tools {
-			if !slices.Contains(h.ext.active, d.Name) && !slices.ContainsFunc(h.opts.Tools, func(t agent.Tool) bool { return t.Spec().Name == d.Name }) {
-				h.ext.active = append(h.ext.active, d.Name)
-			}
+	if h.ext.active == nil {
+		// The enabled built-ins and every extension tool.
+		for _, t := range h.opts.Tools {
+			h.ext.active = append(h.ext.active, t.Spec().Name)
 		}
+	}
+	// A tool registered later is active, as in pi.
+	for _, d := range regs.Tools {
+		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] {
+			h.ext.active = append(h.ext.active, d.Name)
+		}
+	}
+	if h.ext.seen == nil {
+		h.ext.seen = map[string]bool{}
+	}
+	for _, d := range regs.Tools {
+		h.ext.seen[d.Name] = true
 	}
 	h.ext.mu.Unlock()
 	h.applyActiveTools()
@@ -259,18 +279,24 @@ func (h *Host) toolLines() ([]resources.ToolLine, []string) {
 	}
 	active := h.activeToolNames()
 	var lines []resources.ToolLine
-	for _, name := range active {
+	var guidelines []string
+	for _, t := range h.ext.all {
+		name := t.Spec().Name
+		if !slices.Contains(active, name) {
+			continue
+		}
 		if l, ok := h.ext.lines[name]; ok {
 			lines = append(lines, l)
 			continue
 		}
-		for _, l := range h.opts.ToolLines {
-			if l.Name == name {
-				lines = append(lines, l)
-			}
+		line := resources.ToolLine{Name: name}
+		if p, ok := t.(tools.Prompter); ok {
+			line.Summary = p.PromptSnippet()
+			guidelines = append(guidelines, p.PromptGuidelines()...)
 		}
+		lines = append(lines, line)
 	}
-	return lines, append(slices.Clone(h.opts.Guidelines), h.ext.guidelines...)
+	return lines, append(guidelines, h.ext.guidelines...)
 }
 
 // extTool is an extension's tool as the agent runs it.
@@ -672,6 +698,21 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 		}
 		_ = json.Unmarshal(params, &a)
 		return h.SwitchSession(ctx, api.SwitchSessionParams{SessionPath: a.SessionPath})
+	case "getApiKey":
+		var a struct{ Provider, ID string }
+		if err := json.Unmarshal(params, &a); err != nil {
+			return nil, err
+		}
+		m, ok := h.opts.Registry.Find(a.Provider, a.ID)
+		if !ok {
+			return map[string]any{"ok": false, "error": "unknown model " + a.Provider + "/" + a.ID}, nil
+		}
+		// No credentials is not a failure: pi answers ok without a key.
+		out := map[string]any{"ok": true, "headers": m.Headers}
+		if key, err := h.opts.Registry.APIKey(ctx, &m); err == nil && key != "" {
+			out["apiKey"] = key
+		}
+		return out, nil
 	case "navigateTree":
 		return nil, errors.New("ctx.navigateTree() is not supported by gopi yet (see docs/extensions.md)")
 	case "reload":
@@ -943,4 +984,94 @@ func (h *Host) extSendUserMessage(params json.RawMessage) {
 // startMessages starts a run with msgs, as a prompt does.
 func (h *Host) startMessages(ctx context.Context, msg llm.Message) error {
 	return h.startPrompt(ctx, api.PromptParams{}, msg)
+}
+
+// beforeCompact runs the session_before_compact handlers: one may cancel
+// the compaction (an error) or return the compaction itself (fromHook).
+func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *compaction.Preparation, reason, instructions string) (res compaction.Result, fromHook bool, err error) {
+	m := h.exts()
+	if err := h.extensionsReady(ctx); err != nil || !m.Handles("session_before_compact") {
+		return res, false, nil
+	}
+	files := prep.Files.Details()
+	branch := make([]json.RawMessage, 0)
+	for _, e := range store.Path() {
+		if b, err := json.Marshal(e); err == nil {
+			branch = append(branch, b)
+		}
+	}
+	ev := map[string]any{
+		"type": "session_before_compact",
+		"preparation": map[string]any{
+			"firstKeptEntryId":    prep.FirstKeptEntryID,
+			"messagesToSummarize": nonNil(prep.Messages),
+			"turnPrefixMessages":  nonNil(prep.TurnPrefix),
+			"isSplitTurn":         prep.IsSplitTurn,
+			"tokensBefore":        prep.TokensBefore,
+			"previousSummary":     prep.PreviousSummary,
+			"fileOps":             map[string]any{"read": files.ReadFiles, "modified": files.ModifiedFiles},
+			"settings":            prep.Settings,
+		},
+		"branchEntries":      branch,
+		"customInstructions": instructions,
+		"reason":             reason,
+		"willRetry":          false,
+	}
+	// A custom summary may call a model: no hook timeout here.
+	raw, err := m.Emit(ext.Untimed(ctx), ev, h.extSnapshot())
+	if err != nil {
+		h.extFailed("session_before_compact", err)
+		return res, false, nil
+	}
+	var r struct {
+		Cancel     bool `json:"cancel"`
+		Compaction *struct {
+			Summary          string             `json:"summary"`
+			FirstKeptEntryID string             `json:"firstKeptEntryId"`
+			TokensBefore     int                `json:"tokensBefore"`
+			Details          compaction.Details `json:"details"`
+		} `json:"compaction"`
+	}
+	if raw == nil || json.Unmarshal(raw, &r) != nil {
+		return res, false, nil
+	}
+	if r.Cancel {
+		return res, false, errors.New("Compaction cancelled by an extension")
+	}
+	if c := r.Compaction; c != nil && strings.TrimSpace(c.Summary) != "" {
+		res = compaction.Result{Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: c.Details}
+		if res.FirstKeptEntryID == "" {
+			res.FirstKeptEntryID = prep.FirstKeptEntryID
+		}
+		if res.TokensBefore == 0 {
+			res.TokensBefore = prep.TokensBefore
+		}
+		return res, true, nil
+	}
+	return res, false, nil
+}
+
+// afterCompact tells extensions about a saved compaction
+// (session_compact).
+func (h *Host) afterCompact(store *session.Store, entryID, reason string, fromHook bool) {
+	m := h.exts()
+	if !m.Handles("session_compact") {
+		return
+	}
+	e, ok := store.Entry(entryID)
+	if !ok {
+		return
+	}
+	b, _ := json.Marshal(e)
+	m.NotifyEvent("session_compact", map[string]any{
+		"type": "session_compact", "compactionEntry": json.RawMessage(b), "fromExtension": fromHook,
+		"reason": reason, "willRetry": false,
+	}, h.extSnapshot())
+}
+
+func nonNil(msgs []llm.Message) []llm.Message {
+	if msgs == nil {
+		return []llm.Message{}
+	}
+	return msgs
 }

@@ -28,6 +28,10 @@ type Options struct {
 	Providers Providers
 	// Tools are the enabled tools, already bound to Cwd.
 	Tools []agent.Tool
+	// AllTools are every built-in tool, the enabled ones among them
+	// (extensions may enable others with setActiveTools, as in pi); nil
+	// means Tools.
+	AllTools []agent.Tool
 	// ToolLines describe Tools for the system prompt.
 	ToolLines []resources.ToolLine
 	// Guidelines are extra system prompt bullets (from the tools).

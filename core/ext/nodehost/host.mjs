@@ -228,6 +228,8 @@ const sessionManager = {
 // ctx.modelRegistry: the models gopi knows.
 const modelRegistry = {
 	find: (provider, id) => state.models.find((m) => m.provider === provider && m.id === id),
+	getApiKeyAndHeaders: (model) => request("getApiKey", { provider: model?.provider, id: model?.id }),
+	getApiKey: async (model) => (await request("getApiKey", { provider: model?.provider, id: model?.id }))?.apiKey,
 	getAll: () => state.models.slice(),
 	getAvailable: () => state.models.filter((m) => m.available !== false),
 	registerProvider: (name, config) => registerProvider(name, config),
@@ -355,7 +357,11 @@ function registrations() {
 handlers.set("initialize", async (p) => {
 	applyState(p.state ?? {});
 	const { loadExtensions, ExtensionRunner } = await piModule("dist/core/extensions/index.js");
-	({ theme } = await piModule("dist/modes/interactive/theme/theme.js"));
+	const themes = await piModule("dist/modes/interactive/theme/theme.js");
+	// pi initializes its theme in every mode; extensions that colour
+	// status text read it even without a terminal.
+	themes.initTheme(p.theme, false);
+	theme = themes.theme;
 	const loaded = await loadExtensions(p.paths ?? [], p.cwd ?? state.cwd);
 	runner = new ExtensionRunner(loaded.extensions, loaded.runtime, p.cwd ?? state.cwd, sessionManager, modelRegistry);
 	// Command-line flags gopi did not know: typed now that the extensions
@@ -442,9 +448,20 @@ handlers.set("initialize", async (p) => {
 		reload: () => request("reload", {}),
 	});
 	runner.setUIContext(ui, "rpc");
+	// Two extensions with one tool: pi refuses to start; here the first
+	// keeps it and the later one is reported.
+	const errors = [...loaded.errors];
+	const owners = new Map();
+	for (const ext of loaded.extensions) {
+		for (const name of ext.tools.keys()) {
+			const first = owners.get(name);
+			if (first === undefined) owners.set(name, ext.path);
+			else errors.push({ path: ext.path, error: `Tool "${name}" conflicts with ${first}` });
+		}
+	}
 	return {
 		loaded: loaded.extensions.map((e) => e.path),
-		errors: loaded.errors,
+		errors,
 		...registrations(),
 	};
 });
@@ -465,7 +482,13 @@ handlers.set("runStart", () => {
 });
 handlers.set("runAbort", () => runAbort?.abort());
 
-handlers.set("emit", async (p) => (await runner.emit(p.event)) ?? null);
+handlers.set("emit", (p) =>
+	cancellable(p, async (signal) => {
+		// session_before_compact hands handlers the compaction's signal.
+		const event = p.event.type === "session_before_compact" ? { ...p.event, signal } : p.event;
+		return (await runner.emit(event)) ?? null;
+	}),
+);
 
 handlers.set("toolCall", async (p) => {
 	const event = p.event;

@@ -66,6 +66,8 @@ async function start(t, { args = [] } = {}) {
 		env: {
 			...process.env,
 			PI_CODING_AGENT_DIR: agentDir,
+			GOPI_NODE: process.env.GOPI_NODE ?? "",
+			GOPI_PI_PACKAGE: process.env.GOPI_PI_PACKAGE ?? "",
 			ANTHROPIC_API_KEY: "",
 			OPENAI_API_KEY: "",
 			GEMINI_API_KEY: "",
@@ -317,4 +319,50 @@ test("a client that cannot show dialogs gets the write denied without being aske
 	assert.equal(await bounded(g.conn.sendRequest("shutdown"), "the shutdown result", g), null);
 	await g.conn.sendNotification("exit");
 	assert.equal((await bounded(g.exited, "gopi to exit", g)).code, 0);
+});
+
+// pi's extensions in the JSON-RPC dialect (issue 14): the permission
+// gate's select becomes window/showMessageRequest, and rpc-demo's status,
+// widget and title become pi/ui/* notifications. Needs the extension
+// host's runtime: GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES (make
+// test-editors sets them).
+const extEnv = ["GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES"].every((k) => process.env[k]);
+test("pi extensions: a tool_call dialog as showMessageRequest, status and widget as pi/ui/*", { skip: !extEnv && "GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES are not set" }, async (t) => {
+	const examples = process.env.GOPI_PI_EXAMPLES;
+	const g = await start(t, {
+		args: ["-e", path.join(examples, "permission-gate.ts"), "-e", path.join(examples, "rpc-demo.ts")],
+	});
+	await mkdir(path.join(g.cwd, "build"));
+	const ui = [];
+	for (const m of ["setStatus", "setWidget", "setTitle", "notify"]) {
+		g.conn.onNotification(`pi/ui/${m}`, (params) => ui.push({ method: m, ...params }));
+	}
+	const dialogs = [];
+	g.conn.onRequest("window/showMessageRequest", (params) => {
+		dialogs.push(params);
+		// permission-gate asks "Allow?" with Yes and No.
+		return { title: "No" };
+	});
+	await initialize(g, EDITOR_CAPS);
+
+	await bounded(g.conn.sendRequest("pi/prompt", { message: "bash: rm -rf build" }), "the prompt's answer", g);
+	const end = await waitEvent(g, isType("tool_execution_end"), "the blocked tool's end");
+	assert.equal(end.isError, true);
+	assert.match(textOf(end.result), /Blocked by user/);
+	await waitEvent(g, isType("agent_settled"), "agent_settled");
+	assert.ok(existsSync(path.join(g.cwd, "build")), "the blocked command did not run");
+
+	const gate = dialogs.find((d) => d.message.includes("rm -rf build"));
+	assert.ok(gate, `a dialog named the command: ${JSON.stringify(dialogs)}`);
+	assert.deepEqual(
+		gate.actions.map((a) => a.title),
+		["Yes", "No"],
+	);
+	// rpc-demo: a title and a widget at session_start, a status per turn.
+	assert.ok(ui.some((u) => u.method === "setTitle" && u.title === "pi RPC Demo"), JSON.stringify(ui));
+	assert.ok(
+		ui.some((u) => u.method === "setWidget" && u.widgetKey === "rpc-demo" && u.widgetLines?.[1] === "Loaded and ready."),
+		JSON.stringify(ui),
+	);
+	assert.ok(ui.some((u) => u.method === "setStatus" && u.statusKey === "rpc-demo" && /Turn 1 done/.test(u.statusText)), JSON.stringify(ui));
 });
