@@ -58,10 +58,12 @@ test-editors: build
 	elif [ -n "$$CI" ]; then echo "test-editors: nvim is required in CI" >&2; exit 1; \
 	else echo "test-editors: nvim skipped (nvim is not installed)"; fi
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		env="$$(testdata/pi/ext-env.sh)" && eval "$$env" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) editors/vscode/run.sh; \
 	elif [ -n "$$CI" ]; then echo "test-editors: node and npm are required in CI" >&2; exit 1; \
 	else echo "test-editors: the VS Code extension skipped (node or npm is not installed)"; fi
-	GOPI_BIN=$(CURDIR)/$(BIN) editors/nvim/tests/run.sh
+	@if command -v npm >/dev/null 2>&1; then env="$$(testdata/pi/ext-env.sh)" && eval "$$env"; fi; \
+		GOPI_BIN=$(CURDIR)/$(BIN) editors/nvim/tests/run.sh
 
 # The VS Code extension's packages, offline: one per platform with gopi
 # cross-compiled inside, and a universal one (gopi from PATH), in

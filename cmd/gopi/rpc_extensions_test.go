@@ -940,3 +940,68 @@ func TestExtensionCompaction(t *testing.T) {
 		assert.Len(t, w.srv.Requests(), requests, "no model call for the summary")
 	})
 }
+
+// with-deps is a package with its own node_modules (npm ci from npm's
+// cache, which install.sh filled); its import of "ms" resolves there.
+// truncated-tool registers rg, which runs ripgrep.
+func TestExtensionWithDepsAndTruncatedTool(t *testing.T) {
+	e := extTestEnv(t)
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Skip("ripgrep is not installed")
+	}
+	pkg := filepath.Join(t.TempDir(), "with-deps")
+	require.NoError(t, os.CopyFS(pkg, os.DirFS(filepath.Join(e.examples, "with-deps"))))
+	npm := exec.Command("npm", "ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
+	npm.Dir = pkg
+	out, err := npm.CombinedOutput()
+	require.NoError(t, err, string(out))
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "parse_duration", `{"duration":"2 days"}`), llmtest.Call("c2", "rg", `{"pattern":"milk"}`)),
+			llmtest.Text("Done."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("buy milk\nwalk\n"), 0o644))
+		p := start("-e", pkg, "-e", e.example("truncated-tool.ts"))
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+		rs := p.until(settled)
+		ends := map[string]record{}
+		for _, r := range rs {
+			if r.is("tool_execution_end") {
+				ends[r.str("toolCallId")] = r
+			}
+		}
+		assert.Equal(t, "2 days = 172800000 milliseconds", resultText(ends["c1"]))
+		assert.Contains(t, resultText(ends["c2"]), "notes.txt:1:buy milk")
+	})
+}
+
+// message_end handlers may replace a finished message: the replacement is
+// what the session keeps and what the model reads next.
+func TestExtensionMessageEndReplaces(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.Text("The password is hunter2."), llmtest.Text("ok")}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("redact.ts", `export default function (pi) {
+	pi.on("message_end", (event) => {
+		const m = event.message;
+		if (m.role !== "assistant") return;
+		return { message: { ...m, content: m.content.map((c) => c.type === "text" ? { ...c, text: c.text.replace("hunter2", "[redacted]") } : c) } };
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "what is it?"})
+		p.until(settled)
+		text := p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"]
+		assert.Equal(t, "The password is [redacted].", text)
+		p.send(map[string]any{"id": "3", "type": "prompt", "message": "again"})
+		p.until(settled)
+		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.NotContains(t, string(msgs), "hunter2")
+		assert.Contains(t, string(msgs), "[redacted]")
+	})
+}

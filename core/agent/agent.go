@@ -59,6 +59,12 @@ type Config struct {
 	// error flag) before it is reported.
 	AfterToolCall func(ctx context.Context, call Call, res Result) Result
 
+	// FinishMessage, if set, sees each message of a run as it ends, before
+	// message_end is reported and the message joins the transcript; a
+	// returned message of the same type takes its place (extensions'
+	// message_end). It runs on the run goroutine.
+	FinishMessage func(ctx context.Context, msg llm.Message) llm.Message
+
 	// Options is the template of every model call; the agent fills in the
 	// API key and the thinking level.
 	Options llm.Options

@@ -175,6 +175,7 @@ func (r *run) pushResult(out outcome) *llm.ToolResultMessage {
 		}
 	}
 	r.emit(Event{Type: EventMessageStart, Message: tr})
+	tr = finish(r, tr)
 	r.emit(Event{Type: EventMessageEnd, Message: tr})
 	return tr
 }

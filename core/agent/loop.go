@@ -59,6 +59,7 @@ func (r *run) emit(ev Event) { r.a.emit(ev) }
 // push records a message of this run and reports it as started and ended.
 func (r *run) push(m llm.Message) {
 	r.emit(Event{Type: EventMessageStart, Message: m})
+	m = finish(r, m)
 	r.emit(Event{Type: EventMessageEnd, Message: m})
 	r.context = append(r.context, m)
 	r.added = append(r.added, m)
@@ -194,6 +195,7 @@ func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 		if !started {
 			r.emit(Event{Type: EventMessageStart, Message: final})
 		}
+		final = finish(r, final)
 		r.emit(Event{Type: EventMessageEnd, Message: final})
 		r.context = append(r.context, final)
 	}()
@@ -241,4 +243,25 @@ func (r *run) failedFrom(partial *llm.AssistantMessage, err error) *llm.Assistan
 func (r *run) failure(err error) *llm.AssistantMessage {
 	b := llm.NewBuilder(r.model)
 	return b.Fail(r.ctx, err).Partial
+}
+
+// finish hands an ended message to the FinishMessage hook; what it
+// returns replaces the message when it has the same type. A hook that
+// panics leaves the message as it was.
+func finish[M llm.Message](r *run, m M) (out M) {
+	hook := r.a.cfg.FinishMessage
+	if hook == nil {
+		return m
+	}
+	out = m
+	defer func() {
+		if v := recover(); v != nil {
+			r.a.reportPanic("agent: finishing a message panicked: %v", v)
+			out = m
+		}
+	}()
+	if next, ok := hook(r.ctx, m).(M); ok && any(next) != nil {
+		return next
+	}
+	return m
 }

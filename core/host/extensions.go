@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -574,6 +575,10 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	if !m.Handles(typ) {
 		return
 	}
+	if typ == "message_end" {
+		// Called and waited for in extMessageEnd.
+		return
+	}
 	var st *ext.State
 	switch typ {
 	case "agent_start", "agent_end", "turn_end", "message_end", "tool_execution_end":
@@ -1074,4 +1079,36 @@ func nonNil(msgs []llm.Message) []llm.Message {
 		return []llm.Message{}
 	}
 	return msgs
+}
+
+// finishMessage runs the message_end handlers over a message that just
+// ended; a replacement of the same role takes its place in the
+// transcript, the session and the event the client sees.
+func (h *Host) finishMessage(ctx context.Context, msg llm.Message) llm.Message {
+	m := h.exts()
+	if !m.Handles("message_end") {
+		return msg
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return msg
+	}
+	out, err := m.MessageEnd(ctx, raw, h.extSnapshot())
+	if err != nil {
+		h.extFailed("message_end", err)
+		return msg
+	}
+	if out == nil {
+		return msg
+	}
+	next, err := llm.UnmarshalMessage(out)
+	if err != nil {
+		h.extFailed("message_end", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
+		return msg
+	}
+	if reflect.TypeOf(next) != reflect.TypeOf(msg) {
+		h.extFailed("message_end", errors.New("message_end handlers must return a message with the same role"))
+		return msg
+	}
+	return next
 }

@@ -173,6 +173,7 @@ func New(opts Options) (*Host, error) {
 		BeforeToolCall:   h.beforeToolCall,
 		AfterToolCall:    h.afterToolCall,
 		TransformContext: h.transformContext,
+		FinishMessage:    h.finishMessage,
 		OnQueueChange:    h.queueChanged,
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),

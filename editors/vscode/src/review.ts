@@ -9,7 +9,7 @@ import type { MessageRequest } from "./client";
 
 export const scheme = "gopi-review";
 
-/** How gopi's approval answers are shown: VS Code's review words. */
+/** How the approval gate's answers are shown: VS Code's review words. */
 const labels: Record<string, string> = { Allow: "Accept", Deny: "Reject" };
 
 export class Review implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -35,7 +35,10 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 	/** Answers a window/showMessageRequest; undefined when dismissed. */
 	async ask(cwd: string, p: MessageRequest): Promise<string | undefined> {
 		const titles = (p.actions ?? []).map((a) => a.title);
-		const shown = titles.map((t) => labels[t] ?? t);
+		// Only gopi's approval gate (details.toolName) speaks in review words;
+		// an extension's select shows its options as the extension wrote them.
+		const approval = typeof p.details?.toolName === "string";
+		const shown = approval ? titles.map((t) => labels[t] ?? t) : titles;
 		const pick = (choice: string | undefined) => (choice === undefined ? undefined : titles[shown.indexOf(choice)]);
 		const d = p.details;
 		const args = (d?.args ?? {}) as { path?: string; content?: string; command?: string; edits?: { oldText: string; newText: string }[] };

@@ -37,6 +37,8 @@ export class Session implements ClientHost, vscode.Disposable {
 	private before = new Map<string, string | undefined>();
 	private changed = new Set<string>();
 	private statusItems = new Map<string, vscode.StatusBarItem>();
+	/** The title an extension set last (pi/ui/setTitle), for a view attached later. */
+	private extTitle: string | undefined;
 	private readonly review: Review;
 	private readonly onStatusEmitter = new vscode.EventEmitter<Session>();
 	readonly onStatus = this.onStatusEmitter.event;
@@ -70,6 +72,8 @@ export class Session implements ClientHost, vscode.Disposable {
 	attach(view: ViewPort): void {
 		this.view = view;
 		this.ready = false;
+		// An extension may have set the title before this view existed.
+		if (this.extTitle) view.setTitle(this.extTitle);
 	}
 
 	/** The webview loaded its script: flush what waited for it. */
@@ -285,8 +289,9 @@ export class Session implements ClientHost, vscode.Disposable {
 		return this.review.editText(p.title, p.prefill ?? "");
 	}
 
-	setStatus(key: string, text: string | null): void {
+	setStatus(key: string, raw: string | null): void {
 		let item = this.statusItems.get(key);
+		const text = raw === null ? null : plain(raw);
 		if (text === null || text === "") {
 			item?.dispose();
 			this.statusItems.delete(key);
@@ -302,10 +307,12 @@ export class Session implements ClientHost, vscode.Disposable {
 	}
 
 	setWidget(key: string, lines: string[] | null, placement?: string): void {
-		this.post({ type: "widget", key, lines, placement });
+		this.post({ type: "widget", key, lines: lines && lines.map((l) => plain(String(l))), placement });
 	}
 
-	setTitle(title: string): void {
+	setTitle(raw: string): void {
+		const title = plain(raw);
+		this.extTitle = title;
 		this.view?.setTitle(title);
 		this.post({ type: "title", title });
 	}
@@ -336,4 +343,16 @@ export class Session implements ClientHost, vscode.Disposable {
 		this.onStatusEmitter.dispose();
 		void this.client.stop();
 	}
+}
+
+/**
+ * Text an extension styled for pi's terminal (ctx.ui.theme.fg and friends
+ * wrap it in ANSI colour codes), as plain text for VS Code: escape
+ * sequences (CSI, OSC such as hyperlinks) and other control characters
+ * but tab and newline removed.
+ */
+const ansi = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])|[\x00-\x08\x0b-\x1f\x7f]/g;
+
+export function plain(s: string): string {
+	return s.replace(ansi, "");
 }

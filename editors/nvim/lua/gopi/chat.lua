@@ -50,6 +50,20 @@ local function buffers()
   vim.bo[S.prompt].filetype = "gopi_prompt"
   vim.bo[S.prompt].swapfile = false
   vim.bo[S.prompt].completefunc = "v:lua.require'gopi.complete'.completefunc"
+  -- Any change of the prompt (typing, a send clearing it, an extension's
+  -- setEditorText) puts the widgets and the queue around it back in place.
+  local due = false
+  vim.api.nvim_buf_attach(S.prompt, false, {
+    on_lines = function()
+      if not due then
+        due = true
+        vim.schedule(function()
+          due = false
+          M.show_queue()
+        end)
+      end
+    end,
+  })
   local keys = config.options.keys
   local map = function(modes, fn, desc)
     for mode, key in pairs(modes) do
@@ -92,6 +106,13 @@ function M.status()
   end
   if st.cost and st.cost > 0 then
     table.insert(parts, string.format("$%.3f", st.cost))
+  end
+  -- What extensions set with setStatus, in the order of their keys.
+  local keys = vim.tbl_keys(S.ext_status)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local text = S.ext_status[k]:gsub("[\r\n\t]+", " ")
+    table.insert(parts, (text:gsub("%%", "%%%%")))
   end
   return table.concat(parts, " · ")
 end
@@ -152,22 +173,49 @@ function M.refresh_status()
   end)
 end
 
+--- The lines around the prompt's text: extensions' widgets above it (pi's
+--- "aboveEditor", the default) or below it ("belowEditor"), and the queued
+--- messages just above it.
 local function show_queue()
   if not (S.prompt and vim.api.nvim_buf_is_valid(S.prompt)) then
     return
   end
   vim.api.nvim_buf_clear_namespace(S.prompt, qns, 0, -1)
-  local lines = {}
+  local above, below = {}, {}
+  local keys = vim.tbl_keys(S.widgets)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local w = S.widgets[k]
+    local into = w.placement == "belowEditor" and below or above
+    for _, l in ipairs(w.lines) do
+      table.insert(into, { { (tostring(l):gsub("[\r\n]", " ")), "Special" } })
+    end
+  end
   for _, m in ipairs(S.state.queue.steering or {}) do
-    table.insert(lines, { { "⏵ steer: " .. m, "Comment" } })
+    table.insert(above, { { "⏵ steer: " .. m, "Comment" } })
   end
   for _, m in ipairs(S.state.queue.followUp or {}) do
-    table.insert(lines, { { "⏵ follow-up: " .. m, "Comment" } })
+    table.insert(above, { { "⏵ follow-up: " .. m, "Comment" } })
   end
-  if #lines > 0 then
-    vim.api.nvim_buf_set_extmark(S.prompt, qns, 0, 0, { virt_lines = lines, virt_lines_above = true })
+  if #above > 0 then
+    vim.api.nvim_buf_set_extmark(S.prompt, qns, 0, 0, { virt_lines = above, virt_lines_above = true })
+  end
+  if #below > 0 then
+    vim.api.nvim_buf_set_extmark(S.prompt, qns, vim.api.nvim_buf_line_count(S.prompt) - 1, 0, { virt_lines = below })
+  end
+  -- Lines above the first one show only in a window scrolled up to them
+  -- (its topfill): a window at the top is kept there.
+  for _, win in ipairs(vim.fn.win_findbuf(S.prompt)) do
+    vim.api.nvim_win_call(win, function()
+      local view = vim.fn.winsaveview()
+      local fill = math.min(#above, math.max(vim.api.nvim_win_get_height(win) - 1, 0))
+      if view.topline == 1 and view.topfill ~= fill then
+        vim.fn.winrestview({ topline = 1, topfill = fill })
+      end
+    end)
   end
 end
+M.show_queue = show_queue
 
 --- Runs of text or thinking deltas become one delta each: a batch of
 --- thousands of deltas is one edit of the buffer, not thousands.
@@ -238,17 +286,24 @@ local ui = {
     M.redraw_bars()
   end,
   notification = function(method, p)
+    -- A null (vim.NIL) or absent text or lines clears what the key had.
     if method == "pi/ui/setStatus" then
-      S.ext_status[p.statusKey] = p.statusText
-      vim.cmd("redrawstatus!")
+      if type(p.statusKey) == "string" then
+        S.ext_status[p.statusKey] = type(p.statusText) == "string" and p.statusText ~= "" and p.statusText or nil
+        M.redraw_bars()
+      end
     elseif method == "pi/ui/setWidget" then
-      S.widgets[p.widgetKey] = p.widgetLines
+      if type(p.widgetKey) == "string" then
+        S.widgets[p.widgetKey] = type(p.widgetLines) == "table" and { lines = p.widgetLines, placement = p.widgetPlacement } or nil
+        show_queue()
+      end
     elseif method == "pi/ui/setTitle" then
-      S.title = p.title
+      S.title = type(p.title) == "string" and p.title ~= "" and p.title or nil
       M.redraw_bars()
     elseif method == "pi/ui/setEditorText" then
       if S.prompt and vim.api.nvim_buf_is_valid(S.prompt) then
-        vim.api.nvim_buf_set_lines(S.prompt, 0, -1, false, vim.split(p.text or "", "\n", { plain = true }))
+        local text = type(p.text) == "string" and p.text or ""
+        vim.api.nvim_buf_set_lines(S.prompt, 0, -1, false, vim.split(text, "\n", { plain = true }))
       end
     end
   end,
@@ -258,6 +313,11 @@ local ui = {
 function M.start(opts)
   opts = opts or {}
   buffers()
+  -- What extensions showed belongs to the gopi that is going: the new one's
+  -- extensions set theirs again when its session starts.
+  S.ext_status, S.widgets, S.title = {}, {}, nil
+  show_queue()
+  M.redraw_bars()
   local c, err
   c, err = client.start({
     cfg = config.options,
@@ -368,6 +428,7 @@ function M.open()
   end
   S.r:refold()
   M.redraw_bars()
+  show_queue()
   pcall(vim.api.nvim_win_set_cursor, chat_win, { vim.api.nvim_buf_line_count(S.buf), 0 })
   M.ensure()
 end

@@ -1,0 +1,23 @@
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+const require = createRequire(import.meta.url);
+const rpc = require("vscode-jsonrpc/node");
+const ex = process.env.GOPI_PI_EXAMPLES;
+const root = await mkdtemp(path.join(tmpdir(), "raw-"));
+const args = ["--mode", "jsonrpc", "--provider", "faux", "--model", "faux-fast"];
+for (const e of process.env.EXTS.split(",")) args.push("-e", path.join(ex, e));
+const child = spawn("/work/main/bin/gopi", args, { cwd: root, env: { ...process.env, PI_CODING_AGENT_DIR: root }, stdio: ["pipe", "pipe", "inherit"] });
+const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+conn.onNotification((m, p) => { if (m !== "pi/event") console.log("N", m, JSON.stringify(p)); });
+conn.onRequest((m, p) => { console.log("R", m, JSON.stringify(p)); return m === "window/showMessageRequest" ? { title: p.actions[0].title } : { value: "x" }; });
+conn.listen();
+await conn.sendRequest("initialize", { rootUri: pathToFileURL(root).href, capabilities: { experimental: { pi: { ui: true } } } });
+conn.sendNotification("initialized", {});
+await new Promise((r) => setTimeout(r, 2000));
+for (const t of (process.env.PROMPTS ?? "").split("|").filter(Boolean)) { console.log("== ", t); await conn.sendRequest("pi/prompt", { message: t }); await new Promise((r) => setTimeout(r, 2000)); }
+await conn.sendRequest("shutdown"); conn.sendNotification("exit"); await new Promise((r) => setTimeout(r, 1000));
+process.exit(0);
