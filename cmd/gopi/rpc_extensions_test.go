@@ -1005,3 +1005,120 @@ func TestExtensionMessageEndReplaces(t *testing.T) {
 		assert.Contains(t, string(msgs), "[redacted]")
 	})
 }
+
+// The rest of the API, through an extension of the test's own: tool_result
+// patches, context rewrites, a failing handler, sendMessage, appendEntry,
+// setModel, setThinkingLevel, and a command that waits for the agent and
+// starts a new session.
+func TestExtensionAPI(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo original"}`)),
+			llmtest.Text("Seen."),
+			llmtest.Text("Noted the note."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("api.ts", `export default function (pi) {
+	pi.on("tool_result", (event) => {
+		if (event.toolName === "bash") return { content: [{ type: "text", text: "patched output" }] };
+	});
+	pi.on("context", (event) => ({
+		messages: event.messages.map((m) => m.role === "user" && typeof m.content !== "string"
+			? { ...m, content: m.content.map((c) => c.type === "text" ? { ...c, text: c.text.replace("SECRET", "XXXX") } : c) }
+			: m),
+	}));
+	pi.on("turn_start", () => { throw new Error("turn_start handler broke"); });
+	pi.registerCommand("note", {
+		handler: async (args, ctx) => {
+			pi.appendEntry("note-state", { text: args });
+			pi.sendMessage({ customType: "note", content: "Note: " + args, display: true }, { triggerTurn: true });
+			await ctx.waitForIdle();
+			ctx.ui.notify("idle after note", "info");
+		},
+	});
+	pi.registerCommand("switch-model", {
+		handler: async (_args, ctx) => {
+			const ok = await pi.setModel(ctx.modelRegistry.find("scripted", "scripted-2"));
+			pi.setThinkingLevel("off");
+			ctx.ui.notify("setModel " + ok + " " + ctx.model.id, "info");
+		},
+	});
+	pi.registerCommand("fresh", {
+		handler: async (_args, ctx) => {
+			// After a session switch only the ctx handed to withSession
+			// may be used (pi makes the old one stale).
+			await ctx.newSession({ withSession: async (next) => next.ui.notify("in the new session: " + next.sessionManager.getEntries().length + " entries", "info") });
+		},
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "echo the SECRET"})
+		rs := p.until(settled)
+		var end, broke record
+		for _, r := range rs {
+			if r.is("tool_execution_end") {
+				end = r
+			}
+			if r.is("extension_error") && r.str("event") == "turn_start" {
+				broke = r
+			}
+		}
+		assert.Equal(t, "patched output", resultText(end))
+		require.NotNil(t, broke, "a failing handler is an extension_error")
+		assert.Equal(t, ext, broke.str("extensionPath"))
+		assert.Equal(t, "turn_start handler broke", broke.str("error"))
+		msgs, _ := json.Marshal(w.srv.Requests()[1].JSON()["messages"])
+		assert.Contains(t, string(msgs), "patched output", "the model read the patched result: %s", msgs)
+		assert.Contains(t, string(msgs), "echo the XXXX", "context handlers rewrote the request")
+		assert.NotContains(t, string(msgs), "SECRET")
+
+		// A custom message that triggers a turn; the command waits for it.
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "/note buy milk"})
+		p.all(responseTo("2"), notifyOf("idle after note"))
+		msgs, _ = json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.Contains(t, string(msgs), "Note: buy milk")
+		file, _ := p.ok("3", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"customType":"note-state"`)
+		assert.Contains(t, string(data), `"customType":"note"`)
+		// appendEntry is announced to the client (pi 1.5's entry_appended).
+		var appended record
+		for _, r := range p.records() {
+			if r.is("entry_appended") {
+				appended = r
+			}
+		}
+		require.NotNil(t, appended, "entry_appended")
+		assert.Equal(t, "note-state", appended.obj("entry").str("customType"))
+		assert.Equal(t, "buy milk", appended.obj("entry").obj("data").str("text"))
+
+		p.send(map[string]any{"id": "4", "type": "prompt", "message": "/switch-model"})
+		p.all(responseTo("4"), notifyOf("setModel true scripted-2"))
+		st := p.ok("5", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.Equal(t, "scripted-2", st["model"].(map[string]any)["id"])
+		assert.Equal(t, "off", st["thinkingLevel"])
+
+		p.send(map[string]any{"id": "6", "type": "prompt", "message": "/fresh"})
+		p.all(responseTo("6"), notifyOf("in the new session: "))
+		st = p.ok("7", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.NotEqual(t, file, st["sessionFile"])
+	})
+}
+
+// records is every record read so far, decoded.
+func (p *proc) records() []record {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]record, 0, len(p.log))
+	for _, l := range p.log {
+		var r record
+		if json.Unmarshal([]byte(l), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -23,6 +23,7 @@ const (
 	EventExtensionUIRequest  = "extension_ui_request"
 	EventThinkingLevelChange = "thinking_level_changed"
 	EventSessionInfoChanged  = "session_info_changed"
+	EventEntryAppended       = "entry_appended"
 	EventSessionWriteError   = "session_write_error"
 	EventSessionSaved        = "session_saved"
 )
@@ -198,6 +199,19 @@ type ThinkingLevelChanged struct {
 // Name means it was cleared.
 type SessionInfoChanged struct {
 	Name *string `json:"name,omitempty"`
+}
+
+// EntryAppended: an extension appended a custom entry (pi.appendEntry);
+// Entry is the session entry as saved.
+type EntryAppended struct {
+	Entry json.RawMessage `json:"entry"`
+}
+
+func (EntryAppended) EventType() string { return EventEntryAppended }
+
+func (e EntryAppended) MarshalJSON() ([]byte, error) {
+	type alias EntryAppended
+	return typed(e.EventType(), alias(e))
 }
 
 func (ThinkingLevelChanged) EventType() string { return EventThinkingLevelChange }

@@ -250,6 +250,13 @@ func tailNote(t *tailWriter) string {
 // the peer must handle those without calling the host.
 var queuedNotifications = map[string]bool{"sendMessage": true, "sendUserMessage": true, "toolUpdate": true}
 
+// afterQueue are the requests that first wait for the notifications sent
+// before them to be delivered.
+var afterQueue = map[string]bool{
+	"waitForIdle": true, "newSession": true, "fork": true, "switchSession": true,
+	"navigateTree": true, "reload": true, "compact": true,
+}
+
 // handler answers the host's calls. Requests run concurrently (a dialog
 // may wait for the user).
 func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
@@ -266,7 +273,15 @@ func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 			}
 			return nil, nil
 		}
+		// A command's session operations see the messages it sent before
+		// them (sendMessage that starts a run, then waitForIdle). Only
+		// those wait: a dialog or a model switch asked for from a hook
+		// that a queued sendMessage is itself waiting on must not.
+		seq := p.queue.count()
 		jsonrpc2.Async(ctx)
+		if afterQueue[method] && !p.queue.waitFor(ctx, seq) {
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "the extension host is stopping")
+		}
 		if method == "ui/ask" {
 			n.dialogs.Add(1)
 			defer n.dialogs.Add(-1)
@@ -573,10 +588,12 @@ func (p *pipePair) Close() error                { return errors.Join(p.w.Close()
 // orderedQueue delivers notifications one at a time, in order, without
 // ever blocking the one who pushes.
 type orderedQueue struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	items  []queued
-	closed bool
+	mu        sync.Mutex
+	cond      *sync.Cond
+	items     []queued
+	closed    bool
+	pushed    int // items ever pushed
+	delivered int // items ever delivered
 }
 
 type queued struct {
@@ -597,14 +614,42 @@ func (q *orderedQueue) push(method string, params json.RawMessage) {
 		return
 	}
 	q.items = append(q.items, queued{method, params})
-	q.cond.Signal()
+	q.pushed++
+	q.cond.Broadcast()
+}
+
+// count is how many items have been pushed.
+func (q *orderedQueue) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pushed
+}
+
+// waitFor waits until the first n items have been delivered; false if
+// the queue closed or ctx ended first.
+func (q *orderedQueue) waitFor(ctx context.Context, n int) bool {
+	stop := context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	})
+	defer stop()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.delivered < n {
+		if q.closed || ctx.Err() != nil {
+			return false
+		}
+		q.cond.Wait()
+	}
+	return true
 }
 
 func (q *orderedQueue) close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	q.cond.Signal()
+	q.cond.Broadcast()
 }
 
 // run delivers until the queue is closed and drained.
@@ -623,6 +668,10 @@ func (q *orderedQueue) run(deliver func(string, json.RawMessage)) {
 		q.items = q.items[1:]
 		q.mu.Unlock()
 		deliver(it.method, it.params)
+		q.mu.Lock()
+		q.delivered++
+		q.cond.Broadcast()
+		q.mu.Unlock()
 	}
 }
 

@@ -664,12 +664,13 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 		}
 		m, ok := h.opts.Registry.Find(a.Provider, a.ID)
 		if !ok || !h.opts.Registry.HasAuth(&m) {
-			return false, nil
+			return map[string]any{"ok": false}, nil
 		}
-		if _, err := h.SetModel(ctx, api.SetModelParams{Provider: a.Provider, ModelID: a.ID}); err != nil {
-			return false, nil
+		set, err := h.SetModel(ctx, api.SetModelParams{Provider: a.Provider, ModelID: a.ID})
+		if err != nil {
+			return map[string]any{"ok": false}, nil
 		}
-		return true, nil
+		return map[string]any{"ok": true, "model": set, "thinkingLevel": h.agent.ThinkingLevel()}, nil
 	case "compact":
 		var a struct {
 			CustomInstructions string `json:"customInstructions"`
@@ -785,8 +786,14 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 			if d := nullToNil(a.Data); d != nil {
 				data = d
 			}
-			_, err := store.AppendCustom(a.CustomType, data)
-			_ = h.saved(store, "an extension's entry", err)
+			id, err := store.AppendCustom(a.CustomType, data)
+			if h.saved(store, "an extension's entry", err) == nil {
+				if e, ok := store.Entry(id); ok {
+					if b, err := json.Marshal(e); err == nil {
+						h.emit(api.EntryAppended{Entry: b})
+					}
+				}
+			}
 		}
 	case "setSessionName":
 		var a struct{ Name string }

@@ -396,9 +396,18 @@ handlers.set("initialize", async (p) => {
 			},
 			refreshTools: () => notify("registrations", registrations()),
 			getCommands: () => state.commands.slice(),
-			setModel: async (model) => (await request("setModel", { provider: model?.provider, id: model?.id })) === true,
+			async setModel(model) {
+				const r = await request("setModel", { provider: model?.provider, id: model?.id });
+				if (!r?.ok) return false;
+				// What ctx.model and the level read next, before gopi's
+				// next state update.
+				state.model = r.model;
+				state.thinkingLevel = r.thinkingLevel;
+				return true;
+			},
 			getThinkingLevel: () => state.thinkingLevel,
 			setThinkingLevel(level) {
+				state.thinkingLevel = level;
 				notify("setThinkingLevel", { level });
 			},
 		},
