@@ -1122,3 +1122,24 @@ func (p *proc) records() []record {
 	}
 	return out
 }
+
+// dynamic-resources offers a skill and a prompt template in
+// resources_discover: both are listed and usable.
+func TestExtensionResourcesDiscover(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		p := start("-e", filepath.Join(e.examples, "dynamic-resources"))
+		cmds := p.ok("1", map[string]any{"type": "get_commands"}).(map[string]any)["commands"].([]any)
+		src := map[string]string{}
+		for _, c := range cmds {
+			m := c.(map[string]any)
+			src[m["name"].(string)], _ = m["source"].(string)
+		}
+		assert.Equal(t, "skill", src["skill:dynamic-resources"])
+		assert.Equal(t, "prompt", src["dynamic"])
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "/dynamic"})
+		p.all(responseTo("2"), settled)
+		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
+		assert.Contains(t, string(msgs), "Summarize the current repository structure")
+	})
+}

@@ -604,3 +604,41 @@ func (m *Manager) RunCommand(ctx context.Context, name, args string, st *State) 
 	m.sync(mem, st)
 	return mem.ext.Call(ctx, "command", map[string]any{"name": name, "args": args}, nil)
 }
+
+// Resources are the skill, prompt template and theme files extensions
+// offered in resources_discover.
+type Resources struct {
+	SkillPaths  []string
+	PromptPaths []string
+	ThemePaths  []string
+}
+
+// ResourcesDiscover runs the resources_discover handlers (reason is
+// "startup" or "reload").
+func (m *Manager) ResourcesDiscover(ctx context.Context, cwd, reason string, st *State) (Resources, error) {
+	var out Resources
+	err := m.each("resources_discover", st, func(mem *member) (bool, error) {
+		type offered struct {
+			Path string `json:"path"`
+		}
+		var r struct {
+			SkillPaths  []offered `json:"skillPaths"`
+			PromptPaths []offered `json:"promptPaths"`
+			ThemePaths  []offered `json:"themePaths"`
+		}
+		if err := mem.ext.Call(ctx, "resourcesDiscover", map[string]any{"cwd": cwd, "reason": reason}, &r); err != nil {
+			return true, err
+		}
+		for _, p := range r.SkillPaths {
+			out.SkillPaths = append(out.SkillPaths, p.Path)
+		}
+		for _, p := range r.PromptPaths {
+			out.PromptPaths = append(out.PromptPaths, p.Path)
+		}
+		for _, p := range r.ThemePaths {
+			out.ThemePaths = append(out.ThemePaths, p.Path)
+		}
+		return false, nil
+	})
+	return out, err
+}

@@ -56,6 +56,7 @@ func (h *Host) startExtensions() {
 		defer close(h.extReady)
 		defer h.survive("starting the extensions", nil)
 		m.Start(h.ctx, extPeer{h})
+		h.discoverResources("startup")
 		h.applyExtensionTools()
 		// session_start waits for the client, so what its handlers show
 		// (a status, a widget) reaches it.
@@ -1118,4 +1119,30 @@ func (h *Host) finishMessage(ctx context.Context, msg llm.Message) llm.Message {
 		return msg
 	}
 	return next
+}
+
+// discoverResources adds the skills and prompt templates extensions offer
+// (resources_discover) to those gopi loads. Themes are pi's terminal's
+// and are ignored.
+func (h *Host) discoverResources(reason string) {
+	m := h.exts()
+	if !m.Handles("resources_discover") {
+		return
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
+	defer cancel()
+	res, err := m.ResourcesDiscover(ctx, h.opts.Cwd, reason, h.extSnapshot())
+	if err != nil {
+		h.extFailed("resources_discover", err)
+		return
+	}
+	if len(res.SkillPaths)+len(res.PromptPaths) == 0 {
+		return
+	}
+	h.mu.Lock()
+	h.opts.SkillPaths = append(h.opts.SkillPaths, res.SkillPaths...)
+	h.opts.TemplatePaths = append(h.opts.TemplatePaths, res.PromptPaths...)
+	h.mu.Unlock()
+	h.loadResources()
+	h.refreshSystemPrompt()
 }
