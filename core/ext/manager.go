@@ -220,6 +220,9 @@ func (p *memberPeer) Notification(method string, params json.RawMessage) {
 // before each call. Fields are host-state names (see host.mjs).
 type State struct {
 	Fields map[string]any
+	// Once are fields that do not change while gopi runs (the model
+	// catalog): sent to a host once, and again only after it restarts.
+	Once map[string]any
 	// Store is the current session; its entries are mirrored.
 	Store *session.Store
 }
@@ -235,10 +238,13 @@ func (m *Manager) sync(mem *member, st *State) {
 	if g, ok := mem.ext.(interface{ Generation() int }); ok {
 		gen = g.Generation()
 	}
+	out := map[string]any{}
 	if gen != mem.gen || mem.sent == nil {
 		mem.gen, mem.sent, mem.store = gen, map[string]string{}, nil
+		for k, v := range st.Once {
+			out[k] = v
+		}
 	}
-	out := map[string]any{}
 	for k, v := range st.Fields {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -174,9 +174,8 @@ func (h *Host) extSnapshot() *ext.State {
 		"sessionId":       store.ID(),
 		"systemPrompt":    h.agent.SystemPrompt(),
 		"contextUsage":    h.contextUsage(h.agent.Messages()),
-		"models":          h.opts.Registry.All(),
 	}
-	return &ext.State{Fields: fields, Store: store}
+	return &ext.State{Fields: fields, Once: map[string]any{"models": h.opts.Registry.All()}, Store: store}
 }
 
 // activeToolNames: h.ext.mu is held.
