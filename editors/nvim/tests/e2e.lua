@@ -5,6 +5,10 @@
 -- and exits 1 on any failure.
 --
 --   GOPI_BIN=/path/to/gopi nvim -l tests/e2e.lua [name-filter]
+--
+-- The tests of pi extensions' UI load pi's example rpc-demo.ts; they need
+-- GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES, which
+-- `eval "$(testdata/pi/ext-env.sh)"` exports, and are skipped without them.
 local uv = vim.uv or vim.loop
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 local plugin = vim.fn.fnamemodify(here, ":h")
@@ -16,6 +20,12 @@ assert(vim.fn.executable(gopi) == 1, "gopi binary not found at " .. gopi .. " (m
 local WAIT = 20000
 local lib = dofile(here .. "/lib.lua")
 local eq, ok = lib.eq, lib.ok
+
+-- What the extension host needs, and where pi's examples are.
+local ext_vars = { "GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES" }
+local ext_missing = vim.tbl_filter(function(k)
+  return (vim.env[k] or "") == ""
+end, ext_vars)
 
 local function tmpdir()
   local d = vim.fn.tempname()
@@ -73,9 +83,20 @@ local function child(opts)
   function t.chat_has(text)
     return table.concat(t.chat(), "\n"):find(text, 1, true) ~= nil
   end
+  local setup = vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes" }, opts.setup or {})
+  local unset = {}
+  if opts.ext then
+    -- pi's rpc-demo.ts, loaded as a user would: `-e` in the args option,
+    -- and the extension host's runtime in the env option only (the child
+    -- editor's own environment loses it).
+    setup.args = { "-e", vim.env.GOPI_PI_EXAMPLES .. "/rpc-demo.ts" }
+    setup.env = { GOPI_NODE = vim.env.GOPI_NODE, GOPI_PI_PACKAGE = vim.env.GOPI_PI_PACKAGE }
+    unset = { "GOPI_NODE", "GOPI_PI_PACKAGE" }
+  end
   t.lua(
     [[
-    local plugin, cfg = ...
+    local plugin, cfg, unset = ...
+    for _, k in ipairs(unset) do vim.env[k] = nil end
     vim.opt.rtp:prepend(plugin)
     vim.cmd("runtime plugin/gopi.lua")
     require("gopi").setup(cfg)
@@ -86,10 +107,43 @@ local function child(opts)
       local pick = _G.answer and _G.answer(items, o.prompt) or nil
       vim.schedule(function() cb(pick) end)
     end
+    -- vim.ui.input answers _G.typed (nil: dismissed); what it was asked is kept.
+    _G.inputs = {}
+    vim.ui.input = function(o, cb)
+      table.insert(_G.inputs, o)
+      local v = _G.typed
+      vim.schedule(function() cb(v) end)
+    end
+    -- Messages are kept (as "level message") instead of shown.
+    _G.notes = {}
+    vim.notify = function(m, level)
+      table.insert(_G.notes, tostring(level or vim.log.levels.INFO) .. " " .. tostring(m))
+    end
   ]],
     plugin,
-    vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes" }, opts.setup or {})
+    setup,
+    unset
   )
+  --- Waits until a message containing text was notified; returns it ("level message").
+  function t.wait_note(what, text)
+    t.wait(what, "for _, n in ipairs(_G.notes) do if n:find((...), 1, true) then return true end end return false", text)
+    return t.lua("for _, n in ipairs(_G.notes) do if n:find((...), 1, true) then return n end end", text)
+  end
+  --- The screen as a user would see it: one string per row.
+  function t.screen()
+    return t.lua([[
+      vim.cmd("redraw!")
+      local rows = {}
+      for r = 1, vim.o.lines do
+        local cells = {}
+        for c = 1, vim.o.columns do
+          cells[c] = vim.fn.screenstring(r, c)
+        end
+        rows[r] = table.concat(cells)
+      end
+      return rows
+    ]])
+  end
   function t.close()
     pcall(t.lua, "require('gopi.chat').stop()")
     pcall(vim.fn.jobstop, chan)
@@ -102,6 +156,10 @@ local function test(name, fn, opts)
   if filter and not name:find(filter, 1, true) then
     return
   end
+  if opts and opts.ext and #ext_missing > 0 then
+    lib.skip(name, table.concat(ext_missing, ", ") .. ' not set (eval "$(testdata/pi/ext-env.sh)" sets them)')
+    return
+  end
   local t = child(opts)
   lib.run(name, fn, t)
   t.close()
@@ -111,6 +169,15 @@ local function prompt(t, text, keys)
   t.lua("local p = require('gopi.chat').session.prompt; vim.api.nvim_buf_set_lines(p, 0, -1, false, vim.split(..., '\\n'))", text)
   t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
   t.input("<Esc>" .. (keys or "<CR>"))
+end
+
+--- The number of the first row of the screen that holds text.
+local function find_row(rows, text)
+  for i, r in ipairs(rows) do
+    if r:find(text, 1, true) then
+      return i
+    end
+  end
 end
 
 local settled = "return require('gopi.chat').session.state.streaming == false and #require('gopi.chat').session.r.cards >= 0"
@@ -177,6 +244,8 @@ test("while gopi works, <CR> steers, <M-CR> queues a follow-up (shown), <C-c> ab
     return out
   ]])
   eq({ "⏵ follow-up: reply: later" }, virt, "the queue above the prompt")
+  local screen = t.screen()
+  ok(find_row(screen, "⏵ follow-up: reply: later"), "the queue on screen:\n" .. table.concat(screen, "\n"))
   t.input("<C-c>")
   t.wait("stopped", "return require('gopi.chat').session.state.streaming == false")
   ok(t.chat_has("> stopped"), "the abort is shown")
@@ -341,5 +410,140 @@ test("the chat as a float", function(t)
   prompt(t, "reply: afloat")
   t.wait_chat("the reply", "\nafloat")
 end, { setup = { chat = { layout = "float" } } })
+
+-- pi extensions' UI, from pi's example rpc-demo.ts: at session start it sets a
+-- title, a widget and a status; each turn updates the status; /rpc-input,
+-- /rpc-editor and /rpc-prefill ask through input and editor dialogs and set
+-- the prompt's text; a dangerous bash command asks with select, a new session
+-- with confirm; each outcome comes back as a notify.
+local function ext_started(t)
+  ok(vim.fn.filereadable(vim.env.GOPI_PI_EXAMPLES .. "/rpc-demo.ts") == 1, "rpc-demo.ts in GOPI_PI_EXAMPLES=" .. vim.env.GOPI_PI_EXAMPLES)
+  -- Wide enough for the window bar and the statusline to show all they have.
+  t.lua("vim.o.columns = 200 vim.o.lines = 40")
+  t.lua("vim.o.laststatus = 2 vim.o.statusline = \"%!v:lua.require'gopi'.status()\"")
+  t.cmd("Gopi")
+  t.wait("rpc-demo's first status", "return require('gopi').status():find('Turns: 0', 1, true) ~= nil")
+end
+
+test("extensions: setStatus in the statusline, setWidget above the prompt, setTitle in the window bar", function(t)
+  ext_started(t)
+  -- The status component: gopi's own parts, then the extension's text.
+  local st = t.lua("return require('gopi').status()")
+  ok(st:find("^gopi · faux%-fast.* · Turns: 0$"), "the status: " .. st)
+  -- The title, in the chat window's bar.
+  t.wait("the title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar:find('pi RPC Demo', 1, true) ~= nil")
+  -- The widget: virtual lines above the prompt's text, on screen.
+  t.wait("the widget", "return #vim.api.nvim_buf_get_extmarks(require('gopi.chat').session.prompt, -1, 0, -1, {}) > 0")
+  local virt = t.lua([[
+    local s = require('gopi.chat').session
+    local out = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(s.prompt, -1, 0, -1, { details = true })) do
+      if m[4].virt_lines_above then
+        for _, vl in ipairs(m[4].virt_lines or {}) do table.insert(out, vl[1][1]) end
+      end
+    end
+    return out
+  ]])
+  eq({ "--- RPC Extension UI Demo ---", "Loaded and ready." }, virt, "the widget's lines above the prompt")
+  local screen = t.screen()
+  local shown = table.concat(screen, "\n")
+  local w1, w2 = find_row(screen, "--- RPC Extension UI Demo ---"), find_row(screen, "Loaded and ready.")
+  ok(w1 and w2 == w1 + 1, "the widget on screen, its lines in order:\n" .. shown)
+  ok(find_row(screen, "pi RPC Demo"), "the title on screen:\n" .. shown)
+  ok(find_row(screen, "Turns: 0"), "the status on screen:\n" .. shown)
+  -- A turn: the status follows it (turn_start, turn_end).
+  prompt(t, "reply: one turn")
+  t.wait_chat("the reply", "\none turn")
+  t.wait("the turn's status", "return require('gopi').status():find(' · Turn 1 done$') ~= nil")
+  screen = t.screen()
+  ok(find_row(screen, "Loaded and ready."), "the widget stays above the prompt once it was used:\n" .. table.concat(screen, "\n"))
+  -- The statusline (of the bottom windows) shows the component as it reads:
+  -- the context's percent sign too, which a statusline would take as an item
+  -- if the component did not double it.
+  local text = t.lua("return require('gopi.chat').status_text()")
+  ok(text:find("^gopi · faux%-fast · %d+%% · Turn 1 done$"), "the status: " .. text)
+  -- (Read in one go: the context's percent may still change once.)
+  local ok_row = pcall(t.wait, "the status in the statusline", [[
+    vim.cmd("redraw!")
+    local cells = {}
+    for c = 1, vim.o.columns do cells[c] = vim.fn.screenstring(vim.o.lines - vim.o.cmdheight, c) end
+    return table.concat(cells):find(require('gopi.chat').status_text(), 1, true) ~= nil
+  ]])
+  screen = t.screen()
+  ok(ok_row, "the statusline row shows " .. text .. ":\n" .. table.concat(screen, "\n"))
+end, { ext = true })
+
+test("extensions: /rpc-prefill sets the prompt window's text (setEditorText)", function(t)
+  ext_started(t)
+  prompt(t, "/rpc-prefill")
+  t.wait_note("rpc-demo's notify", "gopi: Editor prefilled")
+  eq({ "This text was set by the rpc-demo extension." }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
+  local screen = t.screen()
+  local text, widget = find_row(screen, "This text was set by the rpc-demo extension."), find_row(screen, "Loaded and ready.")
+  ok(text and widget and widget < text, "the text in the prompt window, the widget above it:\n" .. table.concat(screen, "\n"))
+  -- It is the prompt: <CR> sends it.
+  prompt(t, "reply: prefilled and sent")
+  t.wait_chat("the reply", "\nprefilled and sent")
+end, { ext = true })
+
+test("extensions: /rpc-input asks through vim.ui.input; the answer (or a dismissal) reaches the extension", function(t)
+  ext_started(t)
+  t.lua("_G.typed = '42'")
+  prompt(t, "/rpc-input")
+  local note = t.wait_note("the extension's answer", "You entered: 42")
+  eq(tostring(t.lua("return vim.log.levels.INFO")) .. " gopi: You entered: 42", note, "an info message")
+  eq("Enter a value: ", t.lua("return _G.inputs[1].prompt"), "vim.ui.input's prompt")
+  t.lua("_G.typed = nil")
+  prompt(t, "/rpc-input")
+  t.wait_note("the dismissal", "gopi: Input cancelled")
+  eq(2, t.lua("return #_G.inputs"), "asked twice")
+end, { ext = true })
+
+test("extensions: /rpc-editor opens the text in a buffer; :w sends it back, :q cancels", function(t)
+  ext_started(t)
+  prompt(t, "/rpc-editor")
+  t.wait("the editor tab", "return #vim.api.nvim_list_tabpages() == 2")
+  ok(t.lua("return vim.api.nvim_buf_get_name(0)"):find("gopi://editor/Edit some text", 1, true), "the buffer names the dialog: " .. t.lua("return vim.api.nvim_buf_get_name(0)"))
+  eq({ "Line 1", "Line 2", "Line 3" }, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "the prefill")
+  -- Edited: two more lines, and the second one changed.
+  t.input("Go")
+  t.input("Line 4<CR>Line 5<Esc>")
+  t.lua("vim.api.nvim_buf_set_lines(0, 1, 2, false, { 'Line two' })")
+  t.cmd("w")
+  t.wait_note("the extension's answer", "gopi: Editor submitted (5 lines)")
+  t.wait("the editor closed", "return #vim.api.nvim_list_tabpages() == 1")
+  -- Closed without :w: cancelled.
+  prompt(t, "/rpc-editor")
+  t.wait("the editor tab", "return #vim.api.nvim_list_tabpages() == 2")
+  t.cmd("q")
+  t.wait_note("the cancellation", "gopi: Editor cancelled")
+  eq(1, t.lua("return #vim.api.nvim_list_tabpages()"), "the editor closed")
+end, { ext = true })
+
+test("extensions: select and confirm dialogs go through vim.ui.select, and their answer decides", function(t)
+  vim.fn.mkdir(t.work .. "/doomed", "p")
+  ext_started(t)
+  -- select: rpc-demo asks before a dangerous bash command; Block stops it.
+  t.lua("_G.answer = function(items, p) _G.items = items return 'Block' end")
+  prompt(t, "bash: rm -rf doomed")
+  local note = t.wait_note("the block", "gopi: Command blocked by user")
+  eq(tostring(t.lua("return vim.log.levels.WARN")) .. " gopi: Command blocked by user", note, "a warning")
+  eq("Dangerous command: rm -rf doomed", t.lua("return _G.asked[1]"), "the question")
+  eq({ "Allow", "Block" }, t.lua("return _G.items"), "the choices")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait_chat("the refused tool", "✗ bash: rm -rf doomed")
+  eq(1, vim.fn.isdirectory(t.work .. "/doomed"), "nothing was removed")
+  -- confirm: a new session asks "Clear session?"; No keeps this one, Yes clears it.
+  t.lua("_G.asked = {} _G.answer = function(items) _G.items = items return 'No' end")
+  t.cmd("GopiNew")
+  t.wait_note("the refusal", "gopi: Clear cancelled")
+  eq("Clear session?\n\nAll messages will be lost.", t.lua("return _G.asked[1]"), "the question")
+  eq({ "Yes", "No" }, t.lua("return _G.items"), "the choices")
+  ok(t.chat_has("rm -rf doomed"), "the session is kept")
+  t.lua("_G.answer = function() return 'Yes' end")
+  t.cmd("GopiNew")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.wait("the new session's title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar:find('pi RPC Demo (new session)', 1, true) ~= nil")
+end, { ext = true, approval = "off" })
 
 lib.finish()

@@ -4,6 +4,10 @@
 # when it is new enough, else Debian trixie's, set up by install-nvim.sh.
 #
 #   GOPI_BIN   the gopi binary (default: bin/gopi of this repository)
+#   GOPI_NODE, GOPI_PI_PACKAGE, GOPI_PI_EXAMPLES
+#              the extension host's runtime and pi's examples, for the tests
+#              of extensions' UI (skipped without them):
+#              eval "$(testdata/pi/ext-env.sh)" sets them
 #
 # An argument filters the end-to-end tests by name.
 set -euo pipefail

@@ -61,8 +61,20 @@ test("the status shows model, thinking, context (escaped) and cost", function()
   chat.session.state.status = { model = "faux-1", thinking = "high", percent = 75.4, cost = 0.0123 }
   eq("gopi · faux-1 · think high · %#WarningMsg#75%%%* · $0.012", chat.status())
   eq("gopi · faux-1 · think high · 75% · $0.012", chat.status_text())
+  -- The component for statuslines: no highlights, the percent sign doubled.
+  eq("gopi · faux-1 · think high · 75%% · $0.012", require("gopi").status())
   chat.session.state.status = { percent = 93 }
   eq("gopi · %#ErrorMsg#93%%%*", chat.status())
+end)
+
+test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()
+  local chat = require("gopi.chat")
+  chat.session.state.status = { model = "faux-1" }
+  chat.session.ext_status = { b = "50% done", a = "two\nlines" }
+  eq("gopi · faux-1 · two lines · 50%% done", chat.status())
+  eq("gopi · faux-1 · two lines · 50% done", chat.status_text())
+  eq("gopi · faux-1 · two lines · 50%% done", require("gopi").status())
+  chat.session.ext_status = {}
 end)
 
 test("completion items: / from the commands, @ from files", function()
@@ -106,6 +118,35 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   eq(false, src:is_available(), "not elsewhere")
   -- Without nvim-cmp installed, registering is a no-op.
   eq(false, sources.register())
+end)
+
+test("widgets go above the prompt's text (or below it), the queue just above it, in view", function()
+  local chat = require("gopi.chat")
+  local s = chat.session
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "first", "last" })
+  vim.cmd("split")
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.api.nvim_win_set_height(0, 8)
+  s.prompt = buf
+  s.widgets = { todo = { lines = { "[ ] one", "[x] two" } }, hint = { lines = { "under it" }, placement = "belowEditor" } }
+  s.state.queue = { steering = {}, followUp = { "later" } }
+  chat.show_queue()
+  local got = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
+    local lines = vim.tbl_map(function(vl) return vl[1][1] end, m[4].virt_lines or {})
+    table.insert(got, { row = m[2], above = m[4].virt_lines_above or false, lines = lines })
+  end
+  eq({
+    { row = 0, above = true, lines = { "[ ] one", "[x] two", "⏵ follow-up: later" } },
+    { row = 1, above = false, lines = { "under it" } },
+  }, got, "the virtual lines")
+  -- Lines above the first one are seen only with the window's topfill.
+  eq(3, vim.fn.winsaveview().topfill, "topfill")
+  s.widgets, s.state.queue = {}, { steering = {}, followUp = {} }
+  chat.show_queue()
+  eq({}, vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, {}), "cleared")
+  vim.cmd("close")
 end)
 
 lib.finish()

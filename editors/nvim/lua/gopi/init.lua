@@ -11,10 +11,12 @@ function M.setup(opts)
   require("gopi.cmp").register()
 end
 
---- A statusline component: model · thinking level · context % · cost
---- (lualine: `sections = { lualine_x = { require("gopi").status } }`).
+--- A statusline component: model · thinking level · context % · cost ·
+--- extensions' statuses (lualine: `sections = { lualine_x = { require("gopi").status } }`).
+--- Statusline text: a percent sign is doubled, as 'statusline' and the
+--- statusline plugins read their components' text as format.
 function M.status()
-  return chat.status_text()
+  return (chat.status_text():gsub("%%", "%%%%"))
 end
 
 M.toggle = chat.toggle
