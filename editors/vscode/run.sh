@@ -5,6 +5,10 @@
 # PATH).
 #
 #   GOPI_BIN   the gopi binary (default: bin/gopi of this repository)
+#   GOPI_NODE, GOPI_PI_PACKAGE, GOPI_PI_EXAMPLES
+#              pi's extension runtime and examples, for
+#              test/extension-ui.test.mjs (it skips without them):
+#              eval "$(testdata/pi/ext-env.sh)"
 #   VSIX=0     skip packaging the linux-x64 .vsix
 #
 # Extra arguments go to `node --test`.
@@ -25,7 +29,7 @@ fi
 
 node esbuild.mjs
 node_modules/.bin/tsc --noEmit -p .
-node --test --test-concurrency=1 "$@" test/extension.test.mjs test/webview.test.mjs
+node --test --test-concurrency=1 "$@" test/extension.test.mjs test/extension-ui.test.mjs test/webview.test.mjs
 
 if [[ ${VSIX:-1} != 0 ]]; then
 	"$here/package-vsix.sh" linux-x64 >/dev/null

@@ -223,8 +223,41 @@ const window = {
 		return answers.showInputBox ? answers.showInputBox(options) : undefined;
 	},
 	createOutputChannel: (name) => outputChannel(name),
+	// A status bar item keeps every text it was given (texts), whether it is
+	// shown and whether it was disposed; each change is a "status" bus event.
 	createStatusBarItem(id, alignment, priority) {
-		const item = { id, alignment, priority, text: "", tooltip: "", show() {}, hide() {}, dispose() {} };
+		let text = "";
+		const changed = () => bus.emit("status", item);
+		const item = {
+			id,
+			alignment,
+			priority,
+			tooltip: "",
+			texts: [],
+			visible: false,
+			disposed: false,
+			get text() {
+				return text;
+			},
+			set text(v) {
+				text = v;
+				item.texts.push(v);
+				changed();
+			},
+			show() {
+				item.visible = true;
+				changed();
+			},
+			hide() {
+				item.visible = false;
+				changed();
+			},
+			dispose() {
+				item.visible = false;
+				item.disposed = true;
+				changed();
+			},
+		};
 		statusItems.push(item);
 		return item;
 	},
