@@ -43,6 +43,8 @@ func TestUnknownFlagsAreErrors(t *testing.T) {
 // reported, and gopi goes on without it; a flag no extension registered
 // is still an error once they have loaded.
 func TestMissingExtensionRuntime(t *testing.T) {
+	t.Setenv("GOPI_PI_PACKAGE", "")
+	t.Setenv("GOPI_NODE", "")
 	agentDir := t.TempDir()
 	cwd := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "ext.ts"), []byte("export default function () {}\n"), 0o644))

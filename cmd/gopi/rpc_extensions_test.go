@@ -1143,3 +1143,29 @@ func TestExtensionResourcesDiscover(t *testing.T) {
 		assert.Contains(t, string(msgs), "Summarize the current repository structure")
 	})
 }
+
+// ctx.signal in an event handler aborts with the run.
+func TestExtensionSignalInHandler(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo hi"}`)), llmtest.Text("never")}
+	}, func(t *testing.T, w *world, start func(...string) *proc) {
+		marker := filepath.Join(w.cwd, "signalled.txt")
+		ext := w.writeExt("waits.ts", `import { writeFileSync } from "node:fs";
+export default function (pi) {
+	pi.on("tool_call", async (event, ctx) => {
+		ctx.ui.notify("waiting for abort", "info");
+		await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+		writeFileSync(`+"`"+marker+"`"+`, "aborted");
+		return { block: true, reason: "aborted" };
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+		p.all(responseTo("1"), notifyOf("waiting for abort"))
+		p.send(map[string]any{"id": "2", "type": "abort"})
+		p.all(responseTo("2"), settled)
+		require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, waitLimit, 20*time.Millisecond)
+	})
+}

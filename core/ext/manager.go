@@ -26,10 +26,13 @@ type Manager struct {
 
 // member is one extension and what gopi knows of it.
 type member struct {
-	ext      Extension
-	regs     Registrations
-	handles  map[string]bool
-	running  bool
+	ext Extension
+
+	mu      sync.Mutex // guards regs, handles and running
+	regs    Registrations
+	handles map[string]bool
+	running bool
+
 	syncMu   sync.Mutex // guards the sync state below
 	gen      int
 	store    *session.Store
@@ -73,12 +76,7 @@ func (m *Manager) Start(ctx context.Context, peer Peer) {
 				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "load", Error: err.Error()}))
 				return
 			}
-			mem.regs = regs
-			mem.handles = map[string]bool{}
-			for _, h := range regs.Handlers {
-				mem.handles[h] = true
-			}
-			mem.running = true
+			mem.set(regs)
 			for _, le := range regs.Errors {
 				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
 			}
@@ -92,21 +90,22 @@ func (m *Manager) merge() {
 	var regs Registrations
 	tools := map[string]bool{}
 	for _, mem := range m.exts {
-		if !mem.running {
+		mr, running := mem.registrations()
+		if !running {
 			continue
 		}
-		regs.Loaded = append(regs.Loaded, mem.regs.Loaded...)
-		regs.Errors = append(regs.Errors, mem.regs.Errors...)
-		for _, t := range mem.regs.Tools {
+		regs.Loaded = append(regs.Loaded, mr.Loaded...)
+		regs.Errors = append(regs.Errors, mr.Errors...)
+		for _, t := range mr.Tools {
 			if !tools[t.Name] { // the first registration of a name wins, as in pi
 				tools[t.Name] = true
 				regs.Tools = append(regs.Tools, t)
 			}
 		}
-		regs.Commands = append(regs.Commands, mem.regs.Commands...)
-		regs.Flags = append(regs.Flags, mem.regs.Flags...)
-		regs.Shortcuts = append(regs.Shortcuts, mem.regs.Shortcuts...)
-		for _, h := range mem.regs.Handlers {
+		regs.Commands = append(regs.Commands, mr.Commands...)
+		regs.Flags = append(regs.Flags, mr.Flags...)
+		regs.Shortcuts = append(regs.Shortcuts, mr.Shortcuts...)
+		for _, h := range mr.Handlers {
 			if !slices.Contains(regs.Handlers, h) {
 				regs.Handlers = append(regs.Handlers, h)
 			}
@@ -159,7 +158,7 @@ func (m *Manager) Handles(event string) bool {
 		return false
 	}
 	for _, mem := range m.exts {
-		if mem.running && mem.handles[event] {
+		if mem.listens(event) {
 			return true
 		}
 	}
@@ -176,6 +175,30 @@ func (m *Manager) Close() error {
 		errs = append(errs, mem.ext.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// set records what the extension registered; it is running from then on.
+func (mem *member) set(regs Registrations) {
+	handles := map[string]bool{}
+	for _, h := range regs.Handlers {
+		handles[h] = true
+	}
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	mem.regs, mem.handles, mem.running = regs, handles, true
+}
+
+func (mem *member) registrations() (Registrations, bool) {
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	return mem.regs, mem.running
+}
+
+// listens reports whether the running extension handles event.
+func (mem *member) listens(event string) bool {
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	return mem.running && mem.handles[event]
 }
 
 // memberPeer is gopi as one extension sees it: the manager reloads what
@@ -200,12 +223,9 @@ func (p *memberPeer) Notification(method string, params json.RawMessage) {
 	case "registrations":
 		var regs Registrations
 		if json.Unmarshal(params, &regs) == nil {
-			regs.Loaded, regs.Errors = p.mem.regs.Loaded, p.mem.regs.Errors
-			p.mem.regs = regs
-			p.mem.handles = map[string]bool{}
-			for _, h := range regs.Handlers {
-				p.mem.handles[h] = true
-			}
+			old, _ := p.mem.registrations()
+			regs.Loaded, regs.Errors = old.Loaded, old.Errors
+			p.mem.set(regs)
 			p.m.merge()
 		}
 	case "restarted":
@@ -308,7 +328,7 @@ func (m *Manager) each(event string, st *State, f func(mem *member) (stop bool, 
 		return nil
 	}
 	for _, mem := range m.exts {
-		if !mem.running || (event != "" && !mem.handles[event]) {
+		if _, running := mem.registrations(); !running || (event != "" && !mem.listens(event)) {
 			continue
 		}
 		m.sync(mem, st)
@@ -558,7 +578,7 @@ func (m *Manager) owner(has func(Registrations) bool) *member {
 		return nil
 	}
 	for _, mem := range m.exts {
-		if mem.running && has(mem.regs) {
+		if regs, running := mem.registrations(); running && has(regs) {
 			return mem
 		}
 	}

@@ -533,7 +533,16 @@ func (n *NodeHost) ExecuteTool(ctx context.Context, params map[string]any, toolC
 		delete(n.updates, toolCallID)
 		n.mu.Unlock()
 	}()
-	return n.Call(ctx, "executeTool", params, result)
+	err := n.Call(ctx, "executeTool", params, result)
+	// The tool's last updates were read before its answer: deliver them
+	// before the tool counts as finished.
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p != nil {
+		p.queue.waitFor(ctx, p.queue.count())
+	}
+	return err
 }
 
 // Notify implements [Extension].

@@ -87,8 +87,30 @@ func (h *Host) drive(run func()) {
 	}()
 	for run != nil {
 		run()
-		run = h.afterRunGuarded()
+		if run = h.afterRunGuarded(); run == nil {
+			run = h.leftoverQueue()
+		}
 	}
+}
+
+// leftoverQueue starts a run for messages queued after the run's last
+// check of its queues (a steer that arrived between its last turn and
+// the end of the prompt): they would otherwise wait for the next prompt.
+// An aborted run leaves them queued.
+func (h *Host) leftoverQueue() func() {
+	steer, follow := h.agent.QueueCounts()
+	if steer+follow == 0 || h.ctx.Err() != nil {
+		return nil
+	}
+	if last := h.LastAssistant(); last != nil && last.StopReason == llm.StopAborted {
+		return nil
+	}
+	run, err := h.startContinue(h.ctx)
+	if err != nil {
+		h.opts.Report(fmt.Errorf("running the messages queued as the prompt ended: %w", err))
+		return nil
+	}
+	return run
 }
 
 // afterRunGuarded is afterRun with a panic in it (a retry, a compaction)

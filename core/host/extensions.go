@@ -572,6 +572,10 @@ func (h *Host) notifyExtensions(ev api.Event) {
 		return
 	}
 	typ := ev.EventType()
+	if typ == "agent_start" {
+		// A new run: ctx.signal is a fresh AbortSignal until it ends.
+		m.Notify("runStart", map[string]any{})
+	}
 	if !m.Handles(typ) {
 		return
 	}
@@ -585,10 +589,6 @@ func (h *Host) notifyExtensions(ev api.Event) {
 		st = h.extSnapshot()
 	}
 	m.NotifyEvent(typ, ev, st)
-	switch typ {
-	case "agent_start":
-		m.Notify("runStart", map[string]any{})
-	}
 }
 
 // extEvent passes an event that only extensions see (model_select,

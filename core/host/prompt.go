@@ -234,6 +234,8 @@ func (h *Host) Abort(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	h.agent.Abort()
+	// Extensions' ctx.signal aborts with the run.
+	h.exts().Notify("runAbort", map[string]any{})
 	ctx, cancel := context.WithTimeout(ctx, abortWait)
 	defer cancel()
 	if done != nil {

@@ -13,7 +13,6 @@
 //   eval "$(testdata/pi/ext-env.sh)"   # GOPI_NODE, GOPI_PI_PACKAGE, GOPI_PI_EXAMPLES
 //   GOPI_BIN=/path/to/gopi node --test test/extension-ui.test.mjs
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -21,6 +20,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { findChromium, isEvent, loadExtension, vscode, waitFor } from "./harness.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, "..");
@@ -44,39 +44,8 @@ if (!skip) {
 	if (!existsSync(path.join(extDir, "dist/extension.js"))) throw new Error("dist/extension.js is missing; run node esbuild.mjs");
 }
 
-// The extension's `require("vscode")` gets the stub.
-const vscode = require("./vscode-stub.cjs");
-const Module = require("node:module");
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-	if (request === "vscode") return vscode;
-	return load.call(this, request, parent, isMain);
-};
-const ext = skip ? undefined : require("../dist/extension.js");
+const ext = skip ? undefined : loadExtension();
 const { calls, answers, settings, providers, bus, fakeWebview, statusItems } = vscode.__stub;
-
-const WAIT_MS = 30_000;
-
-/** Resolves when pred(x) holds for a stub event (or one of past), or rejects naming what. */
-function waitFor(what, pred, { event = "posted", past = [] } = {}) {
-	for (const x of past) if (pred(x)) return Promise.resolve(x);
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => {
-			bus.off(event, on);
-			reject(new Error(`timed out waiting for ${what}`));
-		}, WAIT_MS);
-		const on = (x) => {
-			if (pred(x)) {
-				clearTimeout(timer);
-				bus.off(event, on);
-				resolve(x);
-			}
-		};
-		bus.on(event, on);
-	});
-}
-
-const isEvent = (type, f = () => true) => (m) => m.type === "event" && m.event.type === type && f(m.event);
 
 /** A call the extension made of VS Code (a dialog, a document, a command). */
 const called = (what, pred) => waitFor(what, pred, { event: "call", past: calls });
@@ -349,17 +318,6 @@ test("status texts styled for pi's terminal show as plain text; widgets go above
 
 // --- the chat page ---
 
-function findChromium() {
-	if (process.env.CHROMIUM) return process.env.CHROMIUM;
-	for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
-		try {
-			return execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim();
-		} catch {
-			// next
-		}
-	}
-	throw new Error("no Chromium found (apt-get install chromium, or set CHROMIUM)");
-}
 
 test("the chat page shows what the extension posted: the title, widgets above and below the composer, the prefilled composer", { skip }, async (t) => {
 	const { view, posted } = await start(t, { extensions: ["rpc-demo.ts", "widget-placement.ts"] });

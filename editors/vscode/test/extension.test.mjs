@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { isEvent, loadExtension, vscode, waitFor } from "./harness.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, "..");
@@ -21,39 +22,8 @@ const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(extDir, "../../bi
 if (!existsSync(gopiBin)) throw new Error(`gopi binary not found at ${gopiBin}; run make build or set GOPI_BIN`);
 if (!existsSync(path.join(extDir, "dist/extension.js"))) throw new Error("dist/extension.js is missing; run node esbuild.mjs");
 
-// The extension's `require("vscode")` gets the stub.
-const vscode = require("./vscode-stub.cjs");
-const Module = require("node:module");
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-	if (request === "vscode") return vscode;
-	return load.call(this, request, parent, isMain);
-};
-const ext = require("../dist/extension.js");
+const ext = loadExtension();
 const { calls, answers, settings, providers, bus, fakeWebview } = vscode.__stub;
-
-const WAIT_MS = 30_000;
-
-/** Resolves when pred(x) holds for a stub event, or rejects naming what. */
-function waitFor(what, pred, { event = "posted", past = [] } = {}) {
-	for (const x of past) if (pred(x)) return Promise.resolve(x);
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => {
-			bus.off(event, on);
-			reject(new Error(`timed out waiting for ${what}`));
-		}, WAIT_MS);
-		const on = (x) => {
-			if (pred(x)) {
-				clearTimeout(timer);
-				bus.off(event, on);
-				resolve(x);
-			}
-		};
-		bus.on(event, on);
-	});
-}
-
-const isEvent = (type, f = () => true) => (m) => m.type === "event" && m.event.type === type && f(m.event);
 const textOf = (msg) =>
 	typeof msg?.content === "string" ? msg.content : (msg?.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("");
 /** The status bar item of the newest activation. */

@@ -7,7 +7,7 @@
 //
 //   GOPI_BIN=/path/to/gopi CHROMIUM=/usr/bin/chromium node --test test/webview.test.mjs
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { findChromium, loadExtension } from "./harness.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, "..");
@@ -24,26 +25,9 @@ const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(extDir, "../../bi
 const puppeteer = require("puppeteer-core");
 const rpc = require("vscode-jsonrpc/node");
 
-function findChromium() {
-	if (process.env.CHROMIUM) return process.env.CHROMIUM;
-	for (const name of ["chromium", "chromium-browser", "google-chrome"]) {
-		try {
-			return execFileSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).trim();
-		} catch {
-			// next
-		}
-	}
-	throw new Error("no Chromium found (apt-get install chromium, or set CHROMIUM)");
-}
-
-// The extension's page builder, from the bundle, with the stub for its one `vscode` import.
-const Module = require("node:module");
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-	if (request === "vscode") return require("./vscode-stub.cjs");
-	return load.call(this, request, parent, isMain);
-};
-const { chatHtml } = require("../dist/extension.js");
+// The extension's page builder, from the bundle (harness.mjs gives its one
+// `vscode` import the stub).
+const { chatHtml } = loadExtension();
 
 /**
  * Runs prompts through gopi's JSON-RPC dialect and returns every pi/event,

@@ -707,3 +707,109 @@ test("pi extensions: a dialog from tool_call, and an extension command", { skip:
 	await client.prompt("/pirate");
 	assert.match((await notified).message, /Pirate mode enabled/);
 });
+
+/** Resolves with the next extension notification whose message matches re. */
+const notifyMatching = (client, re, what) =>
+	nextEvent(client, (ev) => ev.type === "extension_ui_request" && ev.method === "notify" && re.test(ev.message), what);
+
+/** Answers every dialog of method with fields while f runs. */
+async function answering(client, method, fields, f) {
+	const seen = [];
+	const stop = client.onEvent((ev) => {
+		if (ev.type === "extension_ui_request" && ev.method === method) {
+			seen.push(ev);
+			answerUI(client, ev.id, fields);
+		}
+	});
+	try {
+		await f();
+	} finally {
+		stop();
+	}
+	return seen;
+}
+
+const example = (name) => path.join(process.env.GOPI_PI_EXAMPLES ?? "", name);
+const extTest = (name, f) => test(`pi extensions: ${name}`, { skip: !extEnv && "GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES are not set" }, f);
+
+extTest("protected-paths blocks a write to .env", async (t) => {
+	const { client, cwd } = await start(t, { args: ["-e", example("protected-paths.ts")] });
+	const notified = notifyMatching(client, /Blocked write to protected path: \.env/, "the notify");
+	const events = await client.promptAndWait("write: .env :: SECRET=1", undefined, EVENT_TIMEOUT_MS);
+	await notified;
+	const { end } = toolOutcome(events);
+	assert.equal(end.isError, true);
+	assert.match(textOf(end.result), /Path "\.env" is protected/);
+	assert.ok(!existsSync(path.join(cwd, ".env")));
+});
+
+extTest("input-transform answers ping without the model; session-name names the session", async (t) => {
+	const { client } = await start(t, { args: ["-e", example("input-transform.ts"), "-e", example("session-name.ts")] });
+	const pong = notifyMatching(client, /^pong$/, "pong");
+	await client.prompt("ping");
+	await pong;
+	const named = notifyMatching(client, /Session named: Voyage/, "the session name notify");
+	await client.prompt("/session-name Voyage");
+	await named;
+	assert.equal((await client.getState()).sessionName, "Voyage");
+});
+
+extTest("send-user-message's /ask starts a turn with the text", async (t) => {
+	const { client } = await start(t, { args: ["-e", example("send-user-message.ts")] });
+	const ended = nextEvent(client, (ev) => ev.type === "message_end" && ev.message.role === "assistant", "the reply");
+	await client.prompt("/ask reply: aye");
+	assert.equal(textOf((await ended).message), "aye");
+});
+
+extTest("bookmark, event-bus and model-status", async (t) => {
+	const { client } = await start(t, {
+		args: ["-e", example("bookmark.ts"), "-e", example("event-bus.ts"), "-e", example("model-status.ts")],
+	});
+	await client.promptAndWait("reply: keep this", undefined, EVENT_TIMEOUT_MS);
+	const marked = notifyMatching(client, /Bookmarked as: best/, "the bookmark");
+	await client.prompt("/bookmark best");
+	await marked;
+	const removed = notifyMatching(client, /Removed bookmark: best/, "the label read back");
+	await client.prompt("/unbookmark");
+	await removed;
+	const bus = notifyMatching(client, /Event from \/emit command: hello/, "the event bus");
+	await client.prompt("/emit hello");
+	await bus;
+	const model = notifyMatching(client, /Model: faux\/faux-fast/, "model_select");
+	await client.setModel("faux", "faux-fast");
+	await model;
+});
+
+extTest("confirm-destructive cancels new_session when the user says no", async (t) => {
+	const { client } = await start(t, { args: ["-e", example("confirm-destructive.ts")] });
+	await client.promptAndWait("reply: hello", undefined, EVENT_TIMEOUT_MS);
+	let result;
+	const asked = await answering(client, "confirm", { confirmed: false }, async () => {
+		result = await client.newSession();
+	});
+	assert.equal(asked.length, 1);
+	assert.equal(asked[0].title, "Clear session?");
+	assert.equal(result.cancelled, true);
+	assert.ok((await client.getState()).messageCount >= 2, "the session was kept");
+});
+
+extTest("rpc-demo's input and editor dialogs reach the extension", async (t) => {
+	const { client } = await start(t, { args: ["-e", example("rpc-demo.ts")] });
+	const entered = notifyMatching(client, /You entered: 42/, "the input's answer");
+	await answering(client, "input", { value: "42" }, async () => {
+		await client.prompt("/rpc-input");
+		await entered;
+	});
+	const edited = notifyMatching(client, /Editor submitted \(2 lines\)/, "the editor's answer");
+	await answering(client, "editor", { value: "one\ntwo" }, async () => {
+		await client.prompt("/rpc-editor");
+		await edited;
+	});
+});
+
+extTest("shutdown-command's /quit ends the agent", async (t) => {
+	const { client } = await start(t, { args: ["-e", example("shutdown-command.ts")] });
+	const exited = new Promise((resolve) => client.process.on("exit", (code) => resolve(code)));
+	await client.prompt("/quit");
+	assert.equal(await exited, 0);
+});
