@@ -35,13 +35,14 @@ var allowed = map[string][]string{
 	"core/export":          {"core/session", "core/llm", "internal/atomicfile", "internal/regularfile"},
 	"core/models":          {"core/llm", "internal/regularfile"},
 	"core/api":             {"core/llm"},
-	"core/ext":             {"core/agent", "core/session", "core/llm", "core/api"},
+	"core/ext":             {"core/agent", "core/session", "core/llm", "core/api", "internal/rpccodec"},
 	"core/host":            {"core/*", "internal/atomicfile", "internal/regularfile"},
 	"internal/atomicfile":  {"internal/regularfile"},
 	"internal/regularfile": {},
 	"internal/testenv":     {},
+	"internal/rpccodec":    {},
 	"rpc":                  {"core/api"},
-	"lspbridge":            {"core/api", "core/agent", "rpc"},
+	"lspbridge":            {"core/api", "core/agent", "rpc", "internal/rpccodec"},
 }
 
 // neverBelowCore are the packages nothing under core/ (or internal/) may

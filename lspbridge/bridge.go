@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/internal/rpccodec"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -124,7 +125,7 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 	// jsonrpc2 itself leaves running handlers alone when the peer goes.
 	s := newStream(in, out, func(err error) { cancel(fmt.Errorf("%w: input ended: %w", api.ErrShutdown, err)) }, b.wrote)
 	b.stream = s
-	b.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{b}))
+	b.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(rpccodec.Std{}), jsonrpc2.WithPreempter(preempter{b}))
 	b.prog = newProgress(b)
 	b.attach(b.opts.Runtime)
 	b.jc.Go(ctx, b.guard(b.handle))

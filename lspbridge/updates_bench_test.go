@@ -11,6 +11,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/rpccodec"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -88,7 +89,7 @@ func emitter(out io.Writer, full bool) (*Bridge, func()) {
 	quit := make(chan struct{})
 	s := newStream(blockedReader{quit}, rpc.NewWriter(out, rpc.FramingHeader), func(error) {}, br.wrote)
 	br.ctx, br.cancel = context.WithCancelCause(context.Background())
-	br.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(stdCodec{}))
+	br.jc = jsonrpc2.NewConn(s, jsonrpc2.WithCodec(rpccodec.Std{}))
 	br.prog = newProgress(br)
 	br.fullUpdates = full
 	return br, func() {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gopi-dev/gopi/internal/rpccodec"
 	"go.lsp.dev/jsonrpc2"
 )
 
@@ -194,7 +195,7 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 		return nil, fmt.Errorf("starting the extension host (%s): %w", n.Runtime.Node, err)
 	}
 	p := &hostProc{cmd: cmd, exited: make(chan struct{}), stderrTail: tail, queue: newOrderedQueue()}
-	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: fromHostR, w: toHostW}), jsonrpc2.WithCodec(pipeCodec{}))
+	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: fromHostR, w: toHostW}), jsonrpc2.WithCodec(rpccodec.Std{}))
 	p.conn.Go(context.Background(), n.handler(p))
 	go func() {
 		p.err = cmd.Wait()
