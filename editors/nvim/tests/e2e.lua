@@ -9,6 +9,9 @@
 -- The tests of pi extensions' UI load pi's example rpc-demo.ts; they need
 -- GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES, which
 -- `eval "$(testdata/pi/ext-env.sh)"` exports, and are skipped without them.
+-- Those of the completion sources load nvim-cmp and blink.cmp from
+-- GOPI_NVIM_CMP and GOPI_BLINK_CMP, which `eval "$(tests/install-plugins.sh)"`
+-- exports; without them they are skipped.
 local uv = vim.uv or vim.loop
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 local plugin = vim.fn.fnamemodify(here, ":h")
@@ -26,6 +29,10 @@ local ext_vars = { "GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES" }
 local ext_missing = vim.tbl_filter(function(k)
   return (vim.env[k] or "") == ""
 end, ext_vars)
+
+-- The completion plugins the tests of gopi's sources load: run.sh sets
+-- these from tests/install-plugins.sh.
+local plugin_env = { ["nvim-cmp"] = "GOPI_NVIM_CMP", ["blink.cmp"] = "GOPI_BLINK_CMP" }
 
 local function tmpdir()
   local d = vim.fn.tempname()
@@ -85,6 +92,21 @@ local function child(opts)
   end
   local setup = vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes" }, opts.setup or {})
   local unset = {}
+  -- Completion plugins (tests/install-plugins.sh) go on 'runtimepath' before
+  -- gopi's setup, which registers the nvim-cmp source when it finds nvim-cmp.
+  -- (With plugins_late, after it: a plugin that loads later.)
+  local function load_plugins()
+    for _, name in ipairs(opts.plugins or {}) do
+      t.lua([[
+        local dir = ...
+        vim.opt.rtp:prepend(dir)
+        for _, f in ipairs(vim.fn.glob(dir .. "/plugin/*.{lua,vim}", false, true)) do vim.cmd.source(f) end
+      ]], vim.env[plugin_env[name]])
+    end
+  end
+  if not opts.plugins_late then
+    load_plugins()
+  end
   if opts.ext then
     -- pi's rpc-demo.ts, loaded as a user would: `-e` in the args option,
     -- and the extension host's runtime in the env option only (the child
@@ -124,6 +146,9 @@ local function child(opts)
     setup,
     unset
   )
+  if opts.plugins_late then
+    load_plugins()
+  end
   --- Waits until a message containing text was notified; returns it ("level message").
   function t.wait_note(what, text)
     t.wait(what, "for _, n in ipairs(_G.notes) do if n:find((...), 1, true) then return true end end return false", text)
@@ -159,6 +184,13 @@ local function test(name, fn, opts)
   if opts and opts.ext and #ext_missing > 0 then
     lib.skip(name, table.concat(ext_missing, ", ") .. ' not set (eval "$(testdata/pi/ext-env.sh)" sets them)')
     return
+  end
+  for _, p in ipairs(opts and opts.plugins or {}) do
+    local dir = vim.env[plugin_env[p]] or ""
+    if vim.fn.isdirectory(dir .. "/lua") == 0 then
+      lib.skip(name, plugin_env[p] .. " does not name a checkout of " .. p .. " (see tests/install-plugins.sh)")
+      return
+    end
   end
   local t = child(opts)
   lib.run(name, fn, t)
@@ -545,5 +577,133 @@ test("extensions: select and confirm dialogs go through vim.ui.select, and their
   t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
   t.wait("the new session's title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar:find('pi RPC Demo (new session)', 1, true) ~= nil")
 end, { ext = true, approval = "off" })
+
+-- gopi's sources under the real completion plugins, set up as
+-- :help gopi-completion says: typing `/` or `@` in the prompt window shows
+-- gopi's items in the plugin's menu, and confirming one puts it in place of
+-- what was typed.
+local completers = {
+  ["nvim-cmp"] = {
+    setup = [[
+      local cmp = require("cmp")
+      -- <C-n> selects without inserting the item: with keys sent over RPC,
+      -- nvim-cmp filters its menu on what an inserting select puts in, as if
+      -- typed, and the menu shrinks to that item (in a terminal it does not).
+      local select = { behavior = cmp.SelectBehavior.Select }
+      cmp.setup({
+        mapping = cmp.mapping.preset.insert({ ["<C-n>"] = cmp.mapping.select_next_item(select) }),
+        sources = {},
+      })
+      cmp.setup.filetype("gopi_prompt", { sources = { { name = "gopi" } } })
+    ]],
+    visible = "return require('cmp').visible()",
+    labels = "return vim.tbl_map(function(e) return e.completion_item.label end, require('cmp').get_entries())",
+    selected = "local e = require('cmp').get_selected_entry() return e and e.completion_item.label or vim.NIL",
+  },
+  ["blink.cmp"] = {
+    setup = [[
+      require("blink.cmp").setup({
+        keymap = { preset = "default" },
+        fuzzy = { implementation = "lua" },
+        sources = {
+          per_filetype = { gopi_prompt = { "gopi" } },
+          providers = { gopi = { name = "gopi", module = "gopi.blink" } },
+        },
+      })
+    ]],
+    visible = "return require('blink.cmp').is_menu_visible()",
+    labels = "return vim.tbl_map(function(i) return i.label end, require('blink.cmp.completion.list').items)",
+    selected = "local i = require('blink.cmp.completion.list').get_selected_item() return i and i.label or vim.NIL",
+  },
+}
+
+--- Types keys in insert mode at the end of the prompt (emptied first), waits
+--- for the menu to offer label, checks it is on screen, moves to it with
+--- <C-n> and confirms it with <C-y>.
+local function complete_in_prompt(t, c, keys, label)
+  t.input("<Esc>")
+  t.lua("local s = require('gopi.chat').session vim.api.nvim_set_current_win(vim.fn.bufwinid(s.prompt)) vim.api.nvim_buf_set_lines(s.prompt, 0, -1, false, {})")
+  t.input("i")
+  -- Then a key at a time, as a person types: the plugins react to each change
+  -- (nvim-cmp's InsertEnter handler, run once typeahead is empty, would take
+  -- keys typed along with the i as there before, and not complete them).
+  t.wait("insert mode", "return vim.api.nvim_get_mode().mode == 'i'")
+  vim.wait(100)
+  local typed = ""
+  for _, ch in ipairs(vim.fn.split(keys, "\\zs")) do
+    typed = typed .. ch
+    t.input(ch)
+    t.wait("the text typed", "return vim.api.nvim_get_current_line() == (...)", typed)
+    vim.wait(20)
+  end
+  t.wait("the menu offering " .. label, c.visible .. " and vim.tbl_contains((function() " .. c.labels .. " end)(), (...))", label)
+  local screen = t.screen()
+  ok(find_row(screen, label), label .. " in the menu on screen:\n" .. table.concat(screen, "\n"))
+  for _ = 1, 20 do
+    if t.lua(c.selected) == label then
+      break
+    end
+    t.input("<C-n>")
+    vim.wait(50)
+  end
+  eq(label, t.lua(c.selected), "the selected item")
+  t.input("<C-y>")
+  t.wait("the menu closed", "return not (function() " .. c.visible .. " end)()")
+  return t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)")
+end
+
+test("nvim-cmp loaded after gopi's setup: the source is registered with the prompt, once", function(t)
+  vim.fn.mkdir(t.root .. "/agent/prompts", "p")
+  vim.fn.writefile({ "Review it." }, t.root .. "/agent/prompts/review.md")
+  local c = completers["nvim-cmp"]
+  t.lua(c.setup)
+  local gopis = "local n = 0 for _, s in ipairs(require('cmp').get_registered_sources()) do if s.name == 'gopi' then n = n + 1 end end return n"
+  eq(0, t.lua(gopis), "gopi's sources before :Gopi")
+  t.cmd("Gopi")
+  t.wait("the commands", "return #require('gopi.complete').commands > 0")
+  eq({ "/review" }, complete_in_prompt(t, c, "/rev", "/review"), "a template completed")
+  t.lua("require('gopi.cmp').register()")
+  eq(1, t.lua(gopis), "gopi's sources after registering again")
+end, { plugins = { "nvim-cmp" }, plugins_late = true })
+
+for _, name in ipairs({ "nvim-cmp", "blink.cmp" }) do
+  local c = completers[name]
+  test(name .. ": / offers gopi's prompt templates and skills, @ the workspace's files; <C-y> inserts them", function(t)
+    vim.fn.mkdir(t.work .. "/.pi/skills/deploy", "p")
+    vim.fn.writefile({ "---", "name: deploy", "description: Ship the app to staging", "---", "Run ./ship.sh." }, t.work .. "/.pi/skills/deploy/SKILL.md")
+    vim.fn.mkdir(t.work .. "/src", "p")
+    vim.fn.writefile({ "package main" }, t.work .. "/src/server.go")
+    vim.fn.writefile({ "package main" }, t.work .. "/server_test.go")
+    vim.fn.mkdir(t.root .. "/agent/prompts", "p")
+    vim.fn.writefile({ "---", "description: Review the change", "---", "Review it." }, t.root .. "/agent/prompts/review.md")
+    vim.fn.writefile({ "Refactor it." }, t.root .. "/agent/prompts/refactor.md")
+    t.lua(c.setup)
+    t.cmd("Gopi")
+    t.wait("the commands", "return #require('gopi.complete').commands > 0")
+    eq({ "/review" }, complete_in_prompt(t, c, "/rev", "/review"), "a template completed")
+    -- What was inserted is the prompt: sent, gopi expands the template.
+    t.input("<Esc><CR>")
+    t.wait_chat("the template sent", "Review it.")
+    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    eq({ "/refactor" }, complete_in_prompt(t, c, "/", "/refactor"), "a template from / alone")
+    eq({ "/skill:deploy" }, complete_in_prompt(t, c, "/skill:de", "/skill:deploy"), "a skill")
+    -- (After a word of more bytes than characters: the edits count bytes.)
+    eq({ "voilà @src/server.go" }, complete_in_prompt(t, c, "voilà @serv", "@src/server.go"), "a file completed")
+    eq({ "see @src/server.go" }, complete_in_prompt(t, c, "see @src/se", "@src/server.go"), "a file from its directory on")
+    -- What follows @ is found anywhere in the path, not only at its start.
+    vim.fn.mkdir(t.work .. "/lib/src", "p")
+    vim.fn.writefile({ "package src" }, t.work .. "/lib/src/session.go")
+    eq({ "see @lib/src/session.go" }, complete_in_prompt(t, c, "see @src/sess", "@lib/src/session.go"), "a file by the middle of its path")
+  end, { plugins = { name } })
+
+  test(name .. ": / offers an extension's commands; the one confirmed runs", function(t)
+    t.lua(c.setup)
+    ext_started(t)
+    t.wait("the extension's commands", "for _, c in ipairs(require('gopi.complete').commands) do if c.name == 'rpc-prefill' then return true end end return false")
+    eq({ "/rpc-prefill" }, complete_in_prompt(t, c, "/rpc-pre", "/rpc-prefill"), "the command completed")
+    t.input("<Esc><CR>")
+    t.wait_note("rpc-demo's notify", "gopi: Editor prefilled")
+  end, { plugins = { name }, ext = true })
+end
 
 lib.finish()

@@ -8,6 +8,11 @@
 #              the extension host's runtime and pi's examples, for the tests
 #              of extensions' UI (skipped without them):
 #              eval "$(testdata/pi/ext-env.sh)" sets them
+#   GOPI_NVIM_CMP, GOPI_BLINK_CMP
+#              nvim-cmp and blink.cmp, for the tests of gopi's completion
+#              sources under them: install-plugins.sh sets them (it keeps
+#              what is set); without checkouts of them those tests are
+#              skipped
 #
 # An argument filters the end-to-end tests by name.
 set -euo pipefail
@@ -20,6 +25,12 @@ gopi_bin
 nvim=$("$here/install-nvim.sh")
 export GOPI_TEST_NVIM=$nvim
 echo "run.sh: $("$nvim" --version | head -n 1)"
+if plugins=$("$here/install-plugins.sh"); then
+	eval "$plugins"
+	echo "run.sh: nvim-cmp from $GOPI_NVIM_CMP, blink.cmp from $GOPI_BLINK_CMP"
+else
+	echo "run.sh: nvim-cmp and blink.cmp are not installed: the tests under them will be skipped" >&2
+fi
 
 guard=()
 command -v timeout >/dev/null 2>&1 && guard=(timeout --kill-after=10 900)

@@ -106,14 +106,18 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   eq(true, src:is_available(), "available in the prompt")
   eq({ "/", "@" }, src:get_trigger_characters())
   local got
-  src:complete({ context = { cursor_before_line = "/re" } }, function(r) got = r end)
+  src:complete({ context = { cursor_before_line = "/re", cursor = { row = 2, col = 4 } } }, function(r) got = r end)
   eq("/review", got.items[1].label)
   eq("Review", got.items[1].detail)
+  -- The edit replaces all that was typed from the "/" (bytes, 0-based).
+  eq({ newText = "/review", range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 } } }, got.items[1].textEdit)
+  eq("utf-8", src:get_position_encoding_kind())
   local b = require("gopi.blink").new()
   eq(true, b:enabled())
   local bgot
-  b:get_completions({ line = "/rev", cursor = { 1, 4 } }, function(r) bgot = r end)
+  b:get_completions({ line = "/rev and more", cursor = { 1, 4 } }, function(r) bgot = r end)
   eq("/review", bgot.items[1].label)
+  eq({ newText = "/review", range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 4 } } }, bgot.items[1].textEdit)
   vim.api.nvim_set_current_buf(vim.api.nvim_create_buf(false, true))
   eq(false, src:is_available(), "not elsewhere")
   -- Without nvim-cmp installed, registering is a no-op.

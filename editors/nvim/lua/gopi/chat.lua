@@ -50,6 +50,7 @@ local function buffers()
   vim.bo[S.prompt].filetype = "gopi_prompt"
   vim.bo[S.prompt].swapfile = false
   vim.bo[S.prompt].completefunc = "v:lua.require'gopi.complete'.completefunc"
+  require("gopi.cmp").register()
   -- Any change of the prompt (typing, a send clearing it, an extension's
   -- setEditorText) puts the widgets and the queue around it back in place.
   local due = false

@@ -8,15 +8,24 @@ local function in_prompt(buf)
   return s.prompt ~= nil and buf == s.prompt
 end
 
-local Kind = { Function = 3, File = 17 }
+-- LSP's CompletionItemKind. Commands are Keywords, not Functions: for a
+-- Function blink.cmp (and nvim-autopairs under nvim-cmp) would add "()".
+local Kind = { Keyword = 14, File = 17 }
 
-local function items(before)
+--- LSP completion items for before, the text left of the cursor on line row
+--- (0-based). Each one's edit replaces what was typed from its `/` or `@`
+--- on: left to guess, blink.cmp would replace only the last word ("sess" of
+--- "@src/sess"), which gopi's files need not start with.
+local function items(before, row)
   local out = {}
-  for _, it in ipairs((complete.items(before))) do
+  local found, start = complete.items(before)
+  local range = { start = { line = row, character = start }, ["end"] = { line = row, character = #before } }
+  for _, it in ipairs(found) do
     table.insert(out, {
       label = it.word,
-      insertText = it.word,
-      kind = it.word:sub(1, 1) == "/" and Kind.Function or Kind.File,
+      filterText = it.word,
+      textEdit = { newText = it.word, range = range },
+      kind = it.word:sub(1, 1) == "/" and Kind.Keyword or Kind.File,
       detail = it.menu,
     })
   end
@@ -42,9 +51,14 @@ function cmp_source:get_keyword_pattern()
   return [[\%([/@]\S*\)]]
 end
 
+-- The edits' columns are bytes.
+function cmp_source:get_position_encoding_kind()
+  return "utf-8"
+end
+
 function cmp_source:complete(params, callback)
-  local before = params.context.cursor_before_line
-  callback({ items = items(before), isIncomplete = true })
+  local ctx = params.context
+  callback({ items = items(ctx.cursor_before_line, ctx.cursor.row - 1), isIncomplete = true })
 end
 
 --- blink.cmp source: `sources.providers.gopi = { module = "gopi.blink" }`.
@@ -63,23 +77,29 @@ function blink:get_trigger_characters()
   return { "/", "@" }
 end
 
+-- ctx.cursor is (1-based row, 0-based byte column), as nvim_win_get_cursor's.
 function blink:get_completions(ctx, callback)
-  local line = ctx.line or vim.api.nvim_get_current_line()
-  local col = ctx.cursor and ctx.cursor[2] or #line
-  callback({ items = items(line:sub(1, col)), is_incomplete_forward = true, is_incomplete_backward = true })
+  local row, col = ctx.cursor[1], ctx.cursor[2]
+  callback({ items = items(ctx.line:sub(1, col), row - 1), is_incomplete_forward = true, is_incomplete_backward = true })
   return function() end
 end
 
 local M = { cmp = cmp_source, blink = blink, items = items }
 
---- Registers the nvim-cmp source when nvim-cmp is installed.
+local registered = false
+
+--- Registers the nvim-cmp source, once, when nvim-cmp can be loaded: by
+--- setup(), and again when the prompt is made, for an nvim-cmp loaded later.
 function M.register()
-  local ok, cmp = pcall(require, "cmp")
-  if ok and cmp.register_source then
-    cmp.register_source("gopi", cmp_source.new())
+  if registered then
     return true
   end
-  return false
+  local ok, cmp = pcall(require, "cmp")
+  if ok and type(cmp) == "table" and cmp.register_source then
+    cmp.register_source("gopi", cmp_source.new())
+    registered = true
+  end
+  return registered
 end
 
 return M
