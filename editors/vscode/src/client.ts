@@ -28,8 +28,9 @@ export interface ClientHost {
 	stopped(reason: string): void;
 	/** A question (window/showMessageRequest); resolves to the title chosen, or undefined. */
 	ask(p: MessageRequest): Promise<string | undefined>;
-	input(p: { title: string; placeholder?: string }): Promise<string | undefined>;
-	editor(p: { title: string; prefill?: string }): Promise<string | undefined>;
+	/** token is cancelled when gopi withdraws the dialog (a timeout, an abort). */
+	input(p: { title: string; placeholder?: string }, token?: vscode.CancellationToken): Promise<string | undefined>;
+	editor(p: { title: string; prefill?: string }, token?: vscode.CancellationToken): Promise<string | undefined>;
 	setStatus(key: string, text: string | null): void;
 	setWidget(key: string, lines: string[] | null, placement?: string): void;
 	setTitle(title: string): void;
@@ -148,12 +149,12 @@ export class GopiClient implements vscode.Disposable {
 			const title = await this.host.ask(p);
 			return title === undefined ? null : { title };
 		});
-		lc.onRequest("pi/ui/input", async (p: { title: string; placeholder?: string }) => {
-			const value = await this.host.input(p);
+		lc.onRequest("pi/ui/input", async (p: { title: string; placeholder?: string }, token: vscode.CancellationToken) => {
+			const value = await this.host.input(p, token);
 			return value === undefined ? { cancelled: true } : { value };
 		});
-		lc.onRequest("pi/ui/editor", async (p: { title: string; prefill?: string }) => {
-			const value = await this.host.editor(p);
+		lc.onRequest("pi/ui/editor", async (p: { title: string; prefill?: string }, token: vscode.CancellationToken) => {
+			const value = await this.host.editor(p, token);
 			return value === undefined ? { cancelled: true } : { value };
 		});
 		try {

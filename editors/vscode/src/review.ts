@@ -101,10 +101,13 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 	}
 
 	/** pi/ui/editor: the text in a real editor, returned when the user is done. */
-	async editText(title: string, prefill: string): Promise<string | undefined> {
+	async editText(title: string, prefill: string, token?: vscode.CancellationToken): Promise<string | undefined> {
 		const doc = await vscode.workspace.openTextDocument({ content: prefill });
 		await vscode.window.showTextDocument(doc, { preview: false });
-		const choice = await vscode.window.showInformationMessage(`${title}: edit the document, then choose Done.`, "Done", "Cancel");
+		const asked = vscode.window.showInformationMessage(`${title}: edit the document, then choose Done.`, "Done", "Cancel");
+		// A withdrawn dialog (gopi's timeout, an abort) counts as Cancel.
+		const withdrawn = new Promise<undefined>((resolve) => token?.onCancellationRequested(() => resolve(undefined)));
+		const choice = await Promise.race([asked, withdrawn]);
 		return choice === "Done" ? doc.getText() : undefined;
 	}
 

@@ -281,12 +281,13 @@ export class Session implements ClientHost, vscode.Disposable {
 		return this.review.ask(this.cwd, p);
 	}
 
-	async input(p: { title: string; placeholder?: string }): Promise<string | undefined> {
-		return vscode.window.showInputBox({ title: p.title, placeHolder: p.placeholder, ignoreFocusOut: true });
+	async input(p: { title: string; placeholder?: string }, token?: vscode.CancellationToken): Promise<string | undefined> {
+		// A withdrawn dialog (gopi's timeout, an abort) closes the box.
+		return vscode.window.showInputBox({ title: p.title, placeHolder: p.placeholder, ignoreFocusOut: true }, token);
 	}
 
-	async editor(p: { title: string; prefill?: string }): Promise<string | undefined> {
-		return this.review.editText(p.title, p.prefill ?? "");
+	async editor(p: { title: string; prefill?: string }, token?: vscode.CancellationToken): Promise<string | undefined> {
+		return this.review.editText(p.title, p.prefill ?? "", token);
 	}
 
 	setStatus(key: string, raw: string | null): void {

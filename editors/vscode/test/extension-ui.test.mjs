@@ -85,7 +85,7 @@ async function start(t, { extensions = ["rpc-demo.ts"], approval = "off", openVi
 	for (const k of Object.keys(settings)) delete settings[k];
 	Object.assign(settings, {
 		"gopi.path": gopiBin,
-		"gopi.args": extensions.flatMap((e) => ["-e", path.join(examples, e)]),
+		"gopi.args": extensions.flatMap((e) => ["-e", path.isAbsolute(e) ? e : path.join(examples, e)]),
 		"gopi.env": {
 			...runtime,
 			PI_CODING_AGENT_DIR: agentDir,
@@ -372,4 +372,37 @@ test("the chat page shows what the extension posted: the title, widgets above an
 		composer: "This text was set by the rpc-demo extension.",
 	});
 	assert.deepEqual(errors, []);
+});
+
+test("a dialog gopi withdraws (its timeout) closes the input box", { skip }, async (t) => {
+	const dir = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-vscode-timed-")));
+	t.after(() => rm(dir, { recursive: true, force: true }));
+	const file = path.join(dir, "timed-input.ts");
+	await writeFile(
+		file,
+		`export default function (pi) {
+	pi.registerCommand("name-please", {
+		handler: async (_args, ctx) => {
+			const name = await ctx.ui.input("Your name?", "", { timeout: 300 });
+			ctx.ui.notify("name: " + (name ?? "none"), "info");
+		},
+	});
+}
+`,
+	);
+	const { view } = await start(t, { extensions: [file] });
+	let withdrawn = false;
+	answers.showInputBox = (_options, token) =>
+		new Promise((resolve) => {
+			token?.onCancellationRequested(() => {
+				withdrawn = true;
+				resolve(undefined);
+			});
+		});
+	t.after(() => {
+		answers.showInputBox = undefined;
+	});
+	send(view, "/name-please");
+	await notified("name: none");
+	assert.equal(withdrawn, true, "the input box was given gopi's cancellation and closed by it");
 });

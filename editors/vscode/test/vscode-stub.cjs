@@ -218,9 +218,9 @@ const window = {
 		record("showQuickPick", { items: list, options });
 		return answers.showQuickPick ? answers.showQuickPick(list, options) : undefined;
 	},
-	async showInputBox(options) {
+	async showInputBox(options, token) {
 		record("showInputBox", { options });
-		return answers.showInputBox ? answers.showInputBox(options) : undefined;
+		return answers.showInputBox ? answers.showInputBox(options, token) : undefined;
 	},
 	createOutputChannel: (name) => outputChannel(name),
 	// A status bar item keeps every text it was given (texts), whether it is
