@@ -12,6 +12,7 @@
 // faux directives used here are described in core/llm/faux/README.md.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -65,13 +66,14 @@ const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "
  * Starts gopi in RPC mode behind pi's RpcClient, in a fresh temp working
  * directory and agent directory; the test's cleanup stops it and removes both.
  */
-async function start(t, { args = [], settings } = {}) {
+async function start(t, { args = [], settings, models } = {}) {
 	const root = await mkdtemp(path.join(tmpdir(), "gopi-node-client-"));
 	const cwd = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
 	await mkdir(cwd);
 	await mkdir(agentDir);
 	if (settings) await writeFile(path.join(agentDir, "settings.json"), JSON.stringify(settings));
+	if (models) await writeFile(path.join(agentDir, "models.json"), JSON.stringify(models));
 	const client = new RpcClient({
 		cliPath: shim,
 		cwd,
@@ -95,6 +97,46 @@ async function start(t, { args = [], settings } = {}) {
 	});
 	await client.start();
 	return { client, cwd, agentDir };
+}
+
+/**
+ * Serves the Anthropic Messages API on loopback, answering each request with
+ * what reply(body, n) returns (n counts requests from 1): { text } streams
+ * that text as the API does, { status } fails with that HTTP status. Returns
+ * the models.json that declares it as provider "scripted", model "m".
+ */
+async function scriptedAnthropic(t, reply) {
+	let n = 0;
+	const server = createServer((req, res) => {
+		let body = "";
+		req.on("data", (chunk) => (body += chunk));
+		req.on("end", () => {
+			const answer = reply(JSON.parse(body), ++n);
+			if (answer.status) {
+				res.writeHead(answer.status, { "content-type": "application/json" });
+				res.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }));
+				return;
+			}
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+			const usage = { input_tokens: 10, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+			send("message_start", {
+				message: { id: `msg_${n}`, type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage },
+			});
+			send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+			send("content_block_delta", { index: 0, delta: { type: "text_delta", text: answer.text } });
+			send("content_block_stop", { index: 0 });
+			send("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } });
+			send("message_stop", {});
+			res.end();
+		});
+	});
+	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+	t.after(() => new Promise((resolve) => server.close(resolve)));
+	const baseUrl = `http://127.0.0.1:${server.address().port}`;
+	const model = { id: "m", name: "Scripted", reasoning: false, input: ["text"], contextWindow: 200000, maxTokens: 8000 };
+	model.cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+	return { providers: { scripted: { baseUrl, api: "anthropic-messages", apiKey: "test-key", models: [model] } } };
 }
 
 /** Resolves with the first event matching pred (registered immediately). */
@@ -674,6 +716,55 @@ test(
 		assert.ok(end.result?.summary, "the summary is in the result");
 		const messages = await client.getMessages();
 		assert.ok(messages.some((m) => m.role === "compactionSummary"), "the context starts from the summary");
+	},
+);
+
+test(
+	"pi 1.5: a summary request that fails with 529 is retried, as summarization_retry_* events",
+	{ skip: sys === 0 && "pi 0.73.1's client knows auto_compaction_* events only" },
+	async (t) => {
+		// The provider is an Anthropic-compatible server of the test's own:
+		// faux cannot fail a summary request. Its first summary request
+		// (the one holding the conversation) is refused with 529.
+		let failed = false;
+		const models = await scriptedAnthropic(t, (body) => {
+			const asked = JSON.stringify(body.messages);
+			if (asked.includes("<conversation>")) {
+				if (!failed) {
+					failed = true;
+					return { status: 529 };
+				}
+				return { text: "The summary." };
+			}
+			return { text: `answer ${"x ".repeat(60)}` };
+		});
+		const { client } = await start(t, {
+			args: ["--provider", "scripted", "--model", "m"],
+			models,
+			settings: { compaction: { keepRecentTokens: 10 }, retry: { baseDelayMs: 5, maxRetries: 2 } },
+		});
+		const events = [];
+		client.onEvent((e) => events.push(e));
+		await client.promptAndWait(`one ${"z ".repeat(100)}`);
+		await client.promptAndWait(`two ${"y ".repeat(100)}`);
+		const result = await client.compact("keep the numbers");
+		assert.equal(result.summary.split("\n")[0], "The summary.");
+		const names = events.filter((e) => /^(summarization_retry|compaction_)/.test(e.type)).map((e) => e.type);
+		assert.deepEqual(names, [
+			"compaction_start",
+			"summarization_retry_scheduled",
+			"summarization_retry_attempt_start",
+			"summarization_retry_finished",
+			"compaction_end",
+		]);
+		const scheduled = events.find((e) => e.type === "summarization_retry_scheduled");
+		assert.equal(scheduled.attempt, 1);
+		assert.equal(scheduled.maxAttempts, 2);
+		assert.equal(scheduled.delayMs, 5);
+		assert.match(scheduled.errorMessage, /529|Overloaded/);
+		const attempt = events.find((e) => e.type === "summarization_retry_attempt_start");
+		assert.equal(attempt.source, "compaction");
+		assert.equal(attempt.reason, "manual");
 	},
 );
 
