@@ -1169,3 +1169,86 @@ export default function (pi) {
 		require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, waitLimit, 20*time.Millisecond)
 	})
 }
+
+// pi.registerProvider in its declarative form: the models appear, a prompt
+// on one of them reaches the provider's endpoint with its key (a $NAME
+// reference) and headers, and pi.unregisterProvider takes them away.
+func TestExtensionRegisterProvider(t *testing.T) {
+	e := extTestEnv(t)
+	t.Setenv("GOPI_TEST_PROXY_KEY", "proxy-secret")
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("from the proxy")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("proxy.ts", `export default function (pi) {
+	pi.registerProvider("proxy", {
+		baseUrl: "`+w.srv.AnthropicURL()+`",
+		api: "anthropic-messages",
+		apiKey: "$GOPI_TEST_PROXY_KEY",
+		headers: { "x-proxy-team": "core" },
+		models: [{ id: "proxy-1", name: "Proxy One", reasoning: false, input: ["text"],
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 50000, maxTokens: 4000 }],
+	});
+	pi.registerCommand("drop-proxy", { description: "remove the proxy", handler: async () => pi.unregisterProvider("proxy") });
+}
+`)
+		p := start("-e", ext)
+		proxyModel := func(id string) map[string]any {
+			list := p.ok(id, map[string]any{"type": "get_available_models"}).(map[string]any)["models"].([]any)
+			for _, m := range list {
+				if mm := m.(map[string]any); mm["provider"] == "proxy" && mm["id"] == "proxy-1" {
+					return mm
+				}
+			}
+			return nil
+		}
+		m := proxyModel("1")
+		require.NotNil(t, m, "the registered model is listed\n%s", p.transcript())
+		assert.Equal(t, "Proxy One", m["name"])
+		assert.EqualValues(t, 50000, m["contextWindow"])
+
+		p.ok("2", map[string]any{"type": "set_model", "provider": "proxy", "modelId": "proxy-1"})
+		p.send(map[string]any{"id": "3", "type": "prompt", "message": "hello"})
+		p.all(responseTo("3"), settled)
+		req := w.srv.LastRequest(t)
+		assert.Equal(t, "proxy-1", req.JSON()["model"])
+		assert.Equal(t, "proxy-secret", req.Header.Get("x-api-key"))
+		assert.Equal(t, "core", req.Header.Get("x-proxy-team"))
+
+		p.ok("4", map[string]any{"type": "prompt", "message": "/drop-proxy"})
+		gone := false
+		for i := 0; i < 50 && !gone; i++ {
+			gone = proxyModel(fmt.Sprintf("5-%d", i)) == nil
+			if !gone {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		assert.True(t, gone, "unregisterProvider removed the model")
+	})
+}
+
+// A provider whose config carries JavaScript (streamSimple) cannot be
+// called by gopi: it is refused with an extension_error that says so, and
+// gopi serves on.
+func TestExtensionProviderWithCodeIsRefused(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.Text("ok"))
+	ext := w.writeExt("custom.ts", `export default function (pi) {
+	pi.registerProvider("custom-api", {
+		baseUrl: "http://127.0.0.1:9", api: "custom-api", apiKey: "k",
+		models: [{ id: "c-1", name: "C", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 }],
+		streamSimple: () => { throw new Error("never called"); },
+	});
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	list := p.ok("1", map[string]any{"type": "get_available_models"}).(map[string]any)["models"].([]any)
+	for _, m := range list {
+		assert.NotEqual(t, "custom-api", m.(map[string]any)["provider"])
+	}
+	var refused record
+	for _, r := range p.records() {
+		if r.is("extension_error") && r.str("event") == "registerProvider" {
+			refused = r
+		}
+	}
+	require.NotNil(t, refused, p.transcript())
+	assert.Contains(t, refused.str("error"), "streamSimple is JavaScript")
+}

@@ -2,9 +2,13 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
 )
 
 // Issue 10: a models.json that nulls every thinking level of a reasoning
@@ -51,5 +55,37 @@ func TestRPCFauxModelHiddenWhenRealCredentialsExist(t *testing.T) {
 	}
 	r := p.call("2", map[string]any{"type": "set_model", "provider": "faux", "modelId": "faux-1"})
 	assert.Equal(t, true, r["success"], "choosing faux by name still works\n%s", p.transcript())
+	assert.Equal(t, 0, p.exit())
+}
+
+// models.json's provider and model headers reach the provider on every
+// call, turns and compaction summaries alike, with pi 1.5's $NAME
+// interpolation in them and in the key. They used to be read and dropped.
+func TestRPCModelsJSONHeadersAreSent(t *testing.T) {
+	t.Setenv("GOPI_TEST_TEAM", "core")
+	t.Setenv("GOPI_TEST_KEY", "k-42")
+	w := newWorld(t, llmtest.Text("first "+strings.Repeat("a ", 50)), llmtest.Text("The summary."))
+	w.writeJSON(filepath.Join(w.agentDir, "models.json"), map[string]any{"providers": map[string]any{
+		"scripted": map[string]any{
+			"baseUrl": w.srv.AnthropicURL(), "api": "anthropic-messages", "apiKey": "${GOPI_TEST_KEY}",
+			"headers": map[string]any{"x-team": "team-$GOPI_TEST_TEAM"},
+			"models": []any{map[string]any{
+				"id": "scripted-1", "name": "S", "input": []string{"text"}, "contextWindow": 100000, "maxTokens": 8000,
+				"headers": map[string]any{"x-model": "one"},
+			}},
+		},
+	}})
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "hello " + strings.Repeat("z ", 50)})
+	p.idle()
+	p.ok("2", map[string]any{"type": "compact"})
+	reqs := w.srv.Requests()
+	require.Len(t, reqs, 2, p.transcript())
+	for i, r := range reqs {
+		assert.Equal(t, "k-42", r.Header.Get("x-api-key"), "request %d", i)
+		assert.Equal(t, "team-core", r.Header.Get("x-team"), "request %d", i)
+		assert.Equal(t, "one", r.Header.Get("x-model"), "request %d", i)
+	}
 	assert.Equal(t, 0, p.exit())
 }

@@ -35,10 +35,10 @@ const (
 type Config struct {
 	// Providers returns the provider for a model's API family.
 	Providers func(api string) (llm.Provider, error)
-	// GetAPIKey resolves the key for each model call (keys may expire
-	// during a long tool phase). Nil means no key; an error fails the turn
-	// with an error assistant message.
-	GetAPIKey func(ctx context.Context, model *llm.Model) (string, error)
+	// GetAuth resolves the key and extra headers for each model call
+	// (keys may expire during a long tool phase). Nil means none; an error
+	// fails the turn with an error assistant message.
+	GetAuth func(ctx context.Context, model *llm.Model) (llm.Auth, error)
 
 	// ConvertToLLM turns the transcript into what a model understands.
 	// Nil keeps user, assistant and toolResult messages and drops the rest.

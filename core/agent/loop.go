@@ -125,12 +125,12 @@ func (r *run) request() (*llm.Request, error) {
 	}
 	opts := r.options
 	opts.Thinking = llm.ClampThinking(r.model, r.thinking)
-	if f := r.a.cfg.GetAPIKey; f != nil {
-		key, err := f(r.ctx, r.model)
+	if f := r.a.cfg.GetAuth; f != nil {
+		auth, err := f(r.ctx, r.model)
 		if err != nil {
 			return nil, fmt.Errorf("resolving API key for %s: %w", r.model.Provider, err)
 		}
-		opts.APIKey = key
+		opts.APIKey, opts.Headers = auth.APIKey, auth.Headers
 	}
 	req := &llm.Request{
 		SystemPrompt: r.systemPrompt,

@@ -19,7 +19,7 @@ import (
 func TestTextRunEventOrder(t *testing.T) {
 	fm := newFakeModel(textTurn("Hel", "lo"))
 	a, rec := newTestAgent(t, fm, Config{
-		GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) { return "key-" + m.Provider, nil },
+		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) { return llm.Auth{APIKey: "key-" + m.Provider}, nil },
 		Options:   llm.Options{SessionID: "s1", MaxTokens: 100},
 	}, echoTool("echo"))
 	a.SetSystemPrompt("be brief")
@@ -752,8 +752,8 @@ func TestMissingProviderIsAnErrorMessage(t *testing.T) {
 
 func TestAPIKeyErrorIsAnErrorMessage(t *testing.T) {
 	fm := newFakeModel(textTurn("never"))
-	a, rec := newTestAgent(t, fm, Config{GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) {
-		return "", errors.New("no API key found for fake")
+	a, rec := newTestAgent(t, fm, Config{GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
+		return llm.Auth{}, errors.New("no API key found for fake")
 	}})
 	require.NoError(t, a.Prompt(context.Background(), llm.UserText("x")))
 	am := rec.last().Messages[1].(*llm.AssistantMessage)

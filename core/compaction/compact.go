@@ -48,7 +48,7 @@ type Result struct {
 var errSiblingFailed = errors.New("the other summary request failed")
 
 // Compact has model write the summary prep calls for, through p with
-// apiKey. customInstructions, when not empty, tells the summary what to
+// auth. customInstructions, when not empty, tells the summary what to
 // focus on (the argument of a manual compact).
 //
 // The conversation goes to the model as one transcript in a user message,
@@ -60,7 +60,7 @@ var errSiblingFailed = errors.New("the other summary request failed")
 //
 // A failed or aborted reply, an empty one, or ctx ending is an error;
 // Compact never touches the session.
-func Compact(ctx context.Context, p llm.Provider, model *llm.Model, apiKey string, prep *Preparation, customInstructions string) (Result, error) {
+func Compact(ctx context.Context, p llm.Provider, model *llm.Model, auth llm.Auth, prep *Preparation, customInstructions string) (Result, error) {
 	if prep == nil {
 		return Result{}, errors.New("compact: no preparation")
 	}
@@ -71,7 +71,7 @@ func Compact(ctx context.Context, p llm.Provider, model *llm.Model, apiKey strin
 		return Result{}, fmt.Errorf("compact: %w", err)
 	}
 	used := &usageSum{}
-	s := summariser{p: p, model: model, apiKey: apiKey, used: used}
+	s := summariser{p: p, model: model, auth: auth, used: used}
 	reserve := prep.Settings.ReserveTokens
 
 	var summary string
@@ -190,7 +190,7 @@ func fileLists(d Details) string {
 type summariser struct {
 	p      llm.Provider
 	model  *llm.Model
-	apiKey string
+	auth   llm.Auth
 	used   *usageSum
 }
 
@@ -218,7 +218,7 @@ func (s summariser) run(ctx context.Context, prompt string, maxTokens int) (stri
 			Content:   llm.Contents{llm.TextContent{Text: prompt}},
 			Timestamp: llm.Now(),
 		}},
-		Options: llm.Options{APIKey: s.apiKey, MaxTokens: max(maxTokens, 0)},
+		Options: llm.Options{APIKey: s.auth.APIKey, Headers: s.auth.Headers, MaxTokens: max(maxTokens, 0)},
 	}
 	msg := llm.Collect(s.p.Stream(ctx, s.model, req))
 	if msg != nil && s.used != nil {

@@ -28,7 +28,7 @@ func prepared(t *testing.T, keepTokens int) (*session.Store, *Preparation) {
 func TestCompact(t *testing.T) {
 	_, p := prepared(t, 400)
 	m := replying("## Goal\nShip it.")
-	res, err := Compact(t.Context(), m, testModel, "sk-test", p, "")
+	res, err := Compact(t.Context(), m, testModel, llm.Auth{APIKey: "sk-test"}, p, "")
 	require.NoError(t, err)
 
 	assert.Equal(t, "## Goal\nShip it.", res.Summary, "no file operations, no file lists")
@@ -56,7 +56,7 @@ func TestCompact(t *testing.T) {
 func TestCompactCustomInstructions(t *testing.T) {
 	_, p := prepared(t, 400)
 	m := replying("summary")
-	_, err := Compact(t.Context(), m, testModel, "", p, "  focus on the database migration  ")
+	_, err := Compact(t.Context(), m, testModel, llm.Auth{}, p, "  focus on the database migration  ")
 	require.NoError(t, err)
 	prompt := promptOf(t, m.requests()[0])
 	assert.True(t, strings.HasSuffix(prompt, strings.TrimSpace(focusPrompt)+"\n\nfocus on the database migration"), prompt[len(prompt)-200:])
@@ -67,7 +67,7 @@ func TestCompactIterative(t *testing.T) {
 	pairs(t, s, 0, 10)
 	first, err := Prepare(s.Path(), keep(400))
 	require.NoError(t, err)
-	res, err := Compact(t.Context(), replying("FIRST SUMMARY"), testModel, "", first, "")
+	res, err := Compact(t.Context(), replying("FIRST SUMMARY"), testModel, llm.Auth{}, first, "")
 	require.NoError(t, err)
 	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false)
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestCompactIterative(t *testing.T) {
 	second, err := Prepare(s.Path(), keep(400))
 	require.NoError(t, err)
 	m := replying("SECOND SUMMARY")
-	res, err = Compact(t.Context(), m, testModel, "", second, "keep the API notes")
+	res, err = Compact(t.Context(), m, testModel, llm.Auth{}, second, "keep the API notes")
 	require.NoError(t, err)
 	assert.Equal(t, "SECOND SUMMARY", res.Summary)
 
@@ -115,7 +115,7 @@ func TestCompactFileLists(t *testing.T) {
 	require.False(t, p.IsSplitTurn)
 
 	m := replying("## Goal\nRefactor.")
-	res, err := Compact(t.Context(), m, testModel, "", p, "")
+	res, err := Compact(t.Context(), m, testModel, llm.Auth{}, p, "")
 	require.NoError(t, err)
 	assert.Equal(t, Details{ReadFiles: []string{"src/a.go"}, ModifiedFiles: []string{"NOTES.md", "src/b.go"}}, res.Details)
 	assert.Equal(t, "## Goal\nRefactor.\n\n<read-files>\nsrc/a.go\n</read-files>\n\n<modified-files>\nNOTES.md\nsrc/b.go\n</modified-files>", res.Summary)
@@ -149,7 +149,7 @@ func TestCompactSplitTurn(t *testing.T) {
 	_, p := prepared(t, 450)
 	require.True(t, p.IsSplitTurn)
 	m := &fakeModel{respond: splitResponder}
-	res, err := Compact(t.Context(), m, testModel, "", p, "")
+	res, err := Compact(t.Context(), m, testModel, llm.Auth{}, p, "")
 	require.NoError(t, err)
 	assert.Equal(t, "HISTORY\n\n---\n\n"+strings.TrimSpace(splitTurnHeading)+"\n\nPREFIX", res.Summary)
 
@@ -184,7 +184,7 @@ func TestCompactSplitTurnKeepsPreviousSummary(t *testing.T) {
 	assert.Equal(t, []string{"U1", "call:c", "result:c"}, labels(p.TurnPrefix))
 
 	m := &fakeModel{respond: splitResponder}
-	res, err := Compact(t.Context(), m, testModel, "", p, "")
+	res, err := Compact(t.Context(), m, testModel, llm.Auth{}, p, "")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(res.Summary, "OLD SUMMARY\n\n---\n\n"), res.Summary)
 	assert.Contains(t, res.Summary, "PREFIX")
@@ -211,7 +211,7 @@ func TestCompactModelErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, p := prepared(t, 400)
-			_, err := Compact(t.Context(), &fakeModel{respond: tt.respond}, testModel, "", p, "")
+			_, err := Compact(t.Context(), &fakeModel{respond: tt.respond}, testModel, llm.Auth{}, p, "")
 			require.ErrorIs(t, err, ErrSummaryFailed)
 			assert.Equal(t, "compact: summarise conversation: "+tt.want, err.Error())
 		})
@@ -223,7 +223,7 @@ func TestCompactNoReply(t *testing.T) {
 	silent := llm.ProviderFunc(func(context.Context, *llm.Model, *llm.Request) iter.Seq[llm.StreamEvent] {
 		return func(func(llm.StreamEvent) bool) {}
 	})
-	_, err := Compact(t.Context(), silent, testModel, "", p, "")
+	_, err := Compact(t.Context(), silent, testModel, llm.Auth{}, p, "")
 	assert.ErrorIs(t, err, ErrSummaryFailed)
 	assert.ErrorContains(t, err, "fake/sum-1 sent no reply")
 }
@@ -235,7 +235,7 @@ func TestCompactCancelled(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		m := replying("never")
-		_, err := Compact(ctx, m, testModel, "", p, "")
+		_, err := Compact(ctx, m, testModel, llm.Auth{}, p, "")
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Empty(t, m.requests())
 	})
@@ -248,7 +248,7 @@ func TestCompactCancelled(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}}
-		_, err := Compact(ctx, m, testModel, "", p, "")
+		_, err := Compact(ctx, m, testModel, llm.Auth{}, p, "")
 		assert.ErrorIs(t, err, stop)
 		assert.NotErrorIs(t, err, ErrSummaryFailed)
 		assert.ErrorContains(t, err, "summarise conversation")
@@ -264,16 +264,16 @@ func TestCompactSplitTurnFailureCancelsTheOther(t *testing.T) {
 		<-ctx.Done() // the history request waits until it is cancelled
 		return "", ctx.Err()
 	}}
-	_, err := Compact(t.Context(), m, testModel, "", p, "")
+	_, err := Compact(t.Context(), m, testModel, llm.Auth{}, p, "")
 	require.ErrorIs(t, err, ErrSummaryFailed)
 	assert.Equal(t, "compact: summarise split turn: summary failed: 500 overloaded", err.Error())
 }
 
 func TestCompactArguments(t *testing.T) {
 	_, p := prepared(t, 400)
-	_, err := Compact(t.Context(), replying("x"), nil, "", p, "")
+	_, err := Compact(t.Context(), replying("x"), nil, llm.Auth{}, p, "")
 	assert.ErrorContains(t, err, "no model")
-	_, err = Compact(t.Context(), replying("x"), testModel, "", nil, "")
+	_, err = Compact(t.Context(), replying("x"), testModel, llm.Auth{}, nil, "")
 	assert.ErrorContains(t, err, "no preparation")
 }
 
@@ -282,7 +282,7 @@ func TestCompactCapsMaxTokensAtTheModel(t *testing.T) {
 	small := *testModel
 	small.MaxTokens = 4096
 	m := replying("x")
-	_, err := Compact(t.Context(), m, &small, "", p, "")
+	_, err := Compact(t.Context(), m, &small, llm.Auth{}, p, "")
 	require.NoError(t, err)
 	assert.Equal(t, 4096, m.requests()[0].Options.MaxTokens)
 }

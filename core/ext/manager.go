@@ -38,6 +38,8 @@ type member struct {
 	store    *session.Store
 	lastID   string
 	sent     map[string]string
+	onceSent bool   // State.Once went out since the last (re)start
+	onceRev  uint64 // the State.OnceRev it went out at
 	restarts int
 }
 
@@ -240,9 +242,10 @@ func (p *memberPeer) Notification(method string, params json.RawMessage) {
 // before each call. Fields are host-state names (see host.mjs).
 type State struct {
 	Fields map[string]any
-	// Once are fields that do not change while gopi runs (the model
-	// catalog): sent to a host once, and again only after it restarts.
-	Once map[string]any
+	// Once are fields that rarely change (the model catalog): sent to a
+	// host once, and again only after it restarts or OnceRev changes.
+	Once    map[string]any
+	OnceRev uint64
 	// Store is the current session; its entries are mirrored.
 	Store *session.Store
 }
@@ -261,6 +264,10 @@ func (m *Manager) sync(mem *member, st *State) {
 	out := map[string]any{}
 	if gen != mem.gen || mem.sent == nil {
 		mem.gen, mem.sent, mem.store = gen, map[string]string{}, nil
+		mem.onceSent = false
+	}
+	if !mem.onceSent || mem.onceRev != st.OnceRev {
+		mem.onceSent, mem.onceRev = true, st.OnceRev
 		for k, v := range st.Once {
 			out[k] = v
 		}

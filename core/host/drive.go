@@ -502,9 +502,9 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if err != nil {
 		return nil, err
 	}
-	key := ""
+	var auth llm.Auth
 	if model.API != llm.APIFaux {
-		if key, err = h.opts.Registry.APIKey(ctx, model); err != nil {
+		if auth, err = h.opts.Registry.RequestAuth(ctx, model); err != nil {
 			return nil, fmt.Errorf("no API key for %s: %w", model.Provider, err)
 		}
 	}
@@ -529,7 +529,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 		res = hooked
 	} else {
 		res, err = h.summarize(ctx, reason, func() (compaction.Result, error) {
-			return compaction.Compact(ctx, provider, model, key, prep, instructions)
+			return compaction.Compact(ctx, provider, model, auth, prep, instructions)
 		})
 	}
 	if errors.Is(context.Cause(ctx), errCompactionAborted) {

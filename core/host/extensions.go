@@ -175,7 +175,8 @@ func (h *Host) extSnapshot() *ext.State {
 		"systemPrompt":    h.agent.SystemPrompt(),
 		"contextUsage":    h.contextUsage(h.agent.Messages()),
 	}
-	return &ext.State{Fields: fields, Once: map[string]any{"models": h.opts.Registry.All()}, Store: store}
+	reg := h.opts.Registry
+	return &ext.State{Fields: fields, Once: map[string]any{"models": reg.All()}, OnceRev: reg.Revision(), Store: store}
 }
 
 // activeToolNames: h.ext.mu is held.
@@ -715,8 +716,13 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 		}
 		// No credentials is not a failure: pi answers ok without a key.
 		out := map[string]any{"ok": true, "headers": m.Headers}
-		if key, err := h.opts.Registry.APIKey(ctx, &m); err == nil && key != "" {
-			out["apiKey"] = key
+		if auth, err := h.opts.Registry.RequestAuth(ctx, &m); err == nil {
+			if auth.APIKey != "" {
+				out["apiKey"] = auth.APIKey
+			}
+			if len(auth.Headers) > 0 {
+				out["headers"] = auth.Headers
+			}
 		}
 		return out, nil
 	case "navigateTree":
@@ -865,10 +871,41 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 		if f := h.opts.Shutdown; f != nil {
 			f()
 		}
-	case "registerProvider", "unregisterProvider":
+	case "registerProvider":
+		h.extRegisterProvider(params)
+	case "unregisterProvider":
 		var a struct{ Name string }
 		_ = json.Unmarshal(params, &a)
-		h.extFailed(method, fmt.Errorf("pi.%s(%q): gopi cannot take providers from extensions yet; declare the provider in models.json (see docs/extensions.md)", method, a.Name))
+		h.opts.Registry.UnregisterProvider(a.Name)
+	}
+}
+
+// providerCode are the parts of pi.registerProvider's config that are
+// JavaScript code: gopi calls its own SDKs, never provider code in an
+// extension, so a provider that needs them is refused.
+var providerCode = []string{"stream", "streamSimple", "refreshModels", "getModels", "filterModels"}
+
+// extRegisterProvider applies pi.registerProvider(name, config) in its
+// declarative form (models.json's provider entry); see
+// [models.Registry.RegisterProvider].
+func (h *Host) extRegisterProvider(params json.RawMessage) {
+	var a struct {
+		Name      string          `json:"name"`
+		Config    json.RawMessage `json:"config"`
+		Functions []string        `json:"functions"`
+	}
+	if err := json.Unmarshal(params, &a); err != nil {
+		h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider: %w", err))
+		return
+	}
+	for _, f := range a.Functions {
+		if slices.Contains(providerCode, f) {
+			h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider(%q): its %s is JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)", a.Name, f))
+			return
+		}
+	}
+	if err := h.opts.Registry.RegisterProvider(a.Name, a.Config); err != nil {
+		h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider: %w", err))
 	}
 }
 

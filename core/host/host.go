@@ -178,11 +178,11 @@ func New(opts Options) (*Host, error) {
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),
 		Providers:        opts.Providers.Lookup,
-		GetAPIKey: func(ctx context.Context, m *llm.Model) (string, error) {
+		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
 			if m.API == llm.APIFaux {
-				return "", nil
+				return llm.Auth{}, nil
 			}
-			return reg.APIKey(ctx, m)
+			return reg.RequestAuth(ctx, m)
 		},
 		ConvertToLLM: session.ConvertToLLM,
 		// pi 0.73.1 lets the current message's tool calls finish before a

@@ -79,8 +79,10 @@ func (h *Host) levelForSwitch(explicit llm.ThinkingLevel) llm.ThinkingLevel {
 	return h.agent.ThinkingLevel()
 }
 
-// GetAvailableModels lists the models that have credentials.
-func (h *Host) GetAvailableModels(_ context.Context) (api.ModelsResult, error) {
+// GetAvailableModels lists the models that have credentials (after the
+// extensions loaded: they may register providers).
+func (h *Host) GetAvailableModels(ctx context.Context) (api.ModelsResult, error) {
+	h.extensionsFirst(ctx)
 	avail := h.opts.Registry.Available()
 	out := make([]*llm.Model, len(avail))
 	for i := range avail {

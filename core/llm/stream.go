@@ -161,6 +161,13 @@ type Request struct {
 	Options  Options
 }
 
+// Auth is what a call needs to reach a provider besides the model: the
+// key and the extra headers (a models.json provider's, for instance).
+type Auth struct {
+	APIKey  string
+	Headers map[string]string
+}
+
 // Options tune one call.
 type Options struct {
 	// APIKey authenticates the call; empty means the provider sends none.

@@ -132,25 +132,21 @@ func (r *Registry) HasAuth(m *llm.Model) bool {
 	if r.envKey(p) != "" {
 		return true
 	}
-	return r.reqConfigs[p].apiKey != ""
-}
-
-// RequestAuth is what a model call needs besides the model: the key and
-// the extra headers to send.
-type RequestAuth struct {
-	APIKey  string
-	Headers map[string]string
+	key := r.cur.Load().reqConfigs[p].apiKey
+	return key != "" && (strings.HasPrefix(key, "!") || r.resolveValue(key) != "")
 }
 
 // RequestAuth resolves m's key and headers. The key comes, first found,
-// from the --api-key override, auth.json, the provider's environment
-// variable, then models.json's apiKey. Headers merge the model's own, the
+// from the --api-key override, auth.json, the apiKey of models.json (or of
+// a registered provider), then the provider's environment variable: pi
+// 1.5's order (before 1.5, the environment came before models.json). Headers merge the model's own, the
 // provider's and the model's models.json headers (values resolved like
 // keys), plus "Authorization: Bearer <key>" when the provider sets
 // authHeader. Faux models need no key. A missing key is a [*NoAPIKeyError].
-func (r *Registry) RequestAuth(ctx context.Context, m *llm.Model) (RequestAuth, error) {
-	var out RequestAuth
-	rc := r.reqConfigs[m.Provider]
+func (r *Registry) RequestAuth(ctx context.Context, m *llm.Model) (llm.Auth, error) {
+	var out llm.Auth
+	v := r.cur.Load()
+	rc := v.reqConfigs[m.Provider]
 
 	key := r.storedKey(ctx, m.Provider)
 	if key == "" && rc.apiKey != "" {
@@ -159,6 +155,9 @@ func (r *Registry) RequestAuth(ctx context.Context, m *llm.Model) (RequestAuth, 
 		if err != nil {
 			return out, err
 		}
+	}
+	if key == "" {
+		key = r.envKey(m.Provider)
 	}
 
 	headers := maps.Clone(m.Headers)
@@ -178,7 +177,7 @@ func (r *Registry) RequestAuth(ctx context.Context, m *llm.Model) (RequestAuth, 
 	if err := add(rc.headers, fmt.Sprintf("provider %q", m.Provider)); err != nil {
 		return out, err
 	}
-	if err := add(r.modelHeaders[modelKey{m.Provider, m.ID}], fmt.Sprintf("model %q", m.Provider+"/"+m.ID)); err != nil {
+	if err := add(v.modelHeaders[modelKey{m.Provider, m.ID}], fmt.Sprintf("model %q", m.Provider+"/"+m.ID)); err != nil {
 		return out, err
 	}
 	if rc.authHeader {
@@ -213,18 +212,16 @@ func (r *Registry) Headers(ctx context.Context, m *llm.Model) (map[string]string
 	return a.Headers, err
 }
 
-// storedKey looks in the override, auth.json and the environment, in pi's
-// order; "" when none has a key.
+// storedKey looks in the override and auth.json, in pi's order; "" when
+// neither has a key.
 func (r *Registry) storedKey(ctx context.Context, provider string) string {
 	if k := r.runtimeKey(provider); k != "" {
 		return k
 	}
 	if c, ok := r.auth[provider]; ok && c.Type == CredentialAPIKey {
-		if k := r.resolveCached(ctx, c.Key); k != "" {
-			return k
-		}
+		return r.resolveCached(ctx, c.Key)
 	}
-	return r.envKey(provider)
+	return ""
 }
 
 // resolveCached resolves a config value, remembering command output for the
@@ -259,14 +256,78 @@ func (r *Registry) resolveStrict(ctx context.Context, v, what string) (string, e
 	return out, nil
 }
 
-// resolveValue is the non-command part of pi's config values: the value of
-// the environment variable so named if it is set, else the literal.
+// resolveValue is the non-command part of a config value, as pi 1.5
+// reads it: "$NAME" and "${NAME}" are replaced by that environment
+// variable, "$$" is a "$" and "$!" a "!", anything else is literal; a
+// referenced variable that is unset or empty makes the whole value "".
+// A value without "$" that names a set variable whole reads it, as pi did
+// before 1.5 (a literal key never looks like OPENAI_API_KEY).
 func (r *Registry) resolveValue(v string) string {
-	if env := r.getenv(v); env != "" {
-		return env
+	if !strings.Contains(v, "$") {
+		if env := r.getenv(v); env != "" {
+			return env
+		}
+		return v
 	}
-	return v
+	var b strings.Builder
+	for i := 0; i < len(v); {
+		j := strings.IndexByte(v[i:], '$')
+		if j < 0 {
+			b.WriteString(v[i:])
+			break
+		}
+		b.WriteString(v[i : i+j])
+		i += j + 1 // past the "$"
+		switch {
+		case i < len(v) && (v[i] == '$' || v[i] == '!'):
+			b.WriteByte(v[i])
+			i++
+		case i < len(v) && v[i] == '{':
+			end := strings.IndexByte(v[i:], '}')
+			if end < 0 {
+				b.WriteByte('$')
+				continue
+			}
+			name := v[i+1 : i+end]
+			if !isEnvName(name) {
+				b.WriteString("$" + v[i:i+end+1])
+			} else if env := r.getenv(name); env != "" {
+				b.WriteString(env)
+			} else {
+				return ""
+			}
+			i += end + 1
+		default:
+			n := envNameLen(v[i:])
+			if n == 0 {
+				b.WriteByte('$')
+				continue
+			}
+			env := r.getenv(v[i : i+n])
+			if env == "" {
+				return ""
+			}
+			b.WriteString(env)
+			i += n
+		}
+	}
+	return b.String()
 }
+
+// envNameLen is the length of the environment variable name s starts
+// with ([A-Za-z_][A-Za-z0-9_]*), 0 when it starts with none.
+func envNameLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return i
+	}
+	return len(s)
+}
+
+func isEnvName(s string) bool { return s != "" && envNameLen(s) == len(s) }
 
 // runCommand runs cmd with sh -c under the registry's timeout and returns
 // its trimmed stdout; a failure, a timeout or empty output is an error.

@@ -61,10 +61,18 @@ func TestAPIKeySources(t *testing.T) {
 		{name: "models.json unset env var name is a literal", files: map[string]string{"models.json": customKeyJSON("CUSTOM_KEY")}, provider: "custom", id: "m", want: "CUSTOM_KEY"},
 		{name: "models.json command", files: map[string]string{"models.json": customKeyJSON("!echo from-shell")}, provider: "custom", id: "m", want: "from-shell"},
 		{
-			name:  "env beats models.json",
+			name:  "models.json beats env (pi 1.5's order)",
 			files: map[string]string{"models.json": `{"providers": {"openai": {"apiKey": "json-key", "models": [{"id": "x"}]}}}`},
+			env:   []string{"OPENAI_API_KEY", "from-env"}, provider: "openai", id: "x", want: "json-key",
+		},
+		{
+			name:  "env when models.json's variable is unset",
+			files: map[string]string{"models.json": `{"providers": {"openai": {"apiKey": "$UNSET_KEY", "models": [{"id": "x"}]}}}`},
 			env:   []string{"OPENAI_API_KEY", "from-env"}, provider: "openai", id: "x", want: "from-env",
 		},
+		{name: "models.json $NAME", files: map[string]string{"models.json": customKeyJSON("$CUSTOM_KEY")}, env: []string{"CUSTOM_KEY", "env-value"}, provider: "custom", id: "m", want: "env-value"},
+		{name: "models.json ${NAME} inside text", files: map[string]string{"models.json": customKeyJSON("pre-${CUSTOM_KEY}-post")}, env: []string{"CUSTOM_KEY", "v"}, provider: "custom", id: "m", want: "pre-v-post"},
+		{name: "models.json escapes", files: map[string]string{"models.json": customKeyJSON("a$$b$!c$-${not-a-name}")}, provider: "custom", id: "m", want: "a$b!c$-${not-a-name}"},
 		{
 			name:  "oauth entry falls back to env",
 			files: map[string]string{"auth.json": `{"anthropic": {"type": "oauth", "access": "a", "refresh": "r", "expires": 1}}`},
@@ -84,6 +92,15 @@ func TestAPIKeySources(t *testing.T) {
 			assert.Equal(t, tt.want, key)
 		})
 	}
+}
+
+// A models.json key naming an unset variable is no credential.
+func TestAPIKeyWithUnsetVariableIsNotConfigured(t *testing.T) {
+	r := load(t, map[string]string{"models.json": customKeyJSON("$CUSTOM_KEY")}, env())
+	m := find(t, r, "custom", "m")
+	assert.False(t, r.HasAuth(&m))
+	_, err := r.APIKey(context.Background(), &m)
+	assert.ErrorIs(t, err, ErrNoAPIKey)
 }
 
 func TestAPIKeyOverrideOption(t *testing.T) {
@@ -198,5 +215,5 @@ func TestBuiltinFauxNeedsNoKey(t *testing.T) {
 	m := find(t, r, "faux", "faux-1")
 	auth, err := r.RequestAuth(context.Background(), &m)
 	require.NoError(t, err)
-	assert.Equal(t, RequestAuth{}, auth)
+	assert.Equal(t, llm.Auth{}, auth)
 }

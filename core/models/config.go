@@ -323,32 +323,81 @@ func firstOf(a, b *string, def string) string {
 	return def
 }
 
-// applyConfig applies cfg to the built-in models and merges the custom
-// ones in (a custom model replaces a built-in one with the same provider
-// and id), recording the per-request keys and headers. cfg may be nil.
-func (r *Registry) applyConfig(builtins []llm.Model, cfg *modelsConfig) []llm.Model {
+// view is one consistent state of the registry's models and what their
+// requests add; lookups read it without locks, changes build a new one.
+type view struct {
+	models       []llm.Model
+	reqConfigs   map[string]requestConfig
+	modelHeaders map[modelKey]map[string]string
+}
+
+// buildView layers the providers extensions registered over the built-in
+// models, then models.json over both (pi: an extension's provider is the
+// base that models.json overrides). file may be nil.
+func buildView(builtins []llm.Model, dynamic []dynamicProvider, file *modelsConfig) *view {
+	v := &view{reqConfigs: map[string]requestConfig{}, modelHeaders: map[modelKey]map[string]string{}}
+	models := builtins
+	for _, d := range dynamic {
+		models = v.applyProvider(models, d.name, d.config)
+	}
+	v.models = v.applyFile(models, file)
+	return v
+}
+
+// applyProvider applies one registered provider: with models, they
+// replace every model the provider had; without, its baseUrl, headers and
+// compat apply to the models it has.
+func (v *view) applyProvider(models []llm.Model, name string, pc providerConfig) []llm.Model {
+	v.addRequestConfig(name, pc)
+	if len(pc.Models) == 0 {
+		out := slices.Clone(models)
+		for i := range out {
+			if out[i].Provider == name {
+				if pc.BaseURL != nil {
+					out[i].BaseURL = *pc.BaseURL
+				}
+				out[i].Compat = mergeCompat(out[i].Compat, pc.Compat)
+			}
+		}
+		return out
+	}
+	one := &modelsConfig{order: []string{name}, providers: map[string]providerConfig{name: pc}}
+	custom := one.customModels(models)
+	out := slices.DeleteFunc(slices.Clone(models), func(m llm.Model) bool { return m.Provider == name })
+	return append(out, custom...)
+}
+
+// addRequestConfig records the key and headers pc adds to its provider's
+// requests (and its models').
+func (v *view) addRequestConfig(name string, pc providerConfig) {
+	if pc.APIKey != nil || pc.Headers != nil || (pc.AuthHeader != nil && *pc.AuthHeader) {
+		rc := requestConfig{headers: pc.Headers, authHeader: pc.AuthHeader != nil && *pc.AuthHeader}
+		if pc.APIKey != nil {
+			rc.apiKey = *pc.APIKey
+		}
+		v.reqConfigs[name] = rc
+	}
+	for id, mo := range pc.ModelOverrides {
+		v.setModelHeaders(name, id, mo.Headers)
+	}
+	for _, md := range pc.Models {
+		v.setModelHeaders(name, *md.ID, md.Headers)
+	}
+}
+
+// applyFile applies models.json to the models and merges its custom ones
+// in (a custom model replaces one with the same provider and id),
+// recording the per-request keys and headers. cfg may be nil.
+func (v *view) applyFile(models []llm.Model, cfg *modelsConfig) []llm.Model {
 	if cfg == nil {
-		return builtins
+		return models
 	}
 	for _, name := range cfg.order {
-		pc := cfg.providers[name]
-		if pc.APIKey != nil || pc.Headers != nil || (pc.AuthHeader != nil && *pc.AuthHeader) {
-			rc := requestConfig{headers: pc.Headers, authHeader: pc.AuthHeader != nil && *pc.AuthHeader}
-			if pc.APIKey != nil {
-				rc.apiKey = *pc.APIKey
-			}
-			r.reqConfigs[name] = rc
-		}
-		for id, mo := range pc.ModelOverrides {
-			r.setModelHeaders(name, id, mo.Headers)
-		}
-		for _, md := range pc.Models {
-			r.setModelHeaders(name, *md.ID, md.Headers)
-		}
+		v.addRequestConfig(name, cfg.providers[name])
 	}
 
-	out := make([]llm.Model, 0, len(builtins)+len(cfg.custom))
-	for _, m := range builtins {
+	out := make([]llm.Model, 0, len(models)+len(cfg.custom))
+	for _, m := range models {
 		if pc, ok := cfg.providers[m.Provider]; ok {
 			if pc.BaseURL != nil {
 				m.BaseURL = *pc.BaseURL
@@ -376,13 +425,13 @@ func (r *Registry) applyConfig(builtins []llm.Model, cfg *modelsConfig) []llm.Mo
 	return out
 }
 
-func (r *Registry) setModelHeaders(provider, id string, h map[string]string) {
+func (v *view) setModelHeaders(provider, id string, h map[string]string) {
 	k := modelKey{provider, id}
 	if len(h) == 0 {
-		delete(r.modelHeaders, k)
+		delete(v.modelHeaders, k)
 		return
 	}
-	r.modelHeaders[k] = h
+	v.modelHeaders[k] = h
 }
 
 // applyOverride merges a modelOverrides entry into m: scalar fields

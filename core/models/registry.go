@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
@@ -68,18 +69,24 @@ type Options struct {
 }
 
 // Registry holds every known model and resolves their credentials. Its
-// model list is fixed at [Load]; it is safe for concurrent use.
+// model list is fixed at [Load] except for the providers extensions
+// register ([Registry.RegisterProvider]); it is safe for concurrent use.
 type Registry struct {
 	getenv     func(string) string
 	agentDir   string
 	cmdTimeout time.Duration
 	loadErr    error
 
-	models       []llm.Model
+	builtins     []llm.Model   // the catalog and Options.Builtin
+	file         *modelsConfig // models.json; nil when absent or broken
 	builtinProvs map[string]bool
-	reqConfigs   map[string]requestConfig
-	modelHeaders map[modelKey]map[string]string
 	auth         map[string]credential
+
+	// cur is what the lookups read: rebuilt whole, never changed in place.
+	cur     atomic.Pointer[view]
+	dynMu   sync.Mutex // serialises changes to dynamic and the rebuild
+	dynamic []dynamicProvider
+	rev     atomic.Uint64 // bumped by every change to dynamic
 
 	mu          sync.Mutex // guards runtimeKeys and cmdCache
 	runtimeKeys map[string]string
@@ -107,8 +114,6 @@ func Load(opts Options) (*Registry, error) {
 		agentDir:     dir,
 		cmdTimeout:   opts.CommandTimeout,
 		builtinProvs: map[string]bool{},
-		reqConfigs:   map[string]requestConfig{},
-		modelHeaders: map[modelKey]map[string]string{},
 		runtimeKeys:  map[string]string{},
 		cmdCache:     map[string]string{},
 	}
@@ -128,7 +133,8 @@ func Load(opts Options) (*Registry, error) {
 	}
 
 	cfg, cfgErr := readModelsFile(r.ModelsPath(), builtins, r.builtinProvs)
-	r.models = r.applyConfig(builtins, cfg)
+	r.builtins, r.file = builtins, cfg
+	r.cur.Store(buildView(builtins, nil, cfg))
 
 	var authErr error
 	r.auth, authErr = readAuthFile(r.AuthPath())
@@ -152,7 +158,7 @@ func (r *Registry) AuthPath() string { return filepath.Join(r.agentDir, "auth.js
 // All returns every model: built-in (with models.json overrides applied),
 // then custom ones, in a fresh slice.
 func (r *Registry) All() []llm.Model {
-	return append([]llm.Model(nil), r.models...)
+	return slices.Clone(r.cur.Load().models)
 }
 
 // Available returns the models that have credentials configured, in the
@@ -172,9 +178,10 @@ func (r *Registry) Available() []llm.Model {
 // withAuth is every model with credentials, faux ones included.
 func (r *Registry) withAuth() []llm.Model {
 	var out []llm.Model
-	for i := range r.models {
-		if r.HasAuth(&r.models[i]) {
-			out = append(out, r.models[i])
+	models := r.cur.Load().models
+	for i := range models {
+		if r.HasAuth(&models[i]) {
+			out = append(out, models[i])
 		}
 	}
 	return out
@@ -182,7 +189,7 @@ func (r *Registry) withAuth() []llm.Model {
 
 // Find looks a model up by provider and exact id.
 func (r *Registry) Find(provider, id string) (llm.Model, bool) {
-	for _, m := range r.models {
+	for _, m := range r.cur.Load().models {
 		if m.Provider == provider && m.ID == id {
 			return m, true
 		}
@@ -204,7 +211,7 @@ func (r *Registry) FindAvailable(provider, id string) (llm.Model, error) {
 func (r *Registry) Providers() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range r.models {
+	for _, m := range r.cur.Load().models {
 		if !seen[m.Provider] {
 			seen[m.Provider] = true
 			out = append(out, m.Provider)

@@ -120,9 +120,9 @@ func TestCatalogIsSane(t *testing.T) {
 func TestRegistriesDoNotShareModels(t *testing.T) {
 	a := load(t, nil, env())
 	b := load(t, nil, env())
-	m := a.models[0]
+	m := a.cur.Load().models[0]
 	m.Input[0] = "mutated"
-	assert.Equal(t, "text", b.models[0].Input[0])
+	assert.Equal(t, "text", b.cur.Load().models[0].Input[0])
 }
 
 const ollamaJSON = `{

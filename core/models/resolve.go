@@ -43,7 +43,7 @@ func (r *Registry) ResolveCLI(provider, pattern string) (Resolution, error) {
 	if pattern == "" {
 		return Resolution{}, &resolveError{"No model pattern given.", ErrModelNotFound}
 	}
-	all := r.models
+	all := r.cur.Load().models
 	if len(all) == 0 {
 		return Resolution{}, &resolveError{"No models available. Check your installation or add models to models.json.", ErrNoModels}
 	}
