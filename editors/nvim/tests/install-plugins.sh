@@ -5,7 +5,8 @@
 #   GOPI_NVIM_CMP    a checkout of nvim-cmp (hrsh7th/nvim-cmp; tested with
 #                    commit a1d5048 of 2026-03-25)
 #   GOPI_BLINK_CMP   a checkout of blink.cmp (saghen/blink.cmp; tested with
-#                    v1.10.2, the newest that runs on Neovim 0.10)
+#                    v1.10.2, the newest that runs on Neovim 0.10, and with
+#                    v1.8.0-2-g73ea297b)
 #
 # A variable already set is used; otherwise ~/.cache/gopi/nvim-plugins/NAME
 # (nvim-cmp, blink.cmp) is. The repository does not carry the plugins and
