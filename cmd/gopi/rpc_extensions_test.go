@@ -1252,3 +1252,47 @@ func TestExtensionProviderWithCodeIsRefused(t *testing.T) {
 	require.NotNil(t, refused, p.transcript())
 	assert.Contains(t, refused.str("error"), "streamSimple is JavaScript")
 }
+
+// ctx.reload(): session_shutdown to the old load, the changed file loaded
+// afresh (its new command listed, the old one gone), session_start with
+// reason "reload".
+func TestExtensionReload(t *testing.T) {
+	e := extTestEnv(t)
+	version := func(v string) string {
+		return `export default function (pi) {
+	pi.on("session_start", (event, ctx) => ctx.ui.notify("start " + event.reason + " ` + v + `", "info"));
+	pi.on("session_shutdown", (event, ctx) => ctx.ui.notify("shutdown " + event.reason + " ` + v + `", "info"));
+	pi.registerCommand("reload-me", { description: "reload", handler: async (_args, ctx) => {
+		await ctx.reload();
+		return;
+	} });
+	pi.registerCommand("only-in-` + v + `", { description: "marker", handler: async () => {} });
+}
+`
+	}
+	commands := func(p *proc, id string) map[string]bool {
+		names := map[string]bool{}
+		for _, c := range p.ok(id, map[string]any{"type": "get_commands"}).(map[string]any)["commands"].([]any) {
+			names[c.(map[string]any)["name"].(string)] = true
+		}
+		return names
+	}
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		path := w.writeExt("reloadable.ts", version("v1"))
+		p := start("-e", path)
+		assert.True(t, commands(p, "1")["only-in-v1"])
+		require.NoError(t, os.WriteFile(path, []byte(version("v2")), 0o644))
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "/reload-me"})
+		rs := p.until(responseTo("2"))
+		var notes []string
+		for _, r := range append(p.records()[:0:0], rs...) {
+			if r.is("extension_ui_request") && r.str("method") == "notify" {
+				notes = append(notes, r.str("message"))
+			}
+		}
+		assert.Equal(t, []string{"shutdown reload v1", "start reload v2"}, notes, p.transcript())
+		names := commands(p, "3")
+		assert.True(t, names["only-in-v2"], "the reloaded file's command is listed")
+		assert.False(t, names["only-in-v1"], "the old one is gone")
+	})
+}

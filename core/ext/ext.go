@@ -33,6 +33,13 @@ type Extension interface {
 	Close() error
 }
 
+// Reloader is an [Extension] that can load its extensions afresh (pi's
+// ctx.reload()): what it registered is replaced by what the new load
+// registers. Calls already under way finish on the old load.
+type Reloader interface {
+	Reload(ctx context.Context) (Registrations, error)
+}
+
 // Peer is gopi as an extension sees it. Requests (a dialog, a session
 // switch) may take long. Notifications arrive in order; sendMessage and
 // sendUserMessage may call the extension again, the others must not (they

@@ -118,6 +118,35 @@ func (m *Manager) merge() {
 	m.mu.Unlock()
 }
 
+// Reload loads every extension afresh that can be ([Reloader]) and
+// replaces what they registered; load errors are reported as at start.
+// The first that fails to reload ends it (those before it have
+// reloaded, it and those after keep their old load).
+func (m *Manager) Reload(ctx context.Context) error {
+	m.mu.Lock()
+	peer := m.peer
+	m.mu.Unlock()
+	defer m.merge()
+	for _, mem := range m.exts {
+		r, ok := mem.ext.(Reloader)
+		if !ok {
+			continue
+		}
+		if _, running := mem.registrations(); !running {
+			continue
+		}
+		regs, err := r.Reload(ctx)
+		if err != nil {
+			return fmt.Errorf("reloading extensions: %w", err)
+		}
+		mem.set(regs)
+		for _, le := range regs.Errors {
+			peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
+		}
+	}
+	return nil
+}
+
 // Wait blocks until Start has finished.
 func (m *Manager) Wait(ctx context.Context) error {
 	if m.Empty() {

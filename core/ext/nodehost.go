@@ -92,6 +92,47 @@ type hostProc struct {
 	// stderrTail keeps the host's last output, for the crash report.
 	stderrTail *tailWriter
 	crashed    bool // set before exited closes
+
+	callMu sync.Mutex // guards calls and retired
+	calls  int        // calls to it under way
+	// retired is closed when a reload replaced it and its last call has
+	// ended: it may then be stopped.
+	retired chan struct{}
+}
+
+// begin counts a call to p; end ends it, closing retired once a retired
+// process has no call left.
+func (p *hostProc) begin() {
+	p.callMu.Lock()
+	p.calls++
+	p.callMu.Unlock()
+}
+
+func (p *hostProc) end() {
+	p.callMu.Lock()
+	defer p.callMu.Unlock()
+	p.calls--
+	p.releaseLocked()
+}
+
+// retire marks p as replaced; the returned channel closes once no call to
+// it is under way.
+func (p *hostProc) retire() <-chan struct{} {
+	p.callMu.Lock()
+	defer p.callMu.Unlock()
+	p.retired = make(chan struct{})
+	p.releaseLocked()
+	return p.retired
+}
+
+func (p *hostProc) releaseLocked() {
+	if p.retired != nil && p.calls == 0 {
+		select {
+		case <-p.retired:
+		default:
+			close(p.retired)
+		}
+	}
 }
 
 // Start implements [Extension].
@@ -110,6 +151,37 @@ func (n *NodeHost) Start(ctx context.Context, peer Peer) (Registrations, error) 
 	p, err := n.spawn(ctx)
 	if err != nil {
 		return Registrations{}, err
+	}
+	return p.regs, nil
+}
+
+// Reload implements [Reloader]: a new host process loads the extensions
+// afresh and takes over every later call; the old one finishes the calls
+// it has under way (the command that asked for the reload goes on in its
+// old frame, as in pi) and is then stopped. If the new one fails to load,
+// the old one stays.
+func (n *NodeHost) Reload(ctx context.Context) (Registrations, error) {
+	n.mu.Lock()
+	old := n.proc
+	n.mu.Unlock()
+	p, err := n.spawn(ctx)
+	if err != nil {
+		n.mu.Lock()
+		if n.proc == nil && !n.closed {
+			n.proc = old
+		}
+		n.mu.Unlock()
+		return Registrations{}, err
+	}
+	if old != nil {
+		done := old.retire()
+		go func() {
+			select {
+			case <-done:
+			case <-old.exited:
+			}
+			n.kill(old)
+		}()
 	}
 	return p.regs, nil
 }
@@ -447,6 +519,8 @@ func (n *NodeHost) Call(ctx context.Context, method string, params, result any) 
 }
 
 func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, params, result any) error {
+	p.begin()
+	defer p.end()
 	b, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("extension call %s: %w", method, err)

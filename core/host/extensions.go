@@ -40,6 +40,10 @@ type extState struct {
 	// seen are the extension tools made active once already: one that
 	// setActiveTools turned off stays off when others register.
 	seen map[string]bool
+	// baseSkills and baseTemplates count the skill and template paths
+	// gopi had before extensions offered theirs (resources_discover); a
+	// reload asks them again from there.
+	baseSkills, baseTemplates int
 }
 
 func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
@@ -52,6 +56,7 @@ func (h *Host) startExtensions() {
 		return
 	}
 	h.ext.dialogs = map[string]context.CancelFunc{}
+	h.ext.baseSkills, h.ext.baseTemplates = len(h.opts.SkillPaths), len(h.opts.TemplatePaths)
 	h.extWG.Go(func() {
 		defer close(h.extReady)
 		defer h.survive("starting the extensions", nil)
@@ -728,7 +733,7 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 	case "navigateTree":
 		return nil, errors.New("ctx.navigateTree() is not supported by gopi yet (see docs/extensions.md)")
 	case "reload":
-		return nil, errors.New("ctx.reload() is not supported by gopi yet; restart gopi to reload extensions (see docs/extensions.md)")
+		return nil, h.extReload(ctx)
 	}
 	return nil, fmt.Errorf("gopi has no extension method %q", method)
 }
@@ -878,6 +883,39 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 		_ = json.Unmarshal(params, &a)
 		h.opts.Registry.UnregisterProvider(a.Name)
 	}
+}
+
+// extReload is pi's ctx.reload(): session_shutdown (reason "reload") to
+// the extensions as they are, a fresh load of every extension, prompt
+// templates and skills read again (with what resources_discover offers
+// now), then session_start with reason "reload". Refused while a run is
+// under way, as pi refuses it.
+func (h *Host) extReload(ctx context.Context) error {
+	if h.agent.IsStreaming() {
+		return errors.New("ctx.reload(): cannot reload while the agent is running; wait for it (ctx.waitForIdle())")
+	}
+	m := h.exts()
+	if m.Handles("session_shutdown") {
+		if _, err := m.Emit(ctx, map[string]any{"type": "session_shutdown", "reason": "reload"}, h.extSnapshot()); err != nil {
+			h.extFailed("session_shutdown", err)
+		}
+	}
+	if err := m.Reload(ext.Untimed(ctx)); err != nil {
+		return fmt.Errorf("ctx.reload(): %w", err)
+	}
+	h.mu.Lock()
+	h.opts.SkillPaths = h.opts.SkillPaths[:h.ext.baseSkills]
+	h.opts.TemplatePaths = h.opts.TemplatePaths[:h.ext.baseTemplates]
+	h.mu.Unlock()
+	h.loadResources()
+	h.discoverResources("reload")
+	h.applyExtensionTools()
+	if m.Handles("session_start") {
+		if _, err := m.Emit(ctx, map[string]any{"type": "session_start", "reason": "reload"}, h.extSnapshot()); err != nil {
+			h.extFailed("session_start", err)
+		}
+	}
+	return nil
 }
 
 // providerCode are the parts of pi.registerProvider's config that are
