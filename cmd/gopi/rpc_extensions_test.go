@@ -1296,3 +1296,25 @@ func TestExtensionReload(t *testing.T) {
 		assert.False(t, names["only-in-v1"], "the old one is gone")
 	})
 }
+
+// before_provider_request replaces the provider's payload (here the
+// Anthropic body gains metadata); before_provider_headers adds a header.
+func TestExtensionProviderRequestHooks(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("payload.ts", `export default function (pi) {
+	pi.on("before_provider_request", (event) => ({ ...event.payload, metadata: { user_id: "from-extension" } }));
+	pi.on("before_provider_headers", (event) => { event.headers["x-trace"] = "t-1"; });
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
+		p.all(responseTo("1"), settled)
+		req := w.srv.LastRequest(t)
+		body := req.JSON()
+		require.NotNil(t, body["metadata"], "the payload was replaced: %s", req.Body)
+		assert.Equal(t, "from-extension", body["metadata"].(map[string]any)["user_id"])
+		assert.Equal(t, "scripted-1", body["model"], "the rest of the payload is kept")
+		assert.Equal(t, "t-1", req.Header.Get("x-trace"))
+	})
+}

@@ -608,6 +608,50 @@ func (m *Manager) MessageEnd(ctx context.Context, message json.RawMessage, st *S
 	return out, err
 }
 
+// BeforeProviderRequest runs before_provider_request: each handler sees
+// the payload as the ones before it left it. nil means no handler
+// replaced it.
+func (m *Manager) BeforeProviderRequest(ctx context.Context, payload json.RawMessage, st *State) (json.RawMessage, error) {
+	var out json.RawMessage
+	cur := payload
+	err := m.each("before_provider_request", st, func(mem *member) (bool, error) {
+		var r json.RawMessage
+		if err := mem.ext.Call(ctx, "beforeProviderRequest", map[string]any{"payload": cur}, &r); err != nil {
+			return true, err
+		}
+		if len(r) > 0 && string(r) != "null" && string(r) != string(cur) {
+			cur, out = r, r
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// BeforeProviderHeaders runs before_provider_headers over the request's
+// headers; the result maps a name to its new value, or to nil to remove
+// it (handlers set a header to null for that). nil means no change.
+func (m *Manager) BeforeProviderHeaders(ctx context.Context, headers map[string]string, st *State) (map[string]*string, error) {
+	cur := map[string]*string{}
+	for k, v := range headers {
+		cur[k] = &v
+	}
+	changed := false
+	err := m.each("before_provider_headers", st, func(mem *member) (bool, error) {
+		var r map[string]*string
+		if err := mem.ext.Call(ctx, "beforeProviderHeaders", map[string]any{"headers": cur}, &r); err != nil {
+			return true, err
+		}
+		if r != nil {
+			cur, changed = r, true
+		}
+		return false, nil
+	})
+	if !changed {
+		return nil, err
+	}
+	return cur, err
+}
+
 // owner is the extension that registered a tool or command.
 func (m *Manager) owner(has func(Registrations) bool) *member {
 	if m.Empty() || !m.Ready() {

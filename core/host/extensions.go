@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -57,6 +58,11 @@ func (h *Host) startExtensions() {
 	}
 	h.ext.dialogs = map[string]context.CancelFunc{}
 	h.ext.baseSkills, h.ext.baseTemplates = len(h.opts.SkillPaths), len(h.opts.TemplatePaths)
+	// The model calls go through a client that shows extensions the
+	// provider's payload and headers (before_provider_request/_headers).
+	o := h.agent.Options()
+	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook)
+	h.agent.SetOptions(o)
 	h.extWG.Go(func() {
 		defer close(h.extReady)
 		defer h.survive("starting the extensions", nil)
@@ -916,6 +922,53 @@ func (h *Host) extReload(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// providerRequestHook runs before_provider_request over the payload the
+// provider's SDK built (its JSON body: a handler's return replaces it)
+// and before_provider_headers over the request's headers (names in lower
+// case; a handler sets one to null, or deletes it, to remove it). A hook
+// that fails leaves the request as it was and says so.
+func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http.Header) ([]byte, error) {
+	m := h.exts()
+	if !m.Ready() {
+		return nil, nil
+	}
+	var out []byte
+	if m.Handles("before_provider_request") {
+		res, err := m.BeforeProviderRequest(ctx, body, h.extSnapshot())
+		switch {
+		case err != nil:
+			h.extFailed("before_provider_request", err)
+		case res != nil:
+			out = res
+		}
+	}
+	if m.Handles("before_provider_headers") {
+		flat := map[string]string{}
+		for k, vs := range header {
+			flat[strings.ToLower(k)] = strings.Join(vs, ", ")
+		}
+		res, err := m.BeforeProviderHeaders(ctx, flat, h.extSnapshot())
+		switch {
+		case err != nil:
+			h.extFailed("before_provider_headers", err)
+		case res != nil:
+			for k := range flat {
+				if _, ok := res[k]; !ok {
+					header.Del(k)
+				}
+			}
+			for k, v := range res {
+				if v == nil {
+					header.Del(k)
+				} else {
+					header.Set(k, *v)
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // providerCode are the parts of pi.registerProvider's config that are

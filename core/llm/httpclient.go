@@ -1,7 +1,12 @@
 package llm
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -27,4 +32,63 @@ func NewHTTPClient(headerTimeout time.Duration) *http.Client {
 	t = t.Clone()
 	t.ResponseHeaderTimeout = headerTimeout
 	return &http.Client{Transport: t}
+}
+
+// RequestHook sees a provider request just before it is sent: its JSON
+// body (the provider's own payload) and its headers, which it may change
+// in place. A body it returns (non-nil) replaces the request's. An error
+// fails the request.
+type RequestHook func(ctx context.Context, body []byte, header http.Header) ([]byte, error)
+
+// WithRequestHook is base (nil: [DefaultHTTPClient]) with hook applied to
+// every request that carries a JSON body: the model calls of every
+// provider, whose SDKs all send through the client they are given.
+func WithRequestHook(base *http.Client, hook RequestHook) *http.Client {
+	if base == nil {
+		base = DefaultHTTPClient
+	}
+	c := *base
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = hookTransport{next: next, hook: hook}
+	return &c
+}
+
+type hookTransport struct {
+	next http.RoundTripper
+	hook RequestHook
+}
+
+func (t hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Body == http.NoBody || !strings.Contains(req.Header.Get("Content-Type"), "json") {
+		return t.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading the request body: %w", err)
+	}
+	// A RoundTripper must not change the request it was given.
+	out := req.Clone(req.Context())
+	newBody, err := t.hook(req.Context(), body, out.Header)
+	if err != nil {
+		return nil, err
+	}
+	if newBody != nil {
+		body = newBody
+	}
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	out.ContentLength = int64(len(body))
+	out.Header.Del("Content-Length")
+	return t.next.RoundTrip(out)
+}
+
+// CloseIdleConnections passes http.Client.CloseIdleConnections on.
+func (t hookTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }

@@ -517,6 +517,10 @@ handlers.set("context", async (p) => {
 
 handlers.set("beforeProviderRequest", (p) => runner.emitBeforeProviderRequest(p.payload));
 
+// Handlers change event.headers in place (null removes one); the whole
+// object goes back.
+handlers.set("beforeProviderHeaders", (p) => runner.emitBeforeProviderHeaders(p.headers ?? {}));
+
 handlers.set("messageEnd", async (p) => (await runner.emitMessageEnd({ type: "message_end", message: p.message })) ?? null);
 
 handlers.set("resourcesDiscover", (p) => runner.emitResourcesDiscover(p.cwd ?? state.cwd, p.reason ?? "startup"));
