@@ -1318,3 +1318,140 @@ func TestExtensionProviderRequestHooks(t *testing.T) {
 		assert.Equal(t, "t-1", req.Header.Get("x-trace"))
 	})
 }
+
+// ctx.navigateTree moves the leaf inside the session: session_before_tree
+// may cancel it or write the branch summary, session_tree follows, a user
+// message as target comes back as editor text.
+func TestExtensionNavigateTree(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("tree.ts", `export default function (pi) {
+	pi.on("session_before_tree", (event, ctx) => {
+		const p = event.preparation;
+		ctx.ui.notify("before_tree leaving=" + p.entriesToSummarize.length + " wants=" + p.userWantsSummary, "info");
+		if (p.customInstructions === "cancel") return { cancel: true };
+		if (p.userWantsSummary) return { summary: { summary: "What the left branch did.", details: { by: "ext" } } };
+	});
+	pi.on("session_tree", (event, ctx) => ctx.ui.notify("tree summary=" + !!event.summaryEntry + " fromExtension=" + event.fromExtension, "info"));
+	pi.registerCommand("goto", { description: "navigate", handler: async (args, ctx) => {
+		const [id, mode] = args.split(" ");
+		const r = await ctx.navigateTree(id, { summarize: mode === "summary", customInstructions: mode === "cancel" ? "cancel" : undefined, label: mode === "summary" ? "checkpoint" : undefined });
+		ctx.ui.notify("result cancelled=" + r.cancelled, "info");
+	} });
+}
+`)
+		p := start("-e", ext)
+		for i, msg := range []string{"first", "second"} {
+			p.send(map[string]any{"id": fmt.Sprint("p", i), "type": "prompt", "message": msg})
+			p.all(responseTo(fmt.Sprint("p", i)), settled)
+		}
+		entries := func(id string) []map[string]any {
+			var out []map[string]any
+			for _, e := range p.ok(id, map[string]any{"type": "get_entries"}).(map[string]any)["entries"].([]any) {
+				out = append(out, e.(map[string]any))
+			}
+			return out
+		}
+		byText := map[string]string{}
+		for _, e := range entries("e1") {
+			if m, ok := e["message"].(map[string]any); ok {
+				byText[m["role"].(string)+":"+textOf(m)] = e["id"].(string)
+			}
+		}
+		firstUser, firstReply, secondUser := byText["user:first"], byText["assistant:one"], byText["user:second"]
+		require.NotEmpty(t, firstUser, "%v", byText)
+		require.NotEmpty(t, firstReply)
+		notes := func(id, cmd string) []string {
+			p.send(map[string]any{"id": id, "type": "prompt", "message": cmd})
+			var out []string
+			for {
+				rs := p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "notify" })
+				msg := rs[len(rs)-1].str("message")
+				out = append(out, msg)
+				if strings.HasPrefix(msg, "result ") {
+					return out
+				}
+			}
+		}
+
+		assert.Equal(t, []string{"before_tree leaving=1 wants=false", "result cancelled=true"}, notes("g1", "/goto "+secondUser+" cancel"))
+
+		assert.Equal(t, []string{"before_tree leaving=2 wants=true", "tree summary=true fromExtension=true", "result cancelled=false"},
+			notes("g2", "/goto "+firstReply+" summary"))
+		all := entries("e2")
+		var summary map[string]any
+		for _, e := range all {
+			if e["type"] == "branch_summary" {
+				summary = e
+			}
+		}
+		require.NotNil(t, summary, "a branch_summary entry")
+		assert.Equal(t, "What the left branch did.", summary["summary"])
+		assert.Equal(t, firstReply, summary["parentId"])
+		assert.Equal(t, true, summary["fromHook"])
+
+		// The label is an entry of its own, on the branch being left.
+		assert.Equal(t, []string{"before_tree leaving=3 wants=false", "tree summary=false fromExtension=undefined", "result cancelled=false"},
+			notes("g3", "/goto "+firstUser))
+		msgs := p.ok("m", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+		for _, m := range msgs {
+			assert.NotEqual(t, "user", m.(map[string]any)["role"], "the leaf is before the first prompt: %v", msgs)
+		}
+	})
+}
+
+func textOf(m map[string]any) string {
+	if s, ok := m["content"].(string); ok {
+		return s
+	}
+	var b strings.Builder
+	if blocks, ok := m["content"].([]any); ok {
+		for _, c := range blocks {
+			if c, ok := c.(map[string]any); ok && c["type"] == "text" {
+				b.WriteString(c["text"].(string))
+			}
+		}
+	}
+	return b.String()
+}
+
+// ctx.navigateTree with summarize and no extension summary: the current
+// model writes the branch summary from the branch being left.
+func TestExtensionNavigateTreeSummarizedByTheModel(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("The branch summary.")}
+	}, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("tree.ts", `export default function (pi) {
+	pi.registerCommand("back", { description: "navigate", handler: async (args, ctx) => {
+		const r = await ctx.navigateTree(args, { summarize: true });
+		ctx.ui.notify("result cancelled=" + r.cancelled, "info");
+	} });
+}
+`)
+		p := start("-e", ext)
+		for i, msg := range []string{"first", "second"} {
+			p.send(map[string]any{"id": fmt.Sprint("p", i), "type": "prompt", "message": msg})
+			p.all(responseTo(fmt.Sprint("p", i)), settled)
+		}
+		var firstReply string
+		for _, e := range p.ok("e1", map[string]any{"type": "get_entries"}).(map[string]any)["entries"].([]any) {
+			if m, ok := e.(map[string]any)["message"].(map[string]any); ok && m["role"] == "assistant" && textOf(m) == "one" {
+				firstReply = e.(map[string]any)["id"].(string)
+			}
+		}
+		p.send(map[string]any{"id": "b", "type": "prompt", "message": "/back " + firstReply})
+		p.notified("result cancelled=false")
+		asked := string(w.srv.LastRequest(t).Body)
+		assert.Contains(t, asked, "second", "the branch being left went to the model")
+		var summary map[string]any
+		for _, e := range p.ok("e2", map[string]any{"type": "get_entries"}).(map[string]any)["entries"].([]any) {
+			if e.(map[string]any)["type"] == "branch_summary" {
+				summary = e.(map[string]any)
+			}
+		}
+		require.NotNil(t, summary, p.transcript())
+		assert.Contains(t, summary["summary"], "The branch summary.")
+		assert.Equal(t, firstReply, summary["parentId"])
+	})
+}

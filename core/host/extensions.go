@@ -737,7 +737,14 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 		}
 		return out, nil
 	case "navigateTree":
-		return nil, errors.New("ctx.navigateTree() is not supported by gopi yet (see docs/extensions.md)")
+		var a struct {
+			TargetID string          `json:"targetId"`
+			Options  NavigateOptions `json:"options"`
+		}
+		if err := json.Unmarshal(params, &a); err != nil {
+			return nil, fmt.Errorf("ctx.navigateTree: %w", err)
+		}
+		return h.NavigateTree(ctx, a.TargetID, a.Options)
 	case "reload":
 		return nil, h.extReload(ctx)
 	}

@@ -10,7 +10,13 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
-// summarize runs one compaction's summary requests, retrying a transient
+// summarize runs one compaction's summary requests; see retrySummary.
+func (h *Host) summarize(ctx context.Context, reason string, attempt func() (compaction.Result, error)) (compaction.Result, error) {
+	return retrySummary(ctx, h, "compaction", reason, attempt)
+}
+
+// retrySummary runs a summary's requests (source "compaction" or
+// "branchSummary"; reason only for a compaction), retrying a transient
 // provider failure (429, 5xx, overloaded, a cut or stalled stream) with
 // the same settings and backoff as a reply: pi 1.5's
 // summarization_retry_scheduled before each wait,
@@ -18,7 +24,7 @@ import (
 // summarization_retry_finished once retrying is over, whatever the
 // outcome. A permanent failure, retries switched off or ctx ending stops
 // at once.
-func (h *Host) summarize(ctx context.Context, reason string, attempt func() (compaction.Result, error)) (compaction.Result, error) {
+func retrySummary[T any](ctx context.Context, h *Host, source, reason string, attempt func() (T, error)) (T, error) {
 	h.mu.Lock()
 	settings := h.retrySettings
 	h.mu.Unlock()
@@ -45,6 +51,6 @@ func (h *Host) summarize(ctx context.Context, reason string, attempt func() (com
 			return res, err
 		case <-t.C:
 		}
-		h.emit(api.SummarizationRetryAttemptStart{Source: "compaction", Reason: reason})
+		h.emit(api.SummarizationRetryAttemptStart{Source: source, Reason: reason})
 	}
 }
