@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,8 +157,10 @@ func installHost(agentDir string, offline bool, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// listExtensions prints what would load in the current directory, and the
-// runtime the host would use.
+// listExtensions prints what would load in the current directory and the
+// runtime the host would use; with a runtime, it loads the extensions and
+// prints what they registered (tools, commands, flags, shortcuts, the
+// events they handle) and what failed to load.
 func listExtensions(agentDir string, argv []string, stdout io.Writer) int {
 	cwd, _ := os.Getwd()
 	settings, _ := host.LoadSettings(agentDir, cwd)
@@ -180,5 +184,76 @@ func listExtensions(agentDir string, argv []string, stdout io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "host: node %s (%s), pi %s (%s)\n", rt.NodeVersion, rt.Node, rt.PiVersion, rt.PiPackage)
+	if len(paths) == 0 {
+		return 0
+	}
+	nh := &ext.NodeHost{Runtime: rt, Paths: paths, Cwd: cwd, Log: io.Discard}
+	defer func() { _ = nh.Close() }()
+	regs, err := nh.Start(context.Background(), listingPeer{})
+	if err != nil {
+		fmt.Fprintln(stdout, "loading:", err)
+		return 1
+	}
+	printRegistrations(stdout, regs)
+	if len(regs.Errors) > 0 {
+		return 1
+	}
 	return 0
 }
+
+// printRegistrations lists what extensions registered, one kind a block.
+func printRegistrations(w io.Writer, regs ext.Registrations) {
+	block := func(title string, lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		fmt.Fprintln(w, title+":")
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	described := func(name, desc string) string {
+		if desc = strings.TrimSpace(strings.SplitN(desc, "\n", 2)[0]); desc != "" {
+			return name + " - " + desc
+		}
+		return name
+	}
+	var lines []string
+	for _, t := range regs.Tools {
+		lines = append(lines, described(t.Name, t.Description))
+	}
+	block("tools", lines)
+	lines = nil
+	for _, c := range regs.Commands {
+		lines = append(lines, described("/"+c.Name, c.Description))
+	}
+	block("commands", lines)
+	lines = nil
+	for _, f := range regs.Flags {
+		lines = append(lines, described(fmt.Sprintf("--%s (%s)", f.Name, f.Type), f.Description))
+	}
+	block("flags", lines)
+	lines = nil
+	for _, s := range regs.Shortcuts {
+		lines = append(lines, described(s.Shortcut, s.Description)+" (no keyboard in gopi: not bound)")
+	}
+	block("shortcuts", lines)
+	if len(regs.Handlers) > 0 {
+		block("events", []string{strings.Join(regs.Handlers, ", ")})
+	}
+	lines = nil
+	for _, e := range regs.Errors {
+		lines = append(lines, e.Path+": "+e.Error)
+	}
+	block("failed to load", lines)
+}
+
+// listingPeer is gopi while it only lists extensions: nothing runs, so
+// an extension asking for anything while loading is told so.
+type listingPeer struct{}
+
+func (listingPeer) Request(context.Context, string, json.RawMessage) (any, error) {
+	return nil, errors.New("gopi extensions list only loads extensions")
+}
+
+func (listingPeer) Notification(string, json.RawMessage) {}

@@ -617,6 +617,33 @@ func TestExtensionInstallOffline(t *testing.T) {
 	assert.Contains(t, out, filepath.Join(agentDir, "extension-host", "node_modules"))
 }
 
+// `gopi extensions list` loads the extensions and lists what they
+// registered, shortcuts included (which nothing else shows), and what
+// failed to load (exit 1).
+func TestExtensionListShowsRegistrations(t *testing.T) {
+	e := extTestEnv(t)
+	cwd := t.TempDir()
+	broken := filepath.Join(cwd, "broken.ts")
+	require.NoError(t, os.WriteFile(broken, []byte("export default function (pi) { throw new Error(\"no luck\"); }\n"), 0o644))
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(gopiBinary(t), append([]string{"extensions", "list"}, args...)...)
+		cmd.Dir = cwd
+		cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+t.TempDir(), "GOPI_NODE="+e.node, "GOPI_PI_PACKAGE="+e.piPackage)
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := run("-e", filepath.Join(e.examples, "plan-mode"), "-e", e.example("hello.ts"))
+	require.Equal(t, 0, code, out)
+	for _, want := range []string{"hello - A simple greeting tool", "/plan - Toggle plan mode", "--plan (boolean)", "ctrl+alt+p - Toggle plan mode", "tool_call"} {
+		assert.Contains(t, out, want)
+	}
+	code, out = run("-e", broken, "-e", e.example("hello.ts"))
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "failed to load:")
+	assert.Contains(t, out, "no luck")
+	assert.Contains(t, out, "hello - A simple greeting tool", "the others still load")
+}
+
 // toolsOffered are the tool names of a model request.
 func toolsOffered(r llmtest.Request) []string {
 	var out []string
