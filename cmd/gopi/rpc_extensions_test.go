@@ -1332,11 +1332,12 @@ func TestExtensionProviderRequestHooks(t *testing.T) {
 		ext := w.writeExt("payload.ts", `export default function (pi) {
 	pi.on("before_provider_request", (event) => ({ ...event.payload, metadata: { user_id: "from-extension" } }));
 	pi.on("before_provider_headers", (event) => { event.headers["x-trace"] = "t-1"; });
+	pi.on("after_provider_response", (event, ctx) => ctx.ui.notify("answered " + event.status + " " + typeof event.headers, "info"));
 }
 `)
 		p := start("-e", ext)
 		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
-		p.all(responseTo("1"), settled)
+		p.all(responseTo("1"), notifyOf("answered 200 object"), settled)
 		req := w.srv.LastRequest(t)
 		body := req.JSON()
 		require.NotNil(t, body["metadata"], "the payload was replaced: %s", req.Body)
@@ -1480,5 +1481,86 @@ func TestExtensionNavigateTreeSummarizedByTheModel(t *testing.T) {
 		require.NotNil(t, summary, p.transcript())
 		assert.Contains(t, summary["summary"], "The branch summary.")
 		assert.Equal(t, firstReply, summary["parentId"])
+	})
+}
+
+// An agent_end handler is waited for before agent_settled (pi awaits the
+// run's event handlers): its dialog is answered first.
+func TestExtensionAgentEndIsAwaitedBeforeSettling(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("done")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("next.ts", `export default function (pi) {
+	pi.on("agent_end", async (_event, ctx) => {
+		const ok = await ctx.ui.confirm("Next?", "Carry on?");
+		ctx.ui.notify("answered " + ok, "info");
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+		rs := p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "confirm" })
+		for _, r := range rs {
+			assert.False(t, r.is("agent_settled"), "agent_settled came before the agent_end handler finished")
+		}
+		p.send(map[string]any{"type": "extension_ui_response", "id": rs[len(rs)-1].str("id"), "confirmed": true})
+		rs = p.until(settled)
+		var order []string
+		for _, r := range rs {
+			if r.is("extension_ui_request") && r.str("method") == "notify" {
+				order = append(order, r.str("message"))
+			}
+		}
+		assert.Equal(t, []string{"answered true"}, order, "the handler finished before agent_settled")
+	})
+}
+
+// user_bash: an extension that returns { result } answers the client's
+// bash command itself; nothing runs, the result is recorded.
+func TestExtensionUserBashAnswersTheCommand(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("bash.ts", `export default function (pi) {
+	pi.on("user_bash", (event) => {
+		if (!event.command.startsWith("touch ")) return undefined;
+		return { result: { output: "answered by the extension for " + event.cwd.length + " chars of cwd\n", exitCode: 0, cancelled: false, truncated: false } };
+	});
+}
+`)
+		p := start("-e", ext)
+		marker := filepath.Join(w.cwd, "marker")
+		res := p.ok("1", map[string]any{"type": "bash", "command": "touch " + marker}).(map[string]any)
+		assert.Equal(t, fmt.Sprintf("answered by the extension for %d chars of cwd\n", len(w.cwd)), res["output"])
+		assert.EqualValues(t, 0, res["exitCode"])
+		_, err := os.Stat(marker)
+		assert.True(t, os.IsNotExist(err), "the command did not run")
+		res = p.ok("2", map[string]any{"type": "bash", "command": "echo local"}).(map[string]any)
+		assert.Equal(t, "local\n", res["output"], "undefined lets it run")
+		msgs := p.ok("3", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
+		var outputs []string
+		for _, m := range msgs {
+			if mm := m.(map[string]any); mm["role"] == "bashExecution" {
+				outputs = append(outputs, mm["output"].(string))
+			}
+		}
+		require.Len(t, outputs, 2, "both are recorded")
+		assert.Contains(t, outputs[0], "answered by the extension")
+	})
+}
+
+// session_compact_failed tells extensions a compaction that did not
+// happen, with its reason and error.
+func TestExtensionCompactFailed(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok"), llmtest.HTTPError(400, "bad request")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("failed.ts", `export default function (pi) {
+	pi.on("session_compact_failed", (event, ctx) => ctx.ui.notify("failed " + event.reason + " aborted=" + event.aborted + " error=" + (event.errorMessage ? "yes" : "no"), "info"));
+}
+`)
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}, "retry": map[string]any{"enabled": false}})
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello " + strings.Repeat("x ", 200)})
+		p.all(responseTo("1"), settled)
+		p.send(map[string]any{"id": "2", "type": "compact"})
+		p.all(responseTo("2"), notifyOf("failed manual aborted=false error=yes"))
 	})
 }

@@ -394,6 +394,37 @@ func (m *Manager) NotifyEvent(typ string, event any, st *State) {
 	})
 }
 
+// UserBash runs user_bash: the first handler that answers decides (its
+// { result } or { operations }); nil when none did. A handler that throws
+// is an error, as in pi (the command does not run).
+func (m *Manager) UserBash(ctx context.Context, event map[string]any, st *State) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := m.each("user_bash", st, func(mem *member) (bool, error) {
+		var r json.RawMessage
+		if err := mem.ext.Call(ctx, "userBash", map[string]any{"event": event}, &r); err != nil {
+			return true, err
+		}
+		if len(r) > 0 && string(r) != "null" {
+			out = r
+			return true, nil
+		}
+		return false, nil
+	})
+	return out, err
+}
+
+// Drain waits until the handlers of every event sent so far with
+// NotifyEvent have finished (a dialog an agent_end handler opened is
+// answered): pi awaits them before it settles. Bounded like a hook.
+func (m *Manager) Drain(ctx context.Context) error {
+	return m.each("", nil, func(mem *member) (bool, error) {
+		if err := mem.ext.Call(ctx, "drain", map[string]any{}, nil); err != nil && !errors.Is(err, ErrNoMethod) {
+			return false, err
+		}
+		return false, nil // a Go extension handles its events as they come
+	})
+}
+
 // Notify sends a host method to every running extension.
 func (m *Manager) Notify(method string, params any) {
 	_ = m.each("", nil, func(mem *member) (bool, error) {

@@ -57,6 +57,17 @@ func (h *Host) StartBash(ctx context.Context, p api.BashParams) (func() (api.Bas
 }
 
 func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Store) (api.BashResult, error) {
+	// An extension may answer the command itself (user_bash).
+	if res, ok, err := h.extUserBash(ctx, p); err != nil {
+		return api.BashResult{}, err
+	} else if ok {
+		h.recordBash(store, &llm.BashExecutionMessage{
+			Command: p.Command, Output: res.Output, ExitCode: res.ExitCode, Cancelled: res.Cancelled,
+			Truncated: res.Truncated, FullOutputPath: res.FullOutputPath, Timestamp: time.Now().UnixMilli(),
+			ExcludeFromContext: p.ExcludeFromContext,
+		})
+		return res, nil
+	}
 	command := p.Command
 	if prefix := h.opts.Settings.ShellCommandPrefix; prefix != "" {
 		command = prefix + "\n" + command

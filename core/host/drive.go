@@ -76,6 +76,9 @@ func (h *Host) drive(run func()) {
 		// now, so it is saved even if no prompt follows (pi holds it for
 		// the next prompt and loses it when none comes).
 		h.flushPendingBash()
+		// Extensions' handlers of the run's events finish first (a dialog
+		// an agent_end handler opened is answered), as pi awaits them.
+		h.drainExtensions()
 		// pi 1.5's clients wait for agent_settled before they call a
 		// prompt done; it comes before the prompt stops counting as in
 		// progress, so a client that sees it may prompt at once.
@@ -457,6 +460,13 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 		h.emit(end)
 	}
 	h.emit(api.CompactionEnd{Reason: reason, Result: end.Result, Aborted: end.Aborted, WillRetry: end.WillRetry, ErrorMessage: end.ErrorMessage})
+	if end.Result == nil {
+		ev := map[string]any{"type": "session_compact_failed", "reason": reason, "aborted": end.Aborted, "willRetry": end.WillRetry, "fromExtension": false}
+		if !end.Aborted {
+			ev["errorMessage"] = end.ErrorMessage
+		}
+		h.extEvent(ev)
+	}
 }
 
 var errCompactionAborted = errors.New("Compaction cancelled")

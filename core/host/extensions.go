@@ -61,7 +61,7 @@ func (h *Host) startExtensions() {
 	// The model calls go through a client that shows extensions the
 	// provider's payload and headers (before_provider_request/_headers).
 	o := h.agent.Options()
-	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook)
+	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook, h.providerResponseHook)
 	h.agent.SetOptions(o)
 	h.extWG.Go(func() {
 		defer close(h.extReady)
@@ -603,6 +603,52 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	m.NotifyEvent(typ, ev, st)
 }
 
+// extUserBash runs user_bash for the client's bash command: an extension
+// that returns { result } answers it (nothing runs, the result is
+// recorded); { operations } (a JavaScript backend, such as SSH) cannot
+// run in gopi, so the command is refused rather than run locally against
+// the extension's intent. A handler that throws refuses it too, as in pi.
+func (h *Host) extUserBash(ctx context.Context, p api.BashParams) (api.BashResult, bool, error) {
+	m := h.exts()
+	if err := h.extensionsReady(ctx); err != nil || !m.Handles("user_bash") {
+		return api.BashResult{}, false, nil
+	}
+	raw, err := m.UserBash(ctx, map[string]any{
+		"type": "user_bash", "command": p.Command, "excludeFromContext": p.ExcludeFromContext, "cwd": h.opts.Cwd,
+	}, h.extSnapshot())
+	if err != nil {
+		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", err)
+	}
+	var r struct {
+		Operations json.RawMessage `json:"operations"`
+		Result     *api.BashResult `json:"result"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil {
+		return api.BashResult{}, false, nil
+	}
+	switch {
+	case r.Result != nil:
+		return *r.Result, true, nil
+	case r.Operations != nil:
+		return api.BashResult{}, false, errors.New("user_bash: an extension supplies its own bash operations (JavaScript), which gopi cannot run; the command was not run")
+	}
+	return api.BashResult{}, false, nil
+}
+
+// drainExtensions waits for the handlers of the events extensions were
+// sent (see [ext.Manager.Drain]); one that runs out of time is reported.
+func (h *Host) drainExtensions() {
+	m := h.exts()
+	if m.Empty() || !m.Ready() {
+		return
+	}
+	// A host that is down has nothing to wait for (its crash was
+	// reported); a handler that runs out of time is worth saying.
+	if err := m.Drain(h.ctx); errors.Is(err, ext.ErrHookTimeout) {
+		h.extFailed("agent_end", fmt.Errorf("waiting for the run's event handlers: %w", err))
+	}
+}
+
 // extEvent passes an event that only extensions see (model_select,
 // thinking_level_select) to those that listen to it.
 func (h *Host) extEvent(ev map[string]any) {
@@ -976,6 +1022,23 @@ func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http
 		}
 	}
 	return out, nil
+}
+
+// providerResponseHook runs after_provider_response: the answer's status
+// and headers (names in lower case), before its body is read.
+func (h *Host) providerResponseHook(ctx context.Context, status int, header http.Header) {
+	m := h.exts()
+	if !m.Ready() || !m.Handles("after_provider_response") {
+		return
+	}
+	flat := map[string]string{}
+	for k, vs := range header {
+		flat[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	ev := map[string]any{"type": "after_provider_response", "status": status, "headers": flat}
+	if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
+		h.extFailed("after_provider_response", err)
+	}
 }
 
 // providerCode are the parts of pi.registerProvider's config that are

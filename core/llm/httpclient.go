@@ -40,10 +40,15 @@ func NewHTTPClient(headerTimeout time.Duration) *http.Client {
 // fails the request.
 type RequestHook func(ctx context.Context, body []byte, header http.Header) ([]byte, error)
 
+// ResponseHook sees the status and headers of a provider's answer to a
+// request RequestHook saw, before its body is read.
+type ResponseHook func(ctx context.Context, status int, header http.Header)
+
 // WithRequestHook is base (nil: [DefaultHTTPClient]) with hook applied to
-// every request that carries a JSON body: the model calls of every
-// provider, whose SDKs all send through the client they are given.
-func WithRequestHook(base *http.Client, hook RequestHook) *http.Client {
+// every request that carries a JSON body (the model calls of every
+// provider, whose SDKs all send through the client they are given), and
+// onResponse (when not nil) to the answers.
+func WithRequestHook(base *http.Client, hook RequestHook, onResponse ResponseHook) *http.Client {
 	if base == nil {
 		base = DefaultHTTPClient
 	}
@@ -52,13 +57,14 @@ func WithRequestHook(base *http.Client, hook RequestHook) *http.Client {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	c.Transport = hookTransport{next: next, hook: hook}
+	c.Transport = hookTransport{next: next, hook: hook, onResponse: onResponse}
 	return &c
 }
 
 type hookTransport struct {
-	next http.RoundTripper
-	hook RequestHook
+	next       http.RoundTripper
+	hook       RequestHook
+	onResponse ResponseHook
 }
 
 func (t hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -83,7 +89,11 @@ func (t hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	out.ContentLength = int64(len(body))
 	out.Header.Del("Content-Length")
-	return t.next.RoundTrip(out)
+	resp, err := t.next.RoundTrip(out)
+	if err == nil && t.onResponse != nil {
+		t.onResponse(req.Context(), resp.StatusCode, resp.Header)
+	}
+	return resp, err
 }
 
 // CloseIdleConnections passes http.Client.CloseIdleConnections on.

@@ -22,6 +22,7 @@ func TestRequestHookSeesAndReplacesJSONBodies(t *testing.T) {
 	defer srv.Close()
 
 	var seen []string
+	var statuses []int
 	c := WithRequestHook(nil, func(ctx context.Context, body []byte, h http.Header) ([]byte, error) {
 		seen = append(seen, string(body))
 		h.Set("X-Added", "yes")
@@ -29,7 +30,7 @@ func TestRequestHookSeesAndReplacesJSONBodies(t *testing.T) {
 			return []byte(`{"a":2,"b":true}`), nil
 		}
 		return nil, nil
-	})
+	}, func(_ context.Context, status int, _ http.Header) { statuses = append(statuses, status) })
 
 	req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(`{"a":1}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -57,12 +58,13 @@ func TestRequestHookSeesAndReplacesJSONBodies(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, "plain", gotBody)
 	assert.Equal(t, []string{`{"a":1}`, `{"keep":1}`}, seen)
+	assert.Equal(t, []int{200, 200}, statuses, "answers to the requests it saw")
 }
 
 func TestRequestHookErrorFailsTheRequest(t *testing.T) {
 	c := WithRequestHook(nil, func(context.Context, []byte, http.Header) ([]byte, error) {
 		return nil, io.ErrUnexpectedEOF
-	})
+	}, nil)
 	req, _ := http.NewRequest("POST", "http://127.0.0.1:1", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
 	_, err := c.Do(req)

@@ -49,6 +49,10 @@ function request(method, params) {
 
 const handlers = new Map(); // method -> async (params) => result
 const running = new Map(); // gopi's rid -> AbortController
+// Events gopi sent as notifications whose handlers have not finished:
+// "drain" waits for them (pi awaits agent_end's handlers before it
+// settles).
+const pendingEvents = new Set();
 
 async function dispatch(msg) {
 	if (process.env.GOPI_EXT_DEBUG) process.stderr.write(`<- ${JSON.stringify(msg).slice(0, 300)}\n`);
@@ -63,11 +67,20 @@ async function dispatch(msg) {
 	const h = handlers.get(msg.method);
 	if (msg.id === undefined) {
 		if (h) {
+			// The handler starts at once (a state update must be in place
+			// before the call that follows it), and may finish later.
+			let started;
 			try {
-				await h(msg.params ?? {});
+				started = Promise.resolve(h(msg.params ?? {}));
 			} catch (err) {
-				process.stderr.write(`notification ${msg.method} failed: ${err?.stack ?? err}\n`);
+				started = Promise.reject(err);
 			}
+			const done = started.catch((err) => process.stderr.write(`notification ${msg.method} failed: ${err?.stack ?? err}\n`));
+			if (msg.method === "emit") {
+				pendingEvents.add(done);
+				done.finally(() => pendingEvents.delete(done));
+			}
+			await done;
 		}
 		return;
 	}
@@ -498,6 +511,19 @@ handlers.set("emit", (p) =>
 		return (await runner.emit(event)) ?? null;
 	}),
 );
+
+// user_bash: { result } crosses as it is; { operations } is code, so only
+// its presence does.
+handlers.set("userBash", async (p) => {
+	const r = await runner.emitUserBash(p.event);
+	if (!r) return null;
+	return r.result ? { result: r.result } : { operations: {} };
+});
+
+handlers.set("drain", async () => {
+	while (pendingEvents.size > 0) await Promise.allSettled([...pendingEvents]);
+	return null;
+});
 
 handlers.set("toolCall", async (p) => {
 	const event = p.event;
