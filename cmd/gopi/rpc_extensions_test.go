@@ -1551,7 +1551,9 @@ func TestExtensionUserBashAnswersTheCommand(t *testing.T) {
 // happen, with its reason and error.
 func TestExtensionCompactFailed(t *testing.T) {
 	e := extTestEnv(t)
-	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok"), llmtest.HTTPError(400, "bad request")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+	e.both(t, func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.Text("ok"), llmtest.HTTPError(400, "bad request")}
+	}, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("failed.ts", `export default function (pi) {
 	pi.on("session_compact_failed", (event, ctx) => ctx.ui.notify("failed " + event.reason + " aborted=" + event.aborted + " error=" + (event.errorMessage ? "yes" : "no"), "info"));
 }

@@ -19,8 +19,10 @@ import (
 func TestTextRunEventOrder(t *testing.T) {
 	fm := newFakeModel(textTurn("Hel", "lo"))
 	a, rec := newTestAgent(t, fm, Config{
-		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) { return llm.Auth{APIKey: "key-" + m.Provider}, nil },
-		Options:   llm.Options{SessionID: "s1", MaxTokens: 100},
+		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
+			return llm.Auth{APIKey: "key-" + m.Provider}, nil
+		},
+		Options: llm.Options{SessionID: "s1", MaxTokens: 100},
 	}, echoTool("echo"))
 	a.SetSystemPrompt("be brief")
 	a.SetThinkingLevel(llm.ThinkingXHigh) // the model has no xhigh: clamped down

@@ -188,10 +188,10 @@ func fileLists(d Details) string {
 
 // summariser sends summary requests to one model.
 type summariser struct {
-	p      llm.Provider
-	model  *llm.Model
-	auth   llm.Auth
-	used   *usageSum
+	p     llm.Provider
+	model *llm.Model
+	auth  llm.Auth
+	used  *usageSum
 }
 
 // usageSum adds up the usage of summary calls that may run in parallel.
