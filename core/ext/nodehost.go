@@ -137,6 +137,9 @@ func (p *hostProc) releaseLocked() {
 
 // Start implements [Extension].
 func (n *NodeHost) Start(ctx context.Context, peer Peer) (Registrations, error) {
+	if err := hostUnsupported(); err != nil {
+		return Registrations{}, err
+	}
 	n.mu.Lock()
 	n.peer = peer
 	n.updates = map[string]func(json.RawMessage){}

@@ -1,6 +1,7 @@
 package ext
 
 import (
+	"errors"
 	"os/exec"
 	"syscall"
 )
@@ -14,4 +15,10 @@ func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}
+}
+
+// hostUnsupported: the pipe to the host is two inherited file descriptors
+// besides stdio, which Go cannot hand to a child process on Windows.
+func hostUnsupported() error {
+	return errors.New("pi extensions are not available on Windows yet: the extension host's pipe needs inherited file descriptors, which Windows processes started from Go do not get")
 }
