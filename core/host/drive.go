@@ -471,6 +471,30 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 
 var errCompactionAborted = errors.New("Compaction cancelled")
 
+// summaryWork claims the one slot compactions and tree navigations share
+// (pi's isCompacting): abort, or the host closing, cancels the returned
+// context with errCompactionAborted; release frees the slot. ok is false
+// when the slot is taken.
+func (h *Host) summaryWork(ctx context.Context) (_ context.Context, release func(), ok bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.compactCancel != nil {
+		stop()
+		cancel(nil)
+		return ctx, nil, false
+	}
+	h.compactCancel = func() { cancel(errCompactionAborted) }
+	return ctx, func() {
+		stop()
+		h.mu.Lock()
+		h.compactCancel = nil
+		h.mu.Unlock()
+		cancel(nil)
+	}, true
+}
+
 // errNothingToCompact: the branch is too short to summarise anything (pi's
 // words, which clients may match).
 var errNothingToCompact = errors.New("Nothing to compact (session too small)")
@@ -485,24 +509,14 @@ const overflowAsIs = "Nothing to compact (session too small); the request is tri
 // kept messages. A failure leaves the session untouched. abort (or
 // h.ctx ending) cancels it with errCompactionAborted.
 func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*api.CompactionResult, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
-	defer stop()
-	h.mu.Lock()
-	if h.compactCancel != nil {
-		h.mu.Unlock()
-		cancel(nil)
+	ctx, release, ok := h.summaryWork(ctx)
+	if !ok {
 		return nil, errors.New("A compaction is already running")
 	}
-	h.compactCancel = func() { cancel(errCompactionAborted) }
+	defer release()
+	h.mu.Lock()
 	settings := h.compactionSettings
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.compactCancel = nil
-		h.mu.Unlock()
-		cancel(nil)
-	}()
 
 	model := h.agent.Model()
 	if model == nil {

@@ -41,23 +41,11 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	if h.agent.IsStreaming() {
 		return NavigateResult{}, errors.New("Wait for the current response to finish before navigating the session tree.")
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
-	defer stop()
-	h.mu.Lock()
-	if h.compactCancel != nil {
-		h.mu.Unlock()
-		cancel(nil)
+	ctx, release, ok := h.summaryWork(ctx)
+	if !ok {
 		return NavigateResult{}, errors.New("Wait for the current compaction or tree navigation to finish before navigating the session tree.")
 	}
-	h.compactCancel = func() { cancel(errCompactionAborted) }
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		h.compactCancel = nil
-		h.mu.Unlock()
-		cancel(nil)
-	}()
+	defer release()
 
 	store := h.Store()
 	oldLeaf := store.Leaf()
