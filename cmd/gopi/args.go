@@ -39,6 +39,9 @@ type args struct {
 	fileArgs       []string
 	extensions     []string
 	noExtensions   bool
+	// approve is --approve (true) or --no-approve (false): trust the
+	// project's .pi resources or not, this time; nil when neither.
+	approve *bool
 	// extFlags are unknown long flags, in order, for extensions.
 	extFlags []extFlag
 	errors   []string
@@ -164,6 +167,9 @@ func parseArgs(argv []string) *args {
 			}
 		case "--no-extensions", "-ne":
 			a.noExtensions = true
+		case "--approve", "--no-approve":
+			v := arg == "--approve"
+			a.approve = &v
 		case "--stdio":
 			// vscode-languageclient appends it; stdio is the only transport.
 		default:
@@ -205,7 +211,7 @@ var knownFlags = []string{
 	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
 	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
 	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
-	"--no-extensions",
+	"--no-extensions", "--approve", "--no-approve",
 }
 
 // unknownFlag is the error for a flag gopi does not know, with the
@@ -286,6 +292,8 @@ Tools and prompt:
 Extensions (pi's, run by a Node extension host; docs/extensions.md):
   --extension, -e PATH               load a pi extension: file, folder or package (repeatable)
   --no-extensions, -ne               skip discovered and configured extensions (-e still loads)
+  --approve / --no-approve           trust this folder's .pi settings, extensions, skills and
+                                     prompts this time, or do not (see docs/rpc.md, project trust)
   --NAME [VALUE]                     a flag an extension registered
   gopi extensions install            install the host's Node dependencies into the agent dir
   gopi extensions list               show what would load, and the runtime found

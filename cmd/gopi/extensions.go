@@ -21,10 +21,11 @@ import (
 // extensions builds the manager of the pi extensions this run loads, or
 // nil when there are none. The Node host starts in the background once
 // the session runtime is built.
-func (ap *app) extensions(a *args, settings host.Settings, cwd string) (*ext.Manager, error) {
+func (ap *app) extensions(a *args, settings host.Settings, cwd string, trusted bool) (*ext.Manager, error) {
 	paths := ext.Discover(ext.DiscoverOptions{
 		Cwd: cwd, AgentDir: ap.agentDir,
 		Explicit: a.extensions, Configured: settings.Extensions, NoDiscovery: a.noExtensions,
+		NoProject: !trusted,
 	})
 	if len(paths) == 0 {
 		if len(a.extFlags) > 0 {
@@ -163,10 +164,16 @@ func installHost(agentDir string, offline bool, stdout, stderr io.Writer) int {
 // events they handle) and what failed to load.
 func listExtensions(agentDir string, argv []string, stdout io.Writer) int {
 	cwd, _ := os.Getwd()
-	settings, _ := host.LoadSettings(agentDir, cwd)
 	a := parseArgs(argv)
+	trusted := projectTrusted(agentDir, a, cwd, stdout)
+	projectDir := cwd
+	if !trusted {
+		projectDir = ""
+	}
+	settings, _ := host.LoadSettings(agentDir, projectDir)
 	paths := ext.Discover(ext.DiscoverOptions{
 		Cwd: cwd, AgentDir: agentDir, Explicit: a.extensions, Configured: settings.Extensions, NoDiscovery: a.noExtensions,
+		NoProject: !trusted,
 	})
 	if len(paths) == 0 {
 		fmt.Fprintln(stdout, "extensions: none")

@@ -141,6 +141,16 @@ func newWorld(t *testing.T, turns ...llmtest.Turn) *world {
 	return w
 }
 
+// trustProject saves w.cwd as trusted in the agent dir's trust.json (pi
+// 1.5's saved project-trust decision), so the project's own .pi settings
+// and resources load.
+func (w *world) trustProject() {
+	w.t.Helper()
+	dir, err := filepath.EvalSymlinks(w.cwd)
+	require.NoError(w.t, err)
+	w.writeJSON(filepath.Join(w.agentDir, "trust.json"), map[string]any{dir: true})
+}
+
 func (w *world) writeJSON(path string, v any) {
 	w.t.Helper()
 	b, err := json.Marshal(v)

@@ -95,6 +95,7 @@ func TestRPCApprovalFromSettingsTimesOutAndAborts(t *testing.T) {
 		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo never"}`)),
 	)
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\n"), 0o644))
+	w.trustProject()
 	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"approval": "all", "approvalTimeoutMs": 200})
 	p := w.start()
 

@@ -56,6 +56,7 @@ func systemPrompt(req llmtest.Request) string {
 func TestRPCTemplatesAndSkills(t *testing.T) {
 	w := newWorld(t, llmtest.Text("hi Bob"), llmtest.Text("deploying"))
 	writeFile(t, filepath.Join(w.agentDir, "prompts", "greet.md"), "---\ndescription: Greet people\n---\nSay hello to $1, then to everyone: $@.\n")
+	w.trustProject()
 	writeFile(t, filepath.Join(w.cwd, ".pi", "prompts", "review.md"), "Review the code in $ARGUMENTS carefully.\n")
 	writeFile(t, filepath.Join(w.cwd, ".pi", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: Ship the app to staging\n---\nRun ./ship.sh and watch the logs.\n")
 	writeFile(t, filepath.Join(w.agentDir, "prompts", "broken.md"), "---\ndescription: [unclosed\n---\nbody\n")
@@ -197,6 +198,7 @@ func TestRPCManualCompact(t *testing.T) {
 		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("answer two")}, Usage: llmtest.Usage{Input: 1234, Output: 10}},
 		llmtest.Text("Focused summary."),
 	)
+	w.trustProject()
 	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
 	p := w.start()
 	tooSmall := p.call("0", map[string]any{"type": "compact"})
@@ -370,6 +372,7 @@ func TestRPCCompactThenPromptInOneWrite(t *testing.T) {
 		llmtest.Text("The summary."),
 		llmtest.Text("answer three"),
 	)
+	w.trustProject()
 	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
 	p := w.start()
 	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {

@@ -173,6 +173,7 @@ func TestRPCGrepWithoutRipgrepSkipsAFIFO(t *testing.T) {
 func TestRPCStartsWithFIFOsWhereItsOwnFilesGo(t *testing.T) {
 	w := newWorld(t, llmtest.Text("still fine"))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, "AGENTS.md"), 0o644))
+	w.trustProject()
 	require.NoError(t, os.MkdirAll(filepath.Join(w.cwd, ".pi"), 0o755))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, ".pi", "settings.json"), 0o644))
 	p := w.start()

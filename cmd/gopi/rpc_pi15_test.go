@@ -216,6 +216,7 @@ func TestRPCCompactionEventsOfPi15(t *testing.T) {
 		llmtest.Text("answer two"),
 		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("The summary.")}, Usage: llmtest.Usage{Input: 700, Output: 40}},
 	)
+	w.trustProject()
 	w.writeJSON(w.cwd+"/.pi/settings.json", map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
 	p := w.start()
 	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {

@@ -87,7 +87,12 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 
 // buildHost wires the session runtime for cwd from the flags in a.
 func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
-	settings, problems := host.LoadSettings(ap.agentDir, cwd)
+	trusted := projectTrusted(ap.agentDir, a, cwd, ap.stderr)
+	projectDir := cwd
+	if !trusted {
+		projectDir = ""
+	}
+	settings, problems := host.LoadSettings(ap.agentDir, projectDir)
 	for _, p := range problems {
 		fmt.Fprintln(ap.stderr, "gopi: warning:", p)
 	}
@@ -192,7 +197,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
 		}
 	}
-	exts, err := ap.extensions(a, settings, cwd)
+	exts, err := ap.extensions(a, settings, cwd, trusted)
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +217,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		Approval:           approval,
 		TemplatePaths:      a.templatePaths,
 		SkillPaths:         a.skillPaths,
+		UntrustedProject:   !trusted,
 		Store:              store,
 		SystemPrompt:       a.systemPrompt,
 		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),

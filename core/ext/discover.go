@@ -17,6 +17,9 @@ type DiscoverOptions struct {
 	Configured []string
 	// NoDiscovery is --no-extensions: only Explicit paths load.
 	NoDiscovery bool
+	// NoProject leaves out the project's .pi/extensions (an untrusted
+	// project).
+	NoProject bool
 }
 
 // Discover lists the extension entry files to load, as pi finds them:
@@ -40,7 +43,9 @@ func Discover(o DiscoverOptions) []string {
 	}
 	configured := o.Explicit
 	if !o.NoDiscovery {
-		add(inDir(filepath.Join(o.Cwd, ".pi", "extensions"))...)
+		if !o.NoProject {
+			add(inDir(filepath.Join(o.Cwd, ".pi", "extensions"))...)
+		}
 		if o.AgentDir != "" {
 			add(inDir(filepath.Join(o.AgentDir, "extensions"))...)
 		}

@@ -62,6 +62,10 @@ type Options struct {
 	// and project folders.
 	TemplatePaths []string
 	SkillPaths    []string
+	// UntrustedProject leaves the project's own skills and prompt
+	// templates (.pi, .agents/skills) out: it is not trusted (pi 1.5's
+	// project trust, decided by the caller).
+	UntrustedProject bool
 	// Approval is the tool approval gate ("" means off).
 	Approval ApprovalMode
 	// Report receives problems the runtime survived (written to stderr by

@@ -15,11 +15,11 @@ import (
 // skipped.
 func (h *Host) loadResources() {
 	var problems []error
-	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths)
+	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths, !h.opts.UntrustedProject)
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("prompt template: %w", p))
 	}
-	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths)
+	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths, !h.opts.UntrustedProject)
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("skill: %w", p))
 	}

@@ -15,14 +15,17 @@ import (
 // the project file <cwd>/.pi/settings.json; project values win, objects
 // are merged key by key as pi does. gopi never writes settings.json.
 type Settings struct {
-	DefaultProvider      string   `json:"defaultProvider,omitempty"`
-	DefaultModel         string   `json:"defaultModel,omitempty"`
-	DefaultThinkingLevel string   `json:"defaultThinkingLevel,omitempty"`
-	SteeringMode         string   `json:"steeringMode,omitempty"`
-	FollowUpMode         string   `json:"followUpMode,omitempty"`
-	EnabledModels        []string `json:"enabledModels,omitempty"`
-	ShellPath            string   `json:"shellPath,omitempty"`
-	ShellCommandPrefix   string   `json:"shellCommandPrefix,omitempty"`
+	DefaultProvider      string `json:"defaultProvider,omitempty"`
+	DefaultModel         string `json:"defaultModel,omitempty"`
+	DefaultThinkingLevel string `json:"defaultThinkingLevel,omitempty"`
+	// DefaultProjectTrust is pi 1.5's "ask" | "always" | "never"; only the
+	// global settings' counts (see resources.ResolveTrust).
+	DefaultProjectTrust string   `json:"defaultProjectTrust,omitempty"`
+	SteeringMode        string   `json:"steeringMode,omitempty"`
+	FollowUpMode        string   `json:"followUpMode,omitempty"`
+	EnabledModels       []string `json:"enabledModels,omitempty"`
+	ShellPath           string   `json:"shellPath,omitempty"`
+	ShellCommandPrefix  string   `json:"shellCommandPrefix,omitempty"`
 	// ModelThinkingLevels are startup levels per model, keyed by exact
 	// "provider/modelId"; they win over DefaultThinkingLevel.
 	ModelThinkingLevels map[string]string `json:"modelThinkingLevels,omitempty"`
@@ -63,13 +66,17 @@ type ExtensionHostSettings struct {
 // LoadSettings reads and merges the global and project settings. A file
 // that is missing is skipped; one that cannot be parsed is skipped and
 // reported in the returned errors, so a typo never stops gopi.
+//
+// An empty cwd reads the global settings only (an untrusted project's are
+// not read at all).
 func LoadSettings(agentDir, cwd string) (Settings, []error) {
 	merged := map[string]any{}
 	var problems []error
-	for _, path := range []string{
-		filepath.Join(agentDir, "settings.json"),
-		filepath.Join(cwd, ".pi", "settings.json"),
-	} {
+	paths := []string{filepath.Join(agentDir, "settings.json")}
+	if cwd != "" {
+		paths = append(paths, filepath.Join(cwd, ".pi", "settings.json"))
+	}
+	for _, path := range paths {
 		data, err := regularfile.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

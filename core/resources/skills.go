@@ -60,7 +60,10 @@ var skillNameRe = regexp.MustCompile(`^[a-z0-9-]+$`)
 // .fdignore files are skipped. Name and description problems are reported as
 // warnings; a skill without a description is left out. The same file reached
 // twice (symlinks) loads once.
-func LoadSkills(agentDir, cwd string, extra []string) ([]Skill, []error) {
+//
+// withProject false leaves out the project's skills (an untrusted project:
+// see [ResolveTrust]); extra paths still load.
+func LoadSkills(agentDir, cwd string, extra []string, withProject bool) ([]Skill, []error) {
 	cwd = absDir(cwd)
 	agentDir = absDir(agentDir)
 	l := skillLoader{
@@ -78,10 +81,12 @@ func LoadSkills(agentDir, cwd string, extra []string) ([]Skill, []error) {
 	}
 
 	project := SourceInfo{Source: SourceAuto, Scope: ScopeProject, Origin: OriginTopLevel, BaseDir: filepath.Join(cwd, configDirName)}
-	l.root(l.projectDir, true, project)
-	for _, d := range ancestorAgentsSkillDirs(cwd) {
-		if d != userAgents {
-			l.root(d, false, project)
+	if withProject {
+		l.root(l.projectDir, true, project)
+		for _, d := range ancestorAgentsSkillDirs(cwd) {
+			if d != userAgents {
+				l.root(d, false, project)
+			}
 		}
 	}
 	user := SourceInfo{Source: SourceAuto, Scope: ScopeUser, Origin: OriginTopLevel, BaseDir: agentDir}

@@ -82,7 +82,7 @@ func TestLoadSkillsDiscovery(t *testing.T) {
 	write(t, filepath.Join(extra, "eps", "SKILL.md"), skillMD("eps", "explicit dir"))
 	write(t, filepath.Join(extra, "zeta.md"), skillMD("zeta", "explicit loose file"))
 
-	ss, errs := LoadSkills(agentDir, cwd, []string{extra, "nope", filepath.Join(root, "extra", "eps", "SKILL.md")})
+	ss, errs := LoadSkills(agentDir, cwd, []string{extra, "nope", filepath.Join(root, "extra", "eps", "SKILL.md")}, true)
 
 	assert.Equal(t, []string{"alpha", "gamma", "flags", "beta", "loose", "delta", "eps", "zeta"}, skillNames(ss))
 	m := skillsByName(ss)
@@ -134,7 +134,7 @@ func TestLoadSkillsValidation(t *testing.T) {
 	write(t, filepath.Join(user, "numeric", "SKILL.md"), "---\nname: 42\ndescription: numbers are not names\n---\n")
 	write(t, filepath.Join(user, "ok", "SKILL.md"), "---\r\nname: ok\r\ndescription: windows line ends\r\n---\r\nbody\r\n")
 
-	ss, errs := LoadSkills(agentDir, cwd, nil)
+	ss, errs := LoadSkills(agentDir, cwd, nil, true)
 	m := skillsByName(ss)
 	assert.ElementsMatch(t, []string{"Bad_Name", "long", "ok"}, skillNames(ss))
 	assert.Equal(t, "windows line ends", m["ok"].Description)
@@ -202,7 +202,7 @@ func TestLoadSkillsSymlinkLoadsOnce(t *testing.T) {
 	require.NoError(t, os.Symlink(links, filepath.Join(links, "loop2")))
 	require.NoError(t, os.Symlink(filepath.Join(root, "gone"), filepath.Join(links, "broken")))
 
-	ss, errs := LoadSkills(agentDir, cwd, []string{links})
+	ss, errs := LoadSkills(agentDir, cwd, []string{links}, true)
 	assert.Empty(t, errs)
 	require.Len(t, ss, 1)
 	assert.Equal(t, LocationUser, ss[0].Location)

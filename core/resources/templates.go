@@ -35,7 +35,9 @@ const descriptionFallbackLen = 60
 // relative to cwd, "~" expanded). When two templates share a name the first
 // wins, in that order, and the loser is reported with [ErrCollision]. Files
 // that cannot be read or have invalid frontmatter are reported and skipped.
-func LoadTemplates(agentDir, cwd string, extra []string) ([]Template, []error) {
+// withProject false leaves out the project's templates (an untrusted
+// project: see [ResolveTrust]); extra paths still load.
+func LoadTemplates(agentDir, cwd string, extra []string, withProject bool) ([]Template, []error) {
 	cwd = absDir(cwd)
 	agentDir = absDir(agentDir)
 	l := templateLoader{
@@ -49,7 +51,9 @@ func LoadTemplates(agentDir, cwd string, extra []string) ([]Template, []error) {
 	}
 	// Project first: pi ranks project resources above user ones and keeps
 	// the first of a name.
-	l.autoDir(l.projectDir, SourceInfo{Source: SourceAuto, Scope: ScopeProject, Origin: OriginTopLevel, BaseDir: filepath.Join(cwd, configDirName)})
+	if withProject {
+		l.autoDir(l.projectDir, SourceInfo{Source: SourceAuto, Scope: ScopeProject, Origin: OriginTopLevel, BaseDir: filepath.Join(cwd, configDirName)})
+	}
 	if l.userDir != "" {
 		l.autoDir(l.userDir, SourceInfo{Source: SourceAuto, Scope: ScopeUser, Origin: OriginTopLevel, BaseDir: agentDir})
 	}

@@ -48,7 +48,7 @@ func TestLoadTemplatesDiscovery(t *testing.T) {
 	write(t, filepath.Join(root, "single.md"), "single")
 	write(t, filepath.Join(root, "single.txt"), "ignored: not markdown")
 
-	ts, errs := LoadTemplates(agentDir, cwd, []string{extraDir, "../single.md", "../single.txt", "../missing"})
+	ts, errs := LoadTemplates(agentDir, cwd, []string{extraDir, "../single.md", "../single.txt", "../missing"}, true)
 
 	var names []string
 	for _, tpl := range ts {
@@ -92,7 +92,7 @@ func TestLoadTemplatesExplicitUnderDefaultDir(t *testing.T) {
 	p := filepath.Join(agentDir, "prompts", "x.md")
 	write(t, p, "x")
 	// Listed explicitly but also found by discovery: loads once, as auto.
-	ts, errs := LoadTemplates(agentDir, root, []string{p})
+	ts, errs := LoadTemplates(agentDir, root, []string{p}, true)
 	require.Empty(t, errs)
 	require.Len(t, ts, 1)
 	assert.Equal(t, "auto", ts[0].SourceInfo.Source)
@@ -104,7 +104,7 @@ func TestLoadTemplatesExplicitUnderDefaultDir(t *testing.T) {
 	write(t, up, "u")
 	write(t, pp, "p")
 	t.Setenv("HOME", root) // "~" expands to the home directory
-	ts, errs = LoadTemplates(agentDir, root, []string{filepath.Dir(up), "~/.pi/prompts/sub/p.md"})
+	ts, errs = LoadTemplates(agentDir, root, []string{filepath.Dir(up), "~/.pi/prompts/sub/p.md"}, true)
 	require.Empty(t, errs)
 	m := templatesByName(ts)
 	require.Len(t, m, 3)
@@ -130,7 +130,7 @@ func TestLoadTemplatesBadFiles(t *testing.T) {
 		f.Close()
 	}
 
-	ts, errs := LoadTemplates(agentDir, root, nil)
+	ts, errs := LoadTemplates(agentDir, root, nil, true)
 	m := templatesByName(ts)
 	assert.NotContains(t, m, "bad")
 	assert.Equal(t, "Windows file", m["crlf"].Description)

@@ -671,6 +671,9 @@ for _, name in ipairs({ "nvim-cmp", "blink.cmp" }) do
   test(name .. ": / offers gopi's prompt templates and skills, @ the workspace's files; <C-y> inserts them", function(t)
     vim.fn.mkdir(t.work .. "/.pi/skills/deploy", "p")
     vim.fn.writefile({ "---", "name: deploy", "description: Ship the app to staging", "---", "Run ./ship.sh." }, t.work .. "/.pi/skills/deploy/SKILL.md")
+    -- The project's own skills load once it is trusted (pi 1.5's trust.json).
+    vim.fn.mkdir(t.root .. "/agent", "p")
+    vim.fn.writefile({ vim.fn.json_encode({ [vim.fn.resolve(t.work)] = true }) }, t.root .. "/agent/trust.json")
     vim.fn.mkdir(t.work .. "/src", "p")
     vim.fn.writefile({ "package main" }, t.work .. "/src/server.go")
     vim.fn.writefile({ "package main" }, t.work .. "/server_test.go")

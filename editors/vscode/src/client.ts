@@ -100,7 +100,11 @@ export class GopiClient implements vscode.Disposable {
 		const s = readSettings();
 		const bin = resolveBinary(this.extensionPath, s.path);
 		this.binary = bin.path;
-		const args = ["--mode", "jsonrpc", "--approval", s.approval, ...s.args];
+		// VS Code's workspace trust is gopi's project trust: a trusted
+		// folder's own .pi settings, extensions, skills and prompts load; in
+		// Restricted Mode gopi leaves them out (and runs none of its code).
+		const trust = vscode.workspace.isTrusted ? "--approve" : "--no-approve";
+		const args = ["--mode", "jsonrpc", "--approval", s.approval, trust, ...s.args];
 		const serverOptions: ServerOptions = {
 			command: bin.path,
 			args,

@@ -117,6 +117,12 @@ export function activate(context: vscode.ExtensionContext): Manager {
 		vscode.window.registerWebviewViewProvider(SidebarView.id, m.sidebar, { webviewOptions: { retainContextWhenHidden: true } }),
 		...registerCommands(m),
 	);
+	// Trusting the folder later takes effect at once: the chat's gopi
+	// restarts with --approve and the conversation goes on.
+	const granted = vscode.workspace.onDidGrantWorkspaceTrust?.(() => {
+		void vscode.commands.executeCommand("gopi.restart");
+	});
+	if (granted) context.subscriptions.push(granted);
 	return m;
 }
 

@@ -34,12 +34,16 @@ const statusItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.
  * the side bar's chat and waits until its gopi answered. The test's
  * cleanup deactivates (stopping gopi) and removes the directories.
  */
-async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin } = {}) {
+async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin, files = {} } = {}) {
 	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-vscode-")));
 	const work = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
 	await mkdir(work, { recursive: true });
 	await mkdir(agentDir, { recursive: true });
+	for (const [name, text] of Object.entries(files)) {
+		await mkdir(path.dirname(path.join(work, name)), { recursive: true });
+		await writeFile(path.join(work, name), text);
+	}
 	for (const k of Object.keys(settings)) delete settings[k];
 	Object.assign(settings, {
 		"gopi.path": binary,
@@ -311,4 +315,21 @@ test("a run shows in VS Code's progress UI; its cancel button aborts the run", a
 	assert.equal(end.event.message.stopReason, "aborted");
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
 	await waitFor("the progress ended", () => prog.done, { event: "call", past: [null] }).catch(() => {});
+});
+
+test("workspace trust: a trusted folder's .pi prompts load; in Restricted Mode they do not", async (t) => {
+	const files = { ".pi/prompts/review.md": "Review $ARGUMENTS.\n" };
+	const names = async (trusted) => {
+		vscode.workspace.isTrusted = trusted;
+		try {
+			const { posted } = await start(t, { files });
+			const cmds = await waitFor("the commands", (m) => m.type === "commands", { past: posted });
+			return cmds.items.map((c) => c.name);
+		} finally {
+			vscode.workspace.isTrusted = true;
+			await ext.deactivate();
+		}
+	};
+	assert.ok((await names(true)).includes("review"), "trusted: the project's template is offered");
+	assert.ok(!(await names(false)).includes("review"), "restricted: it is not");
 });

@@ -327,6 +327,7 @@ function fakeWebview() {
 
 const workspace = {
 	workspaceFolders: undefined,
+	isTrusted: true,
 	textDocuments: [],
 	getConfiguration(section) {
 		const get = (key, dflt) => {
