@@ -66,8 +66,16 @@ async function recordEvents(prompts) {
 			await done;
 		}
 	} finally {
+		// gopi exits on "exit": wait for that (briefly) before the pipe is
+		// torn down, so no write is left to fail on a closed stream.
+		const exited = new Promise((r) => {
+			if (child.exitCode !== null) return r();
+			child.once("exit", r);
+			setTimeout(r, 5000);
+		});
 		await conn.sendRequest("shutdown").catch(() => {});
-		conn.sendNotification("exit");
+		await conn.sendNotification("exit").catch(() => {});
+		await exited;
 		conn.dispose();
 		child.kill();
 		await rm(root, { recursive: true, force: true });
