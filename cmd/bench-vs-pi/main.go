@@ -45,7 +45,14 @@ func main() {
 	deltaBytes := flag.Int("delta-bytes", 5, "bytes of text per delta")
 	only := flag.String("only", "", "run one agent only: gopi or pi")
 	sessionList := flag.String("sessions", "10000,100000", "comma-separated entry counts of session files to open (empty: none)")
+	replayFile := flag.String("replay", "", "internal: be the writer that replays FILE (the stream's floor)")
 	flag.Parse()
+	if *replayFile != "" {
+		if err := replay(*replayFile); err != nil {
+			fatalf("replay: %v", err)
+		}
+		return
+	}
 	if *piDir == "" && *only != "gopi" {
 		fatalf("-pi is required (an npm prefix holding pi)")
 	}
@@ -159,10 +166,14 @@ func main() {
 	report("startup (get_state → exit)", (*agent).startup)
 	for _, n := range deltas {
 		text := strings.Repeat("x", *deltaBytes*n)
+		turn := llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(text)}, ChunkSize: *deltaBytes, Burst: true, Usage: llmtest.Usage{Input: 10, Output: n}}
 		report(fmt.Sprintf("stream %d deltas", n), func(a *agent) (sample, error) {
-			srv.Push(llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say(text)}, ChunkSize: *deltaBytes, Burst: true, Usage: llmtest.Usage{Input: 10, Output: n}})
+			srv.Push(turn)
 			return a.stream()
 		})
+		if agents[0].name == "gopi" {
+			floor(agents[0], home, n, *runs, func() { srv.Push(turn) })
+		}
 	}
 	for _, n := range sessions {
 		path, size, err := writeSession(filepath.Join(home, "sessions"), work, n)
@@ -173,6 +184,34 @@ func main() {
 			return a.open(path)
 		})
 	}
+}
+
+// floor times a writer that only copies what gopi wrote for the reply of
+// n deltas, and prints it under gopi's row.
+func floor(gopi *agent, dir string, n, runs int, push func()) {
+	push()
+	data, err := gopi.recordStream()
+	if err != nil {
+		fatalf("gopi, recording %d deltas: %v", n, err)
+	}
+	file := filepath.Join(dir, fmt.Sprintf("stream-%d.jsonl", n))
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	w := &agent{name: "writer", argv: []string{self, "-replay", file}, env: gopi.env, dir: gopi.dir}
+	var ss []sample
+	for range runs {
+		s, err := w.stream()
+		if err != nil {
+			fatalf("writer, %d deltas: %v", n, err)
+		}
+		ss = append(ss, s)
+	}
+	fmt.Printf("%-28s  %-30s\n", "  floor: a writer copying it", median(ss))
 }
 
 // writeSession writes a session of n entries as a long conversation

@@ -45,6 +45,7 @@ func (s *Store) Context() Context {
 func BuildContext(path []Entry) Context {
 	ctx := Context{ThinkingLevel: llm.ThinkingOff}
 	compaction := -1
+	var edits map[string]*ContextEditEntry
 	var model ModelRef
 	hasModel := false
 	for i, e := range path {
@@ -59,6 +60,11 @@ func BuildContext(path []Entry) Context {
 			}
 		case *CompactionEntry:
 			compaction = i
+		case *ContextEditEntry:
+			if edits == nil {
+				edits = map[string]*ContextEditEntry{}
+			}
+			edits[e.TargetID] = e // the latest on the branch wins
 		}
 	}
 	if hasModel {
@@ -67,13 +73,28 @@ func BuildContext(path []Entry) Context {
 
 	msgs := make([]llm.Message, 0, len(path)+1)
 	add := func(e Entry) {
+		edit := edits[e.Base().ID]
+		if edit != nil && edit.Replacement == nil {
+			switch e.(type) {
+			case *MessageEntry, *CustomMessageEntry:
+				return // left out of the context by a context_edit
+			}
+		}
 		switch e := e.(type) {
 		case *MessageEntry:
-			msgs = append(msgs, e.Message)
+			m := e.Message
+			if edit != nil {
+				m = withContent(m, edit.Replacement.Contents())
+			}
+			msgs = append(msgs, m)
 		case *CustomMessageEntry:
+			content := e.Content
+			if edit != nil {
+				content = edit.Replacement.Contents()
+			}
 			msgs = append(msgs, &llm.CustomMessage{
 				CustomType: e.CustomType,
-				Content:    e.Content,
+				Content:    content,
 				Display:    e.Display,
 				Details:    e.Details,
 				Timestamp:  e.Millis(),
@@ -115,6 +136,27 @@ func BuildContext(path []Entry) Context {
 	}
 	ctx.Messages = msgs
 	return ctx
+}
+
+// withContent is m with its content replaced (a context_edit's
+// replacement), m itself untouched; messages of other roles, which pi's
+// edits cannot target, come back as they are.
+func withContent(m llm.Message, c llm.Contents) llm.Message {
+	switch m := m.(type) {
+	case *llm.UserMessage:
+		cp := *m
+		cp.Content = c
+		return &cp
+	case *llm.AssistantMessage:
+		cp := *m
+		cp.Content = c
+		return &cp
+	case *llm.ToolResultMessage:
+		cp := *m
+		cp.Content = c
+		return &cp
+	}
+	return m
 }
 
 // SystemStateOf replays the system prompt and tools a branch declares: its

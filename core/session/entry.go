@@ -27,6 +27,7 @@ const (
 	EntryCustomMessage       EntryType = "custom_message"
 	EntryLabel               EntryType = "label"
 	EntrySessionInfo         EntryType = "session_info"
+	EntryContextEdit         EntryType = "context_edit"
 )
 
 // timeLayout is JavaScript's Date.toISOString: UTC, milliseconds, "Z".
@@ -192,6 +193,34 @@ type SessionInfoEntry struct {
 	Name string `json:"name"`
 }
 
+// ContextEditEntry (pi 1.5) changes what one earlier user, assistant,
+// tool-result or extension message contributes to the model context from
+// here on: Replacement nil leaves it out, otherwise its content is
+// replaced. The target itself stays as it was in the file, the history and
+// exports; the latest edit of a target on the branch wins.
+type ContextEditEntry struct {
+	Meta
+	TargetID    string              `json:"targetId"`
+	Replacement *ContextReplacement `json:"replacement"`
+}
+
+// ContextReplacement is a context edit's new content: a string or content
+// blocks, as the target's role allows; kept as written, so a rewritten
+// file holds the same bytes.
+type ContextReplacement struct {
+	Content json.RawMessage `json:"content"`
+}
+
+// Contents decodes the replacement (a string becomes one text block); a
+// content that does not decode counts as empty.
+func (r *ContextReplacement) Contents() llm.Contents {
+	var c llm.Contents
+	if err := json.Unmarshal(r.Content, &c); err != nil || c == nil {
+		return llm.Contents{}
+	}
+	return c
+}
+
 // UnknownEntry keeps a line of a type gopi does not know (or a known type it
 // could not decode) byte for byte. It takes part in the tree but never in
 // the model context.
@@ -210,6 +239,7 @@ func (*CustomEntry) Type() EntryType              { return EntryCustom }
 func (*CustomMessageEntry) Type() EntryType       { return EntryCustomMessage }
 func (*LabelEntry) Type() EntryType               { return EntryLabel }
 func (*SessionInfoEntry) Type() EntryType         { return EntrySessionInfo }
+func (*ContextEditEntry) Type() EntryType         { return EntryContextEdit }
 func (e *UnknownEntry) Type() EntryType           { return e.EntryType }
 
 // The encoders below keep pi's key order: type first, then the common
@@ -373,6 +403,20 @@ func (e *SessionInfoEntry) UnmarshalJSON(data []byte) error {
 	return unmarshalWith(data, (*alias)(e), &e.Meta)
 }
 
+func (e *ContextEditEntry) MarshalJSON() ([]byte, error) {
+	type alias ContextEditEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryContextEdit, e.wire(), (*alias)(e)})
+}
+
+func (e *ContextEditEntry) UnmarshalJSON(data []byte) error {
+	type alias ContextEditEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
 func (e *UnknownEntry) MarshalJSON() ([]byte, error) { return e.Raw, nil }
 
 // unmarshalWith decodes data into fields (an alias of the entry type, so
@@ -435,6 +479,8 @@ func decodeEntry(data []byte, head entryHead) (Entry, error) {
 		e = &LabelEntry{}
 	case EntrySessionInfo:
 		e = &SessionInfoEntry{}
+	case EntryContextEdit:
+		e = &ContextEditEntry{}
 	}
 	var err error
 	if e != nil {

@@ -1,0 +1,66 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// pi 1.5's context_edit entries: the latest edit of a target on the branch
+// leaves it out of the model context or replaces its content; the file,
+// the entries and other branches keep the original.
+func TestContextEditsShapeTheContext(t *testing.T) {
+	lines := []string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-25T10:00:00.000Z","cwd":"/w"}`,
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-25T10:00:01.000Z","message":{"role":"user","content":"first question","timestamp":1}}`,
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-25T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"a long answer"}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}`,
+		`{"type":"custom_message","customType":"note","content":"an extension note","display":true,"id":"c1","parentId":"a1","timestamp":"2026-11-25T10:00:03.000Z"}`,
+		`{"type":"message","id":"u2","parentId":"c1","timestamp":"2026-11-25T10:00:04.000Z","message":{"role":"user","content":"second question","timestamp":4}}`,
+		`{"type":"context_edit","id":"e1","parentId":"u2","timestamp":"2026-11-25T10:00:05.000Z","targetId":"a1","replacement":{"content":"first, shorter"}}`,
+		`{"type":"context_edit","id":"e2","parentId":"e1","timestamp":"2026-11-25T10:00:06.000Z","targetId":"a1","replacement":{"content":"a short answer"}}`,
+		`{"type":"context_edit","id":"e3","parentId":"e2","timestamp":"2026-11-25T10:00:07.000Z","targetId":"c1","replacement":null}`,
+		`{"type":"context_edit","id":"e4","parentId":"e3","timestamp":"2026-11-25T10:00:08.000Z","targetId":"u1","replacement":{"content":[{"type":"text","text":"first question, edited"}]}}`,
+		// Another branch from u2: its edit does not apply on the main one.
+		`{"type":"context_edit","id":"x1","parentId":"u2","timestamp":"2026-11-25T10:00:09.000Z","targetId":"u2","replacement":null}`,
+		`{"type":"message","id":"u3","parentId":"e4","timestamp":"2026-11-25T10:00:10.000Z","message":{"role":"user","content":"third","timestamp":10}}`,
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	data := strings.Join(lines, "\n") + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	s, rep, err := Open(path)
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "%+v", rep)
+
+	ctx := s.Context()
+	assert.Equal(t, []string{"first question, edited", "a short answer", "second question", "third"}, texts(ctx.Messages))
+	am := ctx.Messages[1].(*llm.AssistantMessage)
+	assert.Equal(t, "m", am.Model, "an edit keeps the message's role and metadata")
+	assert.Equal(t, llm.Contents{llm.TextContent{Text: "a short answer"}}, am.Content, "a string becomes one text block")
+
+	// The targets themselves are unchanged.
+	e, _ := s.Entry("a1")
+	assert.Equal(t, "a long answer", e.(*MessageEntry).Message.(*llm.AssistantMessage).Content.Text())
+
+	// On the other branch, x1 leaves u2 out and e1–e4 are not there.
+	require.NoError(t, s.SetLeaf("x1"))
+	assert.Equal(t, []string{"first question", "a long answer", "custom:an extension note"}, texts(s.Context().Messages))
+
+	// Saved again, the edits are written as they were read.
+	for _, id := range []string{"e2", "e3"} {
+		e, _ := s.Entry(id)
+		b, err := e.(*ContextEditEntry).MarshalJSON()
+		require.NoError(t, err)
+		for _, l := range lines {
+			if strings.Contains(l, `"id":"`+id+`"`) {
+				assert.JSONEq(t, l, string(b))
+				assert.True(t, strings.HasPrefix(string(b), `{"type":"context_edit","id":"`+id+`","parentId":`), "pi's key order: %s", b)
+			}
+		}
+	}
+}
