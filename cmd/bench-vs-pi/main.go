@@ -260,7 +260,7 @@ func writeSession(dir, cwd string, n int) (path string, size int64, err error) {
 		}
 		entries++
 		if keep != "" && entries > 2*n/3 && !compacted {
-			if _, err := s.AppendCompaction("The conversation so far covered the server's start-up.", keep, 120000, nil, false); err != nil {
+			if _, err := s.AppendCompaction("The conversation so far covered the server's start-up.", keep, 120000, nil, false, nil); err != nil {
 				return "", 0, err
 			}
 			entries++

@@ -335,3 +335,32 @@ func TestRPCPi15SettingsKeys(t *testing.T) {
 	assert.Equal(t, envDir, filepath.Dir(got))
 	assert.Equal(t, 0, cmd.exit())
 }
+
+// get_session_stats counts as pi 1.5 does: the whole file, so a compaction
+// takes nothing away from the counts and adds its summary's usage.
+func TestRPCSessionStatsCoverTheWholeFile(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Text("answer one"),
+		llmtest.Text("answer two"),
+		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("The summary.")}, Usage: llmtest.Usage{Input: 700, Output: 40}},
+	)
+	w.trustProject()
+	w.writeJSON(w.cwd+"/.pi/settings.json", map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	p := w.start()
+	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {
+		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
+		p.idle()
+	}
+	stats := func(id string) record {
+		return record(p.ok(id, map[string]any{"type": "get_session_stats"}).(map[string]any))
+	}
+	before := stats("s1")
+	p.ok("c", map[string]any{"type": "compact"})
+	after := stats("s2")
+	for _, k := range []string{"userMessages", "assistantMessages", "totalMessages"} {
+		assert.Equal(t, before[k], after[k], k)
+	}
+	assert.EqualValues(t, before.obj("tokens")["output"].(float64)+40, after.obj("tokens")["output"], "the summary's usage counts")
+	assert.EqualValues(t, before.obj("tokens")["input"].(float64)+700, after.obj("tokens")["input"])
+	assert.Equal(t, 0, p.exit())
+}

@@ -69,7 +69,7 @@ func TestCompactIterative(t *testing.T) {
 	require.NoError(t, err)
 	res, err := Compact(t.Context(), replying("FIRST SUMMARY"), testModel, llm.Auth{}, first, "")
 	require.NoError(t, err)
-	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false)
+	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false, nil)
 	require.NoError(t, err)
 	pairs(t, s, 10, 4)
 
@@ -89,7 +89,7 @@ func TestCompactIterative(t *testing.T) {
 	assert.Contains(t, prompt, "keep the API notes")
 
 	// The new entry replaces the old summary in the context.
-	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false)
+	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false, nil)
 	require.NoError(t, err)
 	ctx := session.BuildContext(s.Path())
 	require.IsType(t, &llm.CompactionSummaryMessage{}, ctx.Messages[0])
@@ -121,7 +121,7 @@ func TestCompactFileLists(t *testing.T) {
 	assert.Equal(t, "## Goal\nRefactor.\n\n<read-files>\nsrc/a.go\n</read-files>\n\n<modified-files>\nNOTES.md\nsrc/b.go\n</modified-files>", res.Summary)
 
 	// The details are what the compaction entry stores.
-	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false)
+	_, err = s.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, res.Details, false, nil)
 	require.NoError(t, err)
 	c := s.Path()[len(s.Path())-1].(*session.CompactionEntry)
 	assert.JSONEq(t, `{"readFiles":["src/a.go"],"modifiedFiles":["NOTES.md","src/b.go"]}`, string(c.Details))
@@ -173,7 +173,7 @@ func TestCompactSplitTurnKeepsPreviousSummary(t *testing.T) {
 	// then grew past the budget with a huge tool result.
 	s := session.InMemory("/w")
 	ids := appendAll(t, s, user(text("U0 ", 100)), assistant(text("A0 ", 100)), user(text("U1 ", 100)))
-	_, err := s.AppendCompaction("OLD SUMMARY", ids[2], 300, nil, false)
+	_, err := s.AppendCompaction("OLD SUMMARY", ids[2], 300, nil, false, nil)
 	require.NoError(t, err)
 	appendAll(t, s, call("c", "read", map[string]any{"path": "big.log"}), result("c", "read", text("T ", 5000)), assistant(text("A1 ", 10)))
 
@@ -353,7 +353,7 @@ func BenchmarkPrepare(b *testing.B) {
 		if i == 3500 {
 			n++
 			if _, err := s.AppendCompaction("summary of the first 3000 turns", keepID, 120000,
-				Details{ReadFiles: []string{"a.go"}, ModifiedFiles: []string{"b.go"}}, false); err != nil {
+				Details{ReadFiles: []string{"a.go"}, ModifiedFiles: []string{"b.go"}}, false, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

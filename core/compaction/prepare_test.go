@@ -97,7 +97,7 @@ func TestPrepareErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNothingToCompact, "one message: the cut cannot drop anything")
 
 	users := pairs(t, s, 0, 4)
-	_, err = s.AppendCompaction("summary", users[2], 100, nil, false)
+	_, err = s.AppendCompaction("summary", users[2], 100, nil, false, nil)
 	require.NoError(t, err)
 	_, err = Prepare(s.Path(), keep(100))
 	assert.ErrorIs(t, err, ErrAlreadyCompacted)
@@ -210,7 +210,7 @@ func TestPrepareIterative(t *testing.T) {
 	first, err := Prepare(s.Path(), keep(400))
 	require.NoError(t, err)
 	_, err = s.AppendCompaction("EARLIER SUMMARY", first.FirstKeptEntryID, first.TokensBefore,
-		Details{ReadFiles: []string{"old.go"}, ModifiedFiles: []string{"mod.go"}}, false)
+		Details{ReadFiles: []string{"old.go"}, ModifiedFiles: []string{"mod.go"}}, false, nil)
 	require.NoError(t, err)
 	users := pairs(t, s, 10, 4)
 	last := assistant(text("A14 ", 100))
@@ -231,7 +231,7 @@ func TestPrepareIterative(t *testing.T) {
 func TestPrepareIgnoresHookDetails(t *testing.T) {
 	s := session.InMemory("/w")
 	users := pairs(t, s, 0, 4)
-	_, err := s.AppendCompaction("from an extension", users[2], 100, Details{ReadFiles: []string{"x.go"}}, true)
+	_, err := s.AppendCompaction("from an extension", users[2], 100, Details{ReadFiles: []string{"x.go"}}, true, nil)
 	require.NoError(t, err)
 	pairs(t, s, 4, 4)
 	p, err := Prepare(s.Path(), keep(300))

@@ -99,7 +99,7 @@ func conversation(t *testing.T) *session.Store {
 	appendMsg(t, s, &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: "abandoned-branch-answer"}},
 		Provider: "anthropic", Model: "claude-other", StopReason: llm.StopStop,
 		Usage: usage(9999, 9999, 0, 0, llm.Cost{Input: 1})})
-	ok(s.AppendBranchSummary(answer, "Tried *another approach* first.", nil, false))
+	ok(s.AppendBranchSummary(answer, "Tried *another approach* first.", nil, false, nil))
 
 	exit2 := 2
 	appendMsg(t, s, &llm.BashExecutionMessage{Command: "make test", Output: "FAIL: TestThing\n", ExitCode: &exit2,
@@ -107,7 +107,7 @@ func conversation(t *testing.T) *session.Store {
 	appendMsg(t, s, &llm.BashExecutionMessage{Command: "sleep 100", Cancelled: true, Timestamp: llm.Now()})
 	ok(s.AppendCustomMessage("reminder", llm.Contents{llm.TextContent{Text: "visible *custom* note"}}, true, nil))
 	ok(s.AppendCustomMessage("state", llm.Contents{llm.TextContent{Text: "hidden-custom-text"}}, false, nil))
-	ok(s.AppendCompaction("## Goal\nShip the *parser*.", first, 12345, nil, false))
+	ok(s.AppendCompaction("## Goal\nShip the *parser*.", first, 12345, nil, false, nil))
 	ok(s.AppendSessionInfo("Parser <b>work</b>"))
 	ok(s.AppendLabel(first, "start-here"))
 	appendMsg(t, s, &llm.ToolResultMessage{ToolCallID: "call_gone", ToolName: "grep",

@@ -566,7 +566,12 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if fromHook && res.Details.ReadFiles == nil && res.Details.ModifiedFiles == nil {
 		entryDetails = nil
 	}
-	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook)
+	var usage *llm.Usage
+	if !fromHook {
+		u := res.Usage
+		usage = &u
+	}
+	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook, usage)
 	if err != nil {
 		return nil, h.saved(store, "the compaction", err)
 	}
@@ -574,11 +579,11 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	msgs := store.Context().Messages
 	h.agent.ReplaceMessages(msgs)
 	details, _ := json.Marshal(res.Details)
-	usage := res.Usage
+	resUsage := res.Usage
 	return &api.CompactionResult{
 		Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore,
 		EstimatedTokensAfter: estimateAll(msgs),
-		Usage:                &usage,
+		Usage:                &resUsage,
 		Details:              details,
 	}, nil
 }

@@ -45,28 +45,48 @@ func (h *Host) GetMessages(_ context.Context) (api.MessagesResult, error) {
 }
 
 // GetSessionStats counts messages, tokens and cost over the transcript.
+//
+// As in pi 1.5 the counts and totals cover the whole session file: every
+// branch, what a compaction summarised, and the usage of summaries and of
+// pi's usage entries; the context usage is the current context's.
 func (h *Host) GetSessionStats(_ context.Context) (api.SessionStats, error) {
 	st := h.Store()
 	msgs := h.agent.Messages()
-	s := api.SessionStats{SessionFile: st.File(), SessionID: st.ID(), TotalMessages: len(msgs)}
-	for _, m := range msgs {
-		switch m := m.(type) {
-		case *llm.UserMessage:
-			s.UserMessages++
-		case *llm.ToolResultMessage:
-			s.ToolResults++
-		case *llm.AssistantMessage:
-			s.AssistantMessages++
-			for _, c := range m.Content {
-				if _, ok := c.(llm.ToolCall); ok {
-					s.ToolCalls++
+	s := api.SessionStats{SessionFile: st.File(), SessionID: st.ID()}
+	add := func(u *llm.Usage) {
+		if u == nil {
+			return
+		}
+		s.Tokens.Input += u.Input
+		s.Tokens.Output += u.Output
+		s.Tokens.CacheRead += u.CacheRead
+		s.Tokens.CacheWrite += u.CacheWrite
+		s.Cost += u.Cost.Total
+	}
+	for _, e := range st.Entries() {
+		switch e := e.(type) {
+		case *session.UsageEntry:
+			add(&e.Usage)
+		case *session.CompactionEntry:
+			add(e.Usage)
+		case *session.BranchSummaryEntry:
+			add(e.Usage)
+		case *session.MessageEntry:
+			s.TotalMessages++
+			switch m := e.Message.(type) {
+			case *llm.UserMessage:
+				s.UserMessages++
+			case *llm.ToolResultMessage:
+				s.ToolResults++
+			case *llm.AssistantMessage:
+				s.AssistantMessages++
+				for _, c := range m.Content {
+					if _, ok := c.(llm.ToolCall); ok {
+						s.ToolCalls++
+					}
 				}
+				add(&m.Usage)
 			}
-			s.Tokens.Input += m.Usage.Input
-			s.Tokens.Output += m.Usage.Output
-			s.Tokens.CacheRead += m.Usage.CacheRead
-			s.Tokens.CacheWrite += m.Usage.CacheWrite
-			s.Cost += m.Usage.Cost.Total
 		}
 	}
 	s.Tokens.Total = s.Tokens.Input + s.Tokens.Output + s.Tokens.CacheRead + s.Tokens.CacheWrite

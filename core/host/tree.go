@@ -146,10 +146,11 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 
 	if summary != nil {
 		var details any = summary.Details
+		usage := &summary.Usage
 		if fromHook {
-			details = summaryDetails
+			details, usage = summaryDetails, nil
 		}
-		id, err := store.AppendBranchSummary(newLeaf, summary.Summary, details, fromHook)
+		id, err := store.AppendBranchSummary(newLeaf, summary.Summary, details, fromHook, usage)
 		if err != nil {
 			return NavigateResult{}, h.saved(store, "the branch summary", err)
 		}

@@ -24,7 +24,7 @@ func bigSession(b *testing.B) string {
 			b.Fatal(err)
 		}
 		if i == 3500 {
-			if _, err := s.AppendCompaction("summary of the first 3000 turns", keep, 120000, nil, false); err != nil {
+			if _, err := s.AppendCompaction("summary of the first 3000 turns", keep, 120000, nil, false, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

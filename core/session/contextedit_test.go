@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,8 @@ func TestContextEditsShapeTheContext(t *testing.T) {
 		`{"type":"context_edit","id":"e4","parentId":"e3","timestamp":"2026-11-25T10:00:08.000Z","targetId":"u1","replacement":{"content":[{"type":"text","text":"first question, edited"}]}}`,
 		// Another branch from u2: its edit does not apply on the main one.
 		`{"type":"context_edit","id":"x1","parentId":"u2","timestamp":"2026-11-25T10:00:09.000Z","targetId":"u2","replacement":null}`,
-		`{"type":"message","id":"u3","parentId":"e4","timestamp":"2026-11-25T10:00:10.000Z","message":{"role":"user","content":"third","timestamp":10}}`,
+		`{"type":"usage","id":"w1","parentId":"e4","timestamp":"2026-11-25T10:00:09.500Z","kind":"cache_warm","provider":"anthropic","model":"m","usage":{"input":0,"output":0,"cacheRead":50,"cacheWrite":0,"totalTokens":50,"cost":{"input":0,"output":0,"cacheRead":0.015,"cacheWrite":0,"total":0.015}}}`,
+		`{"type":"message","id":"u3","parentId":"w1","timestamp":"2026-11-25T10:00:10.000Z","message":{"role":"user","content":"third","timestamp":10}}`,
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	data := strings.Join(lines, "\n") + "\n"
@@ -43,6 +45,12 @@ func TestContextEditsShapeTheContext(t *testing.T) {
 	assert.Equal(t, "m", am.Model, "an edit keeps the message's role and metadata")
 	assert.Equal(t, llm.Contents{llm.TextContent{Text: "a short answer"}}, am.Content, "a string becomes one text block")
 
+	// A usage entry (pi 1.5) is read as one, and reaches no model.
+	w, _ := s.Entry("w1")
+	require.IsType(t, &UsageEntry{}, w)
+	assert.Equal(t, 50, w.(*UsageEntry).Usage.CacheRead)
+	assert.Equal(t, "cache_warm", w.(*UsageEntry).Kind)
+
 	// The targets themselves are unchanged.
 	e, _ := s.Entry("a1")
 	assert.Equal(t, "a long answer", e.(*MessageEntry).Message.(*llm.AssistantMessage).Content.Text())
@@ -52,14 +60,14 @@ func TestContextEditsShapeTheContext(t *testing.T) {
 	assert.Equal(t, []string{"first question", "a long answer", "custom:an extension note"}, texts(s.Context().Messages))
 
 	// Saved again, the edits are written as they were read.
-	for _, id := range []string{"e2", "e3"} {
+	for _, id := range []string{"e2", "e3", "w1"} {
 		e, _ := s.Entry(id)
-		b, err := e.(*ContextEditEntry).MarshalJSON()
+		b, err := json.Marshal(e)
 		require.NoError(t, err)
 		for _, l := range lines {
 			if strings.Contains(l, `"id":"`+id+`"`) {
 				assert.JSONEq(t, l, string(b))
-				assert.True(t, strings.HasPrefix(string(b), `{"type":"context_edit","id":"`+id+`","parentId":`), "pi's key order: %s", b)
+				assert.True(t, strings.HasPrefix(string(b), `{"type":"`+string(e.Type())+`","id":"`+id+`","parentId":`), "pi's key order: %s", b)
 			}
 		}
 	}

@@ -28,6 +28,7 @@ const (
 	EntryLabel               EntryType = "label"
 	EntrySessionInfo         EntryType = "session_info"
 	EntryContextEdit         EntryType = "context_edit"
+	EntryUsage               EntryType = "usage"
 )
 
 // timeLayout is JavaScript's Date.toISOString: UTC, milliseconds, "Z".
@@ -152,6 +153,9 @@ type CompactionEntry struct {
 	// and system messages among the kept entries give way to it. Absent
 	// on older entries and when the branch declared none.
 	SystemMessage *llm.SystemMessage `json:"systemMessage,omitempty"`
+	// Usage is what writing the summary cost (pi 1.5); nil when not
+	// recorded.
+	Usage *llm.Usage `json:"usage,omitempty"`
 }
 
 // BranchSummaryEntry summarises the branch the conversation came back from.
@@ -162,6 +166,18 @@ type BranchSummaryEntry struct {
 	Summary  string          `json:"summary"`
 	Details  json.RawMessage `json:"details,omitempty"`
 	FromHook *bool           `json:"fromHook,omitempty"`
+	Usage    *llm.Usage      `json:"usage,omitempty"`
+}
+
+// UsageEntry (pi 1.5) records what a model call outside the conversation
+// cost (cache warming, for one); it counts in the session's totals and
+// never reaches a model.
+type UsageEntry struct {
+	Meta
+	Kind     string    `json:"kind"`
+	Provider string    `json:"provider,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Usage    llm.Usage `json:"usage"`
 }
 
 // CustomEntry is extension state; it never reaches a model.
@@ -240,6 +256,7 @@ func (*CustomMessageEntry) Type() EntryType       { return EntryCustomMessage }
 func (*LabelEntry) Type() EntryType               { return EntryLabel }
 func (*SessionInfoEntry) Type() EntryType         { return EntrySessionInfo }
 func (*ContextEditEntry) Type() EntryType         { return EntryContextEdit }
+func (*UsageEntry) Type() EntryType               { return EntryUsage }
 func (e *UnknownEntry) Type() EntryType           { return e.EntryType }
 
 // The encoders below keep pi's key order: type first, then the common
@@ -417,6 +434,20 @@ func (e *ContextEditEntry) UnmarshalJSON(data []byte) error {
 	return unmarshalWith(data, (*alias)(e), &e.Meta)
 }
 
+func (e *UsageEntry) MarshalJSON() ([]byte, error) {
+	type alias UsageEntry
+	return json.Marshal(struct {
+		Type EntryType `json:"type"`
+		wireMeta
+		*alias
+	}{EntryUsage, e.wire(), (*alias)(e)})
+}
+
+func (e *UsageEntry) UnmarshalJSON(data []byte) error {
+	type alias UsageEntry
+	return unmarshalWith(data, (*alias)(e), &e.Meta)
+}
+
 func (e *UnknownEntry) MarshalJSON() ([]byte, error) { return e.Raw, nil }
 
 // unmarshalWith decodes data into fields (an alias of the entry type, so
@@ -481,6 +512,8 @@ func decodeEntry(data []byte, head entryHead) (Entry, error) {
 		e = &SessionInfoEntry{}
 	case EntryContextEdit:
 		e = &ContextEditEntry{}
+	case EntryUsage:
+		e = &UsageEntry{}
 	}
 	var err error
 	if e != nil {

@@ -189,7 +189,7 @@ func TestWrittenShapeMatchesReference(t *testing.T) {
 	must(s.AppendMessage(&llm.BashExecutionMessage{Command: "echo hi", Output: "hi\n", ExitCode: &exit0, Timestamp: llm.Now()}))
 	must(s.AppendSessionInfo("  gopi session "))
 	must(s.AppendCompaction("summary", s.Entries()[0].Base().ID, 1697,
-		map[string]any{"readFiles": []string{}, "modifiedFiles": []string{}}, false))
+		map[string]any{"readFiles": []string{}, "modifiedFiles": []string{}}, false, nil))
 
 	got := keyShape(t, fileLines(t, s.File()))
 	want := keyShape(t, fileLines(t, refFile))

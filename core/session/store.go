@@ -231,8 +231,9 @@ func (s *Store) AppendThinkingLevelChange(level llm.ThinkingLevel) (string, erro
 
 // AppendCompaction records a compaction: the context becomes summary, then
 // the entries from firstKeptEntryID on. details (any JSON value, or nil)
-// is kept for the compactor and extensions.
-func (s *Store) AppendCompaction(summary, firstKeptEntryID string, tokensBefore int, details any, fromHook bool) (string, error) {
+// is kept for the compactor and extensions; usage (nil: none recorded) is
+// what writing the summary cost, counted in the session's totals.
+func (s *Store) AppendCompaction(summary, firstKeptEntryID string, tokensBefore int, details any, fromHook bool, usage *llm.Usage) (string, error) {
 	d, err := rawJSON(details)
 	if err != nil {
 		return "", fmt.Errorf("append compaction: %w", err)
@@ -245,14 +246,14 @@ func (s *Store) AppendCompaction(summary, firstKeptEntryID string, tokensBefore 
 	}
 	return s.addLocked(s.leaf, func(m Meta) Entry {
 		return &CompactionEntry{Meta: m, Summary: summary, FirstKeptEntryID: firstKeptEntryID,
-			TokensBefore: tokensBefore, Details: d, FromHook: &fromHook, SystemMessage: checkpoint}
+			TokensBefore: tokensBefore, Details: d, FromHook: &fromHook, SystemMessage: checkpoint, Usage: usage}
 	})
 }
 
 // AppendBranchSummary moves the leaf to fromID ("" for before the first
 // entry) and appends there a summary of the branch being left, as pi's
-// branchWithSummary does.
-func (s *Store) AppendBranchSummary(fromID, summary string, details any, fromHook bool) (string, error) {
+// branchWithSummary does; usage as for AppendCompaction.
+func (s *Store) AppendBranchSummary(fromID, summary string, details any, fromHook bool, usage *llm.Usage) (string, error) {
 	d, err := rawJSON(details)
 	if err != nil {
 		return "", fmt.Errorf("append branch summary: %w", err)
@@ -268,7 +269,7 @@ func (s *Store) AppendBranchSummary(fromID, summary string, details any, fromHoo
 		from = "root"
 	}
 	return s.addLocked(fromID, func(m Meta) Entry {
-		return &BranchSummaryEntry{Meta: m, FromID: from, Summary: summary, Details: d, FromHook: &fromHook}
+		return &BranchSummaryEntry{Meta: m, FromID: from, Summary: summary, Details: d, FromHook: &fromHook, Usage: usage}
 	})
 }
 

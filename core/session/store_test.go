@@ -154,7 +154,7 @@ func TestBranchSummaryCustomMessagesAndSettings(t *testing.T) {
 	mustAppend(t, s, assistant("a1"))
 	mustAppend(t, s, user("abandoned"))
 
-	id, err := s.AppendBranchSummary(u1, "tried something else", map[string]int{"n": 1}, false)
+	id, err := s.AppendBranchSummary(u1, "tried something else", map[string]int{"n": 1}, false, nil)
 	require.NoError(t, err)
 	assert.Equal(t, id, s.Leaf())
 	e, _ := s.Entry(id)
@@ -167,7 +167,7 @@ func TestBranchSummaryCustomMessagesAndSettings(t *testing.T) {
 	require.NoError(t, err)
 	cm, err := s.AppendCustomMessage("note", llm.Contents{llm.TextContent{Text: "injected"}}, true, nil)
 	require.NoError(t, err)
-	_, err = s.AppendBranchSummary(cm, "", nil, false) // empty summaries stay out of the context
+	_, err = s.AppendBranchSummary(cm, "", nil, false, nil) // empty summaries stay out of the context
 	require.NoError(t, err)
 
 	ctx := s.Context()
@@ -176,7 +176,7 @@ func TestBranchSummaryCustomMessagesAndSettings(t *testing.T) {
 	assert.Equal(t, ModelRef{"anthropic", "claude"}, *ctx.Model)
 	assert.Equal(t, llm.ThinkingHigh, ctx.ThinkingLevel)
 
-	root, err := s.AppendBranchSummary("", "from the top", nil, true)
+	root, err := s.AppendBranchSummary("", "from the top", nil, true, nil)
 	require.NoError(t, err)
 	e, _ = s.Entry(root)
 	assert.Equal(t, "root", e.(*BranchSummaryEntry).FromID)
@@ -186,7 +186,7 @@ func TestBranchSummaryCustomMessagesAndSettings(t *testing.T) {
 	assert.Nil(t, ctx.Model)
 	assert.Equal(t, llm.ThinkingOff, ctx.ThinkingLevel)
 
-	_, err = s.AppendBranchSummary("missing", "x", nil, false)
+	_, err = s.AppendBranchSummary("missing", "x", nil, false, nil)
 	assert.ErrorIs(t, err, ErrEntryNotFound)
 }
 
