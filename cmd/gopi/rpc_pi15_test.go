@@ -208,9 +208,11 @@ func TestRPCBashStreamsAndExcludeFromContext(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
-// compaction_start/compaction_end (pi 1.5) announce manual compactions too,
-// and the result carries estimatedTokensAfter and the summary's usage.
-func TestRPCCompactionEventsOfPi15(t *testing.T) {
+// twoTurnsToCompact starts gopi on a project that keeps little at a
+// compaction, runs two settled turns, and scripts the summary (with usage
+// 700 in, 40 out) for the compaction that comes next.
+func twoTurnsToCompact(t *testing.T) *proc {
+	t.Helper()
 	w := newWorld(t,
 		llmtest.Text("answer one"),
 		llmtest.Text("answer two"),
@@ -223,6 +225,13 @@ func TestRPCCompactionEventsOfPi15(t *testing.T) {
 		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
 		p.until(func(r record) bool { return r.is("agent_settled") })
 	}
+	return p
+}
+
+// compaction_start/compaction_end (pi 1.5) announce manual compactions too,
+// and the result carries estimatedTokensAfter and the summary's usage.
+func TestRPCCompactionEventsOfPi15(t *testing.T) {
+	p := twoTurnsToCompact(t)
 	p.send(map[string]any{"id": "c", "type": "compact"})
 	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "c" })
 	var kinds []string
@@ -339,18 +348,7 @@ func TestRPCPi15SettingsKeys(t *testing.T) {
 // get_session_stats counts as pi 1.5 does: the whole file, so a compaction
 // takes nothing away from the counts and adds its summary's usage.
 func TestRPCSessionStatsCoverTheWholeFile(t *testing.T) {
-	w := newWorld(t,
-		llmtest.Text("answer one"),
-		llmtest.Text("answer two"),
-		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("The summary.")}, Usage: llmtest.Usage{Input: 700, Output: 40}},
-	)
-	w.trustProject()
-	w.writeJSON(w.cwd+"/.pi/settings.json", map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
-	p := w.start()
-	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {
-		p.ok(string(rune('a'+i)), map[string]any{"type": "prompt", "message": msg})
-		p.idle()
-	}
+	p := twoTurnsToCompact(t)
 	stats := func(id string) record {
 		return record(p.ok(id, map[string]any{"type": "get_session_stats"}).(map[string]any))
 	}
