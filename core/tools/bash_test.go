@@ -202,3 +202,34 @@ func TestSanitizerSplitInput(t *testing.T) {
 	got += s.feed(nil, true)
 	require.Equal(t, "aé", got)
 }
+
+// slowWriter takes its time with every write, as a reader on a loaded
+// machine does.
+type slowWriter struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(80 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// Output still in the pipe when the shell exits is read to its end, however
+// slow the reader: it used to be cut 100 ms after the exit.
+func TestExecReadsOutputToItsEndWithASlowReader(t *testing.T) {
+	w := &slowWriter{}
+	code, err := LocalShell{}.Exec(context.Background(), ExecRequest{
+		Command: "head -c 300000 /dev/zero | tr '\\0' x; echo END",
+		Dir:     t.TempDir(),
+		Output:  w,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, code)
+	require.Equal(t, 0, *code)
+	out := w.buf.String()
+	require.Equal(t, 300004, len(out))
+	require.True(t, strings.HasSuffix(out, "xEND\n"))
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,9 +47,15 @@ type LocalShell struct {
 
 var _ Shell = LocalShell{}
 
-// pipeGrace is how long Exec waits, after the shell exits, for background
-// processes that inherited its output to let go of it.
+// pipeGrace is how long Exec waits, after the shell exits, for output to
+// stop arriving: background processes that inherited the pipe and keep it
+// open without writing are then let go of. Output that is still flowing
+// (a slow reader on a loaded machine) is read to its end.
 const pipeGrace = 100 * time.Millisecond
+
+// drainCap bounds that reading: a background process that keeps writing
+// does not hold the command open for longer.
+const drainCap = 3 * time.Second
 
 func (s LocalShell) shell() (string, error) {
 	if s.Path != "" {
@@ -81,13 +88,57 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	// One writer for both streams: os/exec then uses a single pipe and
-	// the output keeps its interleaving.
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = pipeGrace
-	ownProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	// One pipe for both streams keeps their interleaving. gopi reads it
+	// itself (not os/exec, whose WaitDelay would cut output still in the
+	// pipe when the reader falls behind).
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", sh, err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	ownProcessGroup(cmd)
+	err = cmd.Start()
+	_ = pw.Close()
+	if err != nil {
+		_ = pr.Close()
+		return nil, fmt.Errorf("start %s: %w", sh, err)
+	}
+	var copied atomic.Int64
+	copyDone := make(chan struct{})
+	go func() {
+		defer close(copyDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := pr.Read(buf)
+			if n > 0 {
+				_, _ = out.Write(buf[:n])
+				copied.Add(int64(n))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// drain reads on until the pipe ends, stays quiet for pipeGrace, or
+	// drainCap has passed.
+	drain := func() {
+		defer func() { _ = pr.Close() }()
+		deadline := time.Now().Add(drainCap)
+		for {
+			last := copied.Load()
+			t := time.NewTimer(pipeGrace)
+			select {
+			case <-copyDone:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if copied.Load() == last || time.Now().After(deadline) {
+				_ = pr.Close()
+				<-copyDone
+				return
+			}
+		}
 	}
 
 	var waitErr error
@@ -99,6 +150,7 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 
 	select {
 	case <-done:
+		drain()
 		return exitCode(cmd, waitErr)
 	case <-ctx.Done():
 	}
@@ -117,6 +169,7 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	// Whatever ignored SIGTERM, the shell's or a detached child's, goes now.
 	killGroup(pid, true)
 	<-done
+	drain()
 	return nil, ctx.Err()
 }
 

@@ -32,7 +32,9 @@ const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
 const out = fs.createWriteStream(null, { fd: 4 });
 out.on("error", () => process.exit(0)); // gopi is gone
 function send(msg) {
-	out.write(`${JSON.stringify(msg)}\n`);
+	const line = JSON.stringify(msg);
+	if (process.env.GOPI_EXT_DEBUG) process.stderr.write(`-> ${line.slice(0, 300)}\n`);
+	out.write(`${line}\n`);
 }
 function notify(method, params) {
 	send({ jsonrpc: "2.0", method, params });
