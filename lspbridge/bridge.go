@@ -280,7 +280,9 @@ func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	}
 	if name, ok := strings.CutPrefix(method, methodPrefix); ok && api.Known(name) {
-		return b.command(ctx, req, name)
+		// name borrows the frame, which the read loop reuses once the
+		// command calls Async: it gets its own copy.
+		return b.command(ctx, req, strings.Clone(name))
 	}
 	if !req.IsCall() {
 		return nil, nil // unknown notifications ($/setTrace, didOpen, ...) are ignored

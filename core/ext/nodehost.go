@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -337,7 +338,12 @@ var afterQueue = map[string]bool{
 // may wait for the user).
 func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-		method := req.Method()
+		// The request borrows jsonrpc2's read buffer until the handler
+		// returns (or calls Async): what outlives that is copied now. A
+		// queued notification's method name read later would have been
+		// overwritten by the next message (a sendUserMessage lost now and
+		// then under load).
+		method := strings.Clone(req.Method())
 		params := append(json.RawMessage(nil), req.Params()...)
 		if !req.IsCall() {
 			switch {
