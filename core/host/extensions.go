@@ -998,10 +998,7 @@ func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http
 		}
 	}
 	if m.Handles("before_provider_headers") {
-		flat := map[string]string{}
-		for k, vs := range header {
-			flat[strings.ToLower(k)] = strings.Join(vs, ", ")
-		}
+		flat := lowerHeaders(header)
 		res, err := m.BeforeProviderHeaders(ctx, flat, h.extSnapshot())
 		switch {
 		case err != nil:
@@ -1031,14 +1028,20 @@ func (h *Host) providerResponseHook(ctx context.Context, status int, header http
 	if !m.Ready() || !m.Handles("after_provider_response") {
 		return
 	}
-	flat := map[string]string{}
-	for k, vs := range header {
-		flat[strings.ToLower(k)] = strings.Join(vs, ", ")
-	}
-	ev := map[string]any{"type": "after_provider_response", "status": status, "headers": flat}
+	ev := map[string]any{"type": "after_provider_response", "status": status, "headers": lowerHeaders(header)}
 	if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
 		h.extFailed("after_provider_response", err)
 	}
+}
+
+// lowerHeaders is header as extensions see it: one value per name, names
+// in lower case.
+func lowerHeaders(header http.Header) map[string]string {
+	flat := make(map[string]string, len(header))
+	for k, vs := range header {
+		flat[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	return flat
 }
 
 // providerCode are the parts of pi.registerProvider's config that are
