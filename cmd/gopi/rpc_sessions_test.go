@@ -84,7 +84,7 @@ func loadSession(t *testing.T, path string) *session.Store {
 func entryOfRole(t *testing.T, st *session.Store, role llm.Role) string {
 	t.Helper()
 	for _, e := range st.Entries() {
-		if me, ok := e.(*session.MessageEntry); ok && me.Message.MessageRole() == role {
+		if me, ok := e.(*session.MessageEntry); ok && me.Role() == role {
 			return me.ID
 		}
 	}

@@ -26,7 +26,7 @@ type cutPoint struct {
 func isCutPoint(e session.Entry) bool {
 	switch e := e.(type) {
 	case *session.MessageEntry:
-		switch e.Message.MessageRole() {
+		switch e.Role() {
 		case llm.RoleUser, llm.RoleAssistant, llm.RoleBashExecution, llm.RoleCustom,
 			llm.RoleBranchSummary, llm.RoleCompactionSummary:
 			return true
@@ -42,7 +42,7 @@ func isCutPoint(e session.Entry) bool {
 func startsTurn(e session.Entry) bool {
 	switch e := e.(type) {
 	case *session.MessageEntry:
-		r := e.Message.MessageRole()
+		r := e.Role()
 		return r == llm.RoleUser || r == llm.RoleBashExecution
 	case *session.CustomMessageEntry, *session.BranchSummaryEntry:
 		return true
@@ -95,7 +95,7 @@ func findCutPoint(path []session.Entry, start, end, keepTokens int) cutPoint {
 		if !ok {
 			continue
 		}
-		tokens += EstimateTokens(me.Message)
+		tokens += EstimateTokens(me.Message())
 		if tokens >= keepTokens {
 			if c := nextCut(i); c >= 0 {
 				picked = c
@@ -109,7 +109,7 @@ func findCutPoint(path []session.Entry, start, end, keepTokens int) cutPoint {
 		switch e := path[cut-1].(type) {
 		case *session.CompactionEntry:
 		case *session.MessageEntry:
-			if e.Message.MessageRole() == llm.RoleSystem {
+			if e.Role() == llm.RoleSystem {
 				// The system message declared what the kept
 				// messages were sent with: it stays with them.
 				cut--
@@ -123,7 +123,7 @@ func findCutPoint(path []session.Entry, start, end, keepTokens int) cutPoint {
 	}
 
 	cp := cutPoint{firstKept: cut, turnStart: -1}
-	if me, ok := path[picked].(*session.MessageEntry); ok && me.Message.MessageRole() == llm.RoleUser {
+	if me, ok := path[picked].(*session.MessageEntry); ok && me.Role() == llm.RoleUser {
 		return cp
 	}
 	if ts := findTurnStart(path, picked, start); ts >= 0 && ts < cut {

@@ -127,10 +127,10 @@ func messagesOf(entries []session.Entry) []llm.Message {
 	for _, e := range entries {
 		switch e := e.(type) {
 		case *session.MessageEntry:
-			if e.Message.MessageRole() == llm.RoleSystem {
+			if e.Role() == llm.RoleSystem {
 				continue // the prompt is not conversation; the entry checkpoints it
 			}
-			out = append(out, e.Message)
+			out = append(out, e.Message())
 		case *session.CustomMessageEntry:
 			out = append(out, &llm.CustomMessage{CustomType: e.CustomType, Content: e.Content,
 				Display: e.Display, Details: e.Details, Timestamp: e.Millis()})

@@ -103,8 +103,8 @@ func TestPrepareErrors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrAlreadyCompacted)
 
 	noID := []session.Entry{
-		&session.MessageEntry{Message: user(text("U0", 100))},
-		&session.MessageEntry{Message: user(text("U1", 100))},
+		session.NewMessageEntry(session.Meta{}, user(text("U0", 100))),
+		session.NewMessageEntry(session.Meta{}, user(text("U1", 100))),
 	}
 	_, err = Prepare(noID, keep(50))
 	assert.ErrorIs(t, err, ErrNoEntryID)
@@ -168,7 +168,7 @@ func TestPrepareNeverSplitsToolCallFromResult(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, first, 0)
 		if me, ok := path[first].(*session.MessageEntry); ok {
-			assert.NotEqual(t, llm.RoleToolResult, me.Message.MessageRole(), "budget %d: cut at a tool result", budget)
+			assert.NotEqual(t, llm.RoleToolResult, me.Role(), "budget %d: cut at a tool result", budget)
 		}
 		kept := session.BuildContext(path[first:]).Messages
 		checkToolPairs(t, fmt.Sprintf("budget %d kept", budget), kept)

@@ -166,7 +166,7 @@ func build(in Input) page {
 		it := item{Anchor: "entry-" + e.Base().ID, Time: formatTime(e.Base().Timestamp), Label: labels[e.Base().ID]}
 		switch e := e.(type) {
 		case *session.MessageEntry:
-			if !p.message(&it, e.Message, calls, models) {
+			if !p.message(&it, e.Message(), calls, models) {
 				continue
 			}
 		case *session.ModelChangeEntry:

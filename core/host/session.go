@@ -73,7 +73,7 @@ func (h *Host) GetSessionStats(_ context.Context) (api.SessionStats, error) {
 			add(e.Usage)
 		case *session.MessageEntry:
 			s.TotalMessages++
-			switch m := e.Message.(type) {
+			switch m := e.Message().(type) {
 			case *llm.UserMessage:
 				s.UserMessages++
 			case *llm.ToolResultMessage:

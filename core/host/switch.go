@@ -105,7 +105,7 @@ func (h *Host) forkable(id string) bool {
 	if !ok {
 		return false
 	}
-	_, ok = me.Message.(*llm.UserMessage)
+	_, ok = me.Message().(*llm.UserMessage)
 	return ok
 }
 

@@ -133,7 +133,7 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	newLeaf := targetID
 	switch e := target.(type) {
 	case *session.MessageEntry:
-		if u, ok := e.Message.(*llm.UserMessage); ok {
+		if u, ok := e.Message().(*llm.UserMessage); ok {
 			newLeaf = e.ParentID
 			text := u.Content.Text()
 			out.EditorText = &text

@@ -2,10 +2,12 @@ package llm
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -95,6 +97,29 @@ func memberString(data []byte, name string) (string, error) {
 	return "", nil
 }
 
+// firstString returns the plain string (no escapes, valid UTF-8) that
+// data's first member holds when data starts with prefix (`{"name":"`, as
+// pi writes "role" and "type"); ok is false otherwise, and the caller
+// reads data as JSON.
+func firstString(data []byte, prefix string) (s []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(prefix))
+	if !ok {
+		return nil, false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i <= 0 || bytes.IndexByte(rest[:i], '\\') >= 0 || !utf8.Valid(rest[:i]) {
+		return nil, false
+	}
+	j := i + 1
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\r' || rest[j] == '\n') {
+		j++
+	}
+	if j == len(rest) || (rest[j] != ',' && rest[j] != '}') {
+		return nil, false
+	}
+	return rest[:i], true
+}
+
 func kindName(k jsontext.Kind) string {
 	switch k {
 	case '{':
@@ -142,6 +167,13 @@ func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	out := Contents{}
 	for dec.PeekKind() != ']' {
+		if c, ok, err := blockFrom(dec); ok {
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+			continue
+		}
 		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -157,6 +189,41 @@ func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	*cs = out
 	return nil
+}
+
+// blockFrom decodes the next content block straight from the stream, read
+// once, when its "type" comes first (as pi and gopi write it) and is
+// known; ok is false, with nothing read, otherwise.
+func blockFrom(dec *jsontext.Decoder) (c Content, ok bool, err error) {
+	next := bytes.TrimLeft(dec.UnreadBuffer(), " \t\r\n,")
+	typ, ok := firstString(next, `{"type":"`)
+	if !ok {
+		return nil, false, nil
+	}
+	switch ContentType(typ) {
+	case ContentText:
+		var t TextContent
+		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
+		c = t
+	case ContentThinking:
+		var t ThinkingContent
+		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
+		c = t
+	case ContentImage:
+		var t ImageContent
+		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
+		c = t
+	case ContentToolCall:
+		var t ToolCall
+		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
+		if len(t.Arguments) == 0 || bytes.Equal(t.Arguments, []byte("null")) {
+			t.Arguments = json.RawMessage("{}")
+		}
+		c = t
+	default:
+		return nil, false, nil
+	}
+	return c, true, err
 }
 
 func (cs *Contents) UnmarshalJSON(data []byte) error {

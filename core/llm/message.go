@@ -214,13 +214,35 @@ func (m *CompactionSummaryMessage) MarshalJSON() ([]byte, error) {
 
 func (m *UnknownMessage) MarshalJSON() ([]byte, error) { return m.Raw, nil }
 
-// UnmarshalMessage decodes a message by its "role".
-func UnmarshalMessage(data []byte) (Message, error) {
+// roles are the roles [RoleOf] returns without a copy.
+var roles = []Role{RoleUser, RoleAssistant, RoleToolResult, RoleSystem, RoleBashExecution,
+	RoleCustom, RoleBranchSummary, RoleCompactionSummary}
+
+// RoleOf returns the role of the message written in data, reading no
+// further than its "role" member ("" when it has none).
+func RoleOf(data []byte) (Role, error) {
+	// pi and gopi write the role first: `{"role":"user",...`.
+	if r, ok := firstString(data, `{"role":"`); ok {
+		for _, known := range roles {
+			if string(r) == string(known) {
+				return known, nil
+			}
+		}
+		return Role(r), nil
+	}
 	r, err := memberString(data, "role")
 	if err != nil {
-		return nil, fmt.Errorf("message: %w", err)
+		return "", fmt.Errorf("message: %w", err)
 	}
-	role := Role(r)
+	return Role(r), nil
+}
+
+// UnmarshalMessage decodes a message by its "role".
+func UnmarshalMessage(data []byte) (Message, error) {
+	role, err := RoleOf(data)
+	if err != nil {
+		return nil, err
+	}
 	var m Message
 	switch role {
 	case RoleUser:

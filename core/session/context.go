@@ -46,18 +46,10 @@ func BuildContext(path []Entry) Context {
 	ctx := Context{ThinkingLevel: llm.ThinkingOff}
 	compaction := -1
 	var edits map[string]*ContextEditEntry
-	var model ModelRef
-	hasModel := false
 	for i, e := range path {
 		switch e := e.(type) {
 		case *ThinkingLevelChangeEntry:
 			ctx.ThinkingLevel, ctx.ThinkingLevelSet = e.ThinkingLevel, true
-		case *ModelChangeEntry:
-			model, hasModel = ModelRef{Provider: e.Provider, ModelID: e.ModelID}, true
-		case *MessageEntry:
-			if a, ok := e.Message.(*llm.AssistantMessage); ok {
-				model, hasModel = ModelRef{Provider: a.Provider, ModelID: a.Model}, true
-			}
 		case *CompactionEntry:
 			compaction = i
 		case *ContextEditEntry:
@@ -67,8 +59,23 @@ func BuildContext(path []Entry) Context {
 			edits[e.TargetID] = e // the latest on the branch wins
 		}
 	}
-	if hasModel {
-		ctx.Model = &model
+	// The model is the last one set on the path; found from the end, so
+	// the messages a compaction summarised stay undecoded.
+model:
+	for i := len(path) - 1; i >= 0; i-- {
+		switch e := path[i].(type) {
+		case *ModelChangeEntry:
+			ctx.Model = &ModelRef{Provider: e.Provider, ModelID: e.ModelID}
+			break model
+		case *MessageEntry:
+			if e.Role() != llm.RoleAssistant {
+				continue
+			}
+			if a, ok := e.Message().(*llm.AssistantMessage); ok {
+				ctx.Model = &ModelRef{Provider: a.Provider, ModelID: a.Model}
+				break model
+			}
+		}
 	}
 
 	msgs := make([]llm.Message, 0, len(path)+1)
@@ -82,7 +89,7 @@ func BuildContext(path []Entry) Context {
 		}
 		switch e := e.(type) {
 		case *MessageEntry:
-			m := e.Message
+			m := e.Message()
 			if edit != nil {
 				m = withContent(m, edit.Replacement.Contents())
 			}
@@ -126,7 +133,7 @@ func BuildContext(path []Entry) Context {
 		if !kept {
 			continue
 		}
-		if me, ok := e.(*MessageEntry); ok && c.SystemMessage != nil && me.Message.MessageRole() == llm.RoleSystem {
+		if me, ok := e.(*MessageEntry); ok && c.SystemMessage != nil && me.Role() == llm.RoleSystem {
 			continue // folded into the checkpoint
 		}
 		add(e)
@@ -171,8 +178,8 @@ func SystemStateOf(path []Entry) (st llm.SystemState, ok bool) {
 				msgs = append(msgs[:0], e.SystemMessage)
 			}
 		case *MessageEntry:
-			if e.Message.MessageRole() == llm.RoleSystem {
-				msgs = append(msgs, e.Message)
+			if e.Role() == llm.RoleSystem {
+				msgs = append(msgs, e.Message())
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func TestContextEditsShapeTheContext(t *testing.T) {
 
 	// The targets themselves are unchanged.
 	e, _ := s.Entry("a1")
-	assert.Equal(t, "a long answer", e.(*MessageEntry).Message.(*llm.AssistantMessage).Content.Text())
+	assert.Equal(t, "a long answer", e.(*MessageEntry).Message().(*llm.AssistantMessage).Content.Text())
 
 	// On the other branch, x1 leaves u2 out and e1–e4 are not there.
 	require.NoError(t, s.SetLeaf("x1"))

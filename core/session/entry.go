@@ -1,11 +1,14 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -116,10 +119,51 @@ func (w wireMeta) meta() Meta {
 	return m
 }
 
-// MessageEntry holds one conversation message.
+// MessageEntry holds one conversation message. A message read from a
+// file is decoded on its first use (opening a long session decodes what
+// its context needs, not every branch and compacted turn); its role is
+// known without that.
 type MessageEntry struct {
 	Meta
-	Message llm.Message
+	role llm.Role
+	once sync.Once
+	raw  json.RawMessage // the message as read, until once has run
+	msg  llm.Message
+}
+
+// NewMessageEntry returns an entry holding m.
+func NewMessageEntry(meta Meta, m llm.Message) *MessageEntry {
+	e := &MessageEntry{Meta: meta, msg: m}
+	if m != nil {
+		e.role = m.MessageRole()
+	}
+	e.once.Do(func() {})
+	return e
+}
+
+// lazyMessageEntry returns an entry whose message is decoded from raw
+// (valid JSON, a message of role) on first use.
+func lazyMessageEntry(meta Meta, role llm.Role, raw json.RawMessage) *MessageEntry {
+	return &MessageEntry{Meta: meta, role: role, raw: raw}
+}
+
+// Message returns the entry's message, decoding it on first use. A message
+// that does not decode then is kept as written, as an [*llm.UnknownMessage]
+// (which takes no part in the model context).
+func (e *MessageEntry) Message() llm.Message {
+	e.once.Do(e.decode)
+	return e.msg
+}
+
+// Role is the message's role, known without decoding it.
+func (e *MessageEntry) Role() llm.Role { return e.role }
+
+func (e *MessageEntry) decode() {
+	m, err := llm.UnmarshalMessage(e.raw)
+	if err != nil {
+		m = &llm.UnknownMessage{Role: e.role, Raw: e.raw}
+	}
+	e.msg, e.raw = m, nil
 }
 
 // ThinkingLevelChangeEntry records a switch of thinking level.
@@ -279,14 +323,15 @@ func (e *MessageEntry) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"timestamp":`...)
 	b = llm.AppendJSONString(b, e.Timestamp)
 	b = append(b, `,"message":`...)
-	if b, ok := llm.AppendMessageJSON(b, e.Message); ok {
+	m := e.Message()
+	if b, ok := llm.AppendMessageJSON(b, m); ok {
 		return append(b, '}'), nil
 	}
 	return json.Marshal(struct {
 		Type EntryType `json:"type"`
 		wireMeta
 		Message llm.Message `json:"message"`
-	}{EntryMessage, e.wire(), e.Message})
+	}{EntryMessage, e.wire(), m})
 }
 
 func (e *MessageEntry) UnmarshalJSON(data []byte) error {
@@ -304,7 +349,8 @@ func (e *MessageEntry) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	e.Meta, e.Message = w.meta(), m
+	e.Meta, e.role, e.msg = w.meta(), m.MessageRole(), m
+	e.once.Do(func() {})
 	return nil
 }
 
@@ -466,16 +512,18 @@ func unmarshalWith(data []byte, fields any, meta *Meta) error {
 	return nil
 }
 
-// entryHead is what every line is first decoded as.
+// entryHead is what every line is first decoded as (by [decodeHead]).
 type entryHead struct {
-	Type      EntryType       `json:"type"`
-	ID        *string         `json:"id"`
-	ParentID  *string         `json:"parentId"`
-	Timestamp string          `json:"timestamp"`
-	Version   json.RawMessage `json:"version"`
-	// Message is decoded here already so a message line, by far the most
-	// common, is scanned once more instead of twice.
-	Message json.RawMessage `json:"message"`
+	Type EntryType
+	// ID is the line's id; HasID says it was a string (not absent or null).
+	ID        string
+	HasID     bool
+	ParentID  string
+	Timestamp string
+	Version   json.RawMessage
+	// Message is found here already (a slice of the line) so a message
+	// line, by far the most common, is not scanned for it again.
+	Message json.RawMessage
 }
 
 // decodeEntry decodes one entry line. An unknown type becomes an
@@ -489,11 +537,16 @@ func decodeEntry(data []byte, head entryHead) (Entry, error) {
 		if len(head.Message) == 0 || string(head.Message) == "null" {
 			return unknownEntry(data, head), fmt.Errorf("message entry without a message")
 		}
-		m, err := llm.UnmarshalMessage(head.Message)
+		// The head's read checked that the message is JSON; its body
+		// waits for its first use.
+		role, err := llm.RoleOf(head.Message)
+		if err == nil && role == "" {
+			err = fmt.Errorf("message: missing role")
+		}
 		if err != nil {
 			return unknownEntry(data, head), fmt.Errorf("message entry: %w", err)
 		}
-		return &MessageEntry{Meta: head.meta(), Message: m}, nil
+		return lazyMessageEntry(head.meta(), role, head.Message), nil
 	case EntryThinkingLevelChange:
 		e = &ThinkingLevelChangeEntry{}
 	case EntryModelChange:
@@ -530,21 +583,18 @@ func unknownEntry(data []byte, head entryHead) *UnknownEntry {
 }
 
 func (h entryHead) meta() Meta {
-	m := Meta{Timestamp: h.Timestamp}
-	if h.ID != nil {
-		m.ID = *h.ID
-	}
-	if h.ParentID != nil {
-		m.ParentID = *h.ParentID
-	}
-	return m
+	return Meta{ID: h.ID, ParentID: h.ParentID, Timestamp: h.Timestamp}
 }
 
 // decodeHead reads a line's head in one pass over it. The message is not
 // decoded here, only found: Message is a slice of data, not a copy. What
 // encoding/json would refuse (a non-object, an id that is not a string,
 // trailing data) fails; names match in any case, as there.
-func decodeHead(data []byte) (entryHead, error) {
+func decodeHead(data []byte) (entryHead, error) { return readHead(data, true) }
+
+// readHead is [decodeHead]; without fast, a last "message" member is read
+// as JSON too.
+func readHead(data []byte, fast bool) (entryHead, error) {
 	var h entryHead
 	dec := llm.NewDecoder(data)
 	defer dec.Free()
@@ -555,55 +605,59 @@ func decodeHead(data []byte) (entryHead, error) {
 	if tok.Kind() != '{' {
 		return h, fmt.Errorf("not a JSON object")
 	}
-	str := func(name string, null bool) (*string, error) {
-		t, err := dec.ReadToken()
+	// str reads a string or null member; a string pi wrote (no escapes)
+	// is copied once, not unquoted through a token.
+	str := func(name string) (s string, null bool, err error) {
+		v, err := dec.ReadValue()
 		if err != nil {
-			return nil, err
+			return "", false, err
 		}
-		switch t.Kind() {
+		switch v.Kind() {
 		case '"':
-			s := t.String()
-			return &s, nil
-		case 'n':
-			if null {
-				return nil, nil
+			if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+				return string(v[1 : len(v)-1]), false, nil
 			}
+			var s string
+			err := json.Unmarshal(v, &s)
+			return s, false, err
+		case 'n':
+			return "", true, nil
 		}
-		return nil, fmt.Errorf("%q must be a string", name)
+		return "", false, fmt.Errorf("%q must be a string", name)
 	}
 	for dec.PeekKind() != '}' {
-		key, err := dec.ReadToken()
+		key, err := dec.ReadValue()
 		if err != nil {
 			return h, err
 		}
-		switch name := headField(key.String()); name {
+		switch name := headField(key); name {
 		case "type":
-			s, err := str(name, true)
+			s, _, err := str(name)
 			if err != nil {
 				return h, err
 			}
-			h.Type = ""
-			if s != nil {
-				h.Type = EntryType(*s)
-			}
+			h.Type = internType(s)
 		case "id":
-			if h.ID, err = str(name, true); err != nil {
+			s, null, err := str(name)
+			if err != nil {
 				return h, err
 			}
+			h.ID, h.HasID = s, !null
 		case "parentId":
-			if h.ParentID, err = str(name, true); err != nil {
+			if h.ParentID, _, err = str(name); err != nil {
 				return h, err
 			}
 		case "timestamp":
-			s, err := str(name, true)
-			if err != nil {
+			if h.Timestamp, _, err = str(name); err != nil {
 				return h, err
 			}
-			h.Timestamp = ""
-			if s != nil {
-				h.Timestamp = *s
-			}
 		case "version", "message":
+			if name == "message" && fast {
+				if start, end, ok := lastMember(data, int(dec.InputOffset())); ok {
+					h.Message = json.RawMessage(data[start:end:end])
+					return h, nil
+				}
+			}
 			v, err := dec.ReadValue()
 			if err != nil {
 				return h, err
@@ -633,14 +687,102 @@ func decodeHead(data []byte) (entryHead, error) {
 	return h, nil
 }
 
+// lastMember finds, quickly, the value of an object member that closes the
+// line: data[off:] must be a colon, an object and the line's closing
+// brace (with any white space between). It is how pi and gopi write a
+// message line, "message" last. The object is found by its brackets and
+// strings, not validated: it is read in full when the message is first
+// used (the context's messages when the session opens). ok is false for
+// anything else; the caller then reads the line as JSON.
+func lastMember(data []byte, off int) (start, end int, ok bool) {
+	ws := func(i int) int {
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+			i++
+		}
+		return i
+	}
+	i := ws(off)
+	if i >= len(data) || data[i] != ':' {
+		return 0, 0, false
+	}
+	i = ws(i + 1)
+	if i >= len(data) || data[i] != '{' {
+		return 0, 0, false
+	}
+	start = i
+	depth := 0
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			// The closing quote is the next one not escaped, that is, not
+			// after an odd run of backslashes.
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return 0, 0, false
+				}
+				i += 1 + j
+				k := i - 1
+				for k > start && data[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				end = i + 1
+				if i = ws(end); i < len(data) && data[i] == '}' && ws(i+1) == len(data) {
+					return start, end, true
+				}
+				return 0, 0, false
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// entryTypes are the types interned by [internType].
+var entryTypes = []EntryType{EntryMessage, EntrySession, EntryThinkingLevelChange, EntryModelChange,
+	EntryCompaction, EntryBranchSummary, EntryCustom, EntryCustomMessage, EntryLabel,
+	EntrySessionInfo, EntryContextEdit, EntryUsage}
+
+// internType returns the known type equal to s (sharing its string), or s.
+func internType(s string) EntryType {
+	for _, t := range entryTypes {
+		if string(t) == s {
+			return t
+		}
+	}
+	return EntryType(s)
+}
+
 var headFields = []string{"type", "id", "parentId", "timestamp", "version", "message"}
 
-// headField maps a member name to the head field it sets, "" for none.
-func headField(name string) string {
-	for _, f := range headFields {
-		if name == f {
-			return f
+// headField maps a member name, as written (quoted), to the head field it
+// sets, "" for none. Names match in any case, as in encoding/json.
+func headField(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		name := quoted[1 : len(quoted)-1]
+		for _, f := range headFields {
+			if string(name) == f {
+				return f
+			}
 		}
+		for _, f := range headFields {
+			if strings.EqualFold(string(name), f) {
+				return f
+			}
+		}
+		return ""
+	}
+	var name string
+	if json.Unmarshal(quoted, &name) != nil {
+		return ""
 	}
 	for _, f := range headFields {
 		if strings.EqualFold(name, f) {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,7 +86,7 @@ func (s *Store) Fork(entryID string) (*Store, string, error) {
 	me, ok := e.(*MessageEntry)
 	var user *llm.UserMessage
 	if ok {
-		user, ok = me.Message.(*llm.UserMessage)
+		user, ok = me.Message().(*llm.UserMessage)
 	}
 	if !ok {
 		return nil, "", fmt.Errorf("fork %s: not a user message: %w", entryID, ErrNotForkable)
@@ -182,8 +181,8 @@ func reparent(n node, parent string) (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	var head entryHead
-	if err := json.Unmarshal(raw, &head); err != nil {
+	head, err := decodeHead(raw)
+	if err != nil {
 		return node{}, err
 	}
 	e, _ := decodeEntry(raw, head) // it decoded before; an undecodable one stays unknown

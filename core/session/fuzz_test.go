@@ -70,9 +70,9 @@ func FuzzOpen(f *testing.F) {
 // path wrote it.
 func TestMessageEntryJSON(t *testing.T) {
 	for _, e := range []*MessageEntry{
-		{Meta: Meta{ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z"}, Message: &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "hi <there> \u2028"}}, Timestamp: 5}},
-		{Meta: Meta{ID: "a2", ParentID: "a1", Timestamp: "t"}, Message: &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: "ok"}}, API: "x", StopReason: llm.StopStop}},
-		{Meta: Meta{ID: "a3", ParentID: "a2", Timestamp: "t"}, Message: &llm.ToolResultMessage{ToolCallID: "c", Content: llm.Contents{}}},
+		NewMessageEntry(Meta{ID: "a1", Timestamp: "2026-01-01T00:00:00.000Z"}, &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "hi <there> \u2028"}}, Timestamp: 5}),
+		NewMessageEntry(Meta{ID: "a2", ParentID: "a1", Timestamp: "t"}, &llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: "ok"}}, API: "x", StopReason: llm.StopStop}),
+		NewMessageEntry(Meta{ID: "a3", ParentID: "a2", Timestamp: "t"}, &llm.ToolResultMessage{ToolCallID: "c", Content: llm.Contents{}}),
 	} {
 		got, err := e.MarshalJSON()
 		require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestMessageEntryJSON(t *testing.T) {
 			Type EntryType `json:"type"`
 			wireMeta
 			Message llm.Message `json:"message"`
-		}{EntryMessage, e.wire(), e.Message})
+		}{EntryMessage, e.wire(), e.Message()})
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got))
 	}

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -80,11 +82,34 @@ func load(path string) (*Store, LoadReport, error) {
 		return nil, rep, fmt.Errorf("open session: %w", err)
 	}
 	defer f.Close()
-	lines, clean, err := readLines(f, &rep)
+	raw, clean, err := readLines(f, &rep)
 	if err != nil {
 		return nil, rep, fmt.Errorf("read session %s: %w", path, err)
 	}
 
+	// The header is the first line whose head decodes; its version says
+	// whether the entries can be decoded as they are, in the same pass as
+	// their heads, or only after a migration.
+	var lines []line
+	version := 1
+	for i := range raw {
+		h, err := decodeHead(raw[i].data)
+		if err != nil {
+			rep.Damaged = append(rep.Damaged, LineError{raw[i].no, err})
+			continue
+		}
+		raw[i].head = h
+		if h.Type == EntrySession && h.HasID {
+			if v := h.Version; len(v) > 0 {
+				var n float64
+				if json.Unmarshal(v, &n) == nil {
+					version = int(n)
+				}
+			}
+		}
+		lines, raw = raw[i:i+1], raw[i+1:]
+		break
+	}
 	if len(lines) == 0 {
 		// pi starts over in a file with nothing usable in it.
 		cwd, _ := os.Getwd()
@@ -93,22 +118,29 @@ func load(path string) (*Store, LoadReport, error) {
 		rep.Fresh = true
 		return s, rep, nil
 	}
-	if lines[0].head.Type != EntrySession || lines[0].head.ID == nil {
+	if lines[0].head.Type != EntrySession || !lines[0].head.HasID {
 		return nil, rep, fmt.Errorf("%s: %w", path, ErrNotSession)
 	}
-
-	version := 1
-	if v := lines[0].head.Version; len(v) > 0 {
-		var n float64
-		if json.Unmarshal(v, &n) == nil {
-			version = int(n)
+	current := version >= CurrentVersion
+	decodedAll := decodeAll(raw, current)
+	lines = slices.Grow(lines, len(raw))
+	entries := make([]decoded, 0, len(raw))
+	for i, d := range decodedAll {
+		if d.headErr != nil {
+			rep.Damaged = append(rep.Damaged, LineError{raw[i].no, d.headErr})
+			continue
 		}
+		l := raw[i]
+		l.head = d.head
+		lines = append(lines, l)
+		entries = append(entries, d)
 	}
-	if version < CurrentVersion {
+	if !current {
 		if err := migrateLines(lines, version); err != nil {
 			return nil, rep, fmt.Errorf("migrate %s from version %d: %w", path, version, err)
 		}
 		rep.MigratedFrom = version
+		entries = decodeAll(lines[1:], true)
 	}
 
 	s := &Store{now: time.Now, dir: filepath.Dir(path), path: path}
@@ -119,9 +151,8 @@ func load(path string) (*Store, LoadReport, error) {
 		return nil, rep, fmt.Errorf("%s: header: %w", path, ErrNotSession)
 	}
 	s.headerRaw = lines[0].data
-	body := lines[1:]
-	entries := decodeAll(body)
-	for i, l := range body {
+	lineOf := make([]int, 0, len(lines))
+	for i, l := range lines[1:] {
 		if err := l.notEntry(); err != nil {
 			rep.Damaged = append(rep.Damaged, LineError{l.no, err})
 			continue
@@ -131,58 +162,133 @@ func load(path string) (*Store, LoadReport, error) {
 			rep.Kept = append(rep.Kept, LineError{l.no, d.err})
 		}
 		s.push(node{entry: d.entry, raw: l.data})
+		lineOf = append(lineOf, l.no)
 	}
+	slices.SortStableFunc(rep.Damaged, func(a, b LineError) int { return a.Line - b.Line })
 	// pi resumes at the last entry of the file.
 	if n := len(s.nodes); n > 0 {
 		s.leaf = s.nodes[n-1].entry.Base().ID
 	}
+	s.decodeContext(lineOf, &rep)
 	s.flushed = true
 	s.needNewline = !clean
 	return s, rep, nil
 }
 
-// decoded is one line's entry, or why it did not decode (it is then kept
-// as an UnknownEntry).
-type decoded struct {
-	entry Entry
-	err   error
-}
-
-// parallelFrom is the number of lines from which entries are decoded on
-// every core: below it, starting the goroutines costs more than it saves.
-const parallelFrom = 2048
-
-// decodeAll decodes the entries of lines (those that are entries: not a
-// header, with an id). A long session is mostly messages, each decoded on
-// its own, so the work is split across the cores in contiguous ranges;
-// the caller adds the entries in file order.
-func decodeAll(lines []line) []decoded {
-	out := make([]decoded, len(lines))
-	one := func(i int) {
-		l := lines[i]
-		if l.notEntry() != nil {
+// decodeContext decodes, on every core, the messages the context at the
+// leaf is made of (from the last compaction's first kept entry on), so
+// they are ready for the first turn and a message among them that does not
+// decode is found now: it is kept as an [*UnknownEntry] and reported, as
+// any entry that does not decode. The other messages wait for their first
+// use. lineOf holds each node's line number.
+func (s *Store) decodeContext(lineOf []int, rep *LoadReport) {
+	path := s.pathTo(s.leaf)
+	from := 0
+	for i := len(path) - 1; i >= 0; i-- {
+		c, ok := path[i].(*CompactionEntry)
+		if !ok {
+			continue
+		}
+		from = i
+		for j := range i {
+			if path[j].Base().ID == c.FirstKeptEntryID {
+				from = j
+				break
+			}
+		}
+		break
+	}
+	var todo []int // node indexes
+	for _, e := range path[from:] {
+		if _, ok := e.(*MessageEntry); ok {
+			todo = append(todo, s.byID[e.Base().ID])
+		}
+	}
+	errs := make([]error, len(todo))
+	parallel(len(todo), func(k int) {
+		n := s.nodes[todo[k]]
+		me := n.entry.(*MessageEntry)
+		raw := me.raw
+		if raw == nil {
+			return // decoded already
+		}
+		m, err := llm.UnmarshalMessage(raw)
+		if err != nil {
+			var head entryHead
+			head, _ = decodeHead(n.raw)
+			s.nodes[todo[k]].entry = unknownEntry(n.raw, head)
+			errs[k] = fmt.Errorf("message entry: %w", err)
 			return
 		}
-		out[i].entry, out[i].err = decodeEntry(l.data, l.head)
-	}
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	if len(lines) < parallelFrom || workers < 2 {
-		for i := range lines {
-			one(i)
+		me.msg, me.raw = m, nil
+		me.once.Do(func() {})
+	})
+	for k, err := range errs {
+		if err != nil {
+			rep.Kept = append(rep.Kept, LineError{lineOf[todo[k]], err})
 		}
-		return out
+	}
+	slices.SortStableFunc(rep.Kept, func(a, b LineError) int { return a.Line - b.Line })
+}
+
+// parallel runs fn(0) … fn(n-1), on every core (in contiguous ranges)
+// when n is at least parallelFrom.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if n < parallelFrom || workers < 2 {
+		for i := range n {
+			fn(i)
+		}
+		return
 	}
 	var wg sync.WaitGroup
-	per := (len(lines) + workers - 1) / workers
-	for start := 0; start < len(lines); start += per {
-		end := min(start+per, len(lines))
+	per := (n + workers - 1) / workers
+	for start := 0; start < n; start += per {
+		end := min(start+per, n)
 		wg.Go(func() {
 			for i := start; i < end; i++ {
-				one(i)
+				fn(i)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// decoded is one line's head, or why it did not decode (the line is then
+// damaged), and its entry, or why that did not decode (it is then kept as
+// an UnknownEntry).
+type decoded struct {
+	head    entryHead
+	headErr error
+	entry   Entry
+	err     error
+}
+
+// parallelFrom is the number of lines from which lines are decoded on
+// every core: below it, starting the goroutines costs more than it saves.
+const parallelFrom = 2048
+
+// decodeAll decodes the lines after the header: each line's head and,
+// with withEntries, the entry of a line that is one (not a second header,
+// with an id), reading the line once for both.
+// A long session is mostly messages, each decoded on its own, so the work
+// is split across the cores in contiguous ranges; the caller adds the
+// entries in file order.
+func decodeAll(lines []line, withEntries bool) []decoded {
+	out := make([]decoded, len(lines))
+	one := func(i int) {
+		l := lines[i]
+		d := &out[i]
+		if d.head, d.headErr = decodeHead(l.data); d.headErr != nil {
+			return
+		}
+		l.head = d.head
+		if !withEntries || l.notEntry() != nil {
+			return
+		}
+		d.entry, d.err = decodeEntry(l.data, l.head)
+	}
+	parallel(len(lines), one)
 	return out
 }
 
@@ -198,7 +304,7 @@ func (l line) notEntry() error {
 	if l.head.Type == EntrySession {
 		return errors.New("second session header")
 	}
-	if l.head.ID == nil || *l.head.ID == "" {
+	if l.head.ID == "" {
 		return errors.New("entry without an id")
 	}
 	return nil
@@ -211,7 +317,8 @@ func (l line) notEntry() error {
 const readChunk = 1 << 20
 
 // readLines reads r in chunks and splits it into lines, keeping those
-// that are JSON objects (as slices of the chunks: a session's lines are
+// that start like JSON objects (their heads are decoded later, on every
+// core) (as slices of the chunks: a session's lines are
 // all kept anyway) and reporting the rest. clean is false when the data
 // does not end in a newline (the last line was cut, or written by hand).
 func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err error) {
@@ -226,12 +333,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 			rep.Damaged = append(rep.Damaged, LineError{no, errors.New("not a JSON object")})
 			return
 		}
-		h, err := decodeHead(data)
-		if err != nil {
-			rep.Damaged = append(rep.Damaged, LineError{no, err})
-			return
-		}
-		lines = append(lines, line{no, data, h})
+		lines = append(lines, line{no: no, data: data})
 	}
 	var carry []byte // the start of a line the last chunk cut
 	clean = true
@@ -251,6 +353,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 		if !eof {
 			end = bytes.LastIndexByte(buf, '\n') + 1
 		}
+		lines = slices.Grow(lines, bytes.Count(buf[:end], []byte{'\n'})+1)
 		for rest := buf[:end]; len(rest) > 0; {
 			b := rest
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -285,8 +388,8 @@ func migrateLines(lines []line, version int) error {
 		if err != nil {
 			return err
 		}
-		var h entryHead
-		if err := json.Unmarshal(b, &h); err != nil {
+		h, err := decodeHead(b)
+		if err != nil {
 			return fmt.Errorf("line %d: %w", lines[i].no, err)
 		}
 		lines[i].data, lines[i].head = b, h

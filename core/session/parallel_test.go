@@ -57,5 +57,5 @@ func TestOpenLongSessionKeepsOrderAndReports(t *testing.T) {
 	assert.Equal(t, noIDAt+2, rep.Damaged[0].Line)
 	me, ok := entries[n-2].(*MessageEntry)
 	require.True(t, ok)
-	assert.Equal(t, fmt.Sprintf("line %d", n-1), me.Message.(*llm.UserMessage).Content.Text())
+	assert.Equal(t, fmt.Sprintf("line %d", n-1), me.Message().(*llm.UserMessage).Content.Text())
 }

@@ -157,7 +157,7 @@ func (s *Store) push(n node) {
 	s.leaf = m.ID
 	switch e := n.entry.(type) {
 	case *MessageEntry:
-		if e.Message.MessageRole() == llm.RoleAssistant {
+		if e.Role() == llm.RoleAssistant {
 			s.hasAssistant = true
 		}
 	case *LabelEntry:
@@ -216,7 +216,7 @@ func (s *Store) AppendMessage(msg llm.Message) (string, error) {
 	case *llm.CompactionSummaryMessage, *llm.BranchSummaryMessage:
 		return "", fmt.Errorf("append %s message: %w", msg.MessageRole(), ErrSummaryMessage)
 	}
-	return s.add(func(m Meta) Entry { return &MessageEntry{Meta: m, Message: msg} })
+	return s.add(func(m Meta) Entry { return NewMessageEntry(m, msg) })
 }
 
 // AppendModelChange records that the conversation continues on another model.
@@ -493,10 +493,10 @@ func (s *Store) ForkPoints() []ForkPoint {
 	out := []ForkPoint{}
 	for _, n := range s.nodes {
 		e, ok := n.entry.(*MessageEntry)
-		if !ok {
+		if !ok || e.Role() != llm.RoleUser {
 			continue
 		}
-		u, ok := e.Message.(*llm.UserMessage)
+		u, ok := e.Message().(*llm.UserMessage)
 		if !ok {
 			continue
 		}
