@@ -183,6 +183,9 @@ func main() {
 		report(fmt.Sprintf("open %d entries (%.0f MB)", n, float64(size)/1e6), func(a *agent) (sample, error) {
 			return a.open(path)
 		})
+		report("  switch_session to it", func(a *agent) (sample, error) {
+			return a.switchTo(path)
+		})
 	}
 }
 
@@ -456,6 +459,30 @@ func (a *agent) stream() (sample, error) {
 	n := p.bytes
 	rss, err := p.finish()
 	return sample{secs: secs, rssKB: rss, stdout: n}, err
+}
+
+// switchTo times switch_session to the file at path in a running agent
+// (command written → response read): the open without the process's
+// startup.
+func (a *agent) switchTo(path string) (sample, error) {
+	p, err := a.started()
+	if err != nil {
+		return sample{}, err
+	}
+	cmd, err := json.Marshal(map[string]string{"id": "w", "type": "switch_session", "sessionPath": path})
+	if err != nil {
+		return sample{}, err
+	}
+	t0 := time.Now()
+	if _, err := p.in.Write(append(cmd, '\n')); err != nil {
+		return sample{}, err
+	}
+	if err := p.until(`"command":"switch_session"`); err != nil {
+		return sample{}, err
+	}
+	secs := time.Since(t0).Seconds()
+	rss, err := p.finish()
+	return sample{secs: secs, rssKB: rss}, err
 }
 
 // piAgent finds pi's CLI and the Node to run it under in an npm prefix.

@@ -240,7 +240,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	h.agent.SetThinkingLevel(level)
 	store := h.Store()
 	ctx := store.Context()
-	fresh := len(store.Entries()) == 0
+	fresh := store.Len() == 0
 	if !fresh && prev != level {
 		h.emit(api.ThinkingLevelChanged{Level: string(level)})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -76,6 +77,7 @@ func Open(path string) (*Store, LoadReport, error) {
 
 // load reads path into a Store without writing anything.
 func load(path string) (*Store, LoadReport, error) {
+	defer holdGC()()
 	var rep LoadReport
 	f, err := regularfile.Open(path)
 	if err != nil {
@@ -90,27 +92,19 @@ func load(path string) (*Store, LoadReport, error) {
 	// The header is the first line whose head decodes; its version says
 	// whether the entries can be decoded as they are, in the same pass as
 	// their heads, or only after a migration.
-	var lines []line
-	version := 1
-	for i := range raw {
-		h, err := decodeHead(raw[i].data)
+	var header line
+	var head entryHead
+	for len(raw) > 0 && header.data == nil {
+		l := raw[0]
+		raw = raw[1:]
+		h, err := decodeHead(l.data)
 		if err != nil {
-			rep.Damaged = append(rep.Damaged, LineError{raw[i].no, err})
+			rep.Damaged = append(rep.Damaged, LineError{l.no, err})
 			continue
 		}
-		raw[i].head = h
-		if h.Type == EntrySession && h.HasID {
-			if v := h.Version; len(v) > 0 {
-				var n float64
-				if json.Unmarshal(v, &n) == nil {
-					version = int(n)
-				}
-			}
-		}
-		lines, raw = raw[i:i+1], raw[i+1:]
-		break
+		header, head = l, h
 	}
-	if len(lines) == 0 {
+	if header.data == nil {
 		// pi starts over in a file with nothing usable in it.
 		cwd, _ := os.Getwd()
 		s := newStore(cwd, Options{})
@@ -118,46 +112,57 @@ func load(path string) (*Store, LoadReport, error) {
 		rep.Fresh = true
 		return s, rep, nil
 	}
-	if lines[0].head.Type != EntrySession || !lines[0].head.HasID {
+	if head.Type != EntrySession || !head.HasID {
 		return nil, rep, fmt.Errorf("%s: %w", path, ErrNotSession)
 	}
-	current := version >= CurrentVersion
-	decodedAll := decodeAll(raw, current)
-	lines = slices.Grow(lines, len(raw))
-	entries := make([]decoded, 0, len(raw))
-	for i, d := range decodedAll {
-		if d.headErr != nil {
-			rep.Damaged = append(rep.Damaged, LineError{raw[i].no, d.headErr})
-			continue
+	version := 1
+	if v := head.Version; len(v) > 0 {
+		var n float64
+		if json.Unmarshal(v, &n) == nil {
+			version = int(n)
 		}
-		l := raw[i]
-		l.head = d.head
-		lines = append(lines, l)
-		entries = append(entries, d)
 	}
-	if !current {
+	body := raw
+	ds := decodeAll(body, version >= CurrentVersion)
+	if version < CurrentVersion {
+		// Lines whose heads do not decode are left out of the migration
+		// (and reported below); the rest are migrated and decoded again.
+		lines := make([]line, 0, len(body)+1)
+		lines = append(lines, header)
+		for i, d := range ds {
+			if d.headErr != nil {
+				rep.Damaged = append(rep.Damaged, LineError{body[i].no, d.headErr})
+			} else {
+				lines = append(lines, body[i])
+			}
+		}
 		if err := migrateLines(lines, version); err != nil {
 			return nil, rep, fmt.Errorf("migrate %s from version %d: %w", path, version, err)
 		}
 		rep.MigratedFrom = version
-		entries = decodeAll(lines[1:], true)
+		header, body = lines[0], lines[1:]
+		ds = decodeAll(body, true)
 	}
 
 	s := &Store{now: time.Now, dir: filepath.Dir(path), path: path}
 	s.reset()
-	s.byID = make(map[string]int, len(lines))
-	s.nodes = make([]node, 0, len(lines))
-	if err := json.Unmarshal(lines[0].data, &s.header); err != nil {
+	s.byID = make(map[string]int, len(body))
+	s.nodes = make([]node, 0, len(body))
+	if err := json.Unmarshal(header.data, &s.header); err != nil {
 		return nil, rep, fmt.Errorf("%s: header: %w", path, ErrNotSession)
 	}
-	s.headerRaw = lines[0].data
-	lineOf := make([]int, 0, len(lines))
-	for i, l := range lines[1:] {
-		if err := l.notEntry(); err != nil {
+	s.headerRaw = header.data
+	lineOf := make([]int, 0, len(body))
+	for i, d := range ds {
+		l := body[i]
+		if d.headErr != nil {
+			rep.Damaged = append(rep.Damaged, LineError{l.no, d.headErr})
+			continue
+		}
+		if err := d.head.notEntry(); err != nil {
 			rep.Damaged = append(rep.Damaged, LineError{l.no, err})
 			continue
 		}
-		d := entries[i]
 		if d.err != nil {
 			rep.Kept = append(rep.Kept, LineError{l.no, d.err})
 		}
@@ -173,6 +178,37 @@ func load(path string) (*Store, LoadReport, error) {
 	s.flushed = true
 	s.needNewline = !clean
 	return s, rep, nil
+}
+
+// gcHold counts the loads under way; while there is one, the garbage
+// collector waits.
+var gcHold struct {
+	sync.Mutex
+	n       int
+	percent int
+}
+
+// holdGC stops garbage collection until the function it returns is
+// called. Nearly everything a load allocates is kept (the file's bytes,
+// the entries), so collecting while it runs finds almost no garbage and
+// costs a third of a fresh process's load time; the collector resumes, with
+// its setting as before, once the last load ends. A memory limit
+// (GOMEMLIMIT) still applies meanwhile.
+func holdGC() (release func()) {
+	gcHold.Lock()
+	if gcHold.n == 0 {
+		gcHold.percent = debug.SetGCPercent(-1)
+	}
+	gcHold.n++
+	gcHold.Unlock()
+	return func() {
+		gcHold.Lock()
+		gcHold.n--
+		if gcHold.n == 0 {
+			debug.SetGCPercent(gcHold.percent)
+		}
+		gcHold.Unlock()
+	}
 }
 
 // decodeContext decodes, on every core, the messages the context at the
@@ -282,29 +318,28 @@ func decodeAll(lines []line, withEntries bool) []decoded {
 		if d.head, d.headErr = decodeHead(l.data); d.headErr != nil {
 			return
 		}
-		l.head = d.head
-		if !withEntries || l.notEntry() != nil {
+		if !withEntries || d.head.notEntry() != nil {
 			return
 		}
-		d.entry, d.err = decodeEntry(l.data, l.head)
+		d.entry, d.err = decodeEntry(l.data, d.head)
 	}
 	parallel(len(lines), one)
 	return out
 }
 
+// line is one line of a session file: its number (from 1) and its bytes.
 type line struct {
 	no   int
 	data []byte
-	head entryHead
 }
 
 // notEntry says why a line after the header is skipped as damaged (a
 // second header, an entry without an id), or nil for an entry.
-func (l line) notEntry() error {
-	if l.head.Type == EntrySession {
+func (h entryHead) notEntry() error {
+	if h.Type == EntrySession {
 		return errors.New("second session header")
 	}
-	if l.head.ID == "" {
+	if h.ID == "" {
 		return errors.New("entry without an id")
 	}
 	return nil
@@ -370,7 +405,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 	}
 }
 
-// migrateLines runs [migrate] over the lines and re-reads their heads.
+// migrateLines runs [migrate] over the lines, replacing their bytes.
 func migrateLines(lines []line, version int) error {
 	objs := make([]object, len(lines))
 	for i, l := range lines {
@@ -388,11 +423,7 @@ func migrateLines(lines []line, version int) error {
 		if err != nil {
 			return err
 		}
-		h, err := decodeHead(b)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", lines[i].no, err)
-		}
-		lines[i].data, lines[i].head = b, h
+		lines[i].data = b
 	}
 	return nil
 }

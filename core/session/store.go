@@ -362,6 +362,13 @@ func (s *Store) Entries() []Entry {
 	return out
 }
 
+// Len is the number of entries, on every branch.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.nodes)
+}
+
 // EntriesSince returns the entries appended after the entry with id
 // since, in file order: entry ids are a cursor a client can keep across
 // restarts (get_entries). An id the session does not have is an error
