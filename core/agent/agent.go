@@ -65,6 +65,14 @@ type Config struct {
 	// message_end). It runs on the run goroutine.
 	FinishMessage func(ctx context.Context, msg llm.Message) llm.Message
 
+	// TurnBoundary, if set, runs when a turn's assistant message and tool
+	// results have joined the transcript, before turn_end is reported
+	// (extensions' actionable turn_end). A non-nil context replaces the
+	// run's transcript (entries were added to the session); more asks for
+	// one more model request, which tool results, steering or a follow-up
+	// satisfy when they already cause one. It runs on the run goroutine.
+	TurnBoundary func(ctx context.Context, msg *llm.AssistantMessage, results []*llm.ToolResultMessage) (context []llm.Message, more bool)
+
 	// Options is the template of every model call; the agent fills in the
 	// API key and the thinking level.
 	Options llm.Options

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -91,6 +92,7 @@ func (r *run) loop(prompts []llm.Message, skipInitialSteering bool) {
 			msg := r.streamAssistant()
 			r.added = append(r.added, msg)
 			if msg.StopReason == llm.StopError || msg.StopReason == llm.StopAborted {
+				r.boundary(msg, nil) // its entries count; a failed turn ends the run
 				r.emit(Event{Type: EventTurnEnd, Message: msg, ToolResults: []*llm.ToolResultMessage{}})
 				r.emit(Event{Type: EventAgentEnd, Messages: r.added})
 				return
@@ -107,14 +109,35 @@ func (r *run) loop(prompts []llm.Message, skipInitialSteering bool) {
 					r.added = append(r.added, tr)
 				}
 			}
+			more := r.boundary(msg, results)
 			r.emit(Event{Type: EventTurnEnd, Message: msg, ToolResults: results})
 			pending = r.a.drainSteering()
+			if more && !moreToolCalls && len(pending) == 0 {
+				// The boundary asked for another request and nothing
+				// else causes one: a follow-up does, or the context alone.
+				if pending = r.a.drainFollowUp(); len(pending) == 0 {
+					moreToolCalls = true
+				}
+			}
 		}
 		if pending = r.a.drainFollowUp(); len(pending) == 0 {
 			break
 		}
 	}
 	r.emit(Event{Type: EventAgentEnd, Messages: r.added})
+}
+
+// boundary runs the configured TurnBoundary.
+func (r *run) boundary(msg *llm.AssistantMessage, results []*llm.ToolResultMessage) (more bool) {
+	f := r.a.cfg.TurnBoundary
+	if f == nil {
+		return false
+	}
+	ctx, more := f(r.ctx, msg, results)
+	if ctx != nil {
+		r.context = slices.Clone(ctx)
+	}
+	return more && r.ctx.Err() == nil
 }
 
 // request builds the model call from the transcript.

@@ -458,6 +458,47 @@ func (m *Manager) Emit(ctx context.Context, event map[string]any, st *State) (js
 	return result, err
 }
 
+// BoundaryResult is what turn_end or agent_before_settle handlers
+// proposed: session entries to append (pi's drafts: custom,
+// custom_message, context_edit, compaction) and whether to make one more
+// model request. Valid is false when the proposal failed gopi's checks;
+// nothing is then appended.
+type BoundaryResult struct {
+	Entries  []json.RawMessage `json:"entries"`
+	Continue bool              `json:"continue"`
+	Valid    bool              `json:"valid"`
+}
+
+// Boundary runs an actionable boundary's handlers (event is turn_end or
+// agent_before_settle without its proposal fields). Within one extension
+// host each handler sees the proposal so far and a preview of the context
+// it makes (the host asks gopi for it: the peer's "boundaryPreview");
+// across hosts the proposals are joined in order.
+func (m *Manager) Boundary(ctx context.Context, event map[string]any, st *State) (BoundaryResult, error) {
+	typ, _ := event["type"].(string)
+	out := BoundaryResult{Valid: true}
+	err := m.each(typ, st, func(mem *member) (bool, error) {
+		var r BoundaryResult
+		if err := mem.ext.Call(ctx, "boundary", map[string]any{"event": event}, &r); err != nil {
+			if errors.Is(err, ErrNoMethod) {
+				return false, nil
+			}
+			return true, err
+		}
+		if !r.Valid {
+			out.Valid = false
+			return false, nil
+		}
+		out.Entries = append(out.Entries, r.Entries...)
+		out.Continue = out.Continue || r.Continue
+		return false, nil
+	})
+	if !out.Valid {
+		out.Entries, out.Continue = nil, false
+	}
+	return out, err
+}
+
 // ToolCallResult is the outcome of the tool_call handlers.
 type ToolCallResult struct {
 	Block  bool            `json:"block"`

@@ -93,6 +93,9 @@ func (h *Host) drive(run func()) {
 		if run = h.afterRunGuarded(); run == nil {
 			run = h.leftoverQueue()
 		}
+		if run == nil {
+			run = h.beforeSettle()
+		}
 	}
 }
 

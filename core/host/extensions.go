@@ -29,6 +29,9 @@ type extState struct {
 	// dialogs are the extension dialogs open now, by the host's id, so
 	// an extension that gives up (its AbortSignal) can close one.
 	dialogs map[string]context.CancelFunc
+	// turnIndex counts the turns of the run under way (turn_end's
+	// turnIndex), from 0 at agent_start.
+	turnIndex int
 	// all is every tool: built-ins, with extension tools replacing those
 	// of the same name, then the other extension tools.
 	all []agent.Tool
@@ -587,12 +590,16 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	if typ == "agent_start" {
 		// A new run: ctx.signal is a fresh AbortSignal until it ends.
 		m.Notify("runStart", map[string]any{})
+		h.ext.mu.Lock()
+		h.ext.turnIndex = 0
+		h.ext.mu.Unlock()
 	}
 	if !m.Handles(typ) {
 		return
 	}
-	if typ == "message_end" {
-		// Called and waited for in extMessageEnd.
+	if typ == "message_end" || typ == "turn_end" {
+		// Called and waited for: in extMessageEnd, and as the actionable
+		// boundary (turnBoundary).
 		return
 	}
 	var st *ext.State
@@ -715,6 +722,8 @@ func (p extPeer) Request(ctx context.Context, method string, params json.RawMess
 	switch method {
 	case "ui/ask":
 		return h.extAsk(ctx, params)
+	case "boundaryPreview":
+		return h.boundaryPreview(params)
 	case "setModel":
 		var a struct{ Provider, ID string }
 		if err := json.Unmarshal(params, &a); err != nil {

@@ -178,6 +178,7 @@ func New(opts Options) (*Host, error) {
 		AfterToolCall:    h.afterToolCall,
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
+		TurnBoundary:     h.turnBoundary,
 		OnQueueChange:    h.queueChanged,
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),

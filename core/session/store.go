@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -294,6 +295,117 @@ func (s *Store) AppendCustomMessage(customType string, content llm.Contents, dis
 	return s.add(func(m Meta) Entry {
 		return &CustomMessageEntry{Meta: m, CustomType: customType, Content: content, Display: display, Details: d}
 	})
+}
+
+// AppendContextEdit records that targetID's content in the model context
+// is replaced (or, with a nil replacement, left out), as pi's
+// appendContextEdit does: the target must be on the active branch and a
+// user, assistant or tool-result message or a custom message, and a
+// replacement holds "content" (a string, which becomes one text block for
+// an assistant or tool result, or blocks).
+func (s *Store) AppendContextEdit(targetID string, replacement json.RawMessage) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep, err := checkContextEdit(s.pathTo(s.leaf), targetID, replacement)
+	if err != nil {
+		return "", err
+	}
+	return s.addLocked(s.leaf, func(m Meta) Entry {
+		return &ContextEditEntry{Meta: m, TargetID: targetID, Replacement: rep}
+	})
+}
+
+// checkContextEdit checks a context edit of targetID on path and returns
+// its replacement as it is stored.
+func checkContextEdit(path []Entry, targetID string, replacement json.RawMessage) (*ContextReplacement, error) {
+	var rep *ContextReplacement
+	if len(replacement) > 0 && string(replacement) != "null" {
+		var r struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(replacement, &r) != nil || len(r.Content) == 0 || (r.Content[0] != '"' && r.Content[0] != '[') {
+			return nil, errors.New("a context edit's replacement must be null or hold string or array content")
+		}
+		rep = &ContextReplacement{Content: r.Content}
+	}
+	var target Entry
+	for _, e := range path {
+		if e.Base().ID == targetID {
+			target = e
+		}
+	}
+	if target == nil {
+		return nil, fmt.Errorf("entry %s is not on the active branch", targetID)
+	}
+	role := llm.RoleCustom
+	switch t := target.(type) {
+	case *CustomMessageEntry:
+	case *MessageEntry:
+		role = t.Role()
+		if role != llm.RoleUser && role != llm.RoleAssistant && role != llm.RoleToolResult {
+			return nil, fmt.Errorf("entry %s does not contribute editable model content", targetID)
+		}
+	default:
+		return nil, fmt.Errorf("entry %s does not contribute editable model content", targetID)
+	}
+	if rep != nil && rep.Content[0] == '"' && (role == llm.RoleAssistant || role == llm.RoleToolResult) {
+		var text string
+		if err := json.Unmarshal(rep.Content, &text); err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(llm.Contents{llm.TextContent{Text: text}})
+		if err != nil {
+			return nil, err
+		}
+		rep = &ContextReplacement{Content: b}
+	}
+	return rep, nil
+}
+
+// PreviewContext is the context at the leaf with entries added after it,
+// as if appended (nothing is): a context edit among them is checked as
+// [Store.AppendContextEdit] checks it. The entries' ids and parents are
+// filled in.
+func (s *Store) PreviewContext(entries []Entry) (Context, error) {
+	s.mu.Lock()
+	path := s.pathTo(s.leaf)
+	s.mu.Unlock()
+	parent := s.Leaf()
+	for i, e := range entries {
+		id := fmt.Sprintf("preview-%d", i)
+		switch e := e.(type) {
+		case *ContextEditEntry:
+			raw := json.RawMessage("null")
+			if e.Replacement != nil {
+				b, err := json.Marshal(e.Replacement)
+				if err != nil {
+					return Context{}, err
+				}
+				raw = b
+			}
+			rep, err := checkContextEdit(path, e.TargetID, raw)
+			if err != nil {
+				return Context{}, err
+			}
+			e.Replacement = rep
+		}
+		m := Meta{ID: id, ParentID: parent, Timestamp: FormatTime(s.now())}
+		switch e := e.(type) {
+		case *CustomEntry:
+			e.Meta = m
+		case *CustomMessageEntry:
+			e.Meta = m
+		case *ContextEditEntry:
+			e.Meta = m
+		case *CompactionEntry:
+			e.Meta = m
+		default:
+			return Context{}, fmt.Errorf("a %s entry cannot be previewed", e.Type())
+		}
+		path = append(path, e)
+		parent = id
+	}
+	return BuildContext(path), nil
 }
 
 // AppendLabel sets a label on targetID, or clears it when label is empty.

@@ -514,6 +514,21 @@ handlers.set("emit", (p) =>
 	}),
 );
 
+// turn_end and agent_before_settle are pi 1.5's actionable boundaries:
+// each handler sees the entries and continuation proposed so far, and the
+// context they would make, which gopi builds (and refuses when a draft is
+// wrong). A pi package without emitBoundary only notifies.
+handlers.set("boundary", async (p) => {
+	if (typeof runner.emitBoundary !== "function") {
+		await runner.emit(p.event);
+		return { entries: [], continue: false, valid: true };
+	}
+	const r = await runner.emitBoundary(p.event, (entries) =>
+		request("boundaryPreview", { event: p.event.type, entries }),
+	);
+	return { entries: r.entries ?? [], continue: !!r.continue, valid: r.valid !== false };
+});
+
 // user_bash: { result } crosses as it is; { operations } is code, so only
 // its presence does.
 handlers.set("userBash", async (p) => {

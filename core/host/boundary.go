@@ -1,0 +1,327 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// pi 1.5's actionable boundaries: turn_end (after a turn's messages are
+// saved, before the client's turn_end) and agent_before_settle (when
+// nothing more would run, before agent_settled). Their handlers propose
+// session entries and may ask for one more model request; gopi checks the
+// proposal as each handler makes it (the preview), appends it in order
+// and, when asked and the context can go on, makes that request.
+
+// boundaryDraft is one proposed entry (pi's SessionBoundaryDraft).
+type boundaryDraft struct {
+	Type             string          `json:"type"`
+	CustomType       *string         `json:"customType"`
+	Data             json.RawMessage `json:"data"`
+	Content          json.RawMessage `json:"content"`
+	Display          bool            `json:"display"`
+	Details          json.RawMessage `json:"details"`
+	TargetID         string          `json:"targetId"`
+	Replacement      json.RawMessage `json:"replacement"`
+	Summary          *string         `json:"summary"`
+	FirstKeptEntryID *string         `json:"firstKeptEntryId"`
+	Usage            *llm.Usage      `json:"usage"`
+}
+
+// parseDrafts decodes and checks a proposal's entries.
+func parseDrafts(raw []json.RawMessage) ([]boundaryDraft, error) {
+	out := make([]boundaryDraft, 0, len(raw))
+	for i, r := range raw {
+		var d boundaryDraft
+		if err := json.Unmarshal(r, &d); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		switch d.Type {
+		case "custom":
+			if d.CustomType == nil {
+				return nil, fmt.Errorf("entry %d: a custom entry needs a customType", i)
+			}
+		case "custom_message":
+			if d.CustomType == nil {
+				return nil, fmt.Errorf("entry %d: a custom_message entry needs a customType", i)
+			}
+			if len(d.Content) == 0 || (d.Content[0] != '"' && d.Content[0] != '[') {
+				return nil, fmt.Errorf("entry %d: a custom_message entry's content must be a string or an array", i)
+			}
+		case "context_edit":
+			if d.TargetID == "" {
+				return nil, fmt.Errorf("entry %d: a context_edit entry needs a targetId", i)
+			}
+		case "compaction":
+			if d.Summary == nil {
+				return nil, fmt.Errorf("entry %d: a compaction entry needs a summary", i)
+			}
+		default:
+			return nil, fmt.Errorf("entry %d: %q entries cannot be added at a boundary (custom, custom_message, context_edit or compaction can)", i, d.Type)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// entry is the draft as the entry it would become, for a preview.
+func (d boundaryDraft) entry() session.Entry {
+	switch d.Type {
+	case "custom":
+		return &session.CustomEntry{CustomType: *d.CustomType, Data: nullToNil(d.Data)}
+	case "custom_message":
+		return &session.CustomMessageEntry{CustomType: *d.CustomType, Content: customContent(d.Content),
+			Display: d.Display, Details: nullToNil(d.Details)}
+	case "context_edit":
+		e := &session.ContextEditEntry{TargetID: d.TargetID}
+		if r := nullToNil(d.Replacement); r != nil {
+			var rep session.ContextReplacement
+			if json.Unmarshal(r, &rep) == nil {
+				e.Replacement = &rep
+			} else {
+				e.Replacement = &session.ContextReplacement{Content: json.RawMessage(`0`)} // refused by the check
+			}
+		}
+		return e
+	default:
+		c := &session.CompactionEntry{Summary: *d.Summary, Details: nullToNil(d.Details)}
+		if d.FirstKeptEntryID != nil {
+			c.FirstKeptEntryID = *d.FirstKeptEntryID
+		}
+		return c
+	}
+}
+
+// boundaryContext is what a boundary handler sees as event.context: the
+// context the proposal makes (pi's BoundaryContextPreview; gopi leaves
+// contextEntries empty). An error says why the proposal cannot be
+// appended.
+func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string]any, bool, error) {
+	entries := make([]session.Entry, len(drafts))
+	for i, d := range drafts {
+		entries[i] = d.entry()
+	}
+	c, err := h.Store().PreviewContext(entries)
+	if err != nil {
+		return nil, false, err
+	}
+	llmMsgs := session.ConvertToLLM(c.Messages)
+	steer, follow := h.agent.Queued()
+	pending := append(steer, follow...)
+	var final llm.Role
+	nonSystem := false
+	for _, m := range llmMsgs {
+		final = m.MessageRole()
+		if final != llm.RoleSystem {
+			nonSystem = true
+		}
+	}
+	// pi's rule: the context can go on when it does not end with the
+	// model's own reply, or when queued messages will follow it.
+	can := nonSystem && final != llm.RoleAssistant
+	if len(pending) > 0 && (event == "turn_end" || final == llm.RoleAssistant) {
+		can = true
+	}
+	return map[string]any{
+		"contextEntries":  []any{},
+		"contextMessages": nonNilMessages(c.Messages),
+		"llmMessages":     nonNilMessages(llmMsgs),
+		"pendingMessages": nonNilMessages(pending),
+		"canContinue":     can,
+	}, can, nil
+}
+
+func nonNilMessages(ms []llm.Message) []llm.Message {
+	if ms == nil {
+		return []llm.Message{}
+	}
+	return ms
+}
+
+// boundaryPreview answers the extension host's preview request.
+func (h *Host) boundaryPreview(params json.RawMessage) (any, error) {
+	var p struct {
+		Event   string            `json:"event"`
+		Entries []json.RawMessage `json:"entries"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	drafts, err := parseDrafts(p.Entries)
+	if err != nil {
+		return nil, err
+	}
+	preview, _, err := h.boundaryContext(p.Event, drafts)
+	return preview, err
+}
+
+// runBoundary runs a boundary's handlers and appends what they proposed.
+// It reports whether entries were appended and whether one more request
+// was asked for and can be made.
+func (h *Host) runBoundary(ctx context.Context, event map[string]any) (appended, more bool) {
+	typ, _ := event["type"].(string)
+	m := h.exts()
+	res, err := m.Boundary(ctx, event, h.extSnapshot())
+	if err != nil {
+		h.extFailed(typ, err)
+		return false, false
+	}
+	drafts, err := parseDrafts(res.Entries)
+	if err != nil {
+		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: "Invalid boundary entries: " + err.Error()})
+		return false, false
+	}
+	appended = h.commitDrafts(typ, drafts)
+	if !res.Continue {
+		return appended, false
+	}
+	if _, can, err := h.boundaryContext(typ, nil); err != nil || !can {
+		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: typ + " requested continuation without runnable model context"})
+		return appended, false
+	}
+	return appended, true
+}
+
+// commitDrafts appends the drafts in order, each reported as
+// entry_appended; one that fails is reported and the rest still go.
+func (h *Host) commitDrafts(event string, drafts []boundaryDraft) (appended bool) {
+	store := h.Store()
+	for _, d := range drafts {
+		var id string
+		var err error
+		switch d.Type {
+		case "custom":
+			id, err = store.AppendCustom(*d.CustomType, optional(d.Data))
+		case "custom_message":
+			id, err = store.AppendCustomMessage(*d.CustomType, customContent(d.Content), d.Display, optional(d.Details))
+		case "context_edit":
+			id, err = store.AppendContextEdit(d.TargetID, d.Replacement)
+		case "compaction":
+			first := ""
+			if d.FirstKeptEntryID != nil {
+				first = *d.FirstKeptEntryID
+			}
+			tokens := compaction.EstimateContext(store.Context().Messages).Tokens
+			id, err = store.AppendCompaction(*d.Summary, first, tokens, optional(d.Details), true, d.Usage)
+		}
+		if err = h.saved(store, "an extension's "+d.Type+" entry", err); err != nil {
+			h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: event, Error: err.Error()})
+			continue
+		}
+		appended = true
+		if e, ok := store.Entry(id); ok {
+			if b, err := json.Marshal(e); err == nil {
+				h.emit(api.EntryAppended{Entry: b})
+			}
+		}
+	}
+	return appended
+}
+
+// optional is raw as a value to store, nil when absent or null.
+func optional(raw json.RawMessage) any {
+	if r := nullToNil(raw); r != nil {
+		return r
+	}
+	return nil
+}
+
+// turnBoundary is the agent's TurnBoundary: the extensions' turn_end.
+func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, results []*llm.ToolResultMessage) ([]llm.Message, bool) {
+	h.ext.mu.Lock()
+	index := h.ext.turnIndex
+	h.ext.turnIndex++
+	h.ext.mu.Unlock()
+	m := h.exts()
+	if m.Empty() || !m.Ready() || !m.Handles("turn_end") {
+		return nil, false
+	}
+	store := h.Store()
+	msgID := persistedID(store, msg)
+	if msgID == "" {
+		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: "turn_end", Error: "turn_end could not resolve the persisted assistant entry ID"})
+		return nil, false
+	}
+	ids := []string{}
+	for _, r := range results {
+		if id := persistedID(store, r); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if results == nil {
+		results = []*llm.ToolResultMessage{}
+	}
+	appended, more := h.runBoundary(ctx, map[string]any{
+		"type": "turn_end", "turnIndex": index, "message": msg, "toolResults": results,
+		"messageEntryId": msgID, "toolResultEntryIds": ids, "outcome": outcomeOf(msg),
+	})
+	if !appended {
+		return nil, more
+	}
+	msgs := store.Context().Messages
+	h.agent.ReplaceMessages(msgs)
+	return msgs, more
+}
+
+// beforeSettle runs agent_before_settle when a prompt would otherwise be
+// over, and returns the run it asked for (nil for none). An aborted run
+// skips it, as in pi.
+func (h *Host) beforeSettle() func() {
+	m := h.exts()
+	if m.Empty() || !m.Ready() || !m.Handles("agent_before_settle") || h.ctx.Err() != nil {
+		return nil
+	}
+	last := h.LastAssistant()
+	if last != nil && last.StopReason == llm.StopAborted {
+		return nil
+	}
+	// agent_end's handlers finish first.
+	h.drainExtensions()
+	outcome := "completed"
+	if last != nil {
+		outcome = outcomeOf(last)
+	}
+	appended, more := h.runBoundary(h.ctx, map[string]any{"type": "agent_before_settle", "outcome": outcome})
+	if appended {
+		h.agent.ReplaceMessages(h.Store().Context().Messages)
+	}
+	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
+		more = true
+	}
+	if !more || h.ctx.Err() != nil {
+		return nil
+	}
+	run, err := h.startContinue(h.ctx)
+	if err != nil {
+		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: "agent_before_settle", Error: fmt.Sprintf("continuing: %v", err)})
+		return nil
+	}
+	return run
+}
+
+func outcomeOf(m *llm.AssistantMessage) string {
+	switch m.StopReason {
+	case llm.StopAborted:
+		return "aborted"
+	case llm.StopError:
+		return "error"
+	}
+	return "completed"
+}
+
+// persistedID is the id of the entry holding msg (the same message, as the
+// agent passed it), searched from the leaf back.
+func persistedID(store *session.Store, msg llm.Message) string {
+	path := store.Path()
+	for i := len(path) - 1; i >= 0 && i >= len(path)-256; i-- {
+		if me, ok := path[i].(*session.MessageEntry); ok && me.Message() == msg {
+			return me.ID
+		}
+	}
+	return ""
+}
