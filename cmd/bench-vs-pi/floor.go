@@ -17,27 +17,42 @@ import (
 
 // recordStream runs a once (the reply already pushed to the model) and
 // returns what it wrote from the prompt up to and including agent_end.
-func (a *agent) recordStream() ([]byte, error) {
+func (a *agent) recordStream(file string) error {
 	p, err := a.started()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := io.WriteString(p.in, `{"id":"p","type":"prompt","message":"stream"}`+"\n"); err != nil {
-		return nil, err
+		return err
 	}
-	var out bytes.Buffer
+	// Written as it comes, not held: a child's peak RSS as the kernel
+	// reports it is at least this process's size when it was started.
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	out := bufio.NewWriterSize(f, 1<<20)
 	for {
-		line, err := p.out.ReadBytes('\n')
-		out.Write(line)
+		line, err := p.out.ReadSlice('\n')
+		if _, werr := out.Write(line); werr != nil {
+			return werr
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("recording the stream: %w", err)
+			return fmt.Errorf("recording the stream: %w", err)
 		}
 		if bytes.Contains(line[:min(len(line), 200)], []byte(`"type":"agent_end"`)) {
 			break
 		}
 	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
 	_, err = p.finish()
-	return out.Bytes(), err
+	return err
 }
 
 // replay is the writer agent (bench-vs-pi -replay FILE): get_state gets a

@@ -193,13 +193,9 @@ func main() {
 // n deltas, and prints it under gopi's row.
 func floor(gopi *agent, dir string, n, runs int, push func()) {
 	push()
-	data, err := gopi.recordStream()
-	if err != nil {
-		fatalf("gopi, recording %d deltas: %v", n, err)
-	}
 	file := filepath.Join(dir, fmt.Sprintf("stream-%d.jsonl", n))
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		fatalf("%v", err)
+	if err := gopi.recordStream(file); err != nil {
+		fatalf("gopi, recording %d deltas: %v", n, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
