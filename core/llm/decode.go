@@ -202,17 +202,11 @@ func blockFrom(dec *jsontext.Decoder) (c Content, ok bool, err error) {
 	}
 	switch ContentType(typ) {
 	case ContentText:
-		var t TextContent
-		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
-		c = t
+		c, err = decodeBlock[TextContent](dec)
 	case ContentThinking:
-		var t ThinkingContent
-		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
-		c = t
+		c, err = decodeBlock[ThinkingContent](dec)
 	case ContentImage:
-		var t ImageContent
-		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
-		c = t
+		c, err = decodeBlock[ImageContent](dec)
 	case ContentToolCall:
 		var t ToolCall
 		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
@@ -224,6 +218,13 @@ func blockFrom(dec *jsontext.Decoder) (c Content, ok bool, err error) {
 		return nil, false, nil
 	}
 	return c, true, err
+}
+
+// decodeBlock decodes the next value of dec as a block of type T.
+func decodeBlock[T Content](dec *jsontext.Decoder) (Content, error) {
+	var t T
+	err := jsonv2.UnmarshalDecode(dec, &t, Lenient)
+	return t, err
 }
 
 func (cs *Contents) UnmarshalJSON(data []byte) error {
