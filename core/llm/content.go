@@ -108,31 +108,43 @@ func UnmarshalContent(data []byte) (Content, error) {
 	if err != nil {
 		return nil, fmt.Errorf("content block: %w", err)
 	}
-	switch ContentType(typ) {
-	case ContentText:
-		var c TextContent
-		err := jsonv2.Unmarshal(data, &c, Lenient)
-		return c, err
-	case ContentThinking:
-		var c ThinkingContent
-		err := jsonv2.Unmarshal(data, &c, Lenient)
-		return c, err
-	case ContentImage:
-		var c ImageContent
-		err := jsonv2.Unmarshal(data, &c, Lenient)
-		return c, err
-	case ContentToolCall:
-		var c ToolCall
-		if err := jsonv2.Unmarshal(data, &c, Lenient); err != nil {
-			return nil, err
-		}
-		if len(c.Arguments) == 0 || bytes.Equal(c.Arguments, []byte("null")) {
-			c.Arguments = json.RawMessage("{}")
-		}
-		return c, nil
-	default:
+	c, ok, err := contentOf(ContentType(typ), func(v any) error { return jsonv2.Unmarshal(data, v, Lenient) })
+	if !ok {
 		return nil, fmt.Errorf("content block: unknown type %q", typ)
 	}
+	return c, err
+}
+
+// contentOf decodes a block of a known type with decode, which fills the
+// value it is given; ok is false, with nothing decoded, for another type.
+// A tool call without arguments gets {}.
+func contentOf(typ ContentType, decode func(any) error) (c Content, ok bool, err error) {
+	switch typ {
+	case ContentText:
+		var t TextContent
+		err = decode(&t)
+		c = t
+	case ContentThinking:
+		var t ThinkingContent
+		err = decode(&t)
+		c = t
+	case ContentImage:
+		var t ImageContent
+		err = decode(&t)
+		c = t
+	case ContentToolCall:
+		var t ToolCall
+		if err = decode(&t); err != nil {
+			return nil, true, err
+		}
+		if len(t.Arguments) == 0 || bytes.Equal(t.Arguments, []byte("null")) {
+			t.Arguments = json.RawMessage("{}")
+		}
+		c = t
+	default:
+		return nil, false, nil
+	}
+	return c, true, err
 }
 
 // Contents is a list of content blocks. It decodes from a JSON array of

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -200,31 +199,7 @@ func blockFrom(dec *jsontext.Decoder) (c Content, ok bool, err error) {
 	if !ok {
 		return nil, false, nil
 	}
-	switch ContentType(typ) {
-	case ContentText:
-		c, err = decodeBlock[TextContent](dec)
-	case ContentThinking:
-		c, err = decodeBlock[ThinkingContent](dec)
-	case ContentImage:
-		c, err = decodeBlock[ImageContent](dec)
-	case ContentToolCall:
-		var t ToolCall
-		err = jsonv2.UnmarshalDecode(dec, &t, Lenient)
-		if len(t.Arguments) == 0 || bytes.Equal(t.Arguments, []byte("null")) {
-			t.Arguments = json.RawMessage("{}")
-		}
-		c = t
-	default:
-		return nil, false, nil
-	}
-	return c, true, err
-}
-
-// decodeBlock decodes the next value of dec as a block of type T.
-func decodeBlock[T Content](dec *jsontext.Decoder) (Content, error) {
-	var t T
-	err := jsonv2.UnmarshalDecode(dec, &t, Lenient)
-	return t, err
+	return contentOf(ContentType(typ), func(v any) error { return jsonv2.UnmarshalDecode(dec, v, Lenient) })
 }
 
 func (cs *Contents) UnmarshalJSON(data []byte) error {

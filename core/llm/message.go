@@ -219,7 +219,8 @@ var roles = []Role{RoleUser, RoleAssistant, RoleToolResult, RoleSystem, RoleBash
 	RoleCustom, RoleBranchSummary, RoleCompactionSummary}
 
 // RoleOf returns the role of the message written in data, reading no
-// further than its "role" member ("" when it has none).
+// further than its "role" member; a message without one (or with an
+// empty or null one) is an error.
 func RoleOf(data []byte) (Role, error) {
 	// pi and gopi write the role first: `{"role":"user",...`.
 	if r, ok := firstString(data, `{"role":"`); ok {
@@ -233,6 +234,9 @@ func RoleOf(data []byte) (Role, error) {
 	r, err := memberString(data, "role")
 	if err != nil {
 		return "", fmt.Errorf("message: %w", err)
+	}
+	if r == "" {
+		return "", fmt.Errorf("message: missing role")
 	}
 	return Role(r), nil
 }
@@ -261,8 +265,6 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		m = &CompactionSummaryMessage{}
 	case RoleSystem:
 		m = &SystemMessage{}
-	case "":
-		return nil, fmt.Errorf("message: missing role")
 	default:
 		// Kept as written, so it must be JSON through to its end.
 		raw := bytes.TrimSpace(data)

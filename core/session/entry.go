@@ -540,9 +540,6 @@ func decodeEntry(data []byte, head entryHead) (Entry, error) {
 		// The head's read checked that the message is JSON; its body
 		// waits for its first use.
 		role, err := llm.RoleOf(head.Message)
-		if err == nil && role == "" {
-			err = fmt.Errorf("message: missing role")
-		}
 		if err != nil {
 			return unknownEntry(data, head), fmt.Errorf("message entry: %w", err)
 		}
