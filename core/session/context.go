@@ -44,14 +44,11 @@ func (s *Store) Context() Context {
 //     after it.
 func BuildContext(path []Entry) Context {
 	ctx := Context{ThinkingLevel: llm.ThinkingOff}
-	compaction := -1
 	var edits map[string]*ContextEditEntry
-	for i, e := range path {
+	for _, e := range path {
 		switch e := e.(type) {
 		case *ThinkingLevelChangeEntry:
 			ctx.ThinkingLevel, ctx.ThinkingLevelSet = e.ThinkingLevel, true
-		case *CompactionEntry:
-			compaction = i
 		case *ContextEditEntry:
 			if edits == nil {
 				edits = map[string]*ContextEditEntry{}
@@ -112,6 +109,7 @@ model:
 			}
 		}
 	}
+	from, compaction := contextStart(path)
 	if compaction < 0 {
 		for _, e := range path {
 			add(e)
@@ -125,14 +123,7 @@ model:
 		msgs = append(msgs, c.SystemMessage)
 	}
 	msgs = append(msgs, &llm.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, Timestamp: c.Millis()})
-	kept := false
-	for _, e := range path[:compaction] {
-		if e.Base().ID == c.FirstKeptEntryID {
-			kept = true
-		}
-		if !kept {
-			continue
-		}
+	for _, e := range path[from:compaction] {
 		if me, ok := e.(*MessageEntry); ok && c.SystemMessage != nil && me.Role() == llm.RoleSystem {
 			continue // folded into the checkpoint
 		}
@@ -143,6 +134,26 @@ model:
 	}
 	ctx.Messages = msgs
 	return ctx
+}
+
+// contextStart finds the last compaction on path and where the context
+// made of path starts: the compaction's first kept entry (the first entry
+// with its id, before the compaction), or the compaction itself when there
+// is none such. Without a compaction, from is 0 and compaction -1.
+func contextStart(path []Entry) (from, compaction int) {
+	for i := len(path) - 1; i >= 0; i-- {
+		c, ok := path[i].(*CompactionEntry)
+		if !ok {
+			continue
+		}
+		for j := range i {
+			if path[j].Base().ID == c.FirstKeptEntryID {
+				return j, i
+			}
+		}
+		return i, i
+	}
+	return 0, -1
 }
 
 // withContent is m with its content replaced (a context_edit's

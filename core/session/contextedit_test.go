@@ -72,3 +72,47 @@ func TestContextEditsShapeTheContext(t *testing.T) {
 		}
 	}
 }
+
+// Appending a context edit checks it as pi's appendContextEdit does: the
+// target is an editable message of the active branch, the replacement is
+// null or holds string or array content, and a string replacing an
+// assistant's content becomes one text block.
+func TestAppendContextEditChecks(t *testing.T) {
+	s := InMemory("/w")
+	u, err := s.AppendMessage(llm.UserText("question"))
+	require.NoError(t, err)
+	a, err := s.AppendMessage(&llm.AssistantMessage{Content: llm.Contents{llm.TextContent{Text: "answer"}}, StopReason: llm.StopStop})
+	require.NoError(t, err)
+	label, err := s.AppendLabel(u, "here")
+	require.NoError(t, err)
+
+	_, err = NewContextReplacement(json.RawMessage(`{"content":5}`))
+	assert.Error(t, err, "content must be a string or an array")
+	none, err := NewContextReplacement(json.RawMessage(`null`))
+	require.NoError(t, err)
+	assert.Nil(t, none)
+
+	_, err = s.AppendContextEdit("nowhere", none)
+	assert.ErrorContains(t, err, "not on the active branch")
+	_, err = s.AppendContextEdit(label, none)
+	assert.ErrorContains(t, err, "does not contribute editable model content")
+
+	short, err := NewContextReplacement(json.RawMessage(`{"content":"short"}`))
+	require.NoError(t, err)
+	id, err := s.AppendContextEdit(a, short)
+	require.NoError(t, err)
+	e, ok := s.Entry(id)
+	require.True(t, ok)
+	assert.JSONEq(t, `[{"type":"text","text":"short"}]`, string(e.(*ContextEditEntry).Replacement.Content))
+	msgs := s.Context().Messages
+	require.Len(t, msgs, 2)
+	assert.Equal(t, "short", msgs[1].(*llm.AssistantMessage).Content.Text())
+
+	// The preview checks the same way and appends nothing.
+	_, err = s.PreviewContext([]Entry{&ContextEditEntry{TargetID: "nowhere"}})
+	assert.ErrorContains(t, err, "not on the active branch")
+	c, err := s.PreviewContext([]Entry{&ContextEditEntry{TargetID: u}})
+	require.NoError(t, err)
+	require.Len(t, c.Messages, 1, "the question left out")
+	assert.Equal(t, 4, s.Len(), "question, answer, label, edit")
+}

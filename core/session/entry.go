@@ -151,19 +151,24 @@ func lazyMessageEntry(meta Meta, role llm.Role, raw json.RawMessage) *MessageEnt
 // that does not decode then is kept as written, as an [*llm.UnknownMessage]
 // (which takes no part in the model context).
 func (e *MessageEntry) Message() llm.Message {
-	e.once.Do(e.decode)
+	_ = e.decodeNow()
 	return e.msg
 }
 
 // Role is the message's role, known without decoding it.
 func (e *MessageEntry) Role() llm.Role { return e.role }
 
-func (e *MessageEntry) decode() {
-	m, err := llm.UnmarshalMessage(e.raw)
-	if err != nil {
-		m = &llm.UnknownMessage{Role: e.role, Raw: e.raw}
-	}
-	e.msg, e.raw = m, nil
+// decodeNow decodes the message unless that was done, and says why it did
+// not decode (nil when it was decoded before).
+func (e *MessageEntry) decodeNow() (err error) {
+	e.once.Do(func() {
+		m, derr := llm.UnmarshalMessage(e.raw)
+		if derr != nil {
+			m, err = &llm.UnknownMessage{Role: e.role, Raw: e.raw}, derr
+		}
+		e.msg, e.raw = m, nil
+	})
+	return err
 }
 
 // ThinkingLevelChangeEntry records a switch of thinking level.

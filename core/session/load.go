@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -219,21 +218,7 @@ func holdGC() (release func()) {
 // use. lineOf holds each node's line number.
 func (s *Store) decodeContext(lineOf []int, rep *LoadReport) {
 	path := s.pathTo(s.leaf)
-	from := 0
-	for i := len(path) - 1; i >= 0; i-- {
-		c, ok := path[i].(*CompactionEntry)
-		if !ok {
-			continue
-		}
-		from = i
-		for j := range i {
-			if path[j].Base().ID == c.FirstKeptEntryID {
-				from = j
-				break
-			}
-		}
-		break
-	}
+	from, _ := contextStart(path)
 	var todo []int // node indexes
 	for _, e := range path[from:] {
 		if _, ok := e.(*MessageEntry); ok {
@@ -242,22 +227,12 @@ func (s *Store) decodeContext(lineOf []int, rep *LoadReport) {
 	}
 	errs := make([]error, len(todo))
 	parallel(len(todo), func(k int) {
-		n := s.nodes[todo[k]]
+		n := &s.nodes[todo[k]]
 		me := n.entry.(*MessageEntry)
-		raw := me.raw
-		if raw == nil {
-			return // decoded already
-		}
-		m, err := llm.UnmarshalMessage(raw)
-		if err != nil {
-			var head entryHead
-			head, _ = decodeHead(n.raw)
-			s.nodes[todo[k]].entry = unknownEntry(n.raw, head)
+		if err := me.decodeNow(); err != nil {
+			n.entry = &UnknownEntry{Meta: me.Meta, EntryType: EntryMessage, Raw: json.RawMessage(n.raw)}
 			errs[k] = fmt.Errorf("message entry: %w", err)
-			return
 		}
-		me.msg, me.raw = m, nil
-		me.once.Do(func() {})
 	})
 	for k, err := range errs {
 		if err != nil {
@@ -352,9 +327,9 @@ func (h entryHead) notEntry() error {
 const readChunk = 1 << 20
 
 // readLines reads r in chunks and splits it into lines, keeping those
-// that start like JSON objects (their heads are decoded later, on every
-// core) (as slices of the chunks: a session's lines are
-// all kept anyway) and reporting the rest. clean is false when the data
+// that start like JSON objects as slices of the chunks (a session's lines
+// are all kept anyway; their heads are decoded later, on every core) and
+// reporting the rest. clean is false when the data
 // does not end in a newline (the last line was cut, or written by hand).
 func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err error) {
 	no := 0

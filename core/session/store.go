@@ -298,12 +298,11 @@ func (s *Store) AppendCustomMessage(customType string, content llm.Contents, dis
 }
 
 // AppendContextEdit records that targetID's content in the model context
-// is replaced (or, with a nil replacement, left out), as pi's
+// is replaced by replacement (or, when it is nil, left out), as pi's
 // appendContextEdit does: the target must be on the active branch and a
-// user, assistant or tool-result message or a custom message, and a
-// replacement holds "content" (a string, which becomes one text block for
-// an assistant or tool result, or blocks).
-func (s *Store) AppendContextEdit(targetID string, replacement json.RawMessage) (string, error) {
+// user, assistant or tool-result message or a custom message; a string
+// replacement becomes one text block for an assistant or tool result.
+func (s *Store) AppendContextEdit(targetID string, replacement *ContextReplacement) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep, err := checkContextEdit(s.pathTo(s.leaf), targetID, replacement)
@@ -315,19 +314,23 @@ func (s *Store) AppendContextEdit(targetID string, replacement json.RawMessage) 
 	})
 }
 
+// NewContextReplacement reads a context edit's replacement as pi writes
+// it: null (nil, the target is left out) or an object whose "content" is
+// a string or an array.
+func NewContextReplacement(raw json.RawMessage) (*ContextReplacement, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var r ContextReplacement
+	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || (r.Content[0] != '"' && r.Content[0] != '[') {
+		return nil, errors.New("a context edit's replacement must be null or hold string or array content")
+	}
+	return &r, nil
+}
+
 // checkContextEdit checks a context edit of targetID on path and returns
 // its replacement as it is stored.
-func checkContextEdit(path []Entry, targetID string, replacement json.RawMessage) (*ContextReplacement, error) {
-	var rep *ContextReplacement
-	if len(replacement) > 0 && string(replacement) != "null" {
-		var r struct {
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(replacement, &r) != nil || len(r.Content) == 0 || (r.Content[0] != '"' && r.Content[0] != '[') {
-			return nil, errors.New("a context edit's replacement must be null or hold string or array content")
-		}
-		rep = &ContextReplacement{Content: r.Content}
-	}
+func checkContextEdit(path []Entry, targetID string, rep *ContextReplacement) (*ContextReplacement, error) {
 	var target Entry
 	for _, e := range path {
 		if e.Base().ID == targetID {
@@ -362,48 +365,35 @@ func checkContextEdit(path []Entry, targetID string, replacement json.RawMessage
 	return rep, nil
 }
 
-// PreviewContext is the context at the leaf with entries added after it,
-// as if appended (nothing is): a context edit among them is checked as
+// PreviewContext is the context at the leaf with entries (custom,
+// custom_message, context_edit or compaction entries) added after it, as
+// if appended (nothing is): a context edit among them is checked as
 // [Store.AppendContextEdit] checks it. The entries' ids and parents are
-// filled in.
+// filled in, and a context edit's replacement is the one it would store.
 func (s *Store) PreviewContext(entries []Entry) (Context, error) {
 	s.mu.Lock()
-	path := s.pathTo(s.leaf)
+	path, parent := s.pathTo(s.leaf), s.leaf
 	s.mu.Unlock()
-	parent := s.Leaf()
 	for i, e := range entries {
-		id := fmt.Sprintf("preview-%d", i)
-		switch e := e.(type) {
-		case *ContextEditEntry:
-			raw := json.RawMessage("null")
-			if e.Replacement != nil {
-				b, err := json.Marshal(e.Replacement)
-				if err != nil {
-					return Context{}, err
-				}
-				raw = b
-			}
-			rep, err := checkContextEdit(path, e.TargetID, raw)
-			if err != nil {
-				return Context{}, err
-			}
-			e.Replacement = rep
-		}
-		m := Meta{ID: id, ParentID: parent, Timestamp: FormatTime(s.now())}
+		m := Meta{ID: fmt.Sprintf("preview-%d", i), ParentID: parent, Timestamp: FormatTime(s.now())}
 		switch e := e.(type) {
 		case *CustomEntry:
 			e.Meta = m
 		case *CustomMessageEntry:
 			e.Meta = m
 		case *ContextEditEntry:
-			e.Meta = m
+			rep, err := checkContextEdit(path, e.TargetID, e.Replacement)
+			if err != nil {
+				return Context{}, err
+			}
+			e.Meta, e.Replacement = m, rep
 		case *CompactionEntry:
 			e.Meta = m
 		default:
 			return Context{}, fmt.Errorf("a %s entry cannot be previewed", e.Type())
 		}
 		path = append(path, e)
-		parent = id
+		parent = m.ID
 	}
 	return BuildContext(path), nil
 }
