@@ -31,6 +31,9 @@ type boundaryDraft struct {
 	Summary          *string         `json:"summary"`
 	FirstKeptEntryID *string         `json:"firstKeptEntryId"`
 	Usage            *llm.Usage      `json:"usage"`
+
+	// replacement is Replacement read (nil: the target is left out).
+	replacement *session.ContextReplacement
 }
 
 // parseDrafts decodes and checks a proposal's entries.
@@ -57,6 +60,11 @@ func parseDrafts(raw []json.RawMessage) ([]boundaryDraft, error) {
 			if d.TargetID == "" {
 				return nil, fmt.Errorf("entry %d: a context_edit entry needs a targetId", i)
 			}
+			rep, err := session.NewContextReplacement(d.Replacement)
+			if err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i, err)
+			}
+			d.replacement = rep
 		case "compaction":
 			if d.Summary == nil {
 				return nil, fmt.Errorf("entry %d: a compaction entry needs a summary", i)
@@ -78,16 +86,7 @@ func (d boundaryDraft) entry() session.Entry {
 		return &session.CustomMessageEntry{CustomType: *d.CustomType, Content: customContent(d.Content),
 			Display: d.Display, Details: nullToNil(d.Details)}
 	case "context_edit":
-		e := &session.ContextEditEntry{TargetID: d.TargetID}
-		if r := nullToNil(d.Replacement); r != nil {
-			var rep session.ContextReplacement
-			if json.Unmarshal(r, &rep) == nil {
-				e.Replacement = &rep
-			} else {
-				e.Replacement = &session.ContextReplacement{Content: json.RawMessage(`0`)} // refused by the check
-			}
-		}
-		return e
+		return &session.ContextEditEntry{TargetID: d.TargetID, Replacement: d.replacement}
 	default:
 		c := &session.CompactionEntry{Summary: *d.Summary, Details: nullToNil(d.Details)}
 		if d.FirstKeptEntryID != nil {
@@ -101,18 +100,34 @@ func (d boundaryDraft) entry() session.Entry {
 // context the proposal makes (pi's BoundaryContextPreview; gopi leaves
 // contextEntries empty). An error says why the proposal cannot be
 // appended.
-func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string]any, bool, error) {
+func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string]any, error) {
 	entries := make([]session.Entry, len(drafts))
 	for i, d := range drafts {
 		entries[i] = d.entry()
 	}
 	c, err := h.Store().PreviewContext(entries)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
 	pending := append(steer, follow...)
+	can := canContinue(event, llmMsgs, len(pending))
+	return map[string]any{
+		"contextEntries":  []any{},
+		"contextMessages": nonNilMessages(c.Messages),
+		"llmMessages":     nonNilMessages(llmMsgs),
+		"pendingMessages": nonNilMessages(pending),
+		"canContinue":     can,
+	}, nil
+}
+
+// canContinue is pi's rule for a boundary's continuation: the context
+// (as sent to the model) goes on when it holds more than system messages
+// and does not end with the model's own reply, or when queued messages
+// will follow it (at turn_end always; at agent_before_settle after a
+// reply).
+func canContinue(event string, llmMsgs []llm.Message, queued int) bool {
 	var final llm.Role
 	nonSystem := false
 	for _, m := range llmMsgs {
@@ -121,19 +136,10 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 			nonSystem = true
 		}
 	}
-	// pi's rule: the context can go on when it does not end with the
-	// model's own reply, or when queued messages will follow it.
-	can := nonSystem && final != llm.RoleAssistant
-	if len(pending) > 0 && (event == "turn_end" || final == llm.RoleAssistant) {
-		can = true
+	if nonSystem && final != llm.RoleAssistant {
+		return true
 	}
-	return map[string]any{
-		"contextEntries":  []any{},
-		"contextMessages": nonNilMessages(c.Messages),
-		"llmMessages":     nonNilMessages(llmMsgs),
-		"pendingMessages": nonNilMessages(pending),
-		"canContinue":     can,
-	}, can, nil
+	return queued > 0 && (event == "turn_end" || final == llm.RoleAssistant)
 }
 
 func nonNilMessages(ms []llm.Message) []llm.Message {
@@ -156,35 +162,44 @@ func (h *Host) boundaryPreview(params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	preview, _, err := h.boundaryContext(p.Event, drafts)
-	return preview, err
+	return h.boundaryContext(p.Event, drafts)
 }
 
-// runBoundary runs a boundary's handlers and appends what they proposed.
-// It reports whether entries were appended and whether one more request
-// was asked for and can be made.
-func (h *Host) runBoundary(ctx context.Context, event map[string]any) (appended, more bool) {
+// runBoundary runs a boundary's handlers and appends what they proposed;
+// the agent's transcript is then the session's context again. rebuilt is
+// that context when entries were appended (nil otherwise), and more says
+// whether one more request was asked for and can be made.
+func (h *Host) runBoundary(ctx context.Context, event map[string]any) (rebuilt []llm.Message, more bool) {
 	typ, _ := event["type"].(string)
 	m := h.exts()
 	res, err := m.Boundary(ctx, event, h.extSnapshot())
 	if err != nil {
 		h.extFailed(typ, err)
-		return false, false
+		return nil, false
 	}
 	drafts, err := parseDrafts(res.Entries)
 	if err != nil {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: "Invalid boundary entries: " + err.Error()})
-		return false, false
+		return nil, false
 	}
-	appended = h.commitDrafts(typ, drafts)
+	appended := h.commitDrafts(typ, drafts)
+	if !appended && !res.Continue {
+		return nil, false
+	}
+	msgs := h.Store().Context().Messages
+	if appended {
+		h.agent.ReplaceMessages(msgs)
+		rebuilt = msgs
+	}
 	if !res.Continue {
-		return appended, false
+		return rebuilt, false
 	}
-	if _, can, err := h.boundaryContext(typ, nil); err != nil || !can {
+	steer, follow := h.agent.QueueCounts()
+	if !canContinue(typ, session.ConvertToLLM(msgs), steer+follow) {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: typ + " requested continuation without runnable model context"})
-		return appended, false
+		return rebuilt, false
 	}
-	return appended, true
+	return rebuilt, true
 }
 
 // commitDrafts appends the drafts in order, each reported as
@@ -200,7 +215,7 @@ func (h *Host) commitDrafts(event string, drafts []boundaryDraft) (appended bool
 		case "custom_message":
 			id, err = store.AppendCustomMessage(*d.CustomType, customContent(d.Content), d.Display, optional(d.Details))
 		case "context_edit":
-			id, err = store.AppendContextEdit(d.TargetID, d.Replacement)
+			id, err = store.AppendContextEdit(d.TargetID, d.replacement)
 		case "compaction":
 			first := ""
 			if d.FirstKeptEntryID != nil {
@@ -241,31 +256,25 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 	if m.Empty() || !m.Ready() || !m.Handles("turn_end") {
 		return nil, false
 	}
-	store := h.Store()
-	msgID := persistedID(store, msg)
+	idOf := persistedIDs(h.Store())
+	msgID := idOf(msg)
 	if msgID == "" {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: "turn_end", Error: "turn_end could not resolve the persisted assistant entry ID"})
 		return nil, false
 	}
 	ids := []string{}
 	for _, r := range results {
-		if id := persistedID(store, r); id != "" {
+		if id := idOf(r); id != "" {
 			ids = append(ids, id)
 		}
 	}
 	if results == nil {
 		results = []*llm.ToolResultMessage{}
 	}
-	appended, more := h.runBoundary(ctx, map[string]any{
+	return h.runBoundary(ctx, map[string]any{
 		"type": "turn_end", "turnIndex": index, "message": msg, "toolResults": results,
 		"messageEntryId": msgID, "toolResultEntryIds": ids, "outcome": outcomeOf(msg),
 	})
-	if !appended {
-		return nil, more
-	}
-	msgs := store.Context().Messages
-	h.agent.ReplaceMessages(msgs)
-	return msgs, more
 }
 
 // beforeSettle runs agent_before_settle when a prompt would otherwise be
@@ -286,10 +295,7 @@ func (h *Host) beforeSettle() func() {
 	if last != nil {
 		outcome = outcomeOf(last)
 	}
-	appended, more := h.runBoundary(h.ctx, map[string]any{"type": "agent_before_settle", "outcome": outcome})
-	if appended {
-		h.agent.ReplaceMessages(h.Store().Context().Messages)
-	}
+	_, more := h.runBoundary(h.ctx, map[string]any{"type": "agent_before_settle", "outcome": outcome})
 	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
 		more = true
 	}
@@ -314,14 +320,22 @@ func outcomeOf(m *llm.AssistantMessage) string {
 	return "completed"
 }
 
-// persistedID is the id of the entry holding msg (the same message, as the
-// agent passed it), searched from the leaf back.
-func persistedID(store *session.Store, msg llm.Message) string {
+// turnDepth bounds the search for a turn's messages: they are at the end
+// of the branch, and looking further back would decode every message of a
+// long branch for one that is not there.
+const turnDepth = 256
+
+// persistedIDs returns the id of the entry on the active branch holding a
+// message (the same message, as the agent passed it; "" when none does),
+// searched from the leaf back, turnDepth entries at most.
+func persistedIDs(store *session.Store) func(llm.Message) string {
 	path := store.Path()
-	for i := len(path) - 1; i >= 0 && i >= len(path)-256; i-- {
-		if me, ok := path[i].(*session.MessageEntry); ok && me.Message() == msg {
-			return me.ID
+	return func(msg llm.Message) string {
+		for i := len(path) - 1; i >= 0 && i >= len(path)-turnDepth; i-- {
+			if me, ok := path[i].(*session.MessageEntry); ok && me.Message() == msg {
+				return me.ID
+			}
 		}
+		return ""
 	}
-	return ""
 }

@@ -569,10 +569,10 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if fromHook && res.Details.ReadFiles == nil && res.Details.ModifiedFiles == nil {
 		entryDetails = nil
 	}
-	var usage *llm.Usage
+	resUsage := res.Usage
+	var usage *llm.Usage // an extension's summary cost gopi nothing
 	if !fromHook {
-		u := res.Usage
-		usage = &u
+		usage = &resUsage
 	}
 	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook, usage)
 	if err != nil {
@@ -582,7 +582,6 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	msgs := store.Context().Messages
 	h.agent.ReplaceMessages(msgs)
 	details, _ := json.Marshal(res.Details)
-	resUsage := res.Usage
 	return &api.CompactionResult{
 		Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore,
 		EstimatedTokensAfter: estimateAll(msgs),

@@ -861,11 +861,7 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 		}
 		if json.Unmarshal(params, &a) == nil {
 			store := h.Store()
-			var data any
-			if d := nullToNil(a.Data); d != nil {
-				data = d
-			}
-			id, err := store.AppendCustom(a.CustomType, data)
+			id, err := store.AppendCustom(a.CustomType, optional(a.Data))
 			if h.saved(store, "an extension's entry", err) == nil {
 				if e, ok := store.Entry(id); ok {
 					if b, err := json.Marshal(e); err == nil {
