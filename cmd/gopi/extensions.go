@@ -33,29 +33,42 @@ func (ap *app) extensions(a *args, settings host.Settings, cwd string, trusted b
 		}
 		return nil, nil
 	}
-	values := map[string]any{}
+	nh := ap.early
+	ap.early = nil
+	if nh == nil {
+		nh = ap.nodeHost(settings, paths, cwd)
+	}
+	// The host project_trust started may have loaded some of these: it
+	// loads the rest.
+	nh.Paths = paths
+	nh.HookTimeout = time.Duration(settings.ExtensionHost.HookTimeoutMs) * time.Millisecond
+	nh.Untrusted = !trusted
+	nh.FlagValues = map[string]any{}
 	for _, f := range a.extFlags {
 		switch {
 		case f.hasValue:
-			values[f.name] = f.value
+			nh.FlagValues[f.name] = f.value
 		case f.next != "":
-			values[f.name] = map[string]string{"next": f.next}
+			nh.FlagValues[f.name] = map[string]string{"next": f.next}
 		default:
-			values[f.name] = true
+			nh.FlagValues[f.name] = true
 		}
 	}
-	nh := &ext.NodeHost{
+	return ext.NewManager(nh), nil
+}
+
+// nodeHost is the extension host for paths, with settings' runtime.
+func (ap *app) nodeHost(settings host.Settings, paths []string, cwd string) *ext.NodeHost {
+	return &ext.NodeHost{
 		Find: ext.RuntimeOptions{
 			Node: settings.ExtensionHost.Node, PiPackage: settings.ExtensionHost.PiPackage,
 			AgentDir: ap.agentDir, Getenv: os.Getenv,
 		},
 		Paths:       paths,
 		Cwd:         cwd,
-		FlagValues:  values,
 		HookTimeout: time.Duration(settings.ExtensionHost.HookTimeoutMs) * time.Millisecond,
 		Log:         ap.stderr,
 	}
-	return ext.NewManager(nh), nil
 }
 
 // claimFlags waits for the extensions when the command line has flags
@@ -165,7 +178,7 @@ func installHost(agentDir string, offline bool, stdout, stderr io.Writer) int {
 func listExtensions(agentDir string, argv []string, stdout io.Writer) int {
 	cwd, _ := os.Getwd()
 	a := parseArgs(argv)
-	trusted := projectTrusted(agentDir, a, cwd, stdout)
+	trusted := projectTrusted(agentDir, a, cwd, stdout, nil)
 	projectDir := cwd
 	if !trusted {
 		projectDir = ""

@@ -1297,13 +1297,7 @@ func TestExtensionReload(t *testing.T) {
 }
 `
 	}
-	commands := func(p *proc, id string) map[string]bool {
-		names := map[string]bool{}
-		for _, c := range p.ok(id, map[string]any{"type": "get_commands"}).(map[string]any)["commands"].([]any) {
-			names[c.(map[string]any)["name"].(string)] = true
-		}
-		return names
-	}
+	commands := commandNames
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		path := w.writeExt("reloadable.ts", version("v1"))
 		p := start("-e", path)

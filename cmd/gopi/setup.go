@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
@@ -32,6 +33,9 @@ type app struct {
 	// exitCode is what the process returns when the mode ends without
 	// error (a JSON-RPC exit without shutdown sets 1).
 	exitCode int
+	// early is the extension host project_trust started, until the
+	// session's extensions take it over.
+	early *ext.NodeHost
 	// shutdown closes when an extension asks gopi to exit.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -87,7 +91,14 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 
 // buildHost wires the session runtime for cwd from the flags in a.
 func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
-	trusted := projectTrusted(ap.agentDir, a, cwd, ap.stderr)
+	trusted := projectTrusted(ap.agentDir, a, cwd, ap.stderr, func() (bool, bool, string) { return ap.askExtensions(a, cwd) })
+	// A host project_trust started and nothing took over stops here.
+	defer func() {
+		if ap.early != nil {
+			_ = ap.early.Close()
+			ap.early = nil
+		}
+	}()
 	projectDir := cwd
 	if !trusted {
 		projectDir = ""

@@ -53,6 +53,9 @@ type NodeHost struct {
 	// ScriptDir is where the host script is written; "" means the user's
 	// cache directory.
 	ScriptDir string
+	// Untrusted says the project is not trusted: ctx.isProjectTrusted()
+	// answers false.
+	Untrusted bool
 
 	peer    Peer
 	rid     atomic.Int64
@@ -67,6 +70,8 @@ type NodeHost struct {
 	// restarting is closed when a restart after a crash has finished;
 	// nil when none is under way.
 	restarting chan struct{}
+	// early is the process ProjectTrust started, until Start adopts it.
+	early *hostProc
 }
 
 var _ Extension = (*NodeHost)(nil)
@@ -145,18 +150,89 @@ func (n *NodeHost) Start(ctx context.Context, peer Peer) (Registrations, error) 
 	n.peer = peer
 	n.updates = map[string]func(json.RawMessage){}
 	n.mu.Unlock()
-	if n.Runtime.Node == "" {
-		rt, err := FindRuntime(ctx, n.Find)
-		if err != nil {
+	n.mu.Lock()
+	early := n.early
+	n.early = nil
+	n.mu.Unlock()
+	var p *hostProc
+	var err error
+	if early != nil {
+		p, err = n.adopt(ctx, early)
+	} else {
+		if err := n.findRuntime(ctx); err != nil {
 			return Registrations{}, err
 		}
-		n.Runtime = rt
+		p, err = n.spawn(ctx)
 	}
-	p, err := n.spawn(ctx)
 	if err != nil {
 		return Registrations{}, err
 	}
 	return p.regs, nil
+}
+
+func (n *NodeHost) findRuntime(ctx context.Context) error {
+	if n.Runtime.Node != "" {
+		return nil
+	}
+	rt, err := FindRuntime(ctx, n.Find)
+	if err != nil {
+		return err
+	}
+	n.Runtime = rt
+	return nil
+}
+
+func (n *NodeHost) loadTimeout() time.Duration {
+	if n.LoadTimeout == 0 {
+		return DefaultLoadTimeout
+	}
+	return n.LoadTimeout
+}
+
+// TrustAnswer is what the project_trust handlers decided.
+type TrustAnswer struct {
+	// Trusted is "yes", "no" or "undecided" (no handler decided).
+	Trusted string `json:"trusted"`
+	// Remember asks for a yes or no to be saved in trust.json.
+	Remember bool `json:"remember"`
+	// Errors are the handlers that failed.
+	Errors []ErrorEvent `json:"errors"`
+}
+
+// ProjectTrust starts the host before gopi knows whether the project is
+// trusted, loads n.Paths there (the extensions that may decide: the
+// user's and the command line's, never the project's) and runs their
+// project_trust handlers for cwd. Start later keeps that process and what
+// it loaded, then loads the rest of n.Paths, which the caller may have
+// changed meanwhile. Until then the host's requests are refused and its
+// notifications wait. On error nothing is left running.
+func (n *NodeHost) ProjectTrust(ctx context.Context, cwd string) (TrustAnswer, error) {
+	if err := hostUnsupported(); err != nil {
+		return TrustAnswer{}, err
+	}
+	if err := n.findRuntime(ctx); err != nil {
+		return TrustAnswer{}, err
+	}
+	p, err := n.launch()
+	if err != nil {
+		return TrustAnswer{}, err
+	}
+	lctx, cancel := context.WithTimeout(ctx, n.loadTimeout())
+	defer cancel()
+	var ans TrustAnswer
+	if err := n.callOn(lctx, p, "projectTrust", map[string]any{"cwd": cwd, "paths": n.Paths}, &ans); err != nil {
+		n.kill(p)
+		return TrustAnswer{}, fmt.Errorf("asking the extensions about the project's trust: %w%s", err, tailNote(p.stderrTail))
+	}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		n.kill(p)
+		return TrustAnswer{}, errors.New("the extension host has been stopped")
+	}
+	n.early = p
+	n.mu.Unlock()
+	return ans, nil
 }
 
 // Reload implements [Reloader]: a new host process loads the extensions
@@ -232,9 +308,9 @@ func (n *NodeHost) scriptPath() (string, error) {
 	return path, nil
 }
 
-// spawn starts a Node process, loads the extensions in it and makes it
-// the current one.
-func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
+// launch starts a Node process and connects to it. Its notifications
+// wait in its queue until adopt makes it the current process.
+func (n *NodeHost) launch() (*hostProc, error) {
 	script, err := n.scriptPath()
 	if err != nil {
 		return nil, err
@@ -281,8 +357,24 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 		p.queue.close()
 		n.exited(p, restarted)
 	}()
-	go p.queue.run(func(method string, params json.RawMessage) { n.deliver(method, params) })
+	return p, nil
+}
 
+// spawn starts a Node process, loads the extensions in it and makes it
+// the current one.
+func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
+	p, err := n.launch()
+	if err != nil {
+		return nil, err
+	}
+	return n.adopt(ctx, p)
+}
+
+// adopt makes p, a process launch started, the current one: its
+// notifications go to the peer from now on, and it loads n.Paths
+// (keeping what it loaded for ProjectTrust).
+func (n *NodeHost) adopt(ctx context.Context, p *hostProc) (*hostProc, error) {
+	go p.queue.run(func(method string, params json.RawMessage) { n.deliver(method, params) })
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -293,13 +385,10 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 	n.gen++
 	n.mu.Unlock()
 
-	timeout := n.LoadTimeout
-	if timeout == 0 {
-		timeout = DefaultLoadTimeout
-	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
+	lctx, cancel := context.WithTimeout(ctx, n.loadTimeout())
 	defer cancel()
-	params := map[string]any{"cwd": n.Cwd, "paths": n.Paths, "flagValues": n.FlagValues, "state": map[string]any{"cwd": n.Cwd}}
+	params := map[string]any{"cwd": n.Cwd, "paths": n.Paths, "flagValues": n.FlagValues,
+		"state": map[string]any{"cwd": n.Cwd, "projectTrusted": !n.Untrusted}}
 	if err := n.callOn(lctx, p, "initialize", params, &p.regs); err != nil {
 		n.mu.Lock()
 		if n.proc == p {
@@ -307,7 +396,7 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 		}
 		n.mu.Unlock()
 		n.kill(p)
-		return nil, fmt.Errorf("loading extensions in the host: %w%s", err, tailNote(tail))
+		return nil, fmt.Errorf("loading extensions in the host: %w%s", err, tailNote(p.stderrTail))
 	}
 	return p, nil
 }
@@ -345,10 +434,15 @@ func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 		// then under load).
 		method := strings.Clone(req.Method())
 		params := append(json.RawMessage(nil), req.Params()...)
+		n.mu.Lock()
+		peer := n.peer
+		n.mu.Unlock()
 		if !req.IsCall() {
 			switch {
 			case method == "ready":
-			case queuedNotifications[method]:
+			case queuedNotifications[method] || peer == nil:
+				// Before Start there is no one to deliver to: the queue
+				// keeps it until then.
 				p.queue.push(method, params)
 			default:
 				n.deliver(method, params)
@@ -364,13 +458,13 @@ func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 		if afterQueue[method] && !p.queue.waitFor(ctx, seq) {
 			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "the extension host is stopping")
 		}
+		if peer == nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "gopi is still deciding whether the project is trusted: "+method+" is not available yet")
+		}
 		if method == "ui/ask" {
 			n.dialogs.Add(1)
 			defer n.dialogs.Add(-1)
 		}
-		n.mu.Lock()
-		peer := n.peer
-		n.mu.Unlock()
 		res, err := peer.Request(jsonrpc2.DetachContext(ctx), method, params)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
@@ -510,7 +604,7 @@ func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
 
 // untimed are the host methods that may take as long as they need (tools,
 // commands, a session switch a command asked for).
-var untimed = map[string]bool{"executeTool": true, "command": true, "initialize": true}
+var untimed = map[string]bool{"executeTool": true, "command": true, "initialize": true, "projectTrust": true}
 
 type untimedKey struct{}
 
@@ -649,11 +743,13 @@ func (n *NodeHost) Notify(method string, params any) {
 func (n *NodeHost) Close() error {
 	n.mu.Lock()
 	n.closed = true
-	p := n.proc
-	n.proc = nil
+	p, early := n.proc, n.early
+	n.proc, n.early = nil, nil
 	n.mu.Unlock()
-	if p != nil {
-		n.kill(p)
+	for _, q := range []*hostProc{p, early} {
+		if q != nil {
+			n.kill(q)
+		}
 	}
 	return nil
 }

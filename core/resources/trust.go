@@ -63,6 +63,11 @@ type TrustOptions struct {
 	// Default is the agent directory's defaultProjectTrust: TrustAsk
 	// (also when empty), TrustAlways or TrustNever.
 	Default string
+	// Decide, when set, is asked after the command line and before
+	// trust.json, and only for a project with protected resources: pi's
+	// project_trust extension handlers. decided false leaves it to the
+	// rest; why names what decided.
+	Decide func() (trusted, decided bool, why string)
 }
 
 // TrustDecision is whether a project's protected resources load, and why.
@@ -78,7 +83,7 @@ type TrustDecision struct {
 }
 
 // ResolveTrust decides as pi 1.5 does without a trust prompt: the command
-// line first, then the closest saved decision in trust.json for cwd or a
+// line first, then the extensions (Decide), then the closest saved decision in trust.json for cwd or a
 // parent, then defaultProjectTrust, where "ask" declines (gopi's modes,
 // like pi's print and RPC modes, cannot show the prompt). A trust.json
 // that cannot be read declines and is reported.
@@ -94,6 +99,12 @@ func ResolveTrust(o TrustOptions) (TrustDecision, error) {
 	case len(d.Protected) == 0:
 		d.Trusted, d.Why = true, "no protected resources"
 		return d, nil
+	}
+	if o.Decide != nil {
+		if trusted, ok, why := o.Decide(); ok {
+			d.Trusted, d.Why = trusted, why
+			return d, nil
+		}
 	}
 	saved, dir, err := savedTrust(filepath.Join(o.AgentDir, "trust.json"), o.Cwd)
 	if err != nil {

@@ -170,6 +170,7 @@ function applyState(p) {
 		"leafId",
 		"contextUsage",
 		"systemPrompt",
+		"projectTrusted",
 	]) {
 		if (k in p) state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
 	}
@@ -369,15 +370,74 @@ function registrations() {
 	};
 }
 
+// The extensions loaded for project_trust (the user's and the command
+// line's), which initialize keeps rather than loading them again.
+let preloaded;
+
+// The context a project_trust handler gets. As in pi's RPC mode there is
+// no one to ask: dialogs answer nothing and notify goes to gopi's log.
+function trustContext(cwd) {
+	return {
+		cwd,
+		mode: "rpc",
+		hasUI: false,
+		ui: {
+			select: async () => undefined,
+			confirm: async () => false,
+			input: async () => undefined,
+			notify: (message, type = "info") => process.stderr.write(`${type}: ${message}\n`),
+		},
+	};
+}
+
+// projectTrust loads the extensions that may decide whether the project
+// is trusted (before its own .pi/extensions can load) and runs their
+// project_trust handlers: the first "yes" or "no" decides.
+handlers.set("projectTrust", async (p) => {
+	const cwd = p.cwd ?? state.cwd;
+	const { emitProjectTrustEvent } = await piModule("dist/core/extensions/runner.js");
+	// A pi without the event: nothing is loaded early, nothing decides.
+	if (typeof emitProjectTrustEvent !== "function") return { trusted: "undecided", remember: false, errors: [] };
+	const { loadExtensions } = await piModule("dist/core/extensions/index.js");
+	const { createEventBus } = await piModule("dist/core/event-bus.js");
+	const bus = createEventBus();
+	preloaded = { ...(await loadExtensions(p.paths ?? [], cwd, bus)), bus };
+	const { result, errors } = await emitProjectTrustEvent(preloaded, { type: "project_trust", cwd }, trustContext(cwd));
+	return {
+		trusted: result?.trusted === "yes" || result?.trusted === "no" ? result.trusted : "undecided",
+		remember: result?.remember === true,
+		errors: errors ?? [],
+	};
+});
+
+// load loads paths, reusing what projectTrust loaded (in the order paths
+// give, as pi does once the project's trust is known).
+async function load(paths, cwd) {
+	const { loadExtensions } = await piModule("dist/core/extensions/index.js");
+	const pre = preloaded;
+	preloaded = undefined;
+	if (!pre) return loadExtensions(paths, cwd);
+	const byPath = new Map(pre.extensions.map((e) => [e.resolvedPath ?? e.path, e]));
+	const failed = new Set(pre.errors.map((e) => path.resolve(cwd, e.path)));
+	const rest = paths.filter((x) => !byPath.has(path.resolve(cwd, x)) && !failed.has(path.resolve(cwd, x)));
+	const more = await loadExtensions(rest, cwd, pre.bus, pre.runtime);
+	for (const e of more.extensions) byPath.set(e.resolvedPath ?? e.path, e);
+	return {
+		extensions: paths.map((x) => byPath.get(path.resolve(cwd, x))).filter((e) => e !== undefined),
+		errors: [...pre.errors, ...more.errors],
+		runtime: pre.runtime,
+	};
+}
+
 handlers.set("initialize", async (p) => {
 	applyState(p.state ?? {});
-	const { loadExtensions, ExtensionRunner } = await piModule("dist/core/extensions/index.js");
+	const { ExtensionRunner } = await piModule("dist/core/extensions/index.js");
 	const themes = await piModule("dist/modes/interactive/theme/theme.js");
 	// pi initializes its theme in every mode; extensions that colour
 	// status text read it even without a terminal.
 	themes.initTheme(p.theme, false);
 	theme = themes.theme;
-	const loaded = await loadExtensions(p.paths ?? [], p.cwd ?? state.cwd);
+	const loaded = await load(p.paths ?? [], p.cwd ?? state.cwd);
 	runner = new ExtensionRunner(loaded.extensions, loaded.runtime, p.cwd ?? state.cwd, sessionManager, modelRegistry);
 	// Command-line flags gopi did not know: typed now that the extensions
 	// registered theirs (a bare flag is true).
@@ -430,7 +490,7 @@ handlers.set("initialize", async (p) => {
 			getModel: () => state.model,
 			getScopedModels: () => [],
 			isIdle: () => state.idle,
-			isProjectTrusted: () => true,
+			isProjectTrusted: () => state.projectTrusted !== false,
 			getSignal: () => (state.idle ? undefined : runAbort?.signal),
 			abort: () => notify("abort", {}),
 			hasPendingMessages: () => state.pendingMessages,
