@@ -1560,3 +1560,41 @@ func TestExtensionCompactFailed(t *testing.T) {
 		p.all(responseTo("2"), notifyOf("failed manual aborted=false error=yes"))
 	})
 }
+
+// provider_stream_event (pi 1.5) hands a handler each event of the
+// provider's stream, its JSON as the SDK is about to read it, in order and
+// awaited. pi 0.87.1 predates the event, so this runs on gopi alone; the
+// order against the SDK's reading is checked in core/llm.
+func TestExtensionProviderStreamEvent(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.Text("streamed words"))
+	ext := w.writeExt("raw.ts", `export default function (pi) {
+	const seen = [];
+	let where = "";
+	pi.on("provider_stream_event", async (event) => {
+		where = event.provider + " " + event.api + " " + event.model;
+		seen.push(event.data.type);
+		await new Promise((r) => setTimeout(r, 5));
+	});
+	pi.on("message_end", (event, ctx) => {
+		if (event.message.role === "assistant") ctx.ui.notify("raw " + where + ": " + seen.join(","), "info");
+	});
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
+	rs := p.all(responseTo("1"), notifyOf("raw "), settled)
+	var note string
+	for _, r := range rs {
+		if notifyOf("raw ")(r) {
+			note = r.str("message")
+		}
+	}
+	prefix := "raw scripted anthropic-messages scripted-1: "
+	require.True(t, strings.HasPrefix(note, prefix), note)
+	types := strings.Split(strings.TrimPrefix(note, prefix), ",")
+	assert.Equal(t, "message_start", types[0], note)
+	assert.Equal(t, "message_stop", types[len(types)-1], note)
+	assert.Contains(t, types, "content_block_delta", note)
+	assert.Equal(t, 0, p.exit())
+}

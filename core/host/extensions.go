@@ -1027,15 +1027,33 @@ func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http
 }
 
 // providerResponseHook runs after_provider_response: the answer's status
-// and headers (names in lower case), before its body is read.
-func (h *Host) providerResponseHook(ctx context.Context, status int, header http.Header) {
+// and headers (names in lower case), before its body is read. When an
+// extension listens to provider_stream_event, it returns what runs it for
+// each event of the answer's stream: the provider's JSON as data, each
+// awaited before the SDK reads on, as in pi.
+func (h *Host) providerResponseHook(ctx context.Context, status int, header http.Header) func([]byte) {
 	m := h.exts()
-	if !m.Ready() || !m.Handles("after_provider_response") {
-		return
+	if !m.Ready() {
+		return nil
 	}
-	ev := map[string]any{"type": "after_provider_response", "status": status, "headers": lowerHeaders(header)}
-	if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-		h.extFailed("after_provider_response", err)
+	if m.Handles("after_provider_response") {
+		ev := map[string]any{"type": "after_provider_response", "status": status, "headers": lowerHeaders(header)}
+		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
+			h.extFailed("after_provider_response", err)
+		}
+	}
+	model := h.agent.Model()
+	if !m.Handles("provider_stream_event") || model == nil {
+		return nil
+	}
+	// One snapshot for the whole stream: nothing an extension reads
+	// changes while the answer streams in.
+	st := h.extSnapshot()
+	return func(data []byte) {
+		ev := map[string]any{"type": "provider_stream_event", "provider": model.Provider, "api": model.API, "model": model.ID, "data": json.RawMessage(data)}
+		if _, err := m.Emit(ctx, ev, st); err != nil {
+			h.extFailed("provider_stream_event", err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,8 +42,12 @@ func NewHTTPClient(headerTimeout time.Duration) *http.Client {
 type RequestHook func(ctx context.Context, body []byte, header http.Header) ([]byte, error)
 
 // ResponseHook sees the status and headers of a provider's answer to a
-// request RequestHook saw, before its body is read.
-type ResponseHook func(ctx context.Context, status int, header http.Header)
+// request RequestHook saw, before its body is read. When the answer is a
+// stream of server-sent events it may return onEvent, which then sees the
+// data of each event (the provider's JSON, as its SDK is about to parse
+// it), in order, before the SDK reads the end of that event: the stream
+// waits for it.
+type ResponseHook func(ctx context.Context, status int, header http.Header) (onEvent func(data []byte))
 
 // WithRequestHook is base (nil: [DefaultHTTPClient]) with hook applied to
 // every request that carries a JSON body (the model calls of every
@@ -91,9 +96,80 @@ func (t hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.Header.Del("Content-Length")
 	resp, err := t.next.RoundTrip(out)
 	if err == nil && t.onResponse != nil {
-		t.onResponse(req.Context(), resp.StatusCode, resp.Header)
+		onEvent := t.onResponse(req.Context(), resp.StatusCode, resp.Header)
+		if onEvent != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			resp.Body = &sseTap{ReadCloser: resp.Body, onEvent: onEvent}
+		}
 	}
 	return resp, err
+}
+
+// maxTapEvent bounds what sseTap keeps of one event; the data of a larger
+// one is not shown (the SDK still reads all of it).
+const maxTapEvent = 16 << 20
+
+// sseTap passes a server-sent event stream through unchanged and hands
+// the data of each event to onEvent as soon as the event's closing blank
+// line has been read, before returning those bytes. Only data that is a
+// JSON object or array is handed on (not OpenAI's closing "[DONE]").
+// Lines end at LF, with a CR before it dropped.
+type sseTap struct {
+	io.ReadCloser
+	onEvent func([]byte)
+	line    []byte // the line read so far
+	data    []byte // the event's data so far
+	over    bool   // the event is larger than maxTapEvent
+}
+
+func (t *sseTap) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.scan(p[:n])
+	return n, err
+}
+
+func (t *sseTap) scan(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			t.keep(b)
+			return
+		}
+		t.keep(b[:i])
+		b = b[i+1:]
+		t.endLine(bytes.TrimSuffix(t.line, []byte{'\r'}))
+		t.line = t.line[:0]
+	}
+}
+
+func (t *sseTap) keep(b []byte) {
+	if len(t.line)+len(b) > maxTapEvent {
+		t.over = true
+		return
+	}
+	t.line = append(t.line, b...)
+}
+
+func (t *sseTap) endLine(line []byte) {
+	if len(line) == 0 {
+		if !t.over && len(t.data) > 0 && (t.data[0] == '{' || t.data[0] == '[') && json.Valid(t.data) {
+			t.onEvent(bytes.Clone(t.data))
+		}
+		t.data, t.over = t.data[:0], false
+		return
+	}
+	value, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || t.over {
+		return
+	}
+	value = bytes.TrimPrefix(value, []byte{' '})
+	if len(t.data)+len(value) > maxTapEvent {
+		t.over = true
+		return
+	}
+	if len(t.data) > 0 {
+		t.data = append(t.data, '\n')
+	}
+	t.data = append(t.data, value...)
 }
 
 // CloseIdleConnections passes http.Client.CloseIdleConnections on.
