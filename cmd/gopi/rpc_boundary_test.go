@@ -66,7 +66,7 @@ func TestExtensionTurnEndBoundary(t *testing.T) {
 	});
 	pi.on("turn_end", async (event, ctx) => {
 		const last = event.context.llmMessages[event.context.llmMessages.length - 1];
-		ctx.ui.notify("next sees entries=" + event.entries.length + " continue=" + event.continue + " can=" + event.context.canContinue + " last=" + last.role, "info");
+		ctx.ui.notify("next sees entries=" + event.entries.length + " continue=" + event.continue + " can=" + event.context.canContinue + " last=" + last.role + " from=" + event.context.contextEntries.map((e) => e.sourceEntry.type + ":" + e.messages.length).join("/"), "info");
 	});
 }
 `)
@@ -75,9 +75,9 @@ func TestExtensionTurnEndBoundary(t *testing.T) {
 		rs := p.all(responseTo("1"), settled)
 		assert.Equal(t, []string{
 			"turn 0 completed entries=0 continue=false can=false id=true",
-			"next sees entries=2 continue=true can=true last=user",
+			"next sees entries=2 continue=true can=true last=user from=model_change:0/thinking_level_change:0/message:1/message:1/message:0/context_edit:0/custom_message:1",
 			"turn 1 completed entries=0 continue=false can=false id=true",
-			"next sees entries=0 continue=false can=false last=assistant",
+			"next sees entries=0 continue=false can=false last=assistant from=model_change:0/thinking_level_change:0/message:1/message:1/message:0/context_edit:0/custom_message:1/message:1",
 		}, notices(rs))
 		var appended []string
 		starts := 0

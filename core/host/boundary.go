@@ -97,15 +97,15 @@ func (d boundaryDraft) entry() session.Entry {
 }
 
 // boundaryContext is what a boundary handler sees as event.context: the
-// context the proposal makes (pi's BoundaryContextPreview; gopi leaves
-// contextEntries empty). An error says why the proposal cannot be
-// appended.
+// context the proposal makes (pi's BoundaryContextPreview: the entries it
+// is built from, the drafts among them with preview ids, and its
+// messages). An error says why the proposal cannot be appended.
 func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string]any, error) {
 	entries := make([]session.Entry, len(drafts))
 	for i, d := range drafts {
 		entries[i] = d.entry()
 	}
-	c, err := h.Store().PreviewContext(entries)
+	c, ctxEntries, err := h.Store().PreviewContext(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 	pending := append(steer, follow...)
 	can := canContinue(event, llmMsgs, len(pending))
 	return map[string]any{
-		"contextEntries":  []any{},
+		"contextEntries":  ctxEntries,
 		"contextMessages": nonNilMessages(c.Messages),
 		"llmMessages":     nonNilMessages(llmMsgs),
 		"pendingMessages": nonNilMessages(pending),

@@ -44,16 +44,9 @@ func (s *Store) Context() Context {
 //     after it.
 func BuildContext(path []Entry) Context {
 	ctx := Context{ThinkingLevel: llm.ThinkingOff}
-	var edits map[string]*ContextEditEntry
 	for _, e := range path {
-		switch e := e.(type) {
-		case *ThinkingLevelChangeEntry:
+		if e, ok := e.(*ThinkingLevelChangeEntry); ok {
 			ctx.ThinkingLevel, ctx.ThinkingLevelSet = e.ThinkingLevel, true
-		case *ContextEditEntry:
-			if edits == nil {
-				edits = map[string]*ContextEditEntry{}
-			}
-			edits[e.TargetID] = e // the latest on the branch wins
 		}
 	}
 	// The model is the last one set on the path; found from the end, so
@@ -75,65 +68,152 @@ model:
 		}
 	}
 
-	msgs := make([]llm.Message, 0, len(path)+1)
-	add := func(e Entry) {
-		edit := edits[e.Base().ID]
-		if edit != nil && edit.Replacement == nil {
-			switch e.(type) {
-			case *MessageEntry, *CustomMessageEntry:
-				return // left out of the context by a context_edit
-			}
-		}
-		switch e := e.(type) {
-		case *MessageEntry:
-			m := e.Message()
-			if edit != nil {
-				m = withContent(m, edit.Replacement.Contents())
-			}
-			msgs = append(msgs, m)
-		case *CustomMessageEntry:
-			content := e.Content
-			if edit != nil {
-				content = edit.Replacement.Contents()
-			}
-			msgs = append(msgs, &llm.CustomMessage{
-				CustomType: e.CustomType,
-				Content:    content,
-				Display:    e.Display,
-				Details:    e.Details,
-				Timestamp:  e.Millis(),
-			})
-		case *BranchSummaryEntry:
-			if e.Summary != "" {
-				msgs = append(msgs, &llm.BranchSummaryMessage{Summary: e.Summary, FromID: e.FromID, Timestamp: e.Millis()})
-			}
-		}
-	}
 	from, compaction := contextStart(path)
+	// Edits apply from the entries the context is made of, as in pi: one
+	// a compaction summarised away is gone with them.
+	edits := contextEdits(path[from:])
+	msgs := make([]llm.Message, 0, len(path)-from+2)
 	if compaction < 0 {
 		for _, e := range path {
-			add(e)
+			msgs = appendMessages(msgs, e, edits)
 		}
 		ctx.Messages = msgs
 		return ctx
 	}
-
 	c := path[compaction].(*CompactionEntry)
-	if c.SystemMessage != nil {
-		msgs = append(msgs, c.SystemMessage)
-	}
-	msgs = append(msgs, &llm.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, Timestamp: c.Millis()})
+	msgs = appendCheckpoint(msgs, c)
 	for _, e := range path[from:compaction] {
-		if me, ok := e.(*MessageEntry); ok && c.SystemMessage != nil && me.Role() == llm.RoleSystem {
-			continue // folded into the checkpoint
+		if folded(c, e) {
+			continue
 		}
-		add(e)
+		msgs = appendMessages(msgs, e, edits)
 	}
 	for _, e := range path[compaction+1:] {
-		add(e)
+		msgs = appendMessages(msgs, e, edits)
 	}
 	ctx.Messages = msgs
 	return ctx
+}
+
+// contextEdits are the context_edit entries among entries by target: the
+// latest on the branch wins. nil when there are none.
+func contextEdits(entries []Entry) map[string]*ContextEditEntry {
+	var edits map[string]*ContextEditEntry
+	for _, e := range entries {
+		if e, ok := e.(*ContextEditEntry); ok {
+			if edits == nil {
+				edits = map[string]*ContextEditEntry{}
+			}
+			edits[e.TargetID] = e
+		}
+	}
+	return edits
+}
+
+// folded says whether e, kept by compaction c, is a system message c's
+// checkpoint already holds.
+func folded(c *CompactionEntry, e Entry) bool {
+	me, ok := e.(*MessageEntry)
+	return ok && c.SystemMessage != nil && me.Role() == llm.RoleSystem
+}
+
+// appendCheckpoint appends what the compaction that starts a context
+// gives: its system checkpoint, if any, and its summary.
+func appendCheckpoint(msgs []llm.Message, c *CompactionEntry) []llm.Message {
+	if c.SystemMessage != nil {
+		msgs = append(msgs, c.SystemMessage)
+	}
+	return append(msgs, &llm.CompactionSummaryMessage{Summary: c.Summary, TokensBefore: c.TokensBefore, Timestamp: c.Millis()})
+}
+
+// appendMessages appends the message entry e gives the context, edited by
+// its context_edit in edits: a message, a custom message or a non-empty
+// branch summary; none for other entries (an older compaction among the
+// kept ones included), or for a message an edit leaves out.
+func appendMessages(msgs []llm.Message, e Entry, edits map[string]*ContextEditEntry) []llm.Message {
+	edit := edits[e.Base().ID]
+	if edit != nil && edit.Replacement == nil {
+		switch e.(type) {
+		case *MessageEntry, *CustomMessageEntry:
+			return msgs // left out of the context by a context_edit
+		}
+	}
+	switch e := e.(type) {
+	case *MessageEntry:
+		m := e.Message()
+		if edit != nil {
+			m = withContent(m, edit.Replacement.Contents())
+		}
+		msgs = append(msgs, m)
+	case *CustomMessageEntry:
+		content := e.Content
+		if edit != nil {
+			content = edit.Replacement.Contents()
+		}
+		msgs = append(msgs, &llm.CustomMessage{
+			CustomType: e.CustomType,
+			Content:    content,
+			Display:    e.Display,
+			Details:    e.Details,
+			Timestamp:  e.Millis(),
+		})
+	case *BranchSummaryEntry:
+		if e.Summary != "" {
+			msgs = append(msgs, &llm.BranchSummaryMessage{Summary: e.Summary, FromID: e.FromID, Timestamp: e.Millis()})
+		}
+	}
+	return msgs
+}
+
+// ProjectedEntry is one entry a context is built from with the messages
+// it gives that context (pi's session projection entry).
+type ProjectedEntry struct {
+	SourceEntry Entry         `json:"sourceEntry"`
+	Messages    []llm.Message `json:"messages"`
+}
+
+// Projection is pi's buildSessionProjection's entries for path: each
+// entry of [ContextEntries] with the messages it gives the context, edits
+// applied. Together, in order, the messages are [BuildContext]'s.
+func Projection(path []Entry) []ProjectedEntry {
+	entries := ContextEntries(path)
+	edits := contextEdits(entries)
+	out := make([]ProjectedEntry, len(entries))
+	for i, e := range entries {
+		var msgs []llm.Message
+		if c, ok := e.(*CompactionEntry); ok && i == 0 {
+			msgs = appendCheckpoint(nil, c)
+		} else {
+			msgs = appendMessages(nil, e, edits)
+		}
+		if msgs == nil {
+			msgs = []llm.Message{}
+		}
+		out[i] = ProjectedEntry{SourceEntry: e, Messages: msgs}
+	}
+	return out
+}
+
+// ContextEntries are the entries of path the context is built from, as
+// pi's buildContextEntries selects them: without a compaction all of
+// them; with compactions, the last one first, then the entries before it
+// from its first kept entry (less the system messages its checkpoint
+// holds), then those after it. Non-message entries in that range are
+// kept.
+func ContextEntries(path []Entry) []Entry {
+	from, compaction := contextStart(path)
+	if compaction < 0 {
+		return append([]Entry(nil), path...)
+	}
+	c := path[compaction].(*CompactionEntry)
+	out := make([]Entry, 0, len(path)-from)
+	out = append(out, c)
+	for _, e := range path[from:compaction] {
+		if !folded(c, e) {
+			out = append(out, e)
+		}
+	}
+	return append(out, path[compaction+1:]...)
 }
 
 // contextStart finds the last compaction on path and where the context

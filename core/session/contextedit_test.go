@@ -109,10 +109,44 @@ func TestAppendContextEditChecks(t *testing.T) {
 	assert.Equal(t, "short", msgs[1].(*llm.AssistantMessage).Content.Text())
 
 	// The preview checks the same way and appends nothing.
-	_, err = s.PreviewContext([]Entry{&ContextEditEntry{TargetID: "nowhere"}})
+	_, _, err = s.PreviewContext([]Entry{&ContextEditEntry{TargetID: "nowhere"}})
 	assert.ErrorContains(t, err, "not on the active branch")
-	c, err := s.PreviewContext([]Entry{&ContextEditEntry{TargetID: u}})
+	c, entries, err := s.PreviewContext([]Entry{&ContextEditEntry{TargetID: u}})
 	require.NoError(t, err)
 	require.Len(t, c.Messages, 1, "the question left out")
+	var types []string
+	var given []int
+	for _, e := range entries {
+		types = append(types, string(e.SourceEntry.Type()))
+		given = append(given, len(e.Messages))
+	}
+	assert.Equal(t, []string{"message", "message", "label", "context_edit", "context_edit"}, types, "the entries, the previewed one last")
+	assert.Equal(t, []int{0, 1, 0, 0, 0}, given, "the question is edited out, the shortened answer stays")
+	assert.Equal(t, "preview-0", entries[4].SourceEntry.Base().ID)
 	assert.Equal(t, 4, s.Len(), "question, answer, label, edit")
+}
+
+// The entries a context is built from, as pi's buildContextEntries
+// selects them: after a compaction, the compaction first, then what it
+// kept, then what followed.
+func TestContextEntries(t *testing.T) {
+	s := InMemory(t.TempDir())
+	var ids []string
+	for _, text := range []string{"one", "two", "three"} {
+		id, err := s.AppendMessage(&llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: text}}})
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	all := ContextEntries(s.Path())
+	require.Len(t, all, 3, "no compaction: the whole branch")
+
+	c, err := s.AppendCompaction("summary", ids[1], 100, nil, false, nil)
+	require.NoError(t, err)
+	after, err := s.AppendLabel(ids[2], "kept")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range ContextEntries(s.Path()) {
+		got = append(got, e.Base().ID)
+	}
+	assert.Equal(t, []string{c, ids[1], ids[2], after}, got)
 }

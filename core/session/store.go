@@ -370,7 +370,9 @@ func checkContextEdit(path []Entry, targetID string, rep *ContextReplacement) (*
 // if appended (nothing is): a context edit among them is checked as
 // [Store.AppendContextEdit] checks it. The entries' ids and parents are
 // filled in, and a context edit's replacement is the one it would store.
-func (s *Store) PreviewContext(entries []Entry) (Context, error) {
+// The projection says which entries the context is built from, and what
+// each gives it.
+func (s *Store) PreviewContext(entries []Entry) (Context, []ProjectedEntry, error) {
 	s.mu.Lock()
 	path, parent := s.pathTo(s.leaf), s.leaf
 	s.mu.Unlock()
@@ -384,18 +386,18 @@ func (s *Store) PreviewContext(entries []Entry) (Context, error) {
 		case *ContextEditEntry:
 			rep, err := checkContextEdit(path, e.TargetID, e.Replacement)
 			if err != nil {
-				return Context{}, err
+				return Context{}, nil, err
 			}
 			e.Meta, e.Replacement = m, rep
 		case *CompactionEntry:
 			e.Meta = m
 		default:
-			return Context{}, fmt.Errorf("a %s entry cannot be previewed", e.Type())
+			return Context{}, nil, fmt.Errorf("a %s entry cannot be previewed", e.Type())
 		}
 		path = append(path, e)
 		parent = m.ID
 	}
-	return BuildContext(path), nil
+	return BuildContext(path), Projection(path), nil
 }
 
 // AppendLabel sets a label on targetID, or clears it when label is empty.
