@@ -140,3 +140,44 @@ func TestExtensionBeforeSettleBoundary(t *testing.T) {
 		assert.Equal(t, []string{"user: go", "assistant: one", "user: Review the final diff."}, sentTexts(reqs[1]))
 	})
 }
+
+// sendMessage with triggerTurn: false during a run is held until the turn
+// ends (pi 1.5: never between a tool call and its result) and starts no
+// turn of its own; the next request carries it.
+func TestExtensionSendMessageHeldUntilTurnEnd(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.Text("done"), llmtest.Text("again")}
+	}, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("note.ts", `export default function (pi) {
+	let sent = false;
+	pi.on("turn_start", () => {
+		if (sent) return;
+		sent = true;
+		pi.sendMessage({ customType: "note", content: "a note for later", display: true }, { triggerTurn: false });
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+		rs := p.all(responseTo("1"), settled)
+		var order []string
+		for _, r := range rs {
+			switch {
+			case r.is("turn_end"), r.is("agent_end"):
+				order = append(order, r.str("type"))
+			case r.is("message_end"):
+				order = append(order, "message_end "+r.obj("message").str("role"))
+			}
+		}
+		assert.Equal(t, []string{"message_end system", "message_end user", "message_end assistant", "turn_end", "message_end custom", "agent_end"}, order, p.transcript())
+		assert.Len(t, w.srv.Requests(), 1, "no turn of its own")
+
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "more"})
+		p.all(responseTo("2"), settled)
+		reqs := w.srv.Requests()
+		require.Len(t, reqs, 2)
+		assert.Equal(t, []string{"user: go", "assistant: done", "user: a note for later", "user: more"}, sentTexts(reqs[1]))
+		assert.Equal(t, 0, p.exit())
+	})
+}

@@ -73,6 +73,11 @@ type Config struct {
 	// satisfy when they already cause one. It runs on the run goroutine.
 	TurnBoundary func(ctx context.Context, msg *llm.AssistantMessage, results []*llm.ToolResultMessage) (context []llm.Message, more bool)
 
+	// AfterTurnEnd, if set, runs after turn_end has been reported, on the
+	// run goroutine; a non-nil context replaces the run's transcript
+	// (messages held during the turn were added to the session).
+	AfterTurnEnd func(ctx context.Context) (context []llm.Message)
+
 	// Options is the template of every model call; the agent fills in the
 	// API key and the thinking level.
 	Options llm.Options

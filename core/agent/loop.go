@@ -94,6 +94,7 @@ func (r *run) loop(prompts []llm.Message, skipInitialSteering bool) {
 			if msg.StopReason == llm.StopError || msg.StopReason == llm.StopAborted {
 				r.boundary(msg, nil) // its entries count; a failed turn ends the run
 				r.emit(Event{Type: EventTurnEnd, Message: msg, ToolResults: []*llm.ToolResultMessage{}})
+				r.afterTurnEnd()
 				r.emit(Event{Type: EventAgentEnd, Messages: r.added})
 				return
 			}
@@ -111,6 +112,7 @@ func (r *run) loop(prompts []llm.Message, skipInitialSteering bool) {
 			}
 			more := r.boundary(msg, results)
 			r.emit(Event{Type: EventTurnEnd, Message: msg, ToolResults: results})
+			r.afterTurnEnd()
 			pending = r.a.drainSteering()
 			if more && !moreToolCalls && len(pending) == 0 {
 				// The boundary asked for another request and nothing
@@ -138,6 +140,15 @@ func (r *run) boundary(msg *llm.AssistantMessage, results []*llm.ToolResultMessa
 		r.context = slices.Clone(ctx)
 	}
 	return more && r.ctx.Err() == nil
+}
+
+// afterTurnEnd runs the configured AfterTurnEnd.
+func (r *run) afterTurnEnd() {
+	if f := r.a.cfg.AfterTurnEnd; f != nil {
+		if ctx := f(r.ctx); ctx != nil {
+			r.context = slices.Clone(ctx)
+		}
+	}
 }
 
 // request builds the model call from the transcript.

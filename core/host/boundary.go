@@ -112,7 +112,13 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
 	pending := append(steer, follow...)
-	can := canContinue(event, llmMsgs, len(pending))
+	h.mu.Lock()
+	held := len(h.pendingCustom)
+	for _, m := range h.pendingCustom {
+		pending = append(pending, m)
+	}
+	h.mu.Unlock()
+	can := held > 0 || canContinue(event, llmMsgs, len(pending))
 	return map[string]any{
 		"contextEntries":  ctxEntries,
 		"contextMessages": nonNilMessages(c.Messages),
@@ -195,7 +201,7 @@ func (h *Host) runBoundary(ctx context.Context, event map[string]any) (rebuilt [
 		return rebuilt, false
 	}
 	steer, follow := h.agent.QueueCounts()
-	if !canContinue(typ, session.ConvertToLLM(msgs), steer+follow) {
+	if h.pendingCustomCount() == 0 && !canContinue(typ, session.ConvertToLLM(msgs), steer+follow) {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: typ + " requested continuation without runnable model context"})
 		return rebuilt, false
 	}
@@ -296,6 +302,7 @@ func (h *Host) beforeSettle() func() {
 		outcome = outcomeOf(last)
 	}
 	_, more := h.runBoundary(h.ctx, map[string]any{"type": "agent_before_settle", "outcome": outcome})
+	h.flushPendingCustom()
 	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
 		more = true
 	}

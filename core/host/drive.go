@@ -76,6 +76,7 @@ func (h *Host) drive(run func()) {
 		// now, so it is saved even if no prompt follows (pi holds it for
 		// the next prompt and loses it when none comes).
 		h.flushPendingBash()
+		h.flushPendingCustom()
 		// Extensions' handlers of the run's events finish first (a dialog
 		// an agent_end handler opened is answered), as pi awaits them.
 		h.drainExtensions()

@@ -1146,7 +1146,7 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 			Details    json.RawMessage `json:"details"`
 		} `json:"message"`
 		Options struct {
-			TriggerTurn bool   `json:"triggerTurn"`
+			TriggerTurn *bool  `json:"triggerTurn"`
 			DeliverAs   string `json:"deliverAs"`
 		} `json:"options"`
 	}
@@ -1159,16 +1159,21 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
 	}
 	busy := h.settle(h.ctx)
+	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
 		h.mu.Lock()
 		h.nextTurn = append(h.nextTurn, msg)
 		h.mu.Unlock()
+	case busy && noTurn:
+		h.mu.Lock()
+		h.pendingCustom = append(h.pendingCustom, msg)
+		h.mu.Unlock()
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
 		h.agent.Steer(msg)
-	case a.Options.TriggerTurn:
+	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
 		if err := h.startMessages(h.ctx, msg); err != nil {
 			h.extFailed("sendMessage", err)
 		}
@@ -1177,6 +1182,40 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
 		h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
 	}
+}
+
+// flushPendingCustom adds the custom messages held during a run to the
+// session and the transcript, each reported as a message; it says whether
+// there were any.
+func (h *Host) flushPendingCustom() bool {
+	h.mu.Lock()
+	pending := h.pendingCustom
+	h.pendingCustom = nil
+	h.mu.Unlock()
+	for _, msg := range pending {
+		h.appendMessage(msg)
+		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
+		h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
+	}
+	return len(pending) > 0
+}
+
+// pendingCustomCount is how many custom messages wait for the turn's end.
+func (h *Host) pendingCustomCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.pendingCustom)
+}
+
+// afterTurnEnd is the agent's AfterTurnEnd: the custom messages held
+// during the turn join the session once its tool results are in (and
+// after turn_end's handlers, which may have sent some), so the next
+// request sees them.
+func (h *Host) afterTurnEnd(context.Context) []llm.Message {
+	if !h.flushPendingCustom() {
+		return nil
+	}
+	return h.agent.Messages()
 }
 
 // extSendUserMessage is pi.sendUserMessage: a user message, as if typed,

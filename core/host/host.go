@@ -113,6 +113,11 @@ type Host struct {
 	// transcript before the next prompt so they never split a tool call
 	// from its result.
 	pendingBash []*llm.BashExecutionMessage
+	// pendingCustom are extension messages sent during a run with
+	// triggerTurn: false, added to the session when the turn ends (as in
+	// pi: never between a tool call and its result, and no turn of their
+	// own).
+	pendingCustom []*llm.CustomMessage
 	bashCancel  context.CancelFunc // the running bash command's, or nil
 
 	templates []resources.Template
@@ -179,6 +184,7 @@ func New(opts Options) (*Host, error) {
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
 		TurnBoundary:     h.turnBoundary,
+		AfterTurnEnd:     h.afterTurnEnd,
 		OnQueueChange:    h.queueChanged,
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),

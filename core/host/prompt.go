@@ -61,6 +61,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 		return err
 	}
 	h.flushPendingBash()
+	h.flushPendingCustom()
 	if !h.exts().Empty() {
 		// Each run starts from gopi's own system prompt; a
 		// before_agent_start handler may replace it for this run.
@@ -135,6 +136,7 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 		return nil
 	}
 	h.flushPendingBash()
+	h.flushPendingCustom()
 	msgs := h.withSystem(msg)
 	// Claimed under h.mu, so an abort either marked the prompt before or
 	// finds its run.
