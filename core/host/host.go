@@ -118,7 +118,7 @@ type Host struct {
 	// pi: never between a tool call and its result, and no turn of their
 	// own).
 	pendingCustom []*llm.CustomMessage
-	bashCancel  context.CancelFunc // the running bash command's, or nil
+	bashCancel    context.CancelFunc // the running bash command's, or nil
 
 	templates []resources.Template
 	skills    []resources.Skill
