@@ -1598,3 +1598,63 @@ func TestExtensionProviderStreamEvent(t *testing.T) {
 	assert.Contains(t, types, "content_block_delta", note)
 	assert.Equal(t, 0, p.exit())
 }
+
+// before_agent_start's systemPromptOptions: pi's prompt-customizer example
+// adds a section, another handler drops a tool from the selection and adds
+// a rule; the run's request has the section, the rule, and no such tool;
+// the next run starts from the usual prompt, without the tool still.
+func TestExtensionSystemPromptOptions(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("options.ts", `export default function (pi) {
+	let runs = 0;
+	pi.on("before_agent_start", (event, ctx) => {
+		const o = event.systemPromptOptions;
+		ctx.ui.notify("start tools=" + o.selectedTools.join(",") + " cwd=" + (o.cwd === ctx.cwd), "info");
+		ctx.ui.notify("type " + event.messageType, "info");
+		if (runs++ > 0) return;
+		o.selectedTools = o.selectedTools.filter((name) => name !== "bash");
+		o.promptGuidelines.push("Answer in one word when you can");
+	});
+}
+`)
+		// The example as pi 0.87.1 ships it (0.73.1's replaced the
+		// whole prompt instead).
+		p := start("-e", filepath.Join(e.piPackage, "examples", "extensions", "prompt-customizer.ts"), "-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hi"})
+		rs := p.all(responseTo("1"), notifyOf("start tools=read,bash,edit,write cwd=true"), settled)
+		if strings.HasSuffix(t.Name(), "/gopi") {
+			// pi 1.5 says what started the run; 0.87.1 predates it.
+			assert.Contains(t, notices(rs), "type user")
+		}
+		req := w.srv.LastRequest(t)
+		sys, _ := json.Marshal(req.JSON()["system"])
+		assert.Contains(t, string(sys), `\u003ctool_guidance\u003e\n- Use `+"`read`", "the example's section")
+		assert.Contains(t, string(sys), "Answer in one word when you can", "the added rule")
+		assert.NotContains(t, toolNames(req), "bash", "the tool left out of the selection is not offered")
+		assert.Contains(t, toolNames(req), "read")
+
+		p.send(map[string]any{"id": "2", "type": "prompt", "message": "again"})
+		rs = p.all(responseTo("2"), notifyOf("start tools="), settled)
+		if strings.HasSuffix(t.Name(), "/gopi") {
+			// Changing the selection is pi.setActiveTools() (pi 1.5);
+			// 0.87.1 keeps the tool away but still lists it here.
+			assert.Contains(t, notices(rs), "start tools=read,edit,write cwd=true")
+		}
+		req = w.srv.LastRequest(t)
+		sys, _ = json.Marshal(req.JSON()["system"])
+		assert.NotContains(t, string(sys), "Answer in one word", "each run starts from the usual prompt")
+		assert.NotContains(t, toolNames(req), "bash", "the selection stays")
+		assert.Contains(t, string(sys), "tool_guidance")
+		assert.Equal(t, 0, p.exit())
+	})
+}
+
+func toolNames(r llmtest.Request) []string {
+	var out []string
+	ts, _ := r.JSON()["tools"].([]any)
+	for _, t := range ts {
+		out = append(out, t.(map[string]any)["name"].(string))
+	}
+	return out
+}

@@ -185,16 +185,6 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lines []resources.ToolLine
-	var guidelines []string
-	for _, t := range ts {
-		line := resources.ToolLine{Name: t.Spec().Name}
-		if p, ok := t.(tools.Prompter); ok {
-			line.Summary = p.PromptSnippet()
-			guidelines = append(guidelines, p.PromptGuidelines()...)
-		}
-		lines = append(lines, line)
-	}
 
 	store, err := openSession(a, sessionDirOf(a, settings, cwd), ap.agentDir, cwd, ap.stderr)
 	if err != nil {
@@ -218,8 +208,6 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		Registry:           ap.registry,
 		Tools:              ts,
 		AllTools:           allTools(cwd, ts),
-		ToolLines:          lines,
-		Guidelines:         guidelines,
 		Model:              model,
 		DefaultModel:       defaultModel,
 		Thinking:           thinking,

@@ -632,30 +632,48 @@ func (m *Manager) Context(ctx context.Context, messages json.RawMessage, st *Sta
 	return out, err
 }
 
-// BeforeAgentStartResult is what before_agent_start handlers added: custom
-// messages for the prompt, and a replacement system prompt ("" when
-// unchanged).
-type BeforeAgentStartResult struct {
-	Messages     []json.RawMessage `json:"messages"`
-	SystemPrompt *string           `json:"systemPrompt,omitempty"`
+// BeforeAgentStartEvent is what before_agent_start tells the handlers
+// (pi's event less its type): what started the run and the system prompt
+// it would have.
+type BeforeAgentStartEvent struct {
+	// MessageType is "user" (a prompt: Prompt, Images) or "custom" (an
+	// extension message that starts a run: Message).
+	MessageType string          `json:"messageType"`
+	Prompt      string          `json:"prompt,omitempty"`
+	Images      json.RawMessage `json:"images,omitempty"`
+	Message     json.RawMessage `json:"message,omitempty"`
+	// SystemPrompt is the prompt as built; SystemPromptOptions what it is
+	// built from, which handlers may change.
+	SystemPrompt        string          `json:"systemPrompt"`
+	SystemPromptOptions json.RawMessage `json:"systemPromptOptions,omitempty"`
 }
 
-// BeforeAgentStart runs the before_agent_start handlers.
-func (m *Manager) BeforeAgentStart(ctx context.Context, prompt string, images json.RawMessage, systemPrompt string, st *State) (BeforeAgentStartResult, error) {
+// BeforeAgentStartResult is what before_agent_start handlers added: custom
+// messages for the prompt, a replacement system prompt (nil when
+// unchanged) and the system prompt options as they left them.
+type BeforeAgentStartResult struct {
+	Messages            []json.RawMessage `json:"messages"`
+	SystemPrompt        *string           `json:"systemPrompt,omitempty"`
+	SystemPromptOptions json.RawMessage   `json:"systemPromptOptions,omitempty"`
+}
+
+// BeforeAgentStart runs the before_agent_start handlers; each sees the
+// system prompt and options as those before it left them.
+func (m *Manager) BeforeAgentStart(ctx context.Context, ev BeforeAgentStartEvent, st *State) (BeforeAgentStartResult, error) {
 	var res BeforeAgentStartResult
 	err := m.each("before_agent_start", st, func(mem *member) (bool, error) {
 		var r BeforeAgentStartResult
-		p := map[string]any{"prompt": prompt, "systemPrompt": systemPrompt}
-		if len(images) > 0 && string(images) != "null" {
-			p["images"] = images
-		}
-		if err := mem.ext.Call(ctx, "beforeAgentStart", p, &r); err != nil {
+		if err := mem.ext.Call(ctx, "beforeAgentStart", ev, &r); err != nil {
 			return true, err
 		}
 		res.Messages = append(res.Messages, r.Messages...)
 		if r.SystemPrompt != nil {
-			systemPrompt = *r.SystemPrompt
+			ev.SystemPrompt = *r.SystemPrompt
 			res.SystemPrompt = r.SystemPrompt
+		}
+		if len(r.SystemPromptOptions) > 0 && string(r.SystemPromptOptions) != "null" {
+			ev.SystemPromptOptions = r.SystemPromptOptions
+			res.SystemPromptOptions = r.SystemPromptOptions
 		}
 		return false, nil
 	})

@@ -19,7 +19,6 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
-	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // extState is the host state extensions read synchronously (host.mjs keeps
@@ -40,7 +39,7 @@ type extState struct {
 	// lines and guidelines describe the extension tools in the system
 	// prompt.
 	lines      map[string]resources.ToolLine
-	guidelines []string
+	guidelines map[string][]string
 	// seen are the extension tools made active once already: one that
 	// setActiveTools turned off stays off when others register.
 	seen map[string]bool
@@ -216,7 +215,7 @@ func (h *Host) applyExtensionTools() {
 	}
 	var all []agent.Tool
 	lines := map[string]resources.ToolLine{}
-	var guidelines []string
+	guidelines := map[string][]string{}
 	builtins := h.opts.AllTools
 	if builtins == nil {
 		builtins = h.opts.Tools
@@ -240,7 +239,7 @@ func (h *Host) applyExtensionTools() {
 			summary, _, _ = strings.Cut(d.Description, "\n")
 		}
 		lines[d.Name] = resources.ToolLine{Name: d.Name, Summary: summary}
-		guidelines = append(guidelines, d.PromptGuidelines...)
+		guidelines[d.Name] = d.PromptGuidelines
 	}
 	h.ext.mu.Lock()
 	h.ext.all, h.ext.lines, h.ext.guidelines = all, lines, guidelines
@@ -266,10 +265,31 @@ func (h *Host) applyExtensionTools() {
 	h.applyActiveTools()
 }
 
+// setActiveTools is pi.setActiveTools: the tools known by these names
+// become the active ones (unknown names are ignored).
+func (h *Host) setActiveTools(names []string) {
+	h.ext.mu.Lock()
+	keep := []string{}
+	for _, t := range h.ext.all {
+		if slices.Contains(names, t.Spec().Name) {
+			keep = append(keep, t.Spec().Name)
+		}
+	}
+	h.ext.active = keep
+	h.ext.mu.Unlock()
+	h.applyActiveTools()
+}
+
 // applyActiveTools gives the agent the active tools and rebuilds the
 // system prompt's tool list.
 func (h *Host) applyActiveTools() {
 	h.ext.mu.Lock()
+	if h.ext.all == nil {
+		// The extensions' tools are not known (yet): the built-ins stay.
+		h.ext.mu.Unlock()
+		h.refreshSystemPrompt()
+		return
+	}
 	var ts []agent.Tool
 	active := h.activeToolNames()
 	for _, t := range h.ext.all {
@@ -280,39 +300,6 @@ func (h *Host) applyActiveTools() {
 	h.ext.mu.Unlock()
 	h.agent.SetTools(ts)
 	h.refreshSystemPrompt()
-}
-
-// toolLines are the active tools as the system prompt lists them, and
-// their guidelines.
-func (h *Host) toolLines() ([]resources.ToolLine, []string) {
-	if h.exts().Empty() {
-		return h.opts.ToolLines, h.opts.Guidelines
-	}
-	h.ext.mu.Lock()
-	defer h.ext.mu.Unlock()
-	if h.ext.all == nil {
-		return h.opts.ToolLines, h.opts.Guidelines
-	}
-	active := h.activeToolNames()
-	var lines []resources.ToolLine
-	var guidelines []string
-	for _, t := range h.ext.all {
-		name := t.Spec().Name
-		if !slices.Contains(active, name) {
-			continue
-		}
-		if l, ok := h.ext.lines[name]; ok {
-			lines = append(lines, l)
-			continue
-		}
-		line := resources.ToolLine{Name: name}
-		if p, ok := t.(tools.Prompter); ok {
-			line.Summary = p.PromptSnippet()
-			guidelines = append(guidelines, p.PromptGuidelines()...)
-		}
-		lines = append(lines, line)
-	}
-	return lines, append(guidelines, h.ext.guidelines...)
 }
 
 // extTool is an extension's tool as the agent runs it.
@@ -518,27 +505,46 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message) []llm.Mess
 	if !m.Handles("before_agent_start") {
 		return nil
 	}
-	var text string
-	var images json.RawMessage
-	if u, ok := msg.(*llm.UserMessage); ok {
-		text = u.Content.Text()
+	sent := h.promptOptions()
+	opts, err := json.Marshal(sent)
+	if err != nil {
+		h.extFailed("before_agent_start", err)
+		return nil
+	}
+	ev := ext.BeforeAgentStartEvent{SystemPrompt: h.agent.SystemPrompt(), SystemPromptOptions: opts}
+	switch msg := msg.(type) {
+	case *llm.UserMessage:
+		ev.MessageType, ev.Prompt = "user", msg.Content.Text()
 		var imgs []llm.ImageContent
-		for _, c := range u.Content {
+		for _, c := range msg.Content {
 			if im, ok := c.(llm.ImageContent); ok {
 				imgs = append(imgs, im)
 			}
 		}
 		if len(imgs) > 0 {
-			images, _ = json.Marshal(imgs)
+			ev.Images, _ = json.Marshal(imgs)
 		}
+	case *llm.CustomMessage:
+		ev.MessageType = "custom"
+		ev.Message, _ = json.Marshal(msg)
 	}
-	res, err := m.BeforeAgentStart(ctx, text, images, h.agent.SystemPrompt(), h.extSnapshot())
+	res, err := m.BeforeAgentStart(ctx, ev, h.extSnapshot())
 	if err != nil {
 		h.extFailed("before_agent_start", err)
 		return nil
 	}
-	if res.SystemPrompt != nil {
-		h.agent.SetSystemPrompt(*res.SystemPrompt)
+	forced := res.SystemPrompt
+	if len(res.SystemPromptOptions) > 0 {
+		if f, err := h.startWithOptions(sent, res.SystemPromptOptions); err != nil {
+			h.extFailed("before_agent_start", err)
+		} else if f != nil {
+			forced = f
+		}
+	}
+	if forced != nil {
+		// The whole prompt, for this run; the transcript keeps the
+		// sections.
+		h.agent.SetSystemPrompt(*forced)
 	}
 	var out []llm.Message
 	for _, raw := range res.Messages {
@@ -557,6 +563,38 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message) []llm.Mess
 		})
 	}
 	return out
+}
+
+// startWithOptions builds the run's system prompt from the options the
+// before_agent_start handlers left (raw), sent being what they were
+// given: a changed tool selection changes the active tools too, as in
+// pi. It returns the prompt a handler forced, if any. Options gopi cannot
+// read, or a section name pi refuses, change nothing.
+func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced *string, err error) {
+	var o promptOptions
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("systemPromptOptions: %w", err)
+	}
+	for _, x := range o.Sections {
+		if err := resources.CheckSectionName(x.Name); err != nil {
+			return nil, fmt.Errorf("systemPromptOptions: %w", err)
+		}
+	}
+	if !slices.Equal(o.SelectedTools, sent.SelectedTools) {
+		// pi 1.5: the same as pi.setActiveTools() (0.87.1 changes the
+		// tools but not the selection the next run reports). The
+		// prompt lists the tools the model gets.
+		h.setActiveTools(o.SelectedTools)
+		var active []string
+		for _, t := range h.agent.Tools() {
+			active = append(active, t.Spec().Name)
+		}
+		o.SelectedTools = slices.DeleteFunc(o.SelectedTools, func(n string) bool { return !slices.Contains(active, n) })
+	}
+	if err := h.applyPromptOptions(o); err != nil {
+		return nil, err
+	}
+	return o.ForceSystemPrompt, nil
 }
 
 // customContent reads a custom message's content: a string or blocks.
@@ -894,19 +932,7 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 	case "setActiveTools":
 		var a struct{ Names []string }
 		if json.Unmarshal(params, &a) == nil {
-			h.ext.mu.Lock()
-			var keep []string
-			for _, t := range h.ext.all {
-				if slices.Contains(a.Names, t.Spec().Name) {
-					keep = append(keep, t.Spec().Name)
-				}
-			}
-			if keep == nil {
-				keep = []string{}
-			}
-			h.ext.active = keep
-			h.ext.mu.Unlock()
-			h.applyActiveTools()
+			h.setActiveTools(a.Names)
 		}
 	case "setThinkingLevel":
 		var a struct{ Level string }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -32,10 +31,6 @@ type Options struct {
 	// (extensions may enable others with setActiveTools, as in pi); nil
 	// means Tools.
 	AllTools []agent.Tool
-	// ToolLines describe Tools for the system prompt.
-	ToolLines []resources.ToolLine
-	// Guidelines are extra system prompt bullets (from the tools).
-	Guidelines []string
 	// Model is the model to start with; nil means the session's last
 	// model, else the registry's default.
 	Model *llm.Model
@@ -278,27 +273,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 }
 
 func (h *Host) refreshSystemPrompt() {
-	lines, guidelines := h.toolLines()
-	secs := resources.BuildSystemSections(resources.PromptOptions{
-		Custom:       h.opts.SystemPrompt,
-		Append:       h.opts.AppendSystemPrompt,
-		Tools:        lines,
-		Guidelines:   guidelines,
-		ContextFiles: h.opts.ContextFiles,
-		Skills:       resources.FormatSkillsForPrompt(h.skills),
-		Cwd:          h.opts.Cwd,
-	})
-	var prompt strings.Builder
-	sections := make(llm.Sections, len(secs))
-	for i, s := range secs {
-		prompt.WriteString(s.Text)
-		text := s.Text
-		sections[i] = llm.Section{Name: s.Name, Text: &text}
-	}
-	h.mu.Lock()
-	h.sections = sections
-	h.mu.Unlock()
-	h.agent.SetSystemPrompt(prompt.String())
+	_ = h.applyPromptOptions(h.promptOptions()) // ours: no extension section to refuse
 }
 
 // onAgentEvent persists finished messages and forwards every event.

@@ -64,16 +64,19 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	h.flushPendingCustom()
 	if !h.exts().Empty() {
 		// Each run starts from gopi's own system prompt; a
-		// before_agent_start handler may replace it for this run.
+		// before_agent_start handler may change it for this run.
 		h.refreshSystemPrompt()
 	}
-	msgs := h.withSystem(msg)
+	var extra []llm.Message
 	if !h.exts().Empty() {
 		h.mu.Lock()
-		msgs, h.nextTurn = append(msgs, h.nextTurn...), nil
+		extra, h.nextTurn = h.nextTurn, nil
 		h.mu.Unlock()
-		msgs = append(msgs, h.beforeAgentStart(ctx, msg)...)
+		// Its handlers may change the system prompt's sections: the
+		// system message below records them.
+		extra = append(extra, h.beforeAgentStart(ctx, msg)...)
 	}
+	msgs := append(h.withSystem(msg), extra...)
 	run, err := h.agent.StartPrompt(h.ctx, msgs...)
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.

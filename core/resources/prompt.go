@@ -2,7 +2,10 @@ package resources
 
 import (
 	_ "embed"
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -43,6 +46,23 @@ type PromptOptions struct {
 	Cwd    string
 	// Now is the date shown to the model; zero means time.Now().
 	Now time.Time
+	// Extra are sections extensions add (pi's systemPromptOptions
+	// sections), each shown in tags named after it; one named like a
+	// section of ours replaces it in place, the others follow ours in
+	// order. Names are checked by [CheckSectionName].
+	Extra []PromptSection
+}
+
+var sectionName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// CheckSectionName refuses a name an extension section cannot have, as
+// pi does: lower-case letters, digits, - and _, starting with a letter,
+// and not "preamble".
+func CheckSectionName(name string) error {
+	if !sectionName.MatchString(name) || name == "preamble" {
+		return fmt.Errorf("invalid system prompt section name: %q", name)
+	}
+	return nil
 }
 
 // PromptSection is one named part of the system prompt. The names are
@@ -111,6 +131,17 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 		now = time.Now()
 	}
 	add("cwd", "\nCurrent date: "+now.Format("2006-01-02")+"\nCurrent working directory: "+filepath.ToSlash(o.Cwd))
+	for _, x := range o.Extra {
+		if x.Text == "" || CheckSectionName(x.Name) != nil {
+			continue
+		}
+		text := "\n\n<" + x.Name + ">\n" + x.Text + "\n</" + x.Name + ">"
+		if i := slices.IndexFunc(out, func(s PromptSection) bool { return s.Name == x.Name }); i >= 0 {
+			out[i].Text = text
+			continue
+		}
+		out = append(out, PromptSection{Name: x.Name, Text: text})
+	}
 	return out
 }
 

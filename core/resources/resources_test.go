@@ -58,3 +58,26 @@ func TestBuildSystemPrompt(t *testing.T) {
 	assert.Contains(t, none, "no tools are enabled")
 	assert.NotContains(t, none, "Explore files")
 }
+
+// Extensions' sections follow ours in tags, in order; one named like ours
+// replaces it where it stands; empty or badly named ones are left out.
+func TestBuildSystemSectionsExtra(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	secs := BuildSystemSections(PromptOptions{Cwd: "/p", Now: now, Append: "more", Extra: []PromptSection{
+		{Name: "tool_guidance", Text: "- read first"},
+		{Name: "addendum", Text: "replaced"},
+		{Name: "Bad Name", Text: "x"},
+		{Name: "preamble", Text: "x"},
+		{Name: "empty"},
+	}})
+	var names []string
+	for _, s := range secs {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"preamble", "addendum", "cwd", "tool_guidance"}, names)
+	assert.Equal(t, "\n\n<addendum>\nreplaced\n</addendum>", secs[1].Text)
+	assert.Equal(t, "\n\n<tool_guidance>\n- read first\n</tool_guidance>", secs[3].Text)
+	assert.NoError(t, CheckSectionName("a-b_1"))
+	assert.Error(t, CheckSectionName("preamble"))
+	assert.Error(t, CheckSectionName("1st"))
+}

@@ -630,28 +630,45 @@ handlers.set("resourcesDiscover", (p) => runner.emitResourcesDiscover(p.cwd ?? s
 
 // before_agent_start, with gopi's system prompt: pi's runner would render
 // pi's own prompt here. Same composition as pi: each handler sees the
-// prompt as changed by the ones before it; messages accumulate.
+// prompt as changed by the ones before it and the same
+// systemPromptOptions object, which it may change in place (gopi builds
+// the run's prompt from what is left); a returned systemPrompt forces
+// the whole prompt, as forceSystemPrompt does; messages accumulate.
 handlers.set("beforeAgentStart", async (p) => {
 	const ctx = runner.createContext();
 	let systemPrompt = p.systemPrompt ?? state.systemPrompt;
+	const options = p.systemPromptOptions;
 	let changed = false;
 	const messages = [];
-	ctx.getSystemPrompt = () => systemPrompt;
+	ctx.getSystemPrompt = () => options?.forceSystemPrompt ?? systemPrompt;
 	for (const ext of runner.extensions) {
 		for (const handler of (ext.handlers.get("before_agent_start") ?? []).slice()) {
 			try {
-				const r = await handler({ type: "before_agent_start", prompt: p.prompt, images: p.images, systemPrompt }, ctx);
+				const event = {
+					type: "before_agent_start",
+					messageType: p.messageType ?? "user",
+					systemPrompt: options?.forceSystemPrompt ?? systemPrompt,
+					systemPromptOptions: options,
+				};
+				if (event.messageType === "custom") event.message = p.message;
+				else Object.assign(event, { prompt: p.prompt, images: p.images });
+				const r = await handler(event, ctx);
 				if (r?.message) messages.push(r.message);
 				if (r?.systemPrompt !== undefined) {
 					systemPrompt = r.systemPrompt;
 					changed = true;
+					if (options) options.forceSystemPrompt = r.systemPrompt;
 				}
 			} catch (err) {
 				runner.emitError({ extensionPath: ext.path, event: "before_agent_start", error: errorText(err), stack: err?.stack });
 			}
 		}
 	}
-	return { messages, systemPrompt: changed ? systemPrompt : undefined };
+	return {
+		messages,
+		systemPrompt: changed ? systemPrompt : undefined,
+		systemPromptOptions: options,
+	};
 });
 
 // ---- tools and commands ---------------------------------------------------------

@@ -1,0 +1,212 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/tools"
+)
+
+// promptOptions are the inputs gopi builds its system prompt from, in the
+// shape pi gives extensions as before_agent_start's systemPromptOptions:
+// handlers change them in place and gopi builds the run's prompt from
+// what they leave (the text is gopi's own; the inputs are the same).
+type promptOptions struct {
+	CustomPrompt       string              `json:"customPrompt,omitempty"`
+	ForceSystemPrompt  *string             `json:"forceSystemPrompt,omitempty"`
+	SelectedTools      []string            `json:"selectedTools"`
+	ToolSnippets       map[string]string   `json:"toolSnippets"`
+	ToolGuidelines     map[string][]string `json:"toolGuidelines"`
+	PromptGuidelines   []string            `json:"promptGuidelines"`
+	AppendSystemPrompt string              `json:"appendSystemPrompt"`
+	Sections           promptSections      `json:"sections"`
+	Cwd                string              `json:"cwd"`
+	ContextFiles       []contextFile       `json:"contextFiles"`
+	Skills             []promptSkill       `json:"skills"`
+}
+
+type contextFile struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+type promptSkill struct {
+	Name                   string `json:"name"`
+	Description            string `json:"description"`
+	FilePath               string `json:"filePath"`
+	BaseDir                string `json:"baseDir"`
+	DisableModelInvocation bool   `json:"disableModelInvocation"`
+}
+
+// promptSections are extension sections by name, in order: a JSON object
+// whose key order counts.
+type promptSections []resources.PromptSection
+
+func (s promptSections) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, x := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(x.Name)
+		v, _ := json.Marshal(x.Text)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (s *promptSections) UnmarshalJSON(data []byte) error {
+	*s = nil
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("sections: expected an object of strings")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("sections: %w", err)
+		}
+		name, _ := t.(string)
+		var text *string
+		if err := dec.Decode(&text); err != nil {
+			return fmt.Errorf("sections: %q: expected a string", name)
+		}
+		if text != nil {
+			*s = append(*s, resources.PromptSection{Name: name, Text: *text})
+		}
+	}
+	return nil
+}
+
+// promptTools are the active tools as the system prompt describes them:
+// a line each, and each one's guidelines.
+func (h *Host) promptTools() ([]resources.ToolLine, map[string][]string) {
+	guides := map[string][]string{}
+	prompter := func(t agent.Tool) resources.ToolLine {
+		line := resources.ToolLine{Name: t.Spec().Name}
+		if p, ok := t.(tools.Prompter); ok {
+			line.Summary = p.PromptSnippet()
+			if g := p.PromptGuidelines(); len(g) > 0 {
+				guides[line.Name] = g
+			}
+		}
+		return line
+	}
+	h.ext.mu.Lock()
+	defer h.ext.mu.Unlock()
+	if h.exts().Empty() || h.ext.all == nil {
+		var lines []resources.ToolLine
+		for _, t := range h.opts.Tools {
+			lines = append(lines, prompter(t))
+		}
+		return lines, guides
+	}
+	active := h.activeToolNames()
+	var lines []resources.ToolLine
+	for _, t := range h.ext.all {
+		name := t.Spec().Name
+		if !slices.Contains(active, name) {
+			continue
+		}
+		if l, ok := h.ext.lines[name]; ok {
+			lines = append(lines, l)
+			if g := h.ext.guidelines[name]; len(g) > 0 {
+				guides[name] = g
+			}
+			continue
+		}
+		lines = append(lines, prompter(t))
+	}
+	return lines, guides
+}
+
+// promptOptions are the inputs of the system prompt now.
+func (h *Host) promptOptions() promptOptions {
+	lines, guides := h.promptTools()
+	o := promptOptions{
+		CustomPrompt:       h.opts.SystemPrompt,
+		SelectedTools:      []string{},
+		ToolSnippets:       map[string]string{},
+		ToolGuidelines:     guides,
+		PromptGuidelines:   []string{},
+		AppendSystemPrompt: h.opts.AppendSystemPrompt,
+		Sections:           promptSections{},
+		Cwd:                h.opts.Cwd,
+		ContextFiles:       []contextFile{},
+		Skills:             []promptSkill{},
+	}
+	for _, l := range lines {
+		o.SelectedTools = append(o.SelectedTools, l.Name)
+		if l.Summary != "" {
+			o.ToolSnippets[l.Name] = l.Summary
+		}
+	}
+	for _, f := range h.opts.ContextFiles {
+		o.ContextFiles = append(o.ContextFiles, contextFile{Path: f.Path, Content: f.Content})
+	}
+	for _, s := range h.skills {
+		o.Skills = append(o.Skills, promptSkill{Name: s.Name, Description: s.Description, FilePath: s.Path, BaseDir: s.BaseDir, DisableModelInvocation: s.DisableModelInvocation})
+	}
+	return o
+}
+
+// applyPromptOptions makes o the system prompt: its sections (which the
+// transcript's system messages record) and its text. An extension
+// section with a name pi refuses is an error, and nothing changes.
+func (h *Host) applyPromptOptions(o promptOptions) error {
+	for _, x := range o.Sections {
+		if err := resources.CheckSectionName(x.Name); err != nil {
+			return err
+		}
+	}
+	var lines []resources.ToolLine
+	var guidelines []string
+	for _, name := range o.SelectedTools {
+		lines = append(lines, resources.ToolLine{Name: name, Summary: o.ToolSnippets[name]})
+		guidelines = append(guidelines, o.ToolGuidelines[name]...)
+	}
+	guidelines = append(guidelines, o.PromptGuidelines...)
+	var files []resources.ContextFile
+	for _, f := range o.ContextFiles {
+		files = append(files, resources.ContextFile{Path: f.Path, Content: f.Content})
+	}
+	skills := make([]resources.Skill, 0, len(o.Skills))
+	for _, s := range o.Skills {
+		skills = append(skills, resources.Skill{Name: s.Name, Description: s.Description, Path: s.FilePath, BaseDir: s.BaseDir, DisableModelInvocation: s.DisableModelInvocation})
+	}
+	secs := resources.BuildSystemSections(resources.PromptOptions{
+		Custom:       o.CustomPrompt,
+		Append:       o.AppendSystemPrompt,
+		Tools:        lines,
+		Guidelines:   guidelines,
+		ContextFiles: files,
+		Skills:       resources.FormatSkillsForPrompt(skills),
+		Cwd:          o.Cwd,
+		Extra:        o.Sections,
+	})
+	var prompt strings.Builder
+	sections := make(llm.Sections, len(secs))
+	for i, s := range secs {
+		prompt.WriteString(s.Text)
+		text := s.Text
+		sections[i] = llm.Section{Name: s.Name, Text: &text}
+	}
+	h.mu.Lock()
+	h.sections = sections
+	h.mu.Unlock()
+	h.agent.SetSystemPrompt(prompt.String())
+	return nil
+}
