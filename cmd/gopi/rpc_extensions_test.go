@@ -846,41 +846,51 @@ func TestExtensionPlanModeFlag(t *testing.T) {
 // built-in tool another one replaces. pi loads the same set.
 func TestExtensionEveryExampleLoads(t *testing.T) {
 	e := extTestEnv(t)
-	ents, err := os.ReadDir(e.examples)
-	require.NoError(t, err)
-	var args []string
-	for _, en := range ents {
-		name := en.Name()
-		switch {
-		case name == "sandbox", name == "with-deps", !en.IsDir() && !strings.HasSuffix(name, ".ts"):
-			continue
-		case name == "built-in-tool-renderer.ts", name == "minimal-mode.ts", name == "ssh.ts", name == "tool-override.ts":
-			// They replace built-in tools that bash-spawn-hook.ts
-			// replaces too; pi refuses two extensions with one tool.
-			continue
-		}
-		args = append(args, "-e", filepath.Join(e.examples, name))
-	}
-	require.Greater(t, len(args)/2, 60)
-	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
-		p := start(append(args, "--no-session")...)
-		p.send(map[string]any{"id": "1", "type": "get_commands"})
-		rs := p.until(responseTo("1"))
-		res := rs[len(rs)-1]
-		require.Equal(t, true, res["success"], p.transcript())
-		for _, r := range rs {
-			if r.is("extension_error") && r.str("event") == "load" {
-				t.Errorf("%s did not load: %s", r.str("extensionPath"), r.str("error"))
+	// pi 0.73.1's examples (the set) and pi 0.87.1's, which add
+	// project-trust, entry-renderer, input-transform-streaming and more.
+	for _, set := range []struct{ name, dir string }{
+		{"0.73.1", e.examples},
+		{"0.87.1", filepath.Join(e.piPackage, "examples", "extensions")},
+	} {
+		t.Run(set.name, func(t *testing.T) {
+			ents, err := os.ReadDir(set.dir)
+			require.NoError(t, err)
+			var args []string
+			for _, en := range ents {
+				name := en.Name()
+				switch {
+				case name == "sandbox", name == "with-deps", name == "gondolin", !en.IsDir() && !strings.HasSuffix(name, ".ts"):
+					// Their own npm dependencies are not installed.
+					continue
+				case name == "built-in-tool-renderer.ts", name == "minimal-mode.ts", name == "ssh.ts", name == "tool-override.ts":
+					// They replace built-in tools that bash-spawn-hook.ts
+					// replaces too; pi refuses two extensions with one tool.
+					continue
+				}
+				args = append(args, "-e", filepath.Join(set.dir, name))
 			}
-		}
-		names := map[string]bool{}
-		for _, c := range res.obj("data")["commands"].([]any) {
-			names[c.(map[string]any)["name"].(string)] = true
-		}
-		for _, want := range []string{"pirate", "plan", "bookmark", "rpc-input", "quit"} {
-			assert.True(t, names[want], "command /%s is listed", want)
-		}
-	})
+			require.Greater(t, len(args)/2, 60)
+			e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+				p := start(append(args, "--no-session")...)
+				p.send(map[string]any{"id": "1", "type": "get_commands"})
+				rs := p.until(responseTo("1"))
+				res := rs[len(rs)-1]
+				require.Equal(t, true, res["success"], p.transcript())
+				for _, r := range rs {
+					if r.is("extension_error") && r.str("event") == "load" {
+						t.Errorf("%s did not load: %s", r.str("extensionPath"), r.str("error"))
+					}
+				}
+				names := map[string]bool{}
+				for _, c := range res.obj("data")["commands"].([]any) {
+					names[c.(map[string]any)["name"].(string)] = true
+				}
+				for _, want := range []string{"pirate", "plan", "bookmark", "rpc-input", "quit"} {
+					assert.True(t, names[want], "command /%s is listed", want)
+				}
+			})
+		})
+	}
 }
 
 // Two extensions registering one tool: pi refuses to start; gopi reports
