@@ -1626,6 +1626,10 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 		o.selectedTools = o.selectedTools.filter((name) => name !== "bash");
 		o.promptGuidelines.push("Answer in one word when you can");
 	});
+	pi.registerCommand("inputs", { description: "pi 1.5's ctx.getSystemPromptOptions()", handler: async (_args, ctx) => {
+		const o = ctx.getSystemPromptOptions();
+		ctx.ui.notify("inputs sections=" + Object.keys(o.sections).join(",") + " cwd=" + (o.cwd === ctx.cwd) + " skills=" + o.skills.length, "info");
+	} });
 }
 `)
 		// The example as pi 0.87.1 ships it (0.73.1's replaced the
@@ -1655,6 +1659,9 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 		sys, _ = json.Marshal(req.JSON()["system"])
 		assert.NotContains(t, string(sys), "Answer in one word", "each run starts from the usual prompt")
 		assert.NotContains(t, toolNames(req), "bash", "the selection stays")
+		// ctx.getSystemPromptOptions(): the inputs of the usual prompt,
+		// without what a run's handlers made of them.
+		p.command("3", map[string]any{"type": "prompt", "message": "/inputs"}, "inputs sections= cwd=true skills=0")
 		assert.Contains(t, string(sys), "tool_guidance")
 		assert.Equal(t, 0, p.exit())
 	})

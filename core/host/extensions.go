@@ -188,6 +188,11 @@ func (h *Host) extSnapshot() *ext.State {
 		"systemPrompt":    h.agent.SystemPrompt(),
 		"contextUsage":    h.contextUsage(h.agent.Messages()),
 	}
+	h.mu.Lock()
+	if h.promptInputs != nil {
+		fields["systemPromptOptions"] = h.promptInputs
+	}
+	h.mu.Unlock()
 	reg := h.opts.Registry
 	return &ext.State{Fields: fields, Once: map[string]any{"models": reg.All()}, OnceRev: reg.Revision(), Store: store}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,6 +95,10 @@ type Host struct {
 	// sections are the system prompt's named parts, which system
 	// messages record (see withSystem).
 	sections llm.Sections
+	// promptInputs are the options gopi's own prompt is built from (not
+	// what a run's before_agent_start made of them), as JSON, for
+	// extensions' ctx.getSystemPromptOptions(); nil without extensions.
+	promptInputs json.RawMessage
 	// saveFailing: a session write failed and none has worked since.
 	saveFailing bool
 	subs        map[int]func(api.Event)
@@ -273,7 +278,14 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 }
 
 func (h *Host) refreshSystemPrompt() {
-	_ = h.applyPromptOptions(h.promptOptions()) // ours: no extension section to refuse
+	o := h.promptOptions()
+	_ = h.applyPromptOptions(o) // ours: no extension section to refuse
+	if !h.exts().Empty() {
+		inputs, _ := json.Marshal(o)
+		h.mu.Lock()
+		h.promptInputs = inputs
+		h.mu.Unlock()
+	}
 }
 
 // onAgentEvent persists finished messages and forwards every event.

@@ -171,6 +171,7 @@ function applyState(p) {
 		"contextUsage",
 		"systemPrompt",
 		"projectTrusted",
+		"systemPromptOptions",
 	]) {
 		if (k in p) state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
 	}
@@ -429,6 +430,9 @@ async function load(paths, cwd) {
 	};
 }
 
+// A copy of what gopi builds its own system prompt from.
+const systemPromptOptions = () => (state.systemPromptOptions ? structuredClone(state.systemPromptOptions) : undefined);
+
 handlers.set("initialize", async (p) => {
 	applyState(p.state ?? {});
 	const { ExtensionRunner } = await piModule("dist/core/extensions/index.js");
@@ -503,6 +507,7 @@ handlers.set("initialize", async (p) => {
 				);
 			},
 			getSystemPrompt: () => state.systemPrompt,
+			getSystemPromptOptions: systemPromptOptions,
 		},
 		{
 			registerProvider: (name, config) => registerProvider(name, config),
@@ -532,6 +537,14 @@ handlers.set("initialize", async (p) => {
 		reload: () => request("reload", {}),
 	});
 	runner.setUIContext(ui, "rpc");
+	// pi 1.5 has ctx.getSystemPromptOptions() in every context; pi
+	// 0.87.1 only in a command's.
+	const createContext = runner.createContext.bind(runner);
+	runner.createContext = () => {
+		const ctx = createContext();
+		if (!("getSystemPromptOptions" in ctx)) ctx.getSystemPromptOptions = systemPromptOptions;
+		return ctx;
+	};
 	// Two extensions with one tool: pi refuses to start; here the first
 	// keeps it and the later one is reported.
 	const errors = [...loaded.errors];
