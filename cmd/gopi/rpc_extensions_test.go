@@ -1675,3 +1675,32 @@ func toolNames(r llmtest.Request) []string {
 	}
 	return out
 }
+
+// pi 1.5's calls that pi 0.87.1's loader does not give extensions:
+// gopi adds them. registerToolRenderer draws nothing (RPC mode),
+// getSettings is the merged settings, and what gopi has no feature for
+// (virtual models, MCP servers) throws saying so. pi 0.87.1 itself would
+// refuse to load this extension, so this runs on gopi alone.
+func TestExtensionPi15Calls(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"steeringMode": "all", "theme": "dark"})
+	ext := w.writeExt("pi15.ts", `export default function (pi) {
+	pi.registerToolRenderer((name, next) => next());
+	pi.registerCommand("pi15", { description: "pi 1.5 calls", handler: async (_args, ctx) => {
+		const s = pi.getSettings();
+		s.theme = "changed"; // a copy
+		let mcp = "";
+		try { pi.registerMcpServer("x", { command: "x" }); } catch (err) { mcp = err.message; }
+		ctx.ui.notify("settings " + pi.getSettings().theme + " " + pi.getSettings().steeringMode + " servers=" + pi.getMcpServers().length + " mcp: " + mcp, "info");
+	} });
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	rs := p.command("1", map[string]any{"type": "prompt", "message": "/pi15"}, "settings ")
+	assert.Contains(t, notices(rs), "settings dark all servers=0 mcp: pi.registerMcpServer (MCP servers) is not available in gopi")
+	for _, r := range rs {
+		assert.False(t, r.is("extension_error"), "loads and runs: %v", r)
+	}
+	assert.Equal(t, 0, p.exit())
+}

@@ -194,7 +194,11 @@ func (h *Host) extSnapshot() *ext.State {
 	}
 	h.mu.Unlock()
 	reg := h.opts.Registry
-	return &ext.State{Fields: fields, Once: map[string]any{"models": reg.All()}, OnceRev: reg.Revision(), Store: store}
+	once := map[string]any{"models": reg.All()}
+	if h.opts.Settings.Merged != nil {
+		once["settings"] = h.opts.Settings.Merged
+	}
+	return &ext.State{Fields: fields, Once: once, OnceRev: reg.Revision(), Store: store}
 }
 
 // activeToolNames: h.ext.mu is held.

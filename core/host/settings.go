@@ -49,6 +49,10 @@ type Settings struct {
 
 	Compaction json.RawMessage `json:"compaction,omitempty"`
 	Retry      json.RawMessage `json:"retry,omitempty"`
+
+	// Merged is every key of the settings files, global and project
+	// merged, gopi's or not: what pi.getSettings() returns.
+	Merged json.RawMessage `json:"-"`
 }
 
 // ExtensionHostSettings are gopi's "extensionHost" settings.
@@ -99,6 +103,7 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 		problems = append(problems, fmt.Errorf("settings: %w", err))
 		s = decodeLoose(merged)
 	}
+	s.Merged = data
 	return s, problems
 }
 

@@ -27,6 +27,61 @@ if (!piDir) {
 }
 const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
 
+// ---- pi 1.5's API on an older loader ----------------------------------------
+//
+// pi 1.5 gives extensions calls that the pi package we load may not have
+// (0.87.1 lacks getSettings, registerToolRenderer, the virtual-model and
+// MCP calls). pi's loader builds each extension's API object itself, so we
+// reach it where the loader gets the extension's factory: its jiti loader
+// module is swapped for one whose import wraps the factory, which adds
+// the missing calls to the API object before the extension sees it.
+const jitiHooks = `
+export async function load(url, context, nextLoad) {
+	if (url.endsWith("/dist/core/extensions/jiti-loader.js")) {
+		return { format: "module", shortCircuit: true, source: \`
+import { createJiti as create } from \${JSON.stringify(url + "?gopi-original")};
+export function createJiti(...args) {
+	const jiti = create(...args);
+	const load = jiti.import.bind(jiti);
+	jiti.import = async (...a) => {
+		const m = await load(...a);
+		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m) : m;
+	};
+	return jiti;
+}\` };
+	}
+	return nextLoad(url, context);
+}
+`;
+try {
+	(await import("node:module")).register(`data:text/javascript,${encodeURIComponent(jitiHooks)}`);
+} catch (err) {
+	process.stderr.write(`pi 1.5's extra extension calls are not available: ${err?.message ?? err}\n`);
+}
+globalThis.__gopiWrapFactory = (factory) => (api) => factory(withPi15Calls(api));
+
+function unavailable(what) {
+	return () => {
+		throw new Error(`${what} is not available in gopi`);
+	};
+}
+
+// withPi15Calls adds to api what pi 1.5 has and it lacks.
+function withPi15Calls(api) {
+	const add = (name, fn) => {
+		if (!(name in api)) api[name] = fn;
+	};
+	// Drawing only: nothing to draw in RPC mode, as for the other renderers.
+	add("registerToolRenderer", () => {});
+	add("getSettings", () => structuredClone(state.settings ?? {}));
+	add("registerVirtualModel", unavailable("pi.registerVirtualModel (virtual models)"));
+	add("unregisterVirtualModel", unavailable("pi.unregisterVirtualModel (virtual models)"));
+	add("registerMcpServer", unavailable("pi.registerMcpServer (MCP servers)"));
+	add("unregisterMcpServer", unavailable("pi.unregisterMcpServer (MCP servers)"));
+	add("getMcpServers", () => []);
+	return api;
+}
+
 // ---- the pipe -------------------------------------------------------------
 
 const out = fs.createWriteStream(null, { fd: 4 });
@@ -172,6 +227,7 @@ function applyState(p) {
 		"systemPrompt",
 		"projectTrusted",
 		"systemPromptOptions",
+		"settings",
 	]) {
 		if (k in p) state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
 	}
