@@ -35,11 +35,13 @@ const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
 // reach it where the loader gets the extension's factory: its jiti loader
 // module is swapped for one whose import wraps the factory, which adds
 // the missing calls to the API object before the extension sees it.
-const jitiHooks = `
-export async function load(url, context, nextLoad) {
-	if (url.endsWith("/dist/core/extensions/jiti-loader.js")) {
-		return { format: "module", shortCircuit: true, source: \`
-import { createJiti as create } from \${JSON.stringify(url + "?gopi-original")};
+//
+// The hook is in-thread (module.registerHooks) and set only once pi's own
+// modules are loaded (installCallHook, before the first extension loads):
+// an off-thread hook from module.register, set at start, made every one of
+// pi's module loads cross threads and the host's start 0.7 s slower.
+const jitiWrapper = (url) => `
+import { createJiti as create } from ${JSON.stringify(`${url}?gopi-original`)};
 export function createJiti(...args) {
 	const jiti = create(...args);
 	const load = jiti.import.bind(jiti);
@@ -48,15 +50,24 @@ export function createJiti(...args) {
 		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m) : m;
 	};
 	return jiti;
-}\` };
+}`;
+let callHook = false;
+async function installCallHook() {
+	if (callHook) return;
+	callHook = true;
+	const { registerHooks } = await import("node:module");
+	if (typeof registerHooks !== "function") {
+		process.stderr.write("pi 1.5's extra extension calls need Node 22.15 or later\n");
+		return;
 	}
-	return nextLoad(url, context);
-}
-`;
-try {
-	(await import("node:module")).register(`data:text/javascript,${encodeURIComponent(jitiHooks)}`);
-} catch (err) {
-	process.stderr.write(`pi 1.5's extra extension calls are not available: ${err?.message ?? err}\n`);
+	registerHooks({
+		load(url, context, nextLoad) {
+			if (url.endsWith("/dist/core/extensions/jiti-loader.js")) {
+				return { format: "module", shortCircuit: true, source: jitiWrapper(url) };
+			}
+			return nextLoad(url, context);
+		},
+	});
 }
 globalThis.__gopiWrapFactory = (factory) => (api) => factory(withPi15Calls(api));
 
@@ -457,6 +468,7 @@ handlers.set("projectTrust", async (p) => {
 	if (typeof emitProjectTrustEvent !== "function") return { trusted: "undecided", remember: false, errors: [] };
 	const { loadExtensions } = await piModule("dist/core/extensions/index.js");
 	const { createEventBus } = await piModule("dist/core/event-bus.js");
+	await installCallHook();
 	const bus = createEventBus();
 	preloaded = { ...(await loadExtensions(p.paths ?? [], cwd, bus)), bus };
 	const { result, errors } = await emitProjectTrustEvent(preloaded, { type: "project_trust", cwd }, trustContext(cwd));
@@ -471,6 +483,7 @@ handlers.set("projectTrust", async (p) => {
 // give, as pi does once the project's trust is known).
 async function load(paths, cwd) {
 	const { loadExtensions } = await piModule("dist/core/extensions/index.js");
+	await installCallHook();
 	const pre = preloaded;
 	preloaded = undefined;
 	if (!pre) return loadExtensions(paths, cwd);
