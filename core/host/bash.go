@@ -139,13 +139,19 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 // flushPendingBash adds bash results held during a run (called when the
 // run settles, and before the next prompt starts).
 func (h *Host) flushPendingBash() {
-	h.mu.Lock()
-	pending := h.pendingBash
-	h.pendingBash = nil
-	h.mu.Unlock()
-	for _, m := range pending {
+	for _, m := range takeHeld(h, &h.pendingBash) {
 		h.appendMessage(m)
 	}
+}
+
+// takeHeld empties a list of messages held during a run (guarded by
+// h.mu) and returns what it held.
+func takeHeld[M llm.Message](h *Host, held *[]M) []M {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := *held
+	*held = nil
+	return out
 }
 
 // appendMessage adds a message outside a run to the transcript and the

@@ -1223,10 +1223,7 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 // session and the transcript, each reported as a message; it says whether
 // there were any.
 func (h *Host) flushPendingCustom() bool {
-	h.mu.Lock()
-	pending := h.pendingCustom
-	h.pendingCustom = nil
-	h.mu.Unlock()
+	pending := takeHeld(h, &h.pendingCustom)
 	for _, msg := range pending {
 		h.appendMessage(msg)
 		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})

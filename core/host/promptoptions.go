@@ -1,9 +1,6 @@
 package host
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -25,10 +22,12 @@ type promptOptions struct {
 	ToolGuidelines     map[string][]string `json:"toolGuidelines"`
 	PromptGuidelines   []string            `json:"promptGuidelines"`
 	AppendSystemPrompt string              `json:"appendSystemPrompt"`
-	Sections           promptSections      `json:"sections"`
-	Cwd                string              `json:"cwd"`
-	ContextFiles       []contextFile       `json:"contextFiles"`
-	Skills             []promptSkill       `json:"skills"`
+	// Sections are the extensions' own, by name in order (a JSON
+	// object whose key order counts); null texts are none.
+	Sections     llm.Sections  `json:"sections"`
+	Cwd          string        `json:"cwd"`
+	ContextFiles []contextFile `json:"contextFiles"`
+	Skills       []promptSkill `json:"skills"`
 }
 
 type contextFile struct {
@@ -42,53 +41,6 @@ type promptSkill struct {
 	FilePath               string `json:"filePath"`
 	BaseDir                string `json:"baseDir"`
 	DisableModelInvocation bool   `json:"disableModelInvocation"`
-}
-
-// promptSections are extension sections by name, in order: a JSON object
-// whose key order counts.
-type promptSections []resources.PromptSection
-
-func (s promptSections) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, x := range s {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(x.Name)
-		v, _ := json.Marshal(x.Text)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-func (s *promptSections) UnmarshalJSON(data []byte) error {
-	*s = nil
-	if string(bytes.TrimSpace(data)) == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("sections: expected an object of strings")
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("sections: %w", err)
-		}
-		name, _ := t.(string)
-		var text *string
-		if err := dec.Decode(&text); err != nil {
-			return fmt.Errorf("sections: %q: expected a string", name)
-		}
-		if text != nil {
-			*s = append(*s, resources.PromptSection{Name: name, Text: *text})
-		}
-	}
-	return nil
 }
 
 // promptTools are the active tools as the system prompt describes them:
@@ -143,7 +95,7 @@ func (h *Host) promptOptions() promptOptions {
 		ToolGuidelines:     guides,
 		PromptGuidelines:   []string{},
 		AppendSystemPrompt: h.opts.AppendSystemPrompt,
-		Sections:           promptSections{},
+		Sections:           llm.Sections{},
 		Cwd:                h.opts.Cwd,
 		ContextFiles:       []contextFile{},
 		Skills:             []promptSkill{},
@@ -167,9 +119,13 @@ func (h *Host) promptOptions() promptOptions {
 // transcript's system messages record) and its text. An extension
 // section with a name pi refuses is an error, and nothing changes.
 func (h *Host) applyPromptOptions(o promptOptions) error {
+	var extra []resources.PromptSection
 	for _, x := range o.Sections {
 		if err := resources.CheckSectionName(x.Name); err != nil {
 			return err
+		}
+		if x.Text != nil {
+			extra = append(extra, resources.PromptSection{Name: x.Name, Text: *x.Text})
 		}
 	}
 	var lines []resources.ToolLine
@@ -195,7 +151,7 @@ func (h *Host) applyPromptOptions(o promptOptions) error {
 		ContextFiles: files,
 		Skills:       resources.FormatSkillsForPrompt(skills),
 		Cwd:          o.Cwd,
-		Extra:        o.Sections,
+		Extra:        extra,
 	})
 	var prompt strings.Builder
 	sections := make(llm.Sections, len(secs))
