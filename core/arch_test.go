@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"core/tools":           {"core/agent", "core/llm", "internal/atomicfile", "internal/regularfile"},
 	"core/session":         {"core/llm", "internal/atomicfile", "internal/regularfile"},
 	"core/compaction":      {"core/session", "core/llm"},
-	"core/resources":       {"internal/regularfile"},
+	"core/resources":       {"internal/atomicfile", "internal/regularfile"},
 	"core/export":          {"core/session", "core/llm", "internal/atomicfile", "internal/regularfile"},
 	"core/models":          {"core/llm", "internal/regularfile"},
 	"core/api":             {"core/llm"},

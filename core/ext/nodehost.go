@@ -149,8 +149,6 @@ func (n *NodeHost) Start(ctx context.Context, peer Peer) (Registrations, error) 
 	n.mu.Lock()
 	n.peer = peer
 	n.updates = map[string]func(json.RawMessage){}
-	n.mu.Unlock()
-	n.mu.Lock()
 	early := n.early
 	n.early = nil
 	n.mu.Unlock()
