@@ -1704,3 +1704,34 @@ func TestExtensionPi15Calls(t *testing.T) {
 	}
 	assert.Equal(t, 0, p.exit())
 }
+
+// A prompt that arrives during a manual compaction waits for it, then
+// starts like any other: before_agent_start runs for it too.
+func TestExtensionPromptAfterCompactionRunsBeforeAgentStart(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t,
+		llmtest.Text("answer one"),
+		llmtest.Text("answer two"),
+		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("The summary.")}, Fault: &llmtest.Fault{StallAfter: 1}},
+		llmtest.Text("after"),
+	)
+	w.trustProject()
+	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
+	ext := w.writeExt("hook.ts", `export default function (pi) {
+	pi.on("before_agent_start", () => ({ message: { customType: "hook", content: "added by the hook", display: false } }));
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	for i, msg := range []string{"first " + strings.Repeat("a ", 100), "second " + strings.Repeat("b ", 100)} {
+		p.ok(fmt.Sprint("p", i), map[string]any{"type": "prompt", "message": msg})
+		p.until(settled)
+	}
+	p.send(map[string]any{"id": "c", "type": "compact"})
+	p.until(func(r record) bool { return r.is("compaction_start") })
+	p.ok("p3", map[string]any{"type": "prompt", "message": "third"})
+	w.srv.Release()
+	p.all(responseTo("c"), settled)
+	texts := sentTexts(w.srv.LastRequest(t))
+	assert.Equal(t, "user: added by the hook", texts[len(texts)-1], "%v", texts)
+	assert.Equal(t, 0, p.exit())
+}

@@ -60,23 +60,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
-	h.flushPendingBash()
-	h.flushPendingCustom()
-	if !h.exts().Empty() {
-		// Each run starts from gopi's own system prompt; a
-		// before_agent_start handler may change it for this run.
-		h.refreshSystemPrompt()
-	}
-	var extra []llm.Message
-	if !h.exts().Empty() {
-		h.mu.Lock()
-		extra, h.nextTurn = h.nextTurn, nil
-		h.mu.Unlock()
-		// Its handlers may change the system prompt's sections: the
-		// system message below records them.
-		extra = append(extra, h.beforeAgentStart(ctx, msg)...)
-	}
-	msgs := append(h.withSystem(msg), extra...)
+	msgs := h.runMessages(ctx, msg)
 	run, err := h.agent.StartPrompt(h.ctx, msgs...)
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
@@ -93,6 +77,29 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	h.mu.Unlock()
 	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
 	return nil
+}
+
+// runMessages are what a prompt's run starts with: what waited for the
+// run's end first (bash results, extension messages), the system message
+// if the prompt changed, msg, and what extensions add (nextTurn messages,
+// before_agent_start's).
+func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
+	h.flushPendingBash()
+	h.flushPendingCustom()
+	if h.exts().Empty() {
+		return h.withSystem(msg)
+	}
+	// Each run starts from gopi's own system prompt; a before_agent_start
+	// handler may change it for this run.
+	h.refreshSystemPrompt()
+	h.mu.Lock()
+	extra := h.nextTurn
+	h.nextTurn = nil
+	h.mu.Unlock()
+	// Its handlers may change the system prompt's sections: the system
+	// message records them.
+	extra = append(extra, h.beforeAgentStart(ctx, msg)...)
+	return append(h.withSystem(msg), extra...)
 }
 
 // promptAfterCompaction accepts a prompt that arrived while a manual
@@ -138,9 +145,7 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 	case <-h.ctx.Done():
 		return nil
 	}
-	h.flushPendingBash()
-	h.flushPendingCustom()
-	msgs := h.withSystem(msg)
+	msgs := h.runMessages(h.ctx, msg)
 	// Claimed under h.mu, so an abort either marked the prompt before or
 	// finds its run.
 	h.mu.Lock()
