@@ -351,6 +351,14 @@ func (a *Agent) Messages() []llm.Message {
 	return slices.Clone(a.messages)
 }
 
+// MessageCount is how many messages the transcript holds, without
+// copying it.
+func (a *Agent) MessageCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.messages)
+}
+
 // ReplaceMessages replaces the transcript (session load, compaction, fork).
 func (a *Agent) ReplaceMessages(msgs []llm.Message) {
 	a.mu.Lock()

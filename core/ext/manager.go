@@ -271,9 +271,10 @@ func (p *memberPeer) Notification(method string, params json.RawMessage) {
 // before each call. Fields are host-state names (see host.mjs).
 type State struct {
 	Fields map[string]any
-	// Once are fields that rarely change (the model catalog): sent to a
-	// host once, and again only after it restarts or OnceRev changes.
-	Once    map[string]any
+	// Once gives fields that rarely change (the model catalog, the
+	// settings): asked for and sent to a host once, and again only after
+	// it restarts or OnceRev changes.
+	Once    func() map[string]any
 	OnceRev uint64
 	// Store is the current session; its entries are mirrored.
 	Store *session.Store
@@ -297,7 +298,11 @@ func (m *Manager) sync(mem *member, st *State) {
 	}
 	if !mem.onceSent || mem.onceRev != st.OnceRev {
 		mem.onceSent, mem.onceRev = true, st.OnceRev
-		for k, v := range st.Once {
+		var once map[string]any
+		if st.Once != nil {
+			once = st.Once()
+		}
+		for k, v := range once {
 			out[k] = v
 		}
 	}

@@ -43,7 +43,7 @@ var dialects = []struct {
 
 // newRegistry writes a models.json declaring one model of api served by
 // srv, the way a user adds a custom provider.
-func newRegistry(t *testing.T, api, baseURL string) (*models.Registry, string) {
+func newRegistry(t testing.TB, api, baseURL string) (*models.Registry, string) {
 	t.Helper()
 	agentDir := t.TempDir()
 	cfg := map[string]any{"providers": map[string]any{

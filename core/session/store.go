@@ -51,11 +51,13 @@ type Store struct {
 	// append must start on a fresh line.
 	needNewline  bool
 	hasAssistant bool
-	nodes        []node
-	byID         map[string]int // entry id → index in nodes
-	leaf         string         // "" = before the first entry
-	labels       map[string]labelMark
-	labelSeq     int
+	// name is the latest session_info entry's name (Name).
+	name     string
+	nodes    []node
+	byID     map[string]int // entry id → index in nodes
+	leaf     string         // "" = before the first entry
+	labels   map[string]labelMark
+	labelSeq int
 }
 
 // node is an entry and, when it came from a file, its line (re-emitted
@@ -120,6 +122,7 @@ func (s *Store) reset() {
 	s.labelSeq = 0
 	s.leaf = ""
 	s.hasAssistant = false
+	s.name = ""
 }
 
 // fileName is pi's "<ISO time with : and . as ->_<id>.jsonl".
@@ -161,6 +164,8 @@ func (s *Store) push(n node) {
 		if e.Role() == llm.RoleAssistant {
 			s.hasAssistant = true
 		}
+	case *SessionInfoEntry:
+		s.name = strings.TrimSpace(e.Name)
 	case *LabelEntry:
 		if e.Label == "" {
 			delete(s.labels, e.TargetID)
@@ -575,12 +580,7 @@ func (s *Store) Persisted() bool { return s.File() != "" }
 func (s *Store) Name() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(s.nodes) - 1; i >= 0; i-- {
-		if e, ok := s.nodes[i].entry.(*SessionInfoEntry); ok {
-			return strings.TrimSpace(e.Name)
-		}
-	}
-	return ""
+	return s.name
 }
 
 // Label is the label currently set on id, if any.
