@@ -118,7 +118,7 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 		pending = append(pending, m)
 	}
 	h.mu.Unlock()
-	can := held > 0 || canContinue(event, llmMsgs, len(pending))
+	can := canContinue(event, llmMsgs, len(pending)-held, held)
 	return map[string]any{
 		"contextEntries":  ctxEntries,
 		"contextMessages": nonNilMessages(c.Messages),
@@ -130,10 +130,14 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 
 // canContinue is pi's rule for a boundary's continuation: the context
 // (as sent to the model) goes on when it holds more than system messages
-// and does not end with the model's own reply, or when queued messages
+// and does not end with the model's own reply, when extension messages
+// held until the turn's end (held) will join it, or when queued messages
 // will follow it (at turn_end always; at agent_before_settle after a
 // reply).
-func canContinue(event string, llmMsgs []llm.Message, queued int) bool {
+func canContinue(event string, llmMsgs []llm.Message, queued, held int) bool {
+	if held > 0 {
+		return true
+	}
 	var final llm.Role
 	nonSystem := false
 	for _, m := range llmMsgs {
@@ -201,7 +205,7 @@ func (h *Host) runBoundary(ctx context.Context, event map[string]any) (rebuilt [
 		return rebuilt, false
 	}
 	steer, follow := h.agent.QueueCounts()
-	if h.pendingCustomCount() == 0 && !canContinue(typ, session.ConvertToLLM(msgs), steer+follow) {
+	if !canContinue(typ, session.ConvertToLLM(msgs), steer+follow, h.pendingCustomCount()) {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: typ + " requested continuation without runnable model context"})
 		return rebuilt, false
 	}

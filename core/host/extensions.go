@@ -545,18 +545,12 @@ func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageCon
 // beforeAgentStart runs the before_agent_start handlers for a prompt about
 // to start a run: the custom messages they return join the prompt, and a
 // system prompt they return is this run's.
-func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message) []llm.Message {
+func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promptOptions, sentJSON json.RawMessage) []llm.Message {
 	m := h.exts()
 	if !m.Handles("before_agent_start") {
 		return nil
 	}
-	sent := h.promptOptions()
-	opts, err := json.Marshal(sent)
-	if err != nil {
-		h.extFailed("before_agent_start", err)
-		return nil
-	}
-	ev := ext.BeforeAgentStartEvent{SystemPrompt: h.agent.SystemPrompt(), SystemPromptOptions: opts}
+	ev := ext.BeforeAgentStartEvent{SystemPrompt: h.agent.SystemPrompt(), SystemPromptOptions: sentJSON}
 	switch msg := msg.(type) {
 	case *llm.UserMessage:
 		ev.MessageType, ev.Prompt = "user", msg.Content.Text()
@@ -636,9 +630,7 @@ func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced
 		}
 		o.SelectedTools = slices.DeleteFunc(o.SelectedTools, func(n string) bool { return !slices.Contains(active, n) })
 	}
-	if err := h.applyPromptOptions(o); err != nil {
-		return nil, err
-	}
+	h.applyPromptOptions(o)
 	return o.ForceSystemPrompt, nil
 }
 
@@ -1249,10 +1241,16 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 			h.extFailed("sendMessage", err)
 		}
 	default:
-		h.appendMessage(msg)
-		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
-		h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
+		h.appendCustom(msg)
 	}
+}
+
+// appendCustom adds an extension's message to the transcript and the
+// session outside a run, reported to the client as a message.
+func (h *Host) appendCustom(msg *llm.CustomMessage) {
+	h.appendMessage(msg)
+	h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
+	h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
 }
 
 // flushPendingCustom adds the custom messages held during a run to the
@@ -1261,9 +1259,7 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 func (h *Host) flushPendingCustom() bool {
 	pending := takeHeld(h, &h.pendingCustom)
 	for _, msg := range pending {
-		h.appendMessage(msg)
-		h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
-		h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
+		h.appendCustom(msg)
 	}
 	return len(pending) > 0
 }

@@ -277,15 +277,20 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	return nil
 }
 
-func (h *Host) refreshSystemPrompt() {
+// refreshSystemPrompt builds gopi's own system prompt and returns what it
+// was built from, as a value and, with extensions, as the JSON they are
+// shown (nil without).
+func (h *Host) refreshSystemPrompt() (promptOptions, json.RawMessage) {
 	o := h.promptOptions()
-	_ = h.applyPromptOptions(o) // ours: no extension section to refuse
-	if !h.exts().Empty() {
-		inputs, _ := json.Marshal(o)
-		h.mu.Lock()
-		h.promptInputs = inputs
-		h.mu.Unlock()
+	h.applyPromptOptions(o)
+	if h.exts().Empty() {
+		return o, nil
 	}
+	inputs, _ := json.Marshal(o)
+	h.mu.Lock()
+	h.promptInputs = inputs
+	h.mu.Unlock()
+	return o, inputs
 }
 
 // onAgentEvent persists finished messages and forwards every event.

@@ -91,14 +91,11 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	}
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
-	h.refreshSystemPrompt()
-	h.mu.Lock()
-	extra := h.nextTurn
-	h.nextTurn = nil
-	h.mu.Unlock()
+	base, baseJSON := h.refreshSystemPrompt()
+	extra := takeHeld(h, &h.nextTurn)
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
-	extra = append(extra, h.beforeAgentStart(ctx, msg)...)
+	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
 	return append(h.withSystem(msg), extra...)
 }
 

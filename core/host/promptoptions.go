@@ -24,15 +24,10 @@ type promptOptions struct {
 	AppendSystemPrompt string              `json:"appendSystemPrompt"`
 	// Sections are the extensions' own, by name in order (a JSON
 	// object whose key order counts); null texts are none.
-	Sections     llm.Sections  `json:"sections"`
-	Cwd          string        `json:"cwd"`
-	ContextFiles []contextFile `json:"contextFiles"`
-	Skills       []promptSkill `json:"skills"`
-}
-
-type contextFile struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Sections     llm.Sections            `json:"sections"`
+	Cwd          string                  `json:"cwd"`
+	ContextFiles []resources.ContextFile `json:"contextFiles"`
+	Skills       []promptSkill           `json:"skills"`
 }
 
 type promptSkill struct {
@@ -97,7 +92,7 @@ func (h *Host) promptOptions() promptOptions {
 		AppendSystemPrompt: h.opts.AppendSystemPrompt,
 		Sections:           llm.Sections{},
 		Cwd:                h.opts.Cwd,
-		ContextFiles:       []contextFile{},
+		ContextFiles:       append([]resources.ContextFile{}, h.opts.ContextFiles...),
 		Skills:             []promptSkill{},
 	}
 	for _, l := range lines {
@@ -106,9 +101,6 @@ func (h *Host) promptOptions() promptOptions {
 			o.ToolSnippets[l.Name] = l.Summary
 		}
 	}
-	for _, f := range h.opts.ContextFiles {
-		o.ContextFiles = append(o.ContextFiles, contextFile{Path: f.Path, Content: f.Content})
-	}
 	for _, s := range h.skills {
 		o.Skills = append(o.Skills, promptSkill{Name: s.Name, Description: s.Description, FilePath: s.Path, BaseDir: s.BaseDir, DisableModelInvocation: s.DisableModelInvocation})
 	}
@@ -116,14 +108,11 @@ func (h *Host) promptOptions() promptOptions {
 }
 
 // applyPromptOptions makes o the system prompt: its sections (which the
-// transcript's system messages record) and its text. An extension
-// section with a name pi refuses is an error, and nothing changes.
-func (h *Host) applyPromptOptions(o promptOptions) error {
+// transcript's system messages record) and its text. Extension sections
+// are checked by whoever takes them from an extension (startWithOptions).
+func (h *Host) applyPromptOptions(o promptOptions) {
 	var extra []resources.PromptSection
 	for _, x := range o.Sections {
-		if err := resources.CheckSectionName(x.Name); err != nil {
-			return err
-		}
 		if x.Text != nil {
 			extra = append(extra, resources.PromptSection{Name: x.Name, Text: *x.Text})
 		}
@@ -135,10 +124,6 @@ func (h *Host) applyPromptOptions(o promptOptions) error {
 		guidelines = append(guidelines, o.ToolGuidelines[name]...)
 	}
 	guidelines = append(guidelines, o.PromptGuidelines...)
-	var files []resources.ContextFile
-	for _, f := range o.ContextFiles {
-		files = append(files, resources.ContextFile{Path: f.Path, Content: f.Content})
-	}
 	skills := make([]resources.Skill, 0, len(o.Skills))
 	for _, s := range o.Skills {
 		skills = append(skills, resources.Skill{Name: s.Name, Description: s.Description, Path: s.FilePath, BaseDir: s.BaseDir, DisableModelInvocation: s.DisableModelInvocation})
@@ -148,7 +133,7 @@ func (h *Host) applyPromptOptions(o promptOptions) error {
 		Append:       o.AppendSystemPrompt,
 		Tools:        lines,
 		Guidelines:   guidelines,
-		ContextFiles: files,
+		ContextFiles: o.ContextFiles,
 		Skills:       resources.FormatSkillsForPrompt(skills),
 		Cwd:          o.Cwd,
 		Extra:        extra,
@@ -164,5 +149,4 @@ func (h *Host) applyPromptOptions(o promptOptions) error {
 	h.sections = sections
 	h.mu.Unlock()
 	h.agent.SetSystemPrompt(prompt.String())
-	return nil
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
-// ContextFile is an instruction file found for the session.
+// ContextFile is an instruction file found for the session (in JSON as
+// pi's systemPromptOptions name it).
 type ContextFile struct {
-	Path    string
-	Content string
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 // contextNames are tried in order in each directory; the first that exists
