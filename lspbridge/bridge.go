@@ -1,7 +1,9 @@
 package lspbridge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -68,11 +70,17 @@ type Bridge struct {
 	shutdown    bool // shutdown was answered
 	exited      bool // exit arrived
 	inflight    map[jsonrpc2.ID]context.CancelFunc
-	// open are the ids of requests not answered yet. A request that
-	// reuses one (or the id of the prompt whose run is going) is refused:
-	// JSON-RPC ids must be unique among a client's pending requests, and
-	// the bridge keys cancellation and a prompt's hooks by them.
+	// open are the ids of requests whose response is not written yet. A
+	// request that reuses one (or the id of the prompt whose run is
+	// going) is refused: JSON-RPC ids must be unique among a client's
+	// pending requests, and the bridge keys cancellation and a command's
+	// after-response hook by them. An id is let go only once its
+	// response is out (see wrote), not when its handler returns: jsonrpc2
+	// writes the response after that, and a request read in between was
+	// sent before the client could know the id was free.
 	open map[jsonrpc2.ID]bool
+	// awaiting is len(open), read without the lock on every write.
+	awaiting atomic.Int32
 	// runPrompt is the latest pi/prompt that started a run. It is kept
 	// past agent_end on purpose: a retry or compaction may continue that
 	// run, and cancelling it then must still abort; with nothing running,
@@ -86,7 +94,6 @@ type Bridge struct {
 
 	afterMu sync.Mutex // guards after
 	after   map[jsonrpc2.ID]func()
-	pending atomic.Int32 // len(after), read without the lock on every write
 }
 
 var _ api.Client = (*Bridge)(nil)
@@ -210,16 +217,12 @@ func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
 			dup := b.open[id] || (b.running.Load() && b.runPrompt.IsValid() && b.runPrompt == id)
 			if !dup {
 				b.open[id] = true
+				b.awaiting.Add(1)
 			}
 			b.mu.Unlock()
 			if dup {
-				return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "duplicate request id: a request with this id is still in progress")
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, duplicateIDMessage)
 			}
-			defer func() {
-				b.mu.Lock()
-				delete(b.open, id)
-				b.mu.Unlock()
-			}()
 		}
 		defer func() {
 			// Read the method only now: before jsonrpc2.Async it borrows
@@ -319,33 +322,65 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 	return nil, jsonrpc2.ErrNotHandled
 }
 
-// wrote runs after every message the stream wrote: a response some
-// command waits for (pi/prompt starts its run only once its answer is
-// out, as in the native dialect) fires that command's hook. The message
-// is recognised by decoding it with jsonrpc2's public decoder, so neither
-// the library's field order nor the path it writes through (Write or
-// WriteFrame) matters; only while a hook waits, so events written
-// otherwise cost nothing extra.
+// duplicateIDMessage is the text of the -32600 refusal of a request
+// whose id is in use; wrote tells that refusal from the answer to the
+// request that holds the id by it.
+const duplicateIDMessage = "duplicate request id: a request with this id is still in progress"
+
+// wrote runs after every message the stream wrote. A response lets its
+// id go, and fires the hook a command registered for it (pi/prompt starts
+// its run only once its answer is out, as in the native dialect). The
+// refusal of a duplicate carries the same id but answers the other
+// request, so it does neither. Messages are recognised by decoding them
+// with jsonrpc2's public decoder, so neither the library's field order
+// nor the path it writes through (Write or WriteFrame) matters; only
+// while a request waits for its answer, so events written otherwise cost
+// nothing extra.
 func (b *Bridge) wrote(msg []byte) {
-	if b.pending.Load() == 0 {
+	if b.awaiting.Load() == 0 {
 		return
 	}
+	if t := bytes.TrimSpace(msg); len(t) > 0 && t[0] == '[' {
+		// A batch's answers, written as one array.
+		var members []json.RawMessage
+		if json.Unmarshal(t, &members) != nil {
+			return
+		}
+		for _, m := range members {
+			b.wroteOne(m)
+		}
+		return
+	}
+	b.wroteOne(msg)
+}
+
+func (b *Bridge) wroteOne(msg []byte) {
 	m, err := jsonrpc2.DecodeMessage(msg)
 	if err != nil {
 		return
 	}
 	resp, ok := m.(*jsonrpc2.Response)
-	if !ok {
+	if !ok || !resp.ID().IsValid() {
 		return
 	}
-	b.fireAfter(resp.ID())
+	var rpcErr *jsonrpc2.Error
+	if errors.As(resp.Err(), &rpcErr) && rpcErr.Code == jsonrpc2.InvalidRequest && rpcErr.Message == duplicateIDMessage {
+		return
+	}
+	id := resp.ID()
+	b.mu.Lock()
+	if b.open[id] {
+		delete(b.open, id)
+		b.awaiting.Add(-1)
+	}
+	b.mu.Unlock()
+	b.fireAfter(id)
 }
 
 // afterResponse registers f to run once the response to id is written.
 func (b *Bridge) afterResponse(id jsonrpc2.ID, f func()) {
 	b.afterMu.Lock()
 	b.after[id] = f
-	b.pending.Store(int32(len(b.after)))
 	b.afterMu.Unlock()
 }
 
@@ -354,7 +389,6 @@ func (b *Bridge) fireAfter(id jsonrpc2.ID) {
 	b.afterMu.Lock()
 	f, ok := b.after[id]
 	delete(b.after, id)
-	b.pending.Store(int32(len(b.after)))
 	b.afterMu.Unlock()
 	if ok {
 		f()

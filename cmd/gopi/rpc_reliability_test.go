@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -325,4 +328,118 @@ func TestErrorsDoNotEchoHugeInput(t *testing.T) {
 			assert.Contains(t, string(out), "Unknown")
 		})
 	}
+}
+
+// Issue 25: two requests with one id, sent before the first was answered,
+// each get exactly one reply. The id used to be let go when the first
+// request's handler returned, a moment before jsonrpc2 wrote its answer;
+// a duplicate read in that moment was taken as a new request, took over
+// the first one's after-answer hook and then waited forever for a turn
+// that hook would have given it (about one pair in four under load).
+// The race needs the moment to fall just so, so the test asks many
+// times, with the machine kept busy: in one write, in two writes, and
+// behind a slow request.
+func TestJSONRPCEveryRequestIsAnsweredOnce(t *testing.T) {
+	stop := busyCPUs()
+	defer stop()
+	w := newWorld(t)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "rpc")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
+	p.notify("initialized", map[string]any{})
+
+	frame := func(id int) string {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"pi/get_state"}`, id)
+		return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	const pairs = 150
+	var want []int
+	// In one write.
+	for id := 1000; id < 1000+pairs; id++ {
+		_, err := io.WriteString(p.stdin, frame(id)+frame(id))
+		require.NoError(t, err)
+		want = append(want, id)
+	}
+	// In two writes.
+	for id := 2000; id < 2000+pairs; id++ {
+		for range 2 {
+			_, err := io.WriteString(p.stdin, frame(id))
+			require.NoError(t, err)
+		}
+		want = append(want, id)
+	}
+	// Behind a slow request, whose own id is reused while it runs.
+	p.write(map[string]any{"id": 3000, "method": "pi/bash", "params": map[string]any{"command": "sleep 0.3; echo slow"}})
+	_, err := io.WriteString(p.stdin, frame(3000))
+	require.NoError(t, err)
+	want = append(want, 3000)
+	for id := 3001; id < 3001+pairs; id++ {
+		_, err := io.WriteString(p.stdin, frame(id)+frame(id))
+		require.NoError(t, err)
+		want = append(want, id)
+	}
+
+	got := map[int][]record{}
+	answered := 0
+	p.until(func(r record) bool {
+		id, ok := r["id"].(float64)
+		if r["method"] != nil || !ok || id < 1000 {
+			return false
+		}
+		got[int(id)] = append(got[int(id)], r)
+		if len(got[int(id)]) == 2 {
+			answered++
+		}
+		return answered == len(want)
+	})
+	for _, id := range want {
+		rs := got[id]
+		require.Len(t, rs, 2, "id %d", id)
+		for _, r := range rs {
+			if e := r.obj("error"); e != nil {
+				assert.EqualValues(t, -32600, e["code"], "id %d: %v", id, r)
+				assert.Contains(t, e.str("message"), "duplicate request id", "id %d", id)
+			} else {
+				assert.NotNil(t, r["result"], "id %d: %v", id, r)
+			}
+		}
+		if id == 3000 {
+			// The refusal comes at once; the bash's answer after it.
+			assert.NotNil(t, rs[0]["error"], "%v", rs)
+			assert.Contains(t, rs[1].obj("result").str("output"), "slow")
+		}
+	}
+	// Nothing more for those ids, and gopi still serves.
+	last := p.request("pi/get_state", nil)
+	for _, r := range p.until(func(r record) bool { return r["method"] == nil && r["id"] == last }) {
+		if id, ok := r["id"].(float64); ok && r["method"] == nil && id >= 1000 {
+			t.Errorf("a third reply to id %v: %v", id, r)
+		}
+	}
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
+
+// busyCPUs keeps every CPU of the test process busy until stop is called,
+// so the races a loaded machine shows come up on an idle one too.
+func busyCPUs() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for i := 0; i < 1e5; i++ {
+					_ = i * i
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
 }
