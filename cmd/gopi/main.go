@@ -10,6 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // version is set by the Makefile (-ldflags -X main.version=...).
@@ -43,12 +46,19 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// A client that closes its end of stdout must not kill gopi with
 	// SIGPIPE before it has aborted the run, killed bash process groups
 	// and flushed the session: writes fail with EPIPE instead, and the
-	// writer reports the client gone (see runRPC). SIGHUP (the editor's
-	// terminal or ssh session closed) is a request to stop, like SIGTERM.
-	signal.Ignore(syscall.SIGPIPE)
+	// writer reports the client gone (see runRPC). The signal is caught
+	// (and dropped), not ignored: an ignored signal stays ignored across
+	// exec, so every command gopi ran would have started with SIGPIPE
+	// ignored, and `yes | head -1` would never end. A caught one is back
+	// at its default in the child. SIGHUP (the editor's terminal or ssh
+	// session closed) is a request to stop, like SIGTERM.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	defer startProfiles(stderr)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// Last of all, after the session is closed: end what the commands gopi
+	// ran left running in the background, so no child outlives gopi.
+	defer tools.StopStarted(time.Second)
 
 	app, err := setup(ctx, a, stderr)
 	var usage usageError

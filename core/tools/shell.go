@@ -103,6 +103,9 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 		_ = pr.Close()
 		return nil, fmt.Errorf("start %s: %w", sh, err)
 	}
+	pid := cmd.Process.Pid
+	started.add(pid)
+	defer started.settle(pid)
 	var copied atomic.Int64
 	copyDone := make(chan struct{})
 	go func() {
@@ -158,7 +161,6 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	if grace <= 0 {
 		grace = time.Second
 	}
-	pid := cmd.Process.Pid
 	killGroup(pid, false)
 	timer := time.NewTimer(grace)
 	select {

@@ -23,3 +23,22 @@ func killGroup(pid int, hard bool) {
 		_ = syscall.Kill(pid, sig)
 	}
 }
+
+// signalGroup signals the group pgid and nothing else: SIGTERM, or
+// SIGKILL when hard is set.
+func signalGroup(pgid int, hard bool) {
+	sig := syscall.SIGTERM
+	if hard {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// groupAlive reports whether a process of the group pgid still runs. A
+// group gopi may not signal (EPERM) is not one of its own any more.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		return false
+	}
+	return groupRunning(pgid)
+}
