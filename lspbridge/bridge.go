@@ -212,15 +212,7 @@ func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 		isCall := req.IsCall()
 		if isCall {
-			id := req.ID()
-			b.mu.Lock()
-			dup := b.open[id] || (b.running.Load() && b.runPrompt.IsValid() && b.runPrompt == id)
-			if !dup {
-				b.open[id] = true
-				b.awaiting.Add(1)
-			}
-			b.mu.Unlock()
-			if dup {
+			if !b.claim(req.ID()) {
 				return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, duplicateIDMessage)
 			}
 		}
@@ -320,6 +312,20 @@ func (p preempter) Preempt(ctx context.Context, req *jsonrpc2.Request) (any, err
 		}
 	}
 	return nil, jsonrpc2.ErrNotHandled
+}
+
+// claim takes id for a new request until its response is written; it
+// reports false when the id is in use (by a request not answered yet, or
+// by the prompt whose run is going).
+func (b *Bridge) claim(id jsonrpc2.ID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open[id] || (b.running.Load() && b.runPrompt.IsValid() && b.runPrompt == id) {
+		return false
+	}
+	b.open[id] = true
+	b.awaiting.Add(1)
+	return true
 }
 
 // duplicateIDMessage is the text of the -32600 refusal of a request

@@ -26,7 +26,10 @@ func TestResponseHooksDoNotDependOnTheLibrarysBytes(t *testing.T) {
 	ctx := context.Background()
 
 	fired := map[string]bool{}
-	hook := func(name string, id jsonrpc2.ID) { b.afterResponse(id, func() { fired[name] = true }) }
+	hook := func(name string, id jsonrpc2.ID) {
+		require.True(t, b.claim(id))
+		b.afterResponse(id, func() { fired[name] = true })
+	}
 
 	// Field orders jsonrpc2 has never written, through WriteFrame.
 	hook("number id last", jsonrpc2.NewNumberID(7))
@@ -48,6 +51,20 @@ func TestResponseHooksDoNotDependOnTheLibrarysBytes(t *testing.T) {
 	_, err = s.Write(ctx, jsonrpc2.NewNotification("pi/event", jsonrpc2.RawMessage(`{"id":11}`)))
 	require.NoError(t, err)
 
+	// Issue 25: the refusal of a duplicate answers another request with
+	// the same id; it neither fires the hook nor lets the id go.
+	assert.False(t, b.claim(jsonrpc2.NewNumberID(11)), "the id is in use")
+	_, err = s.Write(ctx, jsonrpc2.NewResponse(jsonrpc2.NewNumberID(11), nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, duplicateIDMessage)))
+	require.NoError(t, err)
+
 	assert.Equal(t, map[string]bool{"number id last": true, "string id, error first": true, "Write": true}, fired)
-	assert.Equal(t, int32(1), b.pending.Load(), "the hook for the request id still waits")
+	assert.Equal(t, int32(1), b.awaiting.Load(), "the request id 11 still waits for its answer")
+	assert.False(t, b.claim(jsonrpc2.NewNumberID(11)), "and its id is still in use")
+
+	// Its own answer lets the id go.
+	_, err = s.WriteFrame(ctx, []byte(`{"jsonrpc":"2.0","id":11,"result":null}`))
+	require.NoError(t, err)
+	assert.True(t, fired["not a response"])
+	assert.Equal(t, int32(0), b.awaiting.Load())
+	assert.True(t, b.claim(jsonrpc2.NewNumberID(11)), "the id is free once answered")
 }
