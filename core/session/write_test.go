@@ -169,3 +169,36 @@ func TestDefaultDirOfALongCwd(t *testing.T) {
 	wide := "/" + strings.Repeat("é", 200)
 	assert.True(t, strings.HasSuffix(strings.TrimSuffix(filepath.Base(DefaultDir("/a", wide)), "--")[:maxDirName-2-33], "é"))
 }
+
+// Issue 25: two writers appending at the same time (two open files, as
+// two processes have) lose no line and cut none into another.
+func TestConcurrentWritersInterleaveWholeLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.jsonl")
+	stores := make([]*Store, 2)
+	for i := range stores {
+		s, err := Create(filepath.Dir(path), "/x", Options{Path: path})
+		require.NoError(t, err)
+		stores[i] = s
+	}
+	const each = 100
+	done := make(chan struct{}, len(stores))
+	for i, s := range stores {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range each {
+				if _, err := s.AppendMessage(assistant(strings.Repeat(string(rune('a'+i)), 5000+j))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range stores {
+		<-done
+	}
+	re, rep, err := Open(path)
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%+v", rep)
+	assert.Len(t, re.Entries(), 2*each)
+	assert.Equal(t, 1, strings.Count(readString(t, path), `"type":"session"`))
+}
