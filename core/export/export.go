@@ -73,7 +73,8 @@ func HTML(w io.Writer, in Input) error {
 }
 
 // WriteFile writes the page for in to path. A new file is written through
-// a temporary one, so path never holds half a page; an existing file is
+// a temporary one, so path never holds half a page, and is 0600 (the page
+// holds the conversation, as the session file does); an existing file is
 // rewritten in place, keeping its mode, owner, inode and hard links (a
 // symlink is written through). A path that is not a regular file (a FIFO,
 // a device) is refused.
@@ -82,7 +83,7 @@ func WriteFile(path string, in Input) error {
 	if err := HTML(&b, in); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteKeepingFile(path, b.Bytes(), ".export-*.html.tmp"); err != nil {
+	if err := atomicfile.WriteKeepingFilePerm(path, b.Bytes(), ".export-*.html.tmp", 0o600); err != nil {
 		return fmt.Errorf("export html to %s: %w", path, err)
 	}
 	return nil

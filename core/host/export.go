@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -33,6 +34,12 @@ func (h *Host) ExportHTML(_ context.Context, p api.ExportParams) (api.PathResult
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(h.opts.Cwd, path)
+	}
+	// A page written over a session file would leave a file that no
+	// longer opens (or, for this session's file not written yet, one it
+	// can no longer be saved to).
+	if path == st.File() || session.IsSessionFile(path) {
+		return api.PathResult{}, fmt.Errorf("refusing to export over the session file %s", path)
 	}
 	in := export.Input{
 		Header:       header,

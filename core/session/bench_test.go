@@ -35,7 +35,7 @@ func bigSession(b *testing.B) string {
 	path := filepath.Join(b.TempDir(), "big.jsonl")
 	s.mu.Lock()
 	s.path = path
-	err := s.rewrite()
+	err := s.sync()
 	s.mu.Unlock()
 	if err != nil {
 		b.Fatal(err)

@@ -13,4 +13,6 @@ var (
 	// ErrSummaryMessage rejects summary messages appended as plain
 	// messages: they belong in compaction and branch_summary entries.
 	ErrSummaryMessage = errors.New("summary messages must be appended as their own entries")
+	// ErrLocked marks a session file another process kept locked too long.
+	ErrLocked = errors.New("the session file is locked by another process")
 )

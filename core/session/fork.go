@@ -67,7 +67,7 @@ func (s *Store) Branched(leafID string) (*Store, error) {
 		n.push(node{entry: &LabelEntry{Meta: meta, TargetID: m.target, Label: m.label}})
 	}
 	if n.path != "" && n.hasAssistant {
-		if err := n.rewrite(); err != nil {
+		if err := n.sync(); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +146,7 @@ func ForkFrom(sourcePath, targetCwd, dir string) (*Store, error) {
 	if rep.Fresh {
 		return nil, fmt.Errorf("fork: %s is empty or invalid: %w", sourcePath, ErrNotSession)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
 	n := newStore(targetCwd, Options{ParentSession: sourcePath})
@@ -155,7 +155,7 @@ func ForkFrom(sourcePath, targetCwd, dir string) (*Store, error) {
 	for _, sn := range src.nodes {
 		n.push(sn)
 	}
-	if err := n.rewrite(); err != nil {
+	if err := n.sync(); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
 	return n, nil

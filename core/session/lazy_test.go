@@ -86,7 +86,7 @@ func TestOpenDecodesOnlyTheContext(t *testing.T) {
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
 	s.mu.Lock()
-	require.NoError(t, s.rewrite())
+	require.NoError(t, s.replaceWhole())
 	s.mu.Unlock()
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)

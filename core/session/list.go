@@ -114,10 +114,14 @@ func readInfo(path string) (Info, bool) {
 	acc := infoScan{info: Info{Path: path}}
 	br := bufio.NewReaderSize(f, 64<<10)
 	var buf []byte
-	for {
+	for first := true; ; first = false {
 		var rerr error
 		buf, rerr = readLine(br, buf[:0])
-		if !acc.line(bytes.TrimSpace(buf)) {
+		data := buf
+		if first {
+			data = trimBOM(data)
+		}
+		if !acc.line(bytes.TrimSpace(data)) {
 			return Info{}, false
 		}
 		if rerr != nil {
@@ -257,19 +261,26 @@ func MostRecent(dir string) (string, error) {
 	return best, nil
 }
 
-// hasHeader checks the first line of a file (pi reads 512 bytes).
+// IsSessionFile reports whether path is a regular file whose first line
+// is a session header.
+func IsSessionFile(path string) bool { return hasHeader(path) }
+
+// maxHeaderScan bounds how much of a file hasHeader reads for its first
+// line, as pi 1.5 bounds it: a header holds the cwd, which may be long.
+const maxHeaderScan = 1 << 20
+
+// hasHeader checks the first line of a file, after a byte order mark.
 func hasHeader(path string) bool {
 	f, err := regularfile.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	b := make([]byte, 512)
-	n, err := io.ReadFull(f, b)
-	if err != nil && n == 0 {
+	first, err := readLine(bufio.NewReader(io.LimitReader(f, maxHeaderScan)), nil)
+	if err != nil && err != io.EOF {
 		return false
 	}
-	first, _, _ := bytes.Cut(b[:n], []byte("\n"))
+	first = trimBOM(first)
 	var h struct {
 		Type EntryType `json:"type"`
 		ID   *string   `json:"id"`

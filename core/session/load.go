@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
@@ -50,13 +53,14 @@ func (e LineError) Unwrap() error { return e.Err }
 func (r LoadReport) OK() bool { return len(r.Damaged) == 0 && len(r.Kept) == 0 }
 
 // Open loads the session file at path. Damaged lines are skipped and
-// reported, not fatal; a file whose first usable line is not a session
-// header fails with [ErrNotSession]. A version-1 or -2 file is migrated
-// and written back as version 3 (dropping damaged lines), as pi does. A
-// file whose lines are all unusable starts a fresh session at path, also as
-// pi does, but the file is only replaced once the new conversation is
-// written. New sessions made from the store (forks) go to the file's
-// directory.
+// reported, not fatal; a UTF-8 byte order mark before the header is
+// skipped. A file with anything in it whose first usable line is not a
+// session header (notes, someone else's JSON) fails with [ErrNotSession]
+// and is never written, as pi 1.5 refuses it. A version-1 or -2 file is
+// migrated and written back as version 3 (dropping damaged lines), as pi
+// does. An empty file starts a fresh session at path, also as pi does,
+// written once the new conversation is. New sessions made from the store
+// (forks) go to the file's directory.
 func Open(path string) (*Store, LoadReport, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
@@ -66,7 +70,7 @@ func Open(path string) (*Store, LoadReport, error) {
 		return nil, rep, err
 	}
 	if rep.MigratedFrom != 0 {
-		if err := s.rewrite(); err != nil {
+		if err := s.replaceWhole(); err != nil {
 			return nil, rep, fmt.Errorf("upgrade %s: %w", path, err)
 		}
 		rep.Rewritten = true
@@ -83,7 +87,11 @@ func load(path string) (*Store, LoadReport, error) {
 		return nil, rep, fmt.Errorf("open session: %w", err)
 	}
 	defer f.Close()
-	raw, clean, err := readLines(f, &rep)
+	info, err := f.Stat()
+	if err != nil {
+		return nil, rep, fmt.Errorf("open session: %w", err)
+	}
+	raw, err := readLines(f, &rep)
 	if err != nil {
 		return nil, rep, fmt.Errorf("read session %s: %w", path, err)
 	}
@@ -104,7 +112,10 @@ func load(path string) (*Store, LoadReport, error) {
 		header, head = l, h
 	}
 	if header.data == nil {
-		// pi starts over in a file with nothing usable in it.
+		if info.Size() > 0 {
+			return nil, rep, fmt.Errorf("%s: %w", path, errNoHeader)
+		}
+		// pi starts over in an empty file.
 		cwd, _ := os.Getwd()
 		s := newStore(cwd, Options{})
 		s.dir, s.path = filepath.Dir(path), path
@@ -112,7 +123,7 @@ func load(path string) (*Store, LoadReport, error) {
 		return s, rep, nil
 	}
 	if head.Type != EntrySession || !head.HasID {
-		return nil, rep, fmt.Errorf("%s: %w", path, ErrNotSession)
+		return nil, rep, fmt.Errorf("%s: %w", path, errNoHeader)
 	}
 	version := 1
 	if v := head.Version; len(v) > 0 {
@@ -174,8 +185,8 @@ func load(path string) (*Store, LoadReport, error) {
 		s.leaf = s.nodes[n-1].entry.Base().ID
 	}
 	s.decodeContext(lineOf, &rep)
-	s.flushed = true
-	s.needNewline = !clean
+	// The file holds every entry; the next write appends to it.
+	s.bound, s.written, s.file, s.size = true, len(s.nodes), info, info.Size()
 	return s, rep, nil
 }
 
@@ -329,12 +340,14 @@ const readChunk = 1 << 20
 // readLines reads r in chunks and splits it into lines, keeping those
 // that start like JSON objects as slices of the chunks (a session's lines
 // are all kept anyway; their heads are decoded later, on every core) and
-// reporting the rest. clean is false when the data
-// does not end in a newline (the last line was cut, or written by hand).
-func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err error) {
+// reporting the rest. A byte order mark at the start is skipped.
+func readLines(r io.Reader, rep *LoadReport) (lines []line, err error) {
 	no := 0
 	take := func(b []byte) {
 		no++
+		if no == 1 {
+			b = trimBOM(b)
+		}
 		data := bytes.TrimSpace(b)
 		if len(data) == 0 {
 			return
@@ -346,7 +359,6 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 		lines = append(lines, line{no: no, data: data})
 	}
 	var carry []byte // the start of a line the last chunk cut
-	clean = true
 	for {
 		buf := make([]byte, max(readChunk, 2*len(carry)))
 		n := copy(buf, carry)
@@ -354,10 +366,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 		buf = buf[:n+m]
 		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
 		if rerr != nil && !eof {
-			return nil, false, rerr
-		}
-		if len(buf) > 0 {
-			clean = buf[len(buf)-1] == '\n'
+			return nil, rerr
 		}
 		end := len(buf)
 		if !eof {
@@ -374,7 +383,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, clean bool, err erro
 			take(b)
 		}
 		if eof {
-			return lines, clean, nil
+			return lines, nil
 		}
 		carry = buf[end:]
 	}
@@ -405,12 +414,37 @@ func migrateLines(lines []line, version int) error {
 
 // DefaultDir is where pi keeps the sessions of cwd:
 // <agentDir>/sessions/--<cwd without its leading separator, with / \ and :
-// turned into ->--.
+// turned into ->--. A name longer than a file system allows (a cwd over
+// about 250 bytes, where pi 1.5 fails to start) is shortened: see
+// [shortDirName].
 func DefaultDir(agentDir, cwd string) string {
 	p := cwd
 	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
 		p = p[1:]
 	}
 	p = strings.NewReplacer("/", "-", `\`, "-", ":", "-").Replace(p)
-	return filepath.Join(agentDir, "sessions", "--"+p+"--")
+	name := "--" + p + "--"
+	if len(name) > maxDirName {
+		name = shortDirName(cwd, p)
+	}
+	return filepath.Join(agentDir, "sessions", name)
+}
+
+// maxDirName is the longest file name most file systems take (NAME_MAX,
+// 255 bytes on Linux, macOS and Windows).
+const maxDirName = 255
+
+// shortDirName names the session directory of a cwd whose pi name would
+// be too long: "--", the start of that name (p, cut on a character
+// boundary), "-", 32 hex digits of the SHA-256 of the whole cwd and "--",
+// 255 bytes in all. Two long cwds with the same start get directories of
+// their own, and the name still shows where the sessions come from.
+func shortDirName(cwd, p string) string {
+	sum := sha256.Sum256([]byte(cwd))
+	suffix := "-" + hex.EncodeToString(sum[:16]) + "--"
+	keep := maxDirName - len("--") - len(suffix)
+	for keep > 0 && !utf8.RuneStart(p[keep]) {
+		keep--
+	}
+	return "--" + p[:keep] + suffix
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // Options tunes a new session.
@@ -35,7 +34,8 @@ type Options struct {
 // Store is one session: its header, its entries in file order and the
 // leaf. It is safe for concurrent use. Appends go to the file as they
 // happen, except that a new session's file is only created when the first
-// assistant message arrives (then it is written whole), as pi does.
+// assistant message arrives (then everything so far is written). See
+// write.go for how the file is written, by this process and others.
 type Store struct {
 	now func() time.Time // stubbed by tests
 
@@ -44,12 +44,18 @@ type Store struct {
 	headerRaw []byte // the header line as loaded; nil when gopi built it
 	dir       string
 	path      string // "" for an in-memory session
-	// flushed: the file holds the header and every entry so far, so an
-	// append writes one line. Otherwise the next write is the whole file.
-	flushed bool
-	// needNewline: the file ends in a line cut mid-write, so the next
-	// append must start on a fresh line.
-	needNewline  bool
+	// bound: the session has its file (it was loaded from it, or written
+	// to it once), so entries are written as they come; before, they
+	// wait for the first assistant message.
+	bound bool
+	// written counts the entries, from the first, that are in file.
+	written int
+	// file is the file the written entries are in, and size how long it
+	// was after they were; file is nil when that is not known (nothing
+	// written yet, or a write failed), so the next write reads the file
+	// to see what it holds.
+	file         os.FileInfo
+	size         int64
 	hasAssistant bool
 	// name is the latest session_info entry's name (Name).
 	name     string
@@ -79,7 +85,7 @@ type labelMark struct {
 // Create starts a new session for cwd whose file will live in dir (see
 // [DefaultDir]). Nothing is written until the first assistant message.
 func Create(dir, cwd string, opts Options) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("create session dir: %w", err)
 	}
 	s := newStore(cwd, opts)
@@ -194,7 +200,7 @@ func (s *Store) addLocked(parent string, build func(Meta) Entry) (string, error)
 	m := Meta{ID: newEntryID(s.taken), ParentID: parent, Timestamp: FormatTime(s.now())}
 	n := node{entry: build(m)}
 	s.push(n)
-	return m.ID, s.persist(n)
+	return m.ID, s.persist()
 }
 
 // rawJSON marshals an optional extension payload; nil stays absent.
@@ -688,116 +694,9 @@ func (s *Store) Tree() []*TreeNode {
 	return roots
 }
 
-// persist writes n (just pushed) to the file, or the whole file when it
-// is not written yet and the conversation now has an assistant message.
-func (s *Store) persist(n node) error {
-	if s.path == "" {
-		return nil
-	}
-	if !s.flushed {
-		if !s.hasAssistant {
-			return nil
-		}
-		if err := s.rewrite(); err != nil {
-			return err
-		}
-		return nil
-	}
-	line, err := lineOf(n)
-	if err != nil {
-		return fmt.Errorf("encode %s entry: %w", n.entry.Type(), err)
-	}
-	buf := make([]byte, 0, len(line)+2)
-	if s.needNewline {
-		buf = append(buf, '\n')
-	}
-	buf = append(append(buf, line...), '\n')
-	if err := appendFile(s.path, buf); err != nil {
-		// The file may now end in part of a line: write it whole next time.
-		s.flushed = false
-		return fmt.Errorf("write session: %w", err)
-	}
-	s.needNewline = false
-	return nil
-}
-
-// Unsaved reports whether the file lacks entries the store holds: a write
-// failed (a full disk, a removed directory) and no later write has made
-// up for it yet. Every later append retries by writing the file whole.
-func (s *Store) Unsaved() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unsavedLocked()
-}
-
-func (s *Store) unsavedLocked() bool { return s.path != "" && s.hasAssistant && !s.flushed }
-
-// Save writes the file whole if it lacks entries (see Unsaved); nil when
-// there was nothing to write or the write worked.
-func (s *Store) Save() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.unsavedLocked() {
-		return nil
-	}
-	return s.rewrite()
-}
-
-// rewrite replaces the file with the header and every entry.
-func (s *Store) rewrite() error {
-	data, err := s.contents()
-	if err != nil {
-		return err
-	}
-	err = os.MkdirAll(filepath.Dir(s.path), 0o755)
-	if err == nil {
-		err = atomicfile.Write(s.path, data, ".session-*.tmp")
-	}
-	if err != nil {
-		return fmt.Errorf("write session: %w", err)
-	}
-	s.flushed, s.needNewline = true, false
-	return nil
-}
-
-func (s *Store) contents() ([]byte, error) {
-	var b []byte
-	h := s.headerRaw
-	if h == nil {
-		var err error
-		if h, err = json.Marshal(s.header); err != nil {
-			return nil, fmt.Errorf("encode session header: %w", err)
-		}
-	}
-	b = append(append(b, h...), '\n')
-	for _, n := range s.nodes {
-		line, err := lineOf(n)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s entry %s: %w", n.entry.Type(), n.entry.Base().ID, err)
-		}
-		b = append(append(b, line...), '\n')
-	}
-	return b, nil
-}
-
 func lineOf(n node) ([]byte, error) {
 	if n.raw != nil {
 		return n.raw, nil
 	}
 	return json.Marshal(n.entry)
-}
-
-// appendFile appends data with a single write, so a line lands whole or
-// (on a crash) cut at its end, never interleaved.
-func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr != nil {
-		return werr
-	}
-	return cerr
 }

@@ -315,12 +315,21 @@ func TestOpenRejectsAndFresh(t *testing.T) {
 	_, _, err = Open(filepath.Join(dir, "missing.jsonl"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
+	// Issue 25: anything that is not a session, even a cut header, is
+	// refused and left as it is (pi 1.5 refuses it too); an empty file
+	// starts a fresh session.
+	for _, text := range []string{"# Notes\n\nremember the milk\n", "{\"type\":\"sess", "\n \n"} {
+		other := filepath.Join(dir, "NOTES.md")
+		require.NoError(t, os.WriteFile(other, []byte(text), 0o644))
+		_, _, err = Open(other)
+		assert.ErrorIs(t, err, ErrNotSession, "%q", text)
+		assert.Equal(t, text, readString(t, other), "never clobbered")
+	}
 	empty := filepath.Join(dir, "empty.jsonl")
-	require.NoError(t, os.WriteFile(empty, []byte("{\"type\":\"sess"), 0o644))
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
 	s, rep, err := Open(empty)
 	require.NoError(t, err)
 	assert.True(t, rep.Fresh)
-	assert.Len(t, rep.Damaged, 1)
 	assert.Equal(t, empty, s.File())
 	mustAppend(t, s, user("u"))
 	mustAppend(t, s, assistant("a"))

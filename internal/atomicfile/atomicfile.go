@@ -77,10 +77,16 @@ func Write(path string, data []byte, pattern string) error {
 }
 
 // WriteKeepingFile is Write for a file the user keeps their own ways
-// (an export): an existing file is rewritten in place, so its inode,
-// hard links, owner and mode all stay; a new one is written as Write
-// does. A reader may see it half written.
+// (a file the write tool changes): an existing file is rewritten in
+// place, so its inode, hard links, owner and mode all stay; a new one is
+// written as Write does. A reader may see it half written.
 func WriteKeepingFile(path string, data []byte, pattern string) error {
+	return WriteKeepingFilePerm(path, data, pattern, 0o644)
+}
+
+// WriteKeepingFilePerm is WriteKeepingFile where a new file gets the
+// permission bits perm (0600 for an export of a conversation).
+func WriteKeepingFilePerm(path string, data []byte, pattern string, perm fs.FileMode) error {
 	target, info, err := Target(path)
 	if err != nil {
 		return err
@@ -88,7 +94,7 @@ func WriteKeepingFile(path string, data []byte, pattern string) error {
 	if info != nil {
 		return writeInPlace(target, data)
 	}
-	return replace(target, data, pattern, 0o644)
+	return replace(target, data, pattern, perm)
 }
 
 func replace(target string, data []byte, pattern string, mode fs.FileMode) error {

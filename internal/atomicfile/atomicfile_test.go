@@ -89,3 +89,21 @@ func TestWriteKeepsWhatMakesTheFileTheUsers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
 }
+
+// Issue 25: a new file can be made private (an export holds the
+// conversation); an existing one keeps its mode all the same.
+func TestWriteKeepingFilePermAppliesToNewFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "export.html")
+	require.NoError(t, WriteKeepingFilePerm(fresh, []byte("page"), ".f-*.tmp", 0o600))
+	info, err := os.Stat(fresh)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	shared := filepath.Join(dir, "shared.html")
+	require.NoError(t, os.WriteFile(shared, []byte("old"), 0o644))
+	require.NoError(t, WriteKeepingFilePerm(shared, []byte("page"), ".f-*.tmp", 0o600))
+	info, err = os.Stat(shared)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+}
