@@ -122,3 +122,56 @@ func TestRPCApprovalFromSettingsTimesOutAndAborts(t *testing.T) {
 	assert.Contains(t, types(rs), "agent_end")
 	assert.Equal(t, 0, p.exit())
 }
+
+// collect reads records until every one of the matches has been seen at
+// least once, and returns all of them.
+func (p *proc) collect(matches ...func(record) bool) []record {
+	p.t.Helper()
+	seen := make([]bool, len(matches))
+	left := len(matches)
+	return p.until(func(r record) bool {
+		for i, m := range matches {
+			if !seen[i] && m(r) {
+				seen[i] = true
+				left--
+			}
+		}
+		return left == 0
+	})
+}
+
+// Issue 25: an abort while an approval question waits asks nothing more.
+// The later calls of the same message end as aborted, as calls an abort
+// stops always do; none of them runs.
+func TestRPCApprovalAbortAsksNoMore(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`),
+			llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`),
+			llmtest.Call("w2", "write", `{"path":"c.txt","content":"c\n"}`),
+		),
+	)
+	p := w.start("--approval", "writes")
+	p.ok("1", map[string]any{"type": "prompt", "message": "write a; bash x; write c"})
+	rs := p.until(func(r record) bool { return r.is("extension_ui_request") })
+	assert.Equal(t, "Allow write: a.txt?", rs[len(rs)-1].str("title"))
+
+	p.send(map[string]any{"id": "2", "type": "abort"})
+	rs = p.collect(
+		func(r record) bool { return r.is("response") && r["id"] == "2" },
+		func(r record) bool { return r.is("agent_end") },
+	)
+	for _, r := range rs {
+		assert.False(t, r.is("extension_ui_request"), "asked after the abort: %v", r)
+	}
+	for _, id := range []string{"w1", "b1", "w2"} {
+		end := toolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		assert.Equal(t, "Operation aborted", resultText(end), id)
+	}
+	for _, f := range []string{"a.txt", "x.txt", "c.txt"} {
+		assert.NoFileExists(t, filepath.Join(w.cwd, f))
+	}
+	assert.Equal(t, 0, p.exit())
+}

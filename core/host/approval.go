@@ -43,6 +43,10 @@ const (
 // deniedReason is the tool result the model reads when a call was refused.
 const deniedReason = "Tool call denied by the user."
 
+// abortedReason is the result of a call an abort stopped before or while
+// it was asked about: the file tools' words for an aborted call.
+const abortedReason = "Operation aborted"
+
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
 type ApprovalDetails struct {
@@ -85,11 +89,15 @@ func (h *Host) needsApproval(tool string) bool {
 }
 
 // approve is the agent's BeforeToolCall: it asks the client and blocks the
-// call unless the answer is Allow or Allow always. Cancel, timeout, an
-// abort and a missing client all count as Deny.
+// call unless the answer is Allow or Allow always. Cancel, timeout and a
+// missing client count as Deny. Once the run is aborted nothing more is
+// asked: the call, and every later one of the run, ends as aborted.
 func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reason string) {
 	if !h.needsApproval(call.Name) {
 		return false, ""
+	}
+	if ctx.Err() != nil {
+		return true, abortedReason
 	}
 	c := h.uiClient()
 	if c == nil {
@@ -106,6 +114,9 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 		Timeout: h.opts.Settings.ApprovalTimeoutMs,
 		Details: details,
 	})
+	if ctx.Err() != nil {
+		return true, abortedReason
+	}
 	if resp.Cancelled || resp.Value == nil {
 		return true, deniedReason
 	}
