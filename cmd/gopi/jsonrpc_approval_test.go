@@ -67,3 +67,48 @@ func TestJSONRPCApprovalAbortAsksNoMore(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 25: a client that declared no way to show dialogs is never asked,
+// so its gated calls are not "denied by the user": the result says that
+// the question could not be shown and where the docs say how to change
+// that, and the client hears it once as a window/showMessage.
+func TestJSONRPCApprovalWithoutDialogsSaysWhy(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`)),
+		llmtest.Text("not written"),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`)),
+		llmtest.Text("not run"),
+	)
+	p := w.startApprovalJSONRPC(map[string]any{})
+	var rs []record
+	for _, msg := range []string{"write a", "run x"} {
+		id := p.request("pi/prompt", map[string]any{"message": msg})
+		rs = append(rs, p.proc.collect(
+			func(r record) bool { return r["method"] == nil && r["id"] == id },
+			func(r record) bool { return event(r, "agent_end") },
+		)...)
+	}
+	var notes []string
+	for _, r := range rs {
+		assert.NotEqual(t, "window/showMessageRequest", r["method"], "asked a client that cannot show it: %v", r)
+		if r["method"] == "window/showMessage" {
+			notes = append(notes, r.obj("params").str("message"))
+		}
+	}
+	for _, id := range []string{"w1", "b1"} {
+		end := jsonrpcToolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		text := resultText(end)
+		assert.NotContains(t, text, "denied by the user")
+		assert.Contains(t, text, "not run: approval is required and this client cannot show approval dialogs")
+		assert.Contains(t, text, "docs/jsonrpc.md")
+	}
+	require.Len(t, notes, 1, "told once\n%s", p.transcript())
+	assert.Contains(t, notes[0], "cannot show approval dialogs")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "x.txt"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

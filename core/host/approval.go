@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,6 +47,18 @@ const deniedReason = "Tool call denied by the user."
 // abortedReason is the result of a call an abort stopped before or while
 // it was asked about: the file tools' words for an aborted call.
 const abortedReason = "Operation aborted"
+
+// noDialogsReason is the result of a gated call whose client cannot show
+// the question: nobody was asked, so nobody denied it.
+const noDialogsReason = "Tool call not run: approval is required and this client cannot show approval dialogs " +
+	"(see \"Approval without dialogs\" in gopi's docs/jsonrpc.md: the client declares window.showMessage " +
+	"or experimental.pi.ui, or gopi runs with --approval off)."
+
+// dialogChecker is a client that knows whether it can show a kind of
+// dialog: the JSON-RPC bridge shows only the kinds the editor declared.
+type dialogChecker interface {
+	CanAsk(m api.UIMethod) bool
+}
 
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
@@ -103,6 +116,10 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	if c == nil {
 		return true, deniedReason + " (no client is connected to approve it)"
 	}
+	if dc, ok := c.(dialogChecker); ok && !dc.CanAsk(api.UISelect) {
+		h.tellNoDialogs(c)
+		return true, noDialogsReason
+	}
 	details := ApprovalDetails{ToolName: call.Name, Args: call.Args}
 	if p, ok := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args); ok {
 		details.Diff, details.Problem = p.Diff, p.Problem
@@ -135,4 +152,21 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 // approvalTitle names the tool and its target: "Allow bash: npm test?".
 func approvalTitle(call agent.Call) string {
 	return "Allow " + agent.Summary(call.Name, call.Args, 200) + "?"
+}
+
+// tellNoDialogs tells the client and the log, once per host, that gated
+// tool calls are not run because the client cannot show the questions.
+func (h *Host) tellNoDialogs(c api.Client) {
+	h.mu.Lock()
+	told := h.noDialogsTold
+	h.noDialogsTold = true
+	h.mu.Unlock()
+	if told {
+		return
+	}
+	msg := fmt.Sprintf("tool calls that need approval (--approval %s) are not run: this client cannot show approval dialogs; "+
+		"declare window.showMessage or experimental.pi.ui in initialize, or start gopi with --approval off "+
+		"(docs/jsonrpc.md, \"Approval without dialogs\")", h.opts.Approval)
+	h.opts.Report(errors.New(msg))
+	c.Notify(api.UIRequest{Method: api.UINotify, NotifyType: "warning", Message: "gopi: " + msg})
 }
