@@ -112,3 +112,24 @@ func TestJSONRPCApprovalWithoutDialogsSaysWhy(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 25: window/showMessageRequest's message is the question with
+// every line of the command, escapes shown.
+func TestJSONRPCApprovalQuestionShowsEveryLine(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo harmless\ntouch pwned.txt\u001b[8m"}`)),
+		llmtest.Text("denied"),
+	)
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	p.request("pi/prompt", map[string]any{"message": "run it"})
+	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	ask := rs[len(rs)-1]
+	assert.Equal(t, `Allow bash: echo harmless`+"\n"+`touch pwned.txt\x1b[8m?`, ask.obj("params").str("message"))
+	p.write(map[string]any{"id": ask["id"], "result": map[string]any{"title": "Deny"}})
+	rs = append(rs, p.until(func(r record) bool { return event(r, "agent_end") })...)
+	assert.Contains(t, resultText(jsonrpcToolEnd(rs, "b1")), "denied by the user")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -174,4 +177,57 @@ func TestRPCApprovalAbortAsksNoMore(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(w.cwd, f))
 	}
 	assert.Equal(t, 0, p.exit())
+}
+
+// askAndDeny prompts and denies every approval question of the run; it
+// returns the questions in order and the run's records.
+func (p *proc) askAndDeny(id, message string) (asked []record, rs []record) {
+	p.t.Helper()
+	p.ok(id, map[string]any{"type": "prompt", "message": message})
+	rs = p.until(func(r record) bool {
+		if r.is("extension_ui_request") && r.str("method") == "select" {
+			asked = append(asked, r)
+			p.answer(r.str("id"), "Deny")
+		}
+		return r.is("agent_end")
+	})
+	return asked, rs
+}
+
+// Issue 25: pi's clients show a select's title and nothing else, so the
+// question shows every line of a command, escapes what could disguise it,
+// and when it must cut says how much it left out; the details hold the
+// whole call.
+func TestRPCApprovalQuestionShowsTheWholeCall(t *testing.T) {
+	var long strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&long, "echo line %d\n", i+1)
+	}
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo harmless\ntouch pwned.txt"}`)),
+		llmtest.ToolCalls(llmtest.Call("b2", "bash", `{"command":"echo ok\r\u001b[2Ktouch pwned.txt"}`)),
+		llmtest.ToolCalls(llmtest.Call("b3", "bash", mustJSON(t, map[string]any{"command": long.String() + "touch pwned.txt"}))),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"notes.txt\n../../escape.txt","content":"x"}`)),
+		llmtest.Text("all denied"),
+	)
+	p := w.start("--approval", "writes")
+	asked, _ := p.askAndDeny("1", "try")
+	require.Len(t, asked, 4, p.transcript())
+
+	assert.Equal(t, "Allow bash: echo harmless\ntouch pwned.txt?", asked[0].str("title"))
+	assert.Equal(t, `Allow bash: echo ok\r\x1b[2Ktouch pwned.txt?`, asked[1].str("title"))
+	title := asked[2].str("title")
+	assert.True(t, strings.HasPrefix(title, "Allow bash: echo line 1\necho line 2\n"), title)
+	assert.True(t, strings.HasSuffix(title, "echo line 20 … (+11 more lines, see details)?"), title)
+	assert.Equal(t, long.String()+"touch pwned.txt", asked[2].obj("details").obj("args").str("command"))
+	assert.Equal(t, `Allow write: notes.txt\n../../escape.txt?`, asked[3].str("title"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
+	assert.Equal(t, 0, p.exit())
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }

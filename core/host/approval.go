@@ -150,8 +150,14 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 }
 
 // approvalTitle names the tool and its target: "Allow bash: npm test?".
+// The target (agent.SummaryTarget) is shown whole, a command with all its
+// lines, up to the limits of visible, which say what they leave out.
 func approvalTitle(call agent.Call) string {
-	return "Allow " + agent.Summary(call.Name, call.Args, 200) + "?"
+	title := "Allow " + visible(call.Name, false)
+	if key, target := agent.SummaryTarget(call.Args); target != "" {
+		title += ": " + visible(target, key == "command")
+	}
+	return title + "?"
 }
 
 // tellNoDialogs tells the client and the log, once per host, that gated
