@@ -231,3 +231,80 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// Issue 25: a path reached through a symbolic link (of the file or of a
+// directory on the way) is asked about as the file it really is, and one
+// outside the project says so; details carry the resolved path. What is
+// approved is what runs: a link changed while the question waits does not
+// move the write elsewhere.
+func TestRPCApprovalQuestionNamesTheRealTarget(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"notes.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w2", "write", `{"path":"cfg/new.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"alias.txt","edits":[{"oldText":"real","newText":"edited"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w3", "write", `{"path":"../escape.txt","content":"x"}`)),
+		llmtest.ToolCalls(llmtest.Call("r1", "read", `{"path":"cfg/.bashrc"}`)),
+		llmtest.ToolCalls(llmtest.Call("w4", "write", `{"path":"plain.txt","content":"plain\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w5", "write", `{"path":"notes.txt","content":"approved\n"}`)),
+		llmtest.Text("done"),
+	)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	bashrc := filepath.Join(outside, ".bashrc")
+	require.NoError(t, os.WriteFile(bashrc, []byte("original\n"), 0o644))
+	require.NoError(t, os.Symlink(bashrc, filepath.Join(w.cwd, "notes.txt")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(w.cwd, "cfg")))
+	require.NoError(t, os.Mkdir(filepath.Join(w.cwd, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "docs", "real.txt"), []byte("real\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join("docs", "real.txt"), filepath.Join(w.cwd, "alias.txt")))
+	p := w.start("--approval", "all")
+
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	var asked []record
+	p.until(func(r record) bool {
+		if r.is("extension_ui_request") && r.str("method") == "select" {
+			asked = append(asked, r)
+			if len(asked) < 7 {
+				p.answer(r.str("id"), "Deny")
+				return false
+			}
+			// The link moves while the question waits: the write still
+			// lands in the file the question named.
+			link := filepath.Join(w.cwd, "notes.txt")
+			require.NoError(t, os.Remove(link))
+			require.NoError(t, os.Symlink(filepath.Join(outside, "other.txt"), link))
+			p.answer(r.str("id"), "Allow")
+		}
+		return r.is("agent_end")
+	})
+	require.Len(t, asked, 7, p.transcript())
+	titles := make([]string, len(asked))
+	for i, r := range asked {
+		titles[i] = r.str("title")
+	}
+	assert.Equal(t, []string{
+		"Allow write: notes.txt → " + bashrc + " (outside the project)?",
+		"Allow write: cfg/new.txt → " + filepath.Join(outside, "new.txt") + " (outside the project)?",
+		"Allow edit: alias.txt → " + filepath.Join("docs", "real.txt") + "?",
+		"Allow write: ../escape.txt (outside the project)?",
+		"Allow read: cfg/.bashrc → " + bashrc + " (outside the project)?",
+		"Allow write: plain.txt?",
+		"Allow write: notes.txt → " + bashrc + " (outside the project)?",
+	}, titles)
+	d := asked[0].obj("details")
+	assert.Equal(t, bashrc, d.str("resolvedPath"))
+	assert.Equal(t, true, d["outsideProject"])
+	assert.Contains(t, d.str("diff"), "-original")
+	d = asked[2].obj("details")
+	cwd, err := filepath.EvalSymlinks(w.cwd)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(cwd, "docs", "real.txt"), d.str("resolvedPath"))
+	assert.Nil(t, d["outsideProject"])
+
+	data, err := os.ReadFile(bashrc)
+	require.NoError(t, err)
+	assert.Equal(t, "approved\n", string(data), "the approved file was written")
+	assert.NoFileExists(t, filepath.Join(outside, "other.txt"), "the link's new target was not")
+	assert.NoFileExists(t, filepath.Join(outside, "new.txt"))
+	assert.Equal(t, 0, p.exit())
+}

@@ -69,6 +69,11 @@ type ApprovalDetails struct {
 	Diff string `json:"diff,omitempty"`
 	// Problem says why an edit would not apply as asked.
 	Problem string `json:"problem,omitempty"`
+	// ResolvedPath is the file a file tool's call really works on: its
+	// path made absolute with every symbolic link followed.
+	ResolvedPath string `json:"resolvedPath,omitempty"`
+	// OutsideProject: ResolvedPath is outside the project directory.
+	OutsideProject bool `json:"outsideProject,omitempty"`
 }
 
 // Bind sets the client that receives the host's UI requests (approval
@@ -124,9 +129,13 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	if p, ok := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args); ok {
 		details.Diff, details.Problem = p.Diff, p.Problem
 	}
+	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
+	if hasTarget {
+		details.ResolvedPath, details.OutsideProject = target.Real, target.Real != "" && target.Outside
+	}
 	resp := c.Ask(ctx, api.UIRequest{
 		Method:  api.UISelect,
-		Title:   approvalTitle(*call),
+		Title:   approvalTitle(*call, target),
 		Options: []string{AnswerAllow, AnswerAllowAlways, AnswerDeny},
 		Timeout: h.opts.Settings.ApprovalTimeoutMs,
 		Details: details,
@@ -139,23 +148,67 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	}
 	switch *resp.Value {
 	case AnswerAllow:
-		return false, ""
 	case AnswerAllowAlways:
 		h.mu.Lock()
 		h.allowed[call.Name] = true
 		h.mu.Unlock()
-		return false, ""
+	default:
+		return true, deniedReason
 	}
-	return true, deniedReason
+	if hasTarget {
+		pinTarget(call, target)
+	}
+	return false, ""
+}
+
+// pinTarget makes an approved read, edit or write reached through a
+// symbolic link work on the file the question named: its path becomes
+// the resolved one, so a link changed while the question waited (or
+// before the call runs) cannot send it elsewhere. A link made where there
+// was none after the question is still followed; see docs/rpc.md.
+func pinTarget(call *agent.Call, t tools.Target) {
+	switch call.Name {
+	case tools.NameRead, tools.NameEdit, tools.NameWrite:
+	default:
+		return
+	}
+	if !t.Linked || t.Real == "" {
+		return
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(call.Args, &args) != nil {
+		return
+	}
+	path, err := json.Marshal(t.Real)
+	if err != nil {
+		return
+	}
+	args["path"] = path
+	if pinned, err := json.Marshal(args); err == nil {
+		call.Args = pinned
+	}
 }
 
 // approvalTitle names the tool and its target: "Allow bash: npm test?".
 // The target (agent.SummaryTarget) is shown whole, a command with all its
-// lines, up to the limits of visible, which say what they leave out.
-func approvalTitle(call agent.Call) string {
+// lines, up to the limits of visible, which say what they leave out. A
+// path reached through a symbolic link names the file it really is, and
+// one outside the project says so: "Allow write: notes.txt →
+// /home/u/.bashrc (outside the project)?".
+func approvalTitle(call agent.Call, t tools.Target) string {
 	title := "Allow " + visible(call.Name, false)
-	if key, target := agent.SummaryTarget(call.Args); target != "" {
-		title += ": " + visible(target, key == "command")
+	key, target := agent.SummaryTarget(call.Args)
+	if target == "" {
+		return title + "?"
+	}
+	title += ": " + visible(target, key == "command")
+	if key == "path" && t.Real != "" {
+		if t.Linked {
+			title += " → " + visible(t.Shown(), false)
+		}
+		if t.Outside {
+			title += " (outside the project)"
+		}
 	}
 	return title + "?"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 func TestVisible(t *testing.T) {
@@ -45,7 +46,7 @@ func TestVisible(t *testing.T) {
 
 func TestApprovalTitle(t *testing.T) {
 	title := func(name, args string) string {
-		return approvalTitle(agent.Call{Name: name, Args: json.RawMessage(args)})
+		return approvalTitle(agent.Call{Name: name, Args: json.RawMessage(args)}, tools.Target{})
 	}
 	assert.Equal(t, "Allow bash: npm test?", title("bash", `{"command":"npm test"}`))
 	assert.Equal(t, "Allow bash: echo harmless\ntouch pwned.txt?", title("bash", `{"command":"echo harmless\ntouch pwned.txt"}`))
