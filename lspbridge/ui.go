@@ -68,6 +68,15 @@ type valueResult struct {
 	Cancelled bool    `json:"cancelled"`
 }
 
+// CanAsk reports whether the client declared a way to show dialogs of
+// kind m (see caps); [Bridge.Ask] resolves the others as cancelled without
+// asking anyone.
+func (b *Bridge) CanAsk(m api.UIMethod) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.caps.canShow(m)
+}
+
 // Ask puts a dialog in front of the user through the editor. It never
 // hangs: clients that cannot show it get it cancelled at once, a timeout
 // or ctx's end cancels the request on the client ($/cancelRequest) and

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,5 +123,188 @@ func TestRPCApprovalFromSettingsTimesOutAndAborts(t *testing.T) {
 	p.send(map[string]any{"id": "3", "type": "abort"})
 	rs = p.until(func(r record) bool { return r.is("response") && r["id"] == "3" })
 	assert.Contains(t, types(rs), "agent_end")
+	assert.Equal(t, 0, p.exit())
+}
+
+// collect reads records until every one of the matches has been seen at
+// least once, and returns all of them.
+func (p *proc) collect(matches ...func(record) bool) []record {
+	p.t.Helper()
+	seen := make([]bool, len(matches))
+	left := len(matches)
+	return p.until(func(r record) bool {
+		for i, m := range matches {
+			if !seen[i] && m(r) {
+				seen[i] = true
+				left--
+			}
+		}
+		return left == 0
+	})
+}
+
+// Issue 25: an abort while an approval question waits asks nothing more.
+// The later calls of the same message end as aborted, as calls an abort
+// stops always do; none of them runs.
+func TestRPCApprovalAbortAsksNoMore(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`),
+			llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`),
+			llmtest.Call("w2", "write", `{"path":"c.txt","content":"c\n"}`),
+		),
+	)
+	p := w.start("--approval", "writes")
+	p.ok("1", map[string]any{"type": "prompt", "message": "write a; bash x; write c"})
+	rs := p.until(func(r record) bool { return r.is("extension_ui_request") })
+	assert.Equal(t, "Allow write: a.txt?", rs[len(rs)-1].str("title"))
+
+	p.send(map[string]any{"id": "2", "type": "abort"})
+	rs = p.collect(
+		func(r record) bool { return r.is("response") && r["id"] == "2" },
+		func(r record) bool { return r.is("agent_end") },
+	)
+	for _, r := range rs {
+		assert.False(t, r.is("extension_ui_request"), "asked after the abort: %v", r)
+	}
+	for _, id := range []string{"w1", "b1", "w2"} {
+		end := toolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		assert.Equal(t, "Operation aborted", resultText(end), id)
+	}
+	for _, f := range []string{"a.txt", "x.txt", "c.txt"} {
+		assert.NoFileExists(t, filepath.Join(w.cwd, f))
+	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// askAndDeny prompts and denies every approval question of the run; it
+// returns the questions in order and the run's records.
+func (p *proc) askAndDeny(id, message string) (asked []record, rs []record) {
+	p.t.Helper()
+	p.ok(id, map[string]any{"type": "prompt", "message": message})
+	rs = p.until(func(r record) bool {
+		if r.is("extension_ui_request") && r.str("method") == "select" {
+			asked = append(asked, r)
+			p.answer(r.str("id"), "Deny")
+		}
+		return r.is("agent_end")
+	})
+	return asked, rs
+}
+
+// Issue 25: pi's clients show a select's title and nothing else, so the
+// question shows every line of a command, escapes what could disguise it,
+// and when it must cut says how much it left out; the details hold the
+// whole call.
+func TestRPCApprovalQuestionShowsTheWholeCall(t *testing.T) {
+	var long strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&long, "echo line %d\n", i+1)
+	}
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo harmless\ntouch pwned.txt"}`)),
+		llmtest.ToolCalls(llmtest.Call("b2", "bash", `{"command":"echo ok\r\u001b[2Ktouch pwned.txt"}`)),
+		llmtest.ToolCalls(llmtest.Call("b3", "bash", mustJSON(t, map[string]any{"command": long.String() + "touch pwned.txt"}))),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"notes.txt\n../../escape.txt","content":"x"}`)),
+		llmtest.Text("all denied"),
+	)
+	p := w.start("--approval", "writes")
+	asked, _ := p.askAndDeny("1", "try")
+	require.Len(t, asked, 4, p.transcript())
+
+	assert.Equal(t, "Allow bash: echo harmless\ntouch pwned.txt?", asked[0].str("title"))
+	assert.Equal(t, `Allow bash: echo ok\r\x1b[2Ktouch pwned.txt?`, asked[1].str("title"))
+	title := asked[2].str("title")
+	assert.True(t, strings.HasPrefix(title, "Allow bash: echo line 1\necho line 2\n"), title)
+	assert.True(t, strings.HasSuffix(title, "echo line 20 … (+11 more lines, see details)?"), title)
+	assert.Equal(t, long.String()+"touch pwned.txt", asked[2].obj("details").obj("args").str("command"))
+	assert.Equal(t, `Allow write: notes.txt\n../../escape.txt?`, asked[3].str("title"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
+	assert.Equal(t, 0, p.exit())
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// Issue 25: a path reached through a symbolic link (of the file or of a
+// directory on the way) is asked about as the file it really is, and one
+// outside the project says so; details carry the resolved path. What is
+// approved is what runs: a link changed while the question waits does not
+// move the write elsewhere.
+func TestRPCApprovalQuestionNamesTheRealTarget(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"notes.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w2", "write", `{"path":"cfg/new.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"alias.txt","edits":[{"oldText":"real","newText":"edited"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w3", "write", `{"path":"../escape.txt","content":"x"}`)),
+		llmtest.ToolCalls(llmtest.Call("r1", "read", `{"path":"cfg/.bashrc"}`)),
+		llmtest.ToolCalls(llmtest.Call("w4", "write", `{"path":"plain.txt","content":"plain\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w5", "write", `{"path":"notes.txt","content":"approved\n"}`)),
+		llmtest.Text("done"),
+	)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	bashrc := filepath.Join(outside, ".bashrc")
+	require.NoError(t, os.WriteFile(bashrc, []byte("original\n"), 0o644))
+	require.NoError(t, os.Symlink(bashrc, filepath.Join(w.cwd, "notes.txt")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(w.cwd, "cfg")))
+	require.NoError(t, os.Mkdir(filepath.Join(w.cwd, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "docs", "real.txt"), []byte("real\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join("docs", "real.txt"), filepath.Join(w.cwd, "alias.txt")))
+	p := w.start("--approval", "all")
+
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	var asked []record
+	p.until(func(r record) bool {
+		if r.is("extension_ui_request") && r.str("method") == "select" {
+			asked = append(asked, r)
+			if len(asked) < 7 {
+				p.answer(r.str("id"), "Deny")
+				return false
+			}
+			// The link moves while the question waits: the write still
+			// lands in the file the question named.
+			link := filepath.Join(w.cwd, "notes.txt")
+			require.NoError(t, os.Remove(link))
+			require.NoError(t, os.Symlink(filepath.Join(outside, "other.txt"), link))
+			p.answer(r.str("id"), "Allow")
+		}
+		return r.is("agent_end")
+	})
+	require.Len(t, asked, 7, p.transcript())
+	titles := make([]string, len(asked))
+	for i, r := range asked {
+		titles[i] = r.str("title")
+	}
+	assert.Equal(t, []string{
+		"Allow write: notes.txt → " + bashrc + " (outside the project)?",
+		"Allow write: cfg/new.txt → " + filepath.Join(outside, "new.txt") + " (outside the project)?",
+		"Allow edit: alias.txt → " + filepath.Join("docs", "real.txt") + "?",
+		"Allow write: ../escape.txt (outside the project)?",
+		"Allow read: cfg/.bashrc → " + bashrc + " (outside the project)?",
+		"Allow write: plain.txt?",
+		"Allow write: notes.txt → " + bashrc + " (outside the project)?",
+	}, titles)
+	d := asked[0].obj("details")
+	assert.Equal(t, bashrc, d.str("resolvedPath"))
+	assert.Equal(t, true, d["outsideProject"])
+	assert.Contains(t, d.str("diff"), "-original")
+	d = asked[2].obj("details")
+	cwd, err := filepath.EvalSymlinks(w.cwd)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(cwd, "docs", "real.txt"), d.str("resolvedPath"))
+	assert.Nil(t, d["outsideProject"])
+
+	data, err := os.ReadFile(bashrc)
+	require.NoError(t, err)
+	assert.Equal(t, "approved\n", string(data), "the approved file was written")
+	assert.NoFileExists(t, filepath.Join(outside, "other.txt"), "the link's new target was not")
+	assert.NoFileExists(t, filepath.Join(outside, "new.txt"))
 	assert.Equal(t, 0, p.exit())
 }

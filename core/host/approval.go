@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -43,6 +44,22 @@ const (
 // deniedReason is the tool result the model reads when a call was refused.
 const deniedReason = "Tool call denied by the user."
 
+// abortedReason is the result of a call an abort stopped before or while
+// it was asked about: the file tools' words for an aborted call.
+const abortedReason = "Operation aborted"
+
+// noDialogsReason is the result of a gated call whose client cannot show
+// the question: nobody was asked, so nobody denied it.
+const noDialogsReason = "Tool call not run: approval is required and this client cannot show approval dialogs " +
+	"(see \"Approval without dialogs\" in gopi's docs/jsonrpc.md: the client declares window.showMessage " +
+	"or experimental.pi.ui, or gopi runs with --approval off)."
+
+// dialogChecker is a client that knows whether it can show a kind of
+// dialog: the JSON-RPC bridge shows only the kinds the editor declared.
+type dialogChecker interface {
+	CanAsk(m api.UIMethod) bool
+}
+
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
 type ApprovalDetails struct {
@@ -52,6 +69,11 @@ type ApprovalDetails struct {
 	Diff string `json:"diff,omitempty"`
 	// Problem says why an edit would not apply as asked.
 	Problem string `json:"problem,omitempty"`
+	// ResolvedPath is the file a file tool's call really works on: its
+	// path made absolute with every symbolic link followed.
+	ResolvedPath string `json:"resolvedPath,omitempty"`
+	// OutsideProject: ResolvedPath is outside the project directory.
+	OutsideProject bool `json:"outsideProject,omitempty"`
 }
 
 // Bind sets the client that receives the host's UI requests (approval
@@ -85,43 +107,125 @@ func (h *Host) needsApproval(tool string) bool {
 }
 
 // approve is the agent's BeforeToolCall: it asks the client and blocks the
-// call unless the answer is Allow or Allow always. Cancel, timeout, an
-// abort and a missing client all count as Deny.
+// call unless the answer is Allow or Allow always. Cancel, timeout and a
+// missing client count as Deny. Once the run is aborted nothing more is
+// asked: the call, and every later one of the run, ends as aborted.
 func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reason string) {
 	if !h.needsApproval(call.Name) {
 		return false, ""
+	}
+	if ctx.Err() != nil {
+		return true, abortedReason
 	}
 	c := h.uiClient()
 	if c == nil {
 		return true, deniedReason + " (no client is connected to approve it)"
 	}
+	if dc, ok := c.(dialogChecker); ok && !dc.CanAsk(api.UISelect) {
+		h.tellNoDialogs(c)
+		return true, noDialogsReason
+	}
 	details := ApprovalDetails{ToolName: call.Name, Args: call.Args}
 	if p, ok := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args); ok {
 		details.Diff, details.Problem = p.Diff, p.Problem
 	}
+	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
+	if hasTarget {
+		details.ResolvedPath, details.OutsideProject = target.Real, target.Real != "" && target.Outside
+	}
 	resp := c.Ask(ctx, api.UIRequest{
 		Method:  api.UISelect,
-		Title:   approvalTitle(*call),
+		Title:   approvalTitle(*call, target),
 		Options: []string{AnswerAllow, AnswerAllowAlways, AnswerDeny},
 		Timeout: h.opts.Settings.ApprovalTimeoutMs,
 		Details: details,
 	})
+	if ctx.Err() != nil {
+		return true, abortedReason
+	}
 	if resp.Cancelled || resp.Value == nil {
 		return true, deniedReason
 	}
 	switch *resp.Value {
 	case AnswerAllow:
-		return false, ""
 	case AnswerAllowAlways:
 		h.mu.Lock()
 		h.allowed[call.Name] = true
 		h.mu.Unlock()
-		return false, ""
+	default:
+		return true, deniedReason
 	}
-	return true, deniedReason
+	if hasTarget {
+		pinTarget(call, target)
+	}
+	return false, ""
+}
+
+// pinTarget makes an approved read, edit or write reached through a
+// symbolic link work on the file the question named: its path becomes
+// the resolved one, so a link changed while the question waited (or
+// before the call runs) cannot send it elsewhere. A link made where there
+// was none after the question is still followed; see docs/rpc.md.
+func pinTarget(call *agent.Call, t tools.Target) {
+	switch call.Name {
+	case tools.NameRead, tools.NameEdit, tools.NameWrite:
+	default:
+		return
+	}
+	if !t.Linked || t.Real == "" {
+		return
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(call.Args, &args) != nil {
+		return
+	}
+	path, err := json.Marshal(t.Real)
+	if err != nil {
+		return
+	}
+	args["path"] = path
+	if pinned, err := json.Marshal(args); err == nil {
+		call.Args = pinned
+	}
 }
 
 // approvalTitle names the tool and its target: "Allow bash: npm test?".
-func approvalTitle(call agent.Call) string {
-	return "Allow " + agent.Summary(call.Name, call.Args, 200) + "?"
+// The target (agent.SummaryTarget) is shown whole, a command with all its
+// lines, up to the limits of visible, which say what they leave out. A
+// path reached through a symbolic link names the file it really is, and
+// one outside the project says so: "Allow write: notes.txt →
+// /home/u/.bashrc (outside the project)?".
+func approvalTitle(call agent.Call, t tools.Target) string {
+	title := "Allow " + visible(call.Name, false)
+	key, target := agent.SummaryTarget(call.Args)
+	if target == "" {
+		return title + "?"
+	}
+	title += ": " + visible(target, key == "command")
+	if key == "path" && t.Real != "" {
+		if t.Linked {
+			title += " → " + visible(t.Shown(), false)
+		}
+		if t.Outside {
+			title += " (outside the project)"
+		}
+	}
+	return title + "?"
+}
+
+// tellNoDialogs tells the client and the log, once per host, that gated
+// tool calls are not run because the client cannot show the questions.
+func (h *Host) tellNoDialogs(c api.Client) {
+	h.mu.Lock()
+	told := h.noDialogsTold
+	h.noDialogsTold = true
+	h.mu.Unlock()
+	if told {
+		return
+	}
+	msg := fmt.Sprintf("tool calls that need approval (--approval %s) are not run: this client cannot show approval dialogs; "+
+		"declare window.showMessage or experimental.pi.ui in initialize, or start gopi with --approval off "+
+		"(docs/jsonrpc.md, \"Approval without dialogs\")", h.opts.Approval)
+	h.opts.Report(errors.New(msg))
+	c.Notify(api.UIRequest{Method: api.UINotify, NotifyType: "warning", Message: "gopi: " + msg})
 }

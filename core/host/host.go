@@ -109,6 +109,9 @@ type Host struct {
 	client  api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
+	// noDialogsTold: the client heard that it cannot answer approval
+	// questions (tellNoDialogs).
+	noDialogsTold bool
 	// pendingBash are bash results recorded during a run, added to the
 	// transcript before the next prompt so they never split a tool call
 	// from its result.

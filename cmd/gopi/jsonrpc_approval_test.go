@@ -1,0 +1,135 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// startApprovalJSONRPC runs gopi in the JSON-RPC dialect with the
+// approval gate on and initializes it with capabilities.
+func (w *world) startApprovalJSONRPC(capabilities map[string]any) *jproc {
+	w.t.Helper()
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc", "--approval", "writes")...)
+	p.call("initialize", map[string]any{"capabilities": capabilities})
+	p.notify("initialized", map[string]any{})
+	return p
+}
+
+// jsonrpcToolEnd finds the tool_execution_end event of a call.
+func jsonrpcToolEnd(rs []record, callID string) record {
+	for _, r := range rs {
+		if event(r, "tool_execution_end") && r.obj("params").str("toolCallId") == callID {
+			return r.obj("params")
+		}
+	}
+	return nil
+}
+
+// Issue 25: in the JSON-RPC dialect too, an abort while an approval
+// question waits sends no further question; the later calls end as
+// aborted.
+func TestJSONRPCApprovalAbortAsksNoMore(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`),
+			llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`),
+			llmtest.Call("w2", "write", `{"path":"c.txt","content":"c\n"}`),
+		),
+	)
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	p.request("pi/prompt", map[string]any{"message": "write a; bash x; write c"})
+	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	assert.Equal(t, "Allow write: a.txt?", rs[len(rs)-1].obj("params").str("message"))
+
+	abort := p.request("pi/abort", nil)
+	rs = p.proc.collect(
+		func(r record) bool { return r["method"] == nil && r["id"] == abort },
+		func(r record) bool { return event(r, "agent_end") },
+	)
+	for _, r := range rs {
+		assert.NotEqual(t, "window/showMessageRequest", r["method"], "asked after the abort: %v", r)
+	}
+	for _, id := range []string{"w1", "b1", "w2"} {
+		end := jsonrpcToolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		assert.Equal(t, "Operation aborted", resultText(end), id)
+	}
+	for _, f := range []string{"a.txt", "x.txt", "c.txt"} {
+		assert.NoFileExists(t, filepath.Join(w.cwd, f))
+	}
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
+
+// Issue 25: a client that declared no way to show dialogs is never asked,
+// so its gated calls are not "denied by the user": the result says that
+// the question could not be shown and where the docs say how to change
+// that, and the client hears it once as a window/showMessage.
+func TestJSONRPCApprovalWithoutDialogsSaysWhy(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`)),
+		llmtest.Text("not written"),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`)),
+		llmtest.Text("not run"),
+	)
+	p := w.startApprovalJSONRPC(map[string]any{})
+	var rs []record
+	for _, msg := range []string{"write a", "run x"} {
+		id := p.request("pi/prompt", map[string]any{"message": msg})
+		rs = append(rs, p.proc.collect(
+			func(r record) bool { return r["method"] == nil && r["id"] == id },
+			func(r record) bool { return event(r, "agent_end") },
+		)...)
+	}
+	var notes []string
+	for _, r := range rs {
+		assert.NotEqual(t, "window/showMessageRequest", r["method"], "asked a client that cannot show it: %v", r)
+		if r["method"] == "window/showMessage" {
+			notes = append(notes, r.obj("params").str("message"))
+		}
+	}
+	for _, id := range []string{"w1", "b1"} {
+		end := jsonrpcToolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		text := resultText(end)
+		assert.NotContains(t, text, "denied by the user")
+		assert.Contains(t, text, "not run: approval is required and this client cannot show approval dialogs")
+		assert.Contains(t, text, "docs/jsonrpc.md")
+	}
+	require.Len(t, notes, 1, "told once\n%s", p.transcript())
+	assert.Contains(t, notes[0], "cannot show approval dialogs")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "x.txt"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
+
+// Issue 25: window/showMessageRequest's message is the question with
+// every line of the command, escapes shown.
+func TestJSONRPCApprovalQuestionShowsEveryLine(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo harmless\ntouch pwned.txt\u001b[8m"}`)),
+		llmtest.Text("denied"),
+	)
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	p.request("pi/prompt", map[string]any{"message": "run it"})
+	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	ask := rs[len(rs)-1]
+	assert.Equal(t, `Allow bash: echo harmless`+"\n"+`touch pwned.txt\x1b[8m?`, ask.obj("params").str("message"))
+	p.write(map[string]any{"id": ask["id"], "result": map[string]any{"title": "Deny"}})
+	rs = append(rs, p.until(func(r record) bool { return event(r, "agent_end") })...)
+	assert.Contains(t, resultText(jsonrpcToolEnd(rs, "b1")), "denied by the user")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
