@@ -376,3 +376,11 @@ func TestBinaryBuiltWithRace(t *testing.T) {
 	built := strings.Contains(string(out), "-race=true")
 	require.Equal(t, raceEnabled, built, "the test binary's -race and the gopi binary's differ:\n%s", out)
 }
+
+// mustJSON encodes v, failing the test if it cannot.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -223,13 +222,6 @@ func TestRPCApprovalQuestionShowsTheWholeCall(t *testing.T) {
 	assert.Equal(t, `Allow write: notes.txt\n../../escape.txt?`, asked[3].str("title"))
 	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
 	assert.Equal(t, 0, p.exit())
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
 
 // Issue 25: a path reached through a symbolic link (of the file or of a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,11 +152,4 @@ func TestRPCBackgroundJobsEndWithGopi(t *testing.T) {
 		assert.Equal(t, 0, p.exit())
 		assert.False(t, processRunning(mark), "SIGKILL followed")
 	})
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
