@@ -153,12 +153,6 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		}
 		thinking = l
 	}
-	var defaultModel *llm.Model
-	if settings.DefaultProvider != "" && settings.DefaultModel != "" {
-		if m, ok := ap.registry.Find(settings.DefaultProvider, settings.DefaultModel); ok && ap.registry.HasAuth(&m) {
-			defaultModel = &m
-		}
-	}
 	scopePatterns := a.models
 	if len(scopePatterns) == 0 {
 		scopePatterns = settings.EnabledModels
@@ -209,7 +203,6 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		Tools:              ts,
 		AllTools:           allTools(cwd, ts),
 		Model:              model,
-		DefaultModel:       defaultModel,
 		Thinking:           thinking,
 		Settings:           settings,
 		Scope:              scope,
