@@ -17,6 +17,7 @@ import (
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // Options configure a [Host].
@@ -32,6 +33,11 @@ type Options struct {
 	// (extensions may enable others with setActiveTools, as in pi); nil
 	// means Tools.
 	AllTools []agent.Tool
+	// ToolSelection says which of the extensions' tools exist and are
+	// active (pi's --tools allowlist and --exclude-tools); Tools and
+	// AllTools must already follow it. The zero value keeps every
+	// extension tool, active once registered.
+	ToolSelection tools.Selection
 	// Model is the command line's model (--model): every session starts
 	// with it, as in pi. nil means the session's last model, else the
 	// startup default (see [Host.freshChoice]).
@@ -56,6 +62,12 @@ type Options struct {
 	// and project folders.
 	TemplatePaths []string
 	SkillPaths    []string
+	// NoSkills and NoPromptTemplates leave out the skills and prompt
+	// templates found in the user's and the project's folders (pi's
+	// --no-skills, --no-prompt-templates): only the explicit paths
+	// above, and those extensions offer, load.
+	NoSkills          bool
+	NoPromptTemplates bool
 	// UntrustedProject leaves the project's own skills and prompt
 	// templates (.pi, .agents/skills) out: it is not trusted (pi 1.5's
 	// project trust, decided by the caller).
