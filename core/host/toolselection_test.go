@@ -23,16 +23,19 @@ import (
 // drops them.
 func TestToolSelectionCoversExtensionTools(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		o    tools.SelectOptions
-		want []string
+		name    string
+		o       tools.SelectOptions
+		want    []string
+		noTools bool // the extension registers no tool
 	}{
-		{"defaults", tools.SelectOptions{}, []string{"read", "bash", "edit", "write", "deploy", "lint"}},
-		{"-nbt", tools.SelectOptions{NoBuiltin: true}, []string{"deploy", "lint"}},
-		{"-nt", tools.SelectOptions{NoTools: true}, nil},
-		{"--tools read,dep*", tools.SelectOptions{Tools: []string{"read", "dep*"}}, []string{"read", "deploy"}},
-		{"-xt deploy,bash", tools.SelectOptions{Exclude: []string{"deploy", "bash"}}, []string{"read", "edit", "write", "lint"}},
-		{"-nbt --tools +ls", tools.SelectOptions{NoBuiltin: true, Tools: []string{"+ls"}}, []string{"ls", "deploy", "lint"}},
+		// No tool active at the start is not "every tool active".
+		{"-nbt, an extension without tools", tools.SelectOptions{NoBuiltin: true}, nil, true},
+		{"defaults", tools.SelectOptions{}, []string{"read", "bash", "edit", "write", "deploy", "lint"}, false},
+		{"-nbt", tools.SelectOptions{NoBuiltin: true}, []string{"deploy", "lint"}, false},
+		{"-nt", tools.SelectOptions{NoTools: true}, nil, false},
+		{"--tools read,dep*", tools.SelectOptions{Tools: []string{"read", "dep*"}}, []string{"read", "deploy"}, false},
+		{"-xt deploy,bash", tools.SelectOptions{Exclude: []string{"deploy", "bash"}}, []string{"read", "edit", "write", "lint"}, false},
+		{"-nbt --tools +ls", tools.SelectOptions{NoBuiltin: true, Tools: []string{"+ls"}}, []string{"ls", "deploy", "lint"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cwd := t.TempDir()
@@ -50,10 +53,14 @@ func TestToolSelectionCoversExtensionTools(t *testing.T) {
 				}
 			}
 			params := json.RawMessage(`{"type":"object","properties":{}}`)
-			exts := ext.NewManager(&ext.Func{Regs: ext.Registrations{Tools: []ext.ToolDef{
+			defs := []ext.ToolDef{
 				{Name: "deploy", Description: "Deploys.", Parameters: params},
 				{Name: "lint", Description: "Lints.", Parameters: params},
-			}}})
+			}
+			if tc.noTools {
+				defs = nil
+			}
+			exts := ext.NewManager(&ext.Func{Regs: ext.Registrations{Tools: defs}})
 			h, err := New(Options{Cwd: cwd, AgentDir: agentDir, Registry: reg, Tools: active, AllTools: all,
 				ToolSelection: sel, Model: &model, Store: session.InMemory(cwd), Extensions: exts})
 			require.NoError(t, err)
