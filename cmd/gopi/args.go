@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // args are gopi's command-line options, pi-compatible. The parser is
@@ -42,6 +45,25 @@ type args struct {
 	// approve is --approve (true) or --no-approve (false): trust the
 	// project's .pi resources or not, this time; nil when neither.
 	approve *bool
+
+	resume bool
+	// name is --name's value, nameSet whether it was given.
+	name    string
+	nameSet bool
+	// sessionID is --session-id's value, sessionIDSet whether given.
+	sessionID    string
+	sessionIDSet bool
+	fork         string
+	// noBuiltinTools is -nbt: no built-in tool active by default.
+	noBuiltinTools bool
+	excludeTools   []string
+	noSkills       bool
+	noTemplates    bool
+	// export is --export's session file; exportSet whether given.
+	export    string
+	exportSet bool
+	offline   bool
+	noMCP     bool
 	// extFlags are unknown long flags, in order, for extensions.
 	extFlags []extFlag
 	errors   []string
@@ -86,6 +108,18 @@ func parseArgs(argv []string) *args {
 				arg = k
 			}
 		}
+		if arg == "--" {
+			// The rest are prompts and @files, even when they start
+			// with "-".
+			for _, rest := range argv[i+1:] {
+				if strings.HasPrefix(rest, "@") {
+					a.fileArgs = append(a.fileArgs, rest[1:])
+				} else {
+					a.messages = append(a.messages, rest)
+				}
+			}
+			break
+		}
 		switch arg {
 		case "--help", "-h":
 			a.help = true
@@ -102,6 +136,14 @@ func parseArgs(argv []string) *args {
 			}
 		case "--continue", "-c":
 			a.continue_ = true
+		case "--resume", "-r":
+			a.resume = true
+		case "--name", "-n":
+			a.name, a.nameSet = next(&i)
+		case "--session-id":
+			a.sessionID, a.sessionIDSet = next(&i)
+		case "--fork":
+			a.fork, _ = next(&i)
 		case "--provider":
 			a.provider, _ = next(&i)
 		case "--model":
@@ -126,9 +168,21 @@ func parseArgs(argv []string) *args {
 			}
 		case "--no-tools", "-nt":
 			a.noTools = true
+		case "--no-builtin-tools", "-nbt":
+			a.noBuiltinTools = true
+		case "--exclude-tools", "-xt":
+			if v, ok := next(&i); ok {
+				a.excludeTools = append(a.excludeTools, splitList(v)...)
+			}
 		case "--tools", "-t":
 			if v, ok := next(&i); ok {
 				a.tools = splitList(v)
+				if a.tools == nil {
+					a.tools = []string{} // an empty allowlist: no tool
+				}
+				if err := tools.CheckSelection(a.tools); err != nil {
+					a.errors = append(a.errors, fmt.Sprintf("%s: %v", arg, err))
+				}
 			}
 		case "--thinking":
 			a.thinking, _ = next(&i)
@@ -167,9 +221,35 @@ func parseArgs(argv []string) *args {
 			}
 		case "--no-extensions", "-ne":
 			a.noExtensions = true
-		case "--approve", "--no-approve":
-			v := arg == "--approve"
+		case "--no-skills", "-ns":
+			a.noSkills = true
+		case "--no-prompt-templates", "-np":
+			a.noTemplates = true
+		case "--no-mcp":
+			// gopi has no MCP client: there is nothing to switch off.
+			a.noMCP = true
+		case "--export":
+			a.export, a.exportSet = next(&i)
+		case "--offline":
+			a.offline = true
+		case "--approve", "-a", "--no-approve", "-na":
+			v := arg == "--approve" || arg == "-a"
 			a.approve = &v
+		// pi's terminal UI options: accepted so that pi's clients can
+		// start gopi unchanged, and ignored (gopi has no terminal UI).
+		case "--theme":
+			next(&i)
+		case "--use-theme":
+			if i+1 >= len(argv) || strings.HasPrefix(argv[i+1], "-") {
+				a.errors = append(a.errors, "--use-theme needs a theme name")
+			} else {
+				i++
+			}
+		case "--tui-mode":
+			if v, ok := next(&i); ok && v != "regular" && v != "fullscreen" {
+				a.errors = append(a.errors, fmt.Sprintf("unknown --tui-mode %q (want regular or fullscreen)", v))
+			}
+		case "--no-themes", "--verbose":
 		case "--stdio":
 			// vscode-languageclient appends it; stdio is the only transport.
 		default:
@@ -192,14 +272,47 @@ func parseArgs(argv []string) *args {
 			}
 		}
 	}
+	a.checkCombinations()
 	return a
+}
+
+// checkCombinations rejects the session flags pi does not allow
+// together, an invalid --session-id and an empty --name.
+func (a *args) checkCombinations() {
+	conflicts := func(flag string, withNoSession bool) {
+		var with []string
+		for _, c := range []struct {
+			set  bool
+			name string
+		}{{a.session != "", "--session"}, {a.continue_, "--continue"}, {a.resume, "--resume"}, {withNoSession && a.noSession, "--no-session"}} {
+			if c.set {
+				with = append(with, c.name)
+			}
+		}
+		if len(with) > 0 {
+			a.errors = append(a.errors, fmt.Sprintf("%s cannot be combined with %s", flag, strings.Join(with, ", ")))
+		}
+	}
+	if a.fork != "" {
+		conflicts("--fork", true)
+	}
+	if a.sessionIDSet {
+		conflicts("--session-id", false)
+		if err := session.CheckID(a.sessionID); err != nil {
+			a.errors = append(a.errors, fmt.Sprintf("--session-id: %v", err))
+		}
+	}
+	if a.nameSet && strings.TrimSpace(a.name) == "" {
+		a.errors = append(a.errors, "--name needs a non-empty name")
+	}
 }
 
 func takesValue(flag string) bool {
 	switch flag {
 	case "--mode", "--provider", "--model", "--api-key", "--system-prompt", "--append-system-prompt",
 		"--session", "--session-dir", "--models", "--tools", "--thinking", "--approval",
-		"--prompt-template", "--skill", "--extension":
+		"--prompt-template", "--skill", "--extension", "--name", "--session-id", "--fork",
+		"--exclude-tools", "--export", "--theme", "--use-theme", "--tui-mode":
 		return true
 	}
 	return false
@@ -211,7 +324,9 @@ var knownFlags = []string{
 	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
 	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
 	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
-	"--no-extensions", "--approve", "--no-approve",
+	"--no-extensions", "--approve", "--no-approve", "--resume", "--name", "--session-id", "--fork",
+	"--no-builtin-tools", "--exclude-tools", "--no-skills", "--no-prompt-templates", "--no-mcp",
+	"--export", "--offline", "--theme", "--use-theme", "--no-themes", "--verbose", "--tui-mode",
 }
 
 // unknownFlag is the error for a flag gopi does not know, with the
@@ -255,19 +370,21 @@ func editDistance(a, b string) int {
 const usage = `gopi — a headless coding agent that speaks pi's RPC protocol
 
 Usage:
-  gopi [options] [messages...]
+  gopi [options] [--] [@files...] [messages...]
   gopi --mode rpc [options]          serve pi's JSONL protocol on stdin/stdout
   gopi --mode jsonrpc [options]      serve JSON-RPC 2.0 for editors (docs/jsonrpc.md)
   gopi -p "prompt"                   run one prompt and print the final reply
+  gopi --export FILE [OUTPUT]        write a session file as an HTML page and exit
 
 Modes:
+  --mode rpc|jsonrpc|json|print|text rpc: pi's protocol (JSON-RPC 2.0 detected too);
+                                     jsonrpc: JSON-RPC 2.0 only, Content-Length or lines;
+                                     json: the event stream of one prompt as JSONL;
+                                     print, text (-p, --print): the final reply as text
   --full-updates                     rpc: whole message in every message_update, as the
                                      older protocol (pi 0.73) sent it; default is pi 1.5's
                                      delta-only updates
-  --mode rpc|jsonrpc|json|print      rpc: pi's protocol (JSON-RPC 2.0 detected too);
-                                     jsonrpc: JSON-RPC 2.0 only, Content-Length or lines;
-                                     json: the event stream of one prompt as JSONL;
-                                     print (-p): the final reply as text
+  --                                 the rest are messages and @files, even with a leading -
 Model:
   --provider NAME                    provider of --model (anthropic, openai, google, faux, ...)
   --model PATTERN                    provider/id, an id or part of a name; ":high" sets thinking
@@ -277,30 +394,53 @@ Model:
   --list-models [PATTERN]            list models and whether they have credentials
 Session:
   --no-session                       keep nothing on disk
-  --session PATH                     open (or continue) this session file
-  --session-dir DIR                  where session files live
+  --session PATH|ID                  open (or start) this session file, or the session with
+                                     this id or id prefix
+  --session-id ID                    the session of this directory with this id, created when
+                                     there is none (letters, digits, . _ -)
+  --fork PATH|ID                     continue a copy of that session in a new session here
+                                     (--session-id picks the new id)
   --continue, -c                     continue the most recent session of this directory
+  --resume, -r                       the same as --continue (pi's terminal picker; nobody
+                                     can pick here)
+  --name, -n NAME                    set the session's display name
+  --session-dir DIR                  where session files live
 Tools and prompt:
-  --tools a,b,c                      enable these built-in tools (read,bash,edit,write,grep,find,ls)
-  --no-tools                         enable no tools
+  --tools, -t LIST                   allow only these tools (names or * patterns, built-in or
+                                     an extension's); a list of only +name/-name entries
+                                     adds to or removes from the default tools instead
+  --exclude-tools, -xt LIST          remove these tools (names or * patterns), after the rest
+  --no-builtin-tools, -nbt           no built-in tool by default; extension tools stay
+  --no-tools, -nt                    no tool at all, built-in or extension (--tools still adds)
   --approval off|writes|all          ask the client before tools run (default off)
   --system-prompt TEXT               replace the system prompt
   --append-system-prompt TEXT        add to the system prompt
-  --no-context-files                 ignore AGENTS.md / CLAUDE.md
+  --no-context-files, -nc            ignore AGENTS.md / CLAUDE.md
   --prompt-template PATH             load prompt templates from a file or folder (repeatable)
+  --no-prompt-templates, -np         skip the templates of the user's and project's folders
+                                     (--prompt-template still loads)
   --skill PATH                       load a skill (SKILL.md or its folder; repeatable)
+  --no-skills, -ns                   skip the skills of the user's and project's folders
+                                     (--skill still loads)
 Extensions (pi's, run by a Node extension host; docs/extensions.md):
   --extension, -e PATH               load a pi extension: file, folder or package (repeatable)
   --no-extensions, -ne               skip discovered and configured extensions (-e still loads)
-  --approve / --no-approve           trust this folder's .pi settings, extensions, skills and
+  --approve, -a / --no-approve, -na  trust this folder's .pi settings, extensions, skills and
                                      prompts this time, or do not (see docs/rpc.md, project trust)
   --NAME [VALUE]                     a flag an extension registered
   gopi extensions install            install the host's Node dependencies into the agent dir
   gopi extensions list               show what would load, and the runtime found
 Other:
-  --version, --help
+  --offline                          set PI_OFFLINE=1 for what gopi starts (gopi itself only
+                                     goes online to call the model)
+  --no-mcp                           accepted: gopi has no MCP client, so none runs anyway
+  --version, -v, --help, -h
+  pi's commands (install, remove, update, list, config, auth, mcp) are not gopi's: refused
+Accepted and ignored (pi's terminal UI; gopi has none):
+  --theme PATH, --use-theme NAME, --no-themes, --tui-mode regular|fullscreen, --verbose
 
-Environment: PI_CODING_AGENT_DIR (default ~/.pi/agent), ANTHROPIC_API_KEY,
-OPENAI_API_KEY, GEMINI_API_KEY, GOPI_NODE and GOPI_PI_PACKAGE (the extension host). With no credentials gopi uses the offline
+Environment: PI_CODING_AGENT_DIR (default ~/.pi/agent), PI_CODING_AGENT_SESSION_DIR,
+PI_OFFLINE, ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, GOPI_NODE and
+GOPI_PI_PACKAGE (the extension host). With no credentials gopi uses the offline
 "faux" model; send it "help" to see what it can do.
 `

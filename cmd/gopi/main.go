@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +28,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(argv) > 0 && argv[0] == "extensions" {
 		return runExtensionsCommand(argv[1:], stdout, stderr)
 	}
+	if len(argv) > 0 && slices.Contains(piCommands, argv[0]) {
+		// pi runs these as commands; as a prompt they would go to the
+		// model with tools enabled.
+		fmt.Fprintf(stderr, "gopi: %q is a pi command (packages, config, auth, MCP) that gopi does not have; to send it as a prompt, put -- before it\n", argv[0])
+		return 2
+	}
 	a := parseArgs(argv)
 	if len(a.errors) > 0 {
 		for _, e := range a.errors {
@@ -41,6 +49,16 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	case a.version:
 		fmt.Fprintln(stdout, "gopi", version)
 		return 0
+	case a.exportSet:
+		return runExport(a, stdout, stderr)
+	}
+	if a.offline || truthyEnv(os.Getenv("PI_OFFLINE")) {
+		// pi's --offline: what gopi starts (bash commands, the
+		// extension host) sees PI_OFFLINE=1 and stays off the network
+		// for its own upkeep. gopi itself only talks to model
+		// providers, and only when asked to.
+		_ = os.Setenv("PI_OFFLINE", "1")
+		_ = os.Setenv("PI_SKIP_VERSION_CHECK", "1")
 	}
 
 	// A client that closes its end of stdout must not kill gopi with
@@ -106,4 +124,16 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return 1
 	}
 	return app.exitCode
+}
+
+// piCommands are the first words pi takes as a command, not a prompt.
+var piCommands = []string{"install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"}
+
+// truthyEnv is pi's reading of a flag variable: 1, true or yes.
+func truthyEnv(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
-	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -153,12 +151,6 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		}
 		thinking = l
 	}
-	var defaultModel *llm.Model
-	if settings.DefaultProvider != "" && settings.DefaultModel != "" {
-		if m, ok := ap.registry.Find(settings.DefaultProvider, settings.DefaultModel); ok && ap.registry.HasAuth(&m) {
-			defaultModel = &m
-		}
-	}
 	scopePatterns := a.models
 	if len(scopePatterns) == 0 {
 		scopePatterns = settings.EnabledModels
@@ -172,16 +164,8 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		}
 	}
 
-	names := tools.DefaultNames
-	switch {
-	case a.noTools:
-		names = nil
-	case len(a.tools) > 0:
-		names = a.tools
-	case settings.DefaultTools != nil:
-		names = *settings.DefaultTools
-	}
-	ts, err := tools.ByName(cwd, names)
+	sel := toolSelection(a, settings)
+	ts, err := tools.ByName(cwd, sel.ActiveBuiltins())
 	if err != nil {
 		return nil, err
 	}
@@ -202,20 +186,32 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if exts.Empty() {
+		// Without extensions a name that is not a built-in tool is a
+		// typo (pi ignores such names silently).
+		for _, n := range append(slices.Clone(a.tools), a.excludeTools...) {
+			n = strings.TrimLeft(n, "+-")
+			if !strings.Contains(n, "*") && !slices.Contains(tools.AllNames, n) {
+				fmt.Fprintf(ap.stderr, "gopi: warning: no tool is called %q (built-in tools: %s)\n", n, strings.Join(tools.AllNames, ", "))
+			}
+		}
+	}
 	h, err := host.New(host.Options{
 		Cwd:                cwd,
 		AgentDir:           ap.agentDir,
 		Registry:           ap.registry,
 		Tools:              ts,
-		AllTools:           allTools(cwd, ts),
+		AllTools:           allTools(cwd, ts, sel),
+		ToolSelection:      sel,
 		Model:              model,
-		DefaultModel:       defaultModel,
 		Thinking:           thinking,
 		Settings:           settings,
 		Scope:              scope,
 		Approval:           approval,
 		TemplatePaths:      a.templatePaths,
 		SkillPaths:         a.skillPaths,
+		NoSkills:           a.noSkills,
+		NoPromptTemplates:  a.noTemplates,
 		UntrustedProject:   !trusted,
 		Store:              store,
 		SystemPrompt:       a.systemPrompt,
@@ -248,38 +244,6 @@ func firstOfProvider(reg *models.Registry, provider string) (llm.Model, bool) {
 		}
 	}
 	return llm.Model{}, false
-}
-
-// openSession picks the session store from --no-session, --session,
-// --continue or a fresh session in the default directory.
-func openSession(a *args, dir, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
-	if a.noSession {
-		return session.InMemory(cwd), nil
-	}
-	if dir == "" {
-		dir = session.DefaultDir(agentDir, cwd)
-	}
-	path := a.session
-	if path == "" && a.continue_ {
-		p, err := session.MostRecent(dir)
-		if err == nil {
-			path = p
-		}
-	}
-	if path != "" {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && a.session != "" {
-			return session.Create(filepath.Dir(path), cwd, session.Options{Path: path})
-		}
-		st, rep, err := session.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("opening session %s: %w", path, err)
-		}
-		if !rep.OK() {
-			fmt.Fprintf(stderr, "gopi: warning: session %s: %d damaged line(s) skipped\n", path, len(rep.Damaged))
-		}
-		return st, nil
-	}
-	return session.Create(dir, cwd, session.Options{})
 }
 
 func (ap *app) close() {
@@ -317,13 +281,32 @@ func sessionDirOf(a *args, s host.Settings, cwd string) string {
 }
 
 // allTools is every built-in tool for extensions to switch on: the
-// enabled ones as built, then the others.
-func allTools(cwd string, enabled []agent.Tool) []agent.Tool {
+// enabled ones as built, then the others the selection allows.
+func allTools(cwd string, enabled []agent.Tool, sel tools.Selection) []agent.Tool {
 	out := slices.Clone(enabled)
 	for _, t := range tools.All(cwd) {
-		if !slices.ContainsFunc(enabled, func(e agent.Tool) bool { return e.Spec().Name == t.Spec().Name }) {
+		name := t.Spec().Name
+		if sel.Allowed(name) && !slices.ContainsFunc(enabled, func(e agent.Tool) bool { return e.Spec().Name == name }) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// toolSelection is pi's choice of tools from --tools, --no-tools,
+// --no-builtin-tools, --exclude-tools and the defaultTools setting.
+func toolSelection(a *args, settings host.Settings) tools.Selection {
+	o := tools.SelectOptions{
+		Tools:     a.tools,
+		NoTools:   a.noTools,
+		NoBuiltin: a.noBuiltinTools,
+		Exclude:   a.excludeTools,
+	}
+	if settings.DefaultTools != nil {
+		o.Defaults = *settings.DefaultTools
+		if o.Defaults == nil {
+			o.Defaults = []string{}
+		}
+	}
+	return tools.Select(o)
 }

@@ -254,8 +254,12 @@ func (h *Host) activeToolNames() []string {
 // rebuilds the system prompt.
 func (h *Host) applyExtensionTools() {
 	regs := h.exts().Registrations()
+	sel := h.opts.ToolSelection
+	// A tool --tools or --exclude-tools leaves out is not registered at
+	// all, an extension's included (as in pi).
+	regTools := slices.DeleteFunc(slices.Clone(regs.Tools), func(d ext.ToolDef) bool { return !sel.Allowed(d.Name) })
 	byName := map[string]ext.ToolDef{}
-	for _, d := range regs.Tools {
+	for _, d := range regTools {
 		byName[d.Name] = d
 	}
 	var all []agent.Tool
@@ -273,12 +277,12 @@ func (h *Host) applyExtensionTools() {
 		}
 		all = append(all, t)
 	}
-	for _, d := range regs.Tools {
+	for _, d := range regTools {
 		if _, ok := byName[d.Name]; ok {
 			all = append(all, extTool{h: h, def: d})
 		}
 	}
-	for _, d := range regs.Tools {
+	for _, d := range regTools {
 		summary := d.PromptSnippet
 		if summary == "" {
 			summary, _, _ = strings.Cut(d.Description, "\n")
@@ -289,21 +293,24 @@ func (h *Host) applyExtensionTools() {
 	h.ext.mu.Lock()
 	h.ext.all, h.ext.lines, h.ext.guidelines = all, lines, guidelines
 	if h.ext.active == nil {
-		// The enabled built-ins and every extension tool.
+		// The enabled built-ins and every extension tool (none at all
+		// after --no-tools: not nil, which would mean all).
+		h.ext.active = []string{}
 		for _, t := range h.opts.Tools {
 			h.ext.active = append(h.ext.active, t.Spec().Name)
 		}
 	}
-	// A tool registered later is active, as in pi.
-	for _, d := range regs.Tools {
-		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] {
+	// A tool registered later is active, as in pi; with a --tools
+	// allowlist, only the tools it names or matches are.
+	for _, d := range regTools {
+		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] && (sel.Allow == nil || sel.Allow(d.Name)) {
 			h.ext.active = append(h.ext.active, d.Name)
 		}
 	}
 	if h.ext.seen == nil {
 		h.ext.seen = map[string]bool{}
 	}
-	for _, d := range regs.Tools {
+	for _, d := range regTools {
 		h.ext.seen[d.Name] = true
 	}
 	h.ext.mu.Unlock()

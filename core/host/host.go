@@ -17,6 +17,7 @@ import (
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // Options configure a [Host].
@@ -32,15 +33,18 @@ type Options struct {
 	// (extensions may enable others with setActiveTools, as in pi); nil
 	// means Tools.
 	AllTools []agent.Tool
-	// Model is the model to start with; nil means the session's last
-	// model, else the registry's default.
+	// ToolSelection says which of the extensions' tools exist and are
+	// active (pi's --tools allowlist and --exclude-tools); Tools and
+	// AllTools must already follow it. The zero value keeps every
+	// extension tool, active once registered.
+	ToolSelection tools.Selection
+	// Model is the command line's model (--model): every session starts
+	// with it, as in pi. nil means the session's last model, else the
+	// startup default (see [Host.freshChoice]).
 	Model *llm.Model
-	// DefaultModel is used when neither Model nor the session names one
-	// (settings.json's defaultProvider/defaultModel); nil means the
-	// registry's default.
-	DefaultModel *llm.Model
-	// Thinking is the starting level ("" means the session's, else
-	// medium), clamped to the model.
+	// Thinking is the command line's level (--thinking or a :level
+	// suffix): "" means the session's, else the startup default;
+	// clamped to the model.
 	Thinking llm.ThinkingLevel
 	// Store is the session; nil means an in-memory one.
 	Store *session.Store
@@ -58,6 +62,12 @@ type Options struct {
 	// and project folders.
 	TemplatePaths []string
 	SkillPaths    []string
+	// NoSkills and NoPromptTemplates leave out the skills and prompt
+	// templates found in the user's and the project's folders (pi's
+	// --no-skills, --no-prompt-templates): only the explicit paths
+	// above, and those extensions offer, load.
+	NoSkills          bool
+	NoPromptTemplates bool
 	// UntrustedProject leaves the project's own skills and prompt
 	// templates (.pi, .agents/skills) out: it is not trusted (pi 1.5's
 	// project trust, decided by the caller).
@@ -214,19 +224,21 @@ func New(opts Options) (*Host, error) {
 			model = &m
 		}
 	}
-	if model == nil {
-		model = opts.DefaultModel
-	}
-	if model == nil {
-		m, ok := reg.Default()
-		if !ok {
-			return nil, errors.New("host: no model is available")
-		}
-		model = &m
-	}
 	thinking := opts.Thinking
 	if thinking == "" && ctx.ThinkingLevelSet {
 		thinking = ctx.ThinkingLevel
+	}
+	if model == nil {
+		// The --models scope only chooses for a new conversation, as in
+		// pi.
+		m, l, err := h.freshChoice(opts.Settings, len(ctx.Messages) == 0)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+		if thinking == "" {
+			thinking = l
+		}
 	}
 	if thinking == "" {
 		thinking = h.defaultThinkingFor(model)
@@ -425,16 +437,21 @@ func (h *Host) Close(ctx context.Context) error {
 // defaultThinking is the startup level for the current model.
 func (h *Host) defaultThinking() llm.ThinkingLevel { return h.defaultThinkingFor(h.agent.Model()) }
 
-// defaultThinkingFor is the startup level for model m: settings.json's
-// modelThinkingLevels entry for it, else defaultThinkingLevel, else
-// medium.
+// defaultThinkingFor is the startup level for model m (see thinkingFor).
 func (h *Host) defaultThinkingFor(m *llm.Model) llm.ThinkingLevel {
+	return thinkingFor(h.opts.Settings, m)
+}
+
+// thinkingFor is the startup level for model m under settings s:
+// settings.json's modelThinkingLevels entry for it, else
+// defaultThinkingLevel, else medium.
+func thinkingFor(s Settings, m *llm.Model) llm.ThinkingLevel {
 	if m != nil {
-		if l, err := llm.ParseThinkingLevel(h.opts.Settings.ModelThinkingLevels[m.Provider+"/"+m.ID]); err == nil && l != "" {
+		if l, err := llm.ParseThinkingLevel(s.ModelThinkingLevels[m.Provider+"/"+m.ID]); err == nil && l != "" {
 			return l
 		}
 	}
-	if l, err := llm.ParseThinkingLevel(h.opts.Settings.DefaultThinkingLevel); err == nil && l != "" {
+	if l, err := llm.ParseThinkingLevel(s.DefaultThinkingLevel); err == nil && l != "" {
 		return l
 	}
 	return models.DefaultThinking

@@ -1,12 +1,15 @@
 package host
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/models"
 )
 
 // SetModel switches to an available model ("Model not found: p/id"
@@ -148,4 +151,81 @@ func (h *Host) modelSelected(m, prev *llm.Model, source string) {
 		ev["previousModel"] = prev
 	}
 	h.extEvent(ev)
+}
+
+// freshChoice is the model and thinking level a conversation starts
+// with when neither the command line nor the session names a model, as
+// pi decides them each time it builds a session (at startup, and again
+// for new_session): with withScope, the --models scope's entry for the
+// settings' default model, else its first entry; else settings.json's
+// defaultProvider/defaultModel; else the registry's default. Scope and
+// settings entries count only with credentials. The level is --thinking
+// (or a :level suffix), else the scope entry's, else the startup level
+// for the model under s. The command line's --model, when given, wins
+// over all of it.
+func (h *Host) freshChoice(s Settings, withScope bool) (*llm.Model, llm.ThinkingLevel, error) {
+	reg := h.opts.Registry
+	level := h.opts.Thinking
+	model := h.opts.Model
+	if model == nil {
+		var def *llm.Model
+		if s.DefaultProvider != "" && s.DefaultModel != "" {
+			if m, ok := reg.Find(s.DefaultProvider, s.DefaultModel); ok && reg.HasAuth(&m) {
+				def = &m
+			}
+		}
+		if withScope {
+			var first, saved *models.ScopedModel
+			for i := range h.opts.Scope {
+				sm := &h.opts.Scope[i]
+				if !reg.HasAuth(&sm.Model) {
+					continue
+				}
+				if first == nil {
+					first = sm
+				}
+				if def != nil && sm.Model.Provider == def.Provider && sm.Model.ID == def.ID {
+					saved = sm
+					break
+				}
+			}
+			pick := cmp.Or(saved, first)
+			if pick != nil {
+				m := pick.Model
+				model = &m
+				if level == "" {
+					level = pick.Thinking
+				}
+			}
+		}
+		if model == nil {
+			model = def
+		}
+		if model == nil {
+			m, ok := reg.Default()
+			if !ok {
+				return nil, "", errors.New("host: no model is available")
+			}
+			model = &m
+		}
+	}
+	if level == "" {
+		level = thinkingFor(s, model)
+	}
+	return model, level, nil
+}
+
+// freshSettings are the settings a new conversation's model is chosen
+// under: read again, as pi does for every session it builds, so a
+// default model saved meanwhile (by pi's /model, say) counts.
+func (h *Host) freshSettings() Settings {
+	if h.opts.AgentDir == "" {
+		return h.opts.Settings
+	}
+	project := h.opts.Cwd
+	if h.opts.UntrustedProject {
+		project = ""
+	}
+	s, _ := LoadSettings(h.opts.AgentDir, project)
+	return s
 }

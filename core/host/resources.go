@@ -11,15 +11,25 @@ import (
 )
 
 // loadResources reads prompt templates and skills (user and project
-// folders); problems with single files are reported once and the files
+// folders, unless --no-skills or --no-prompt-templates, and the explicit
+// paths); problems with single files are reported once and the files
 // skipped.
 func (h *Host) loadResources() {
 	var problems []error
-	h.templates, problems = resources.LoadTemplates(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths, !h.opts.UntrustedProject)
+	discover := func(off bool) resources.Discovery {
+		switch {
+		case off:
+			return resources.DiscoverNone
+		case h.opts.UntrustedProject:
+			return resources.DiscoverUser
+		}
+		return resources.DiscoverAll
+	}
+	h.templates, problems = resources.LoadTemplatesFrom(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths, discover(h.opts.NoPromptTemplates))
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("prompt template: %w", p))
 	}
-	h.skills, problems = resources.LoadSkills(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths, !h.opts.UntrustedProject)
+	h.skills, problems = resources.LoadSkillsFrom(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths, discover(h.opts.NoSkills))
 	for _, p := range problems {
 		h.opts.Report(fmt.Errorf("skill: %w", p))
 	}

@@ -141,7 +141,10 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 // transcript becomes next's, and a session with a conversation brings
 // back its model and thinking level, as pi's resume does. A model that is
 // unknown or lacks credentials is reported and the current one kept. An
-// empty session (a fork before the first message) keeps both.
+// empty session (new_session, a fork before the first message) starts
+// like a new conversation at startup, as in pi: with the command line's
+// model, else the default one (see freshChoice), not the model and level
+// the last session ended on.
 func (h *Host) adopt(next *session.Store) error {
 	sc := next.Context()
 	h.agent.ClearQueues()
@@ -168,6 +171,8 @@ func (h *Host) adopt(next *session.Store) error {
 		if hasThinkingEntry(next.Path()) {
 			level = sc.ThinkingLevel
 		}
+	} else if m, l, err := h.freshChoice(h.freshSettings(), true); err == nil {
+		model, level = m, l
 	}
 	if model == nil {
 		return nil

@@ -64,6 +64,15 @@ var skillNameRe = regexp.MustCompile(`^[a-z0-9-]+$`)
 // withProject false leaves out the project's skills (an untrusted project:
 // see [ResolveTrust]); extra paths still load.
 func LoadSkills(agentDir, cwd string, extra []string, withProject bool) ([]Skill, []error) {
+	d := DiscoverAll
+	if !withProject {
+		d = DiscoverUser
+	}
+	return LoadSkillsFrom(agentDir, cwd, extra, d)
+}
+
+// LoadSkillsFrom is [LoadSkills] searching the default folders d names.
+func LoadSkillsFrom(agentDir, cwd string, extra []string, d Discovery) ([]Skill, []error) {
 	cwd = absDir(cwd)
 	agentDir = absDir(agentDir)
 	l := skillLoader{
@@ -81,7 +90,7 @@ func LoadSkills(agentDir, cwd string, extra []string, withProject bool) ([]Skill
 	}
 
 	project := SourceInfo{Source: SourceAuto, Scope: ScopeProject, Origin: OriginTopLevel, BaseDir: filepath.Join(cwd, configDirName)}
-	if withProject {
+	if d == DiscoverAll {
 		l.root(l.projectDir, true, project)
 		for _, d := range ancestorAgentsSkillDirs(cwd) {
 			if d != userAgents {
@@ -90,10 +99,10 @@ func LoadSkills(agentDir, cwd string, extra []string, withProject bool) ([]Skill
 		}
 	}
 	user := SourceInfo{Source: SourceAuto, Scope: ScopeUser, Origin: OriginTopLevel, BaseDir: agentDir}
-	if l.userDir != "" {
+	if l.userDir != "" && d != DiscoverNone {
 		l.root(l.userDir, true, user)
 	}
-	if userAgents != "" {
+	if userAgents != "" && d != DiscoverNone {
 		l.root(userAgents, false, user)
 	}
 	for _, raw := range extra {

@@ -63,6 +63,21 @@ func (s SourceInfo) location() Location {
 	}
 }
 
+// Discovery says which default folders [LoadSkillsFrom] and
+// [LoadTemplatesFrom] search besides the paths they are given.
+type Discovery int
+
+const (
+	// DiscoverAll searches the project's folders and the user's.
+	DiscoverAll Discovery = iota
+	// DiscoverUser searches the user's folders only: the project is
+	// not trusted.
+	DiscoverUser
+	// DiscoverNone searches no folder: only the given paths load
+	// (pi's --no-skills and --no-prompt-templates).
+	DiscoverNone
+)
+
 // configDirName is the per-project directory (pi's CONFIG_DIR_NAME).
 const configDirName = ".pi"
 

@@ -38,6 +38,16 @@ const descriptionFallbackLen = 60
 // withProject false leaves out the project's templates (an untrusted
 // project: see [ResolveTrust]); extra paths still load.
 func LoadTemplates(agentDir, cwd string, extra []string, withProject bool) ([]Template, []error) {
+	d := DiscoverAll
+	if !withProject {
+		d = DiscoverUser
+	}
+	return LoadTemplatesFrom(agentDir, cwd, extra, d)
+}
+
+// LoadTemplatesFrom is [LoadTemplates] searching the default folders d
+// names.
+func LoadTemplatesFrom(agentDir, cwd string, extra []string, d Discovery) ([]Template, []error) {
 	cwd = absDir(cwd)
 	agentDir = absDir(agentDir)
 	l := templateLoader{
@@ -51,10 +61,10 @@ func LoadTemplates(agentDir, cwd string, extra []string, withProject bool) ([]Te
 	}
 	// Project first: pi ranks project resources above user ones and keeps
 	// the first of a name.
-	if withProject {
+	if d == DiscoverAll {
 		l.autoDir(l.projectDir, SourceInfo{Source: SourceAuto, Scope: ScopeProject, Origin: OriginTopLevel, BaseDir: filepath.Join(cwd, configDirName)})
 	}
-	if l.userDir != "" {
+	if l.userDir != "" && d != DiscoverNone {
 		l.autoDir(l.userDir, SourceInfo{Source: SourceAuto, Scope: ScopeUser, Origin: OriginTopLevel, BaseDir: agentDir})
 	}
 	for _, raw := range extra {

@@ -134,8 +134,14 @@ func ForkFile(path, entryID string) (*Store, string, error) {
 
 // ForkFrom copies every entry of the session file at sourcePath into a new
 // session of targetCwd in dir, written at once, whose header names the
-// source as parent (pi's --fork).
-func ForkFrom(sourcePath, targetCwd, dir string) (*Store, error) {
+// source as parent (pi's --fork). opts.ID chooses the new session's id;
+// opts.ParentSession and opts.Path are not used.
+func ForkFrom(sourcePath, targetCwd, dir string, opts Options) (*Store, error) {
+	if opts.ID != "" {
+		if err := CheckID(opts.ID); err != nil {
+			return nil, fmt.Errorf("fork: %w", err)
+		}
+	}
 	if abs, err := filepath.Abs(sourcePath); err == nil {
 		sourcePath = abs
 	}
@@ -149,7 +155,7 @@ func ForkFrom(sourcePath, targetCwd, dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
-	n := newStore(targetCwd, Options{ParentSession: sourcePath})
+	n := newStore(targetCwd, Options{ID: opts.ID, ParentSession: sourcePath})
 	n.dir = dir
 	n.path = filepath.Join(dir, fileName(n.header))
 	for _, sn := range src.nodes {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +86,11 @@ type labelMark struct {
 // Create starts a new session for cwd whose file will live in dir (see
 // [DefaultDir]). Nothing is written until the first assistant message.
 func Create(dir, cwd string, opts Options) (*Store, error) {
+	if opts.ID != "" {
+		if err := CheckID(opts.ID); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+	}
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("create session dir: %w", err)
 	}
@@ -102,6 +108,15 @@ func Create(dir, cwd string, opts Options) (*Store, error) {
 // InMemory starts a session that is never written (--no-session).
 func InMemory(cwd string) *Store {
 	return newStore(cwd, Options{})
+}
+
+// InMemoryWithID is [InMemory] with the session id chosen (pi's
+// --no-session --session-id).
+func InMemoryWithID(cwd, id string) (*Store, error) {
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return newStore(cwd, Options{ID: id}), nil
 }
 
 func newStore(cwd string, opts Options) *Store {
@@ -421,11 +436,15 @@ func (s *Store) AppendLabel(targetID, label string) (string, error) {
 	return s.addLocked(s.leaf, func(m Meta) Entry { return &LabelEntry{Meta: m, TargetID: targetID, Label: label} })
 }
 
-// AppendSessionInfo sets the session's display name (trimmed; empty clears it).
+// AppendSessionInfo sets the session's display name (on one line:
+// line breaks become spaces; trimmed; empty clears it).
 func (s *Store) AppendSessionInfo(name string) (string, error) {
-	name = strings.TrimSpace(name)
+	name = strings.TrimSpace(lineBreaks.ReplaceAllString(name, " "))
 	return s.add(func(m Meta) Entry { return &SessionInfoEntry{Meta: m, Name: name} })
 }
+
+// lineBreaks are the runs of CR and LF a session name may not hold.
+var lineBreaks = regexp.MustCompile(`[\r\n]+`)
 
 // Leaf is the id of the entry the next append follows; "" before the
 // first entry.

@@ -496,7 +496,7 @@ func TestForkCloneAndForkFrom(t *testing.T) {
 	assert.Equal(t, []string{"u1", "a1"}, texts(ff.Context().Messages))
 
 	other := filepath.Join(t.TempDir(), "other")
-	fr, err := ForkFrom(copyFixture(t, refFile), "/elsewhere", other)
+	fr, err := ForkFrom(copyFixture(t, refFile), "/elsewhere", other, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "/elsewhere", fr.Cwd())
 	assert.Len(t, fr.Entries(), 22)

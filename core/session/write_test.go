@@ -33,7 +33,7 @@ func TestNewSessionFilesArePrivate(t *testing.T) {
 	c, err := s.Clone()
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), perm(t, c.File()))
-	f, err := ForkFrom(s.File(), "/elsewhere", filepath.Join(agentDir, "forks", "x"))
+	f, err := ForkFrom(s.File(), "/elsewhere", filepath.Join(agentDir, "forks", "x"), Options{})
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), perm(t, f.File()))
 	assert.Equal(t, os.FileMode(0o700), perm(t, filepath.Dir(f.File())))
