@@ -88,7 +88,7 @@ func openSessionFile(path, cwd string, stderr io.Writer) (*session.Store, error)
 	}
 	st, rep, err := session.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening session %s: %w", path, err)
+		return nil, fmt.Errorf("opening session: %w", err)
 	}
 	if !rep.OK() {
 		fmt.Fprintf(stderr, "gopi: warning: session %s: %d damaged line(s) skipped\n", path, len(rep.Damaged))

@@ -49,7 +49,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	previous := h.Store().File()
 	next, rep, err := session.Open(path)
 	if err != nil {
-		return api.CancelledResult{}, fmt.Errorf("opening session %s: %w", path, err)
+		return api.CancelledResult{}, fmt.Errorf("opening session: %w", err)
 	}
 	for _, d := range rep.Damaged {
 		h.opts.Report(fmt.Errorf("session %s: skipped %w", path, d))
