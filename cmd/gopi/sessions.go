@@ -134,7 +134,8 @@ type foundSession struct {
 // find resolves a --session or --fork argument as pi does: something
 // that looks like a path (a separator, or ".jsonl" at the end) is a file,
 // relative to the cwd; anything else is a session id, exact or its
-// beginning, among the cwd's sessions first, then everyone's.
+// beginning, among the cwd's sessions first, then everyone's, and last
+// (gopi only) the name of a file in the cwd.
 func (l sessionLookup) find(arg string) (foundSession, error) {
 	if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".jsonl") {
 		p := expandHome(arg)
@@ -168,7 +169,18 @@ func (l sessionLookup) find(arg string) (foundSession, error) {
 			}
 		}
 	}
+	// pi stops here. A file of that name in the cwd is what the user most
+	// likely meant (`--session notes`): it is opened as a path, which
+	// refuses it plainly if it is not a session, instead of "no session".
+	if p := filepath.Join(l.cwd, arg); fileExists(p) {
+		return foundSession{path: p}, nil
+	}
 	return foundSession{}, fmt.Errorf("no session found matching %q", arg)
+}
+
+func fileExists(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir()
 }
 
 // expandHome turns a leading "~" into the home directory, as pi does for
