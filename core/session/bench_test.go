@@ -81,3 +81,26 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppend is one message written to a session file that already
+// holds some: with issue 25's write path (open, lock, check what the file
+// holds, append, close) rather than a bare O_APPEND write.
+func BenchmarkAppend(b *testing.B) {
+	s, err := Create(b.TempDir(), "/bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.AppendMessage(user("start")); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.AppendMessage(assistant("the file exists from here on")); err != nil {
+		b.Fatal(err)
+	}
+	msg := assistant("answer: it reads the configuration and starts the server")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.AppendMessage(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
