@@ -294,7 +294,7 @@ test("exit without shutdown ends the process with code 1", async (t) => {
 	assert.equal(code, 1);
 });
 
-test("a client that cannot show dialogs gets the write denied without being asked", async (t) => {
+test("a client that cannot show dialogs is not asked, and the write is not run, saying why", async (t) => {
 	const g = await start(t, { args: ["--approval", "writes"] });
 	const asked = [];
 	g.conn.onRequest("window/showMessageRequest", (params) => {
@@ -313,8 +313,10 @@ test("a client that cannot show dialogs gets the write denied without being aske
 	assert.equal(toolEnd.isError, true);
 	const result = end.messages.find((m) => m.role === "toolResult");
 	assert.equal(result.isError, true);
-	assert.match(textOf(result), /denied/i);
-	assert.ok(!existsSync(path.join(g.cwd, "notes.txt")), "the denied write created the file");
+	// Issue 25: not "denied by the user", since nobody was asked.
+	assert.match(textOf(result), /not run: approval is required and this client cannot show approval dialogs/);
+	assert.doesNotMatch(textOf(result), /denied/i);
+	assert.ok(!existsSync(path.join(g.cwd, "notes.txt")), "the refused write created the file");
 
 	assert.equal(await bounded(g.conn.sendRequest("shutdown"), "the shutdown result", g), null);
 	await g.conn.sendNotification("exit");
