@@ -27,9 +27,8 @@ function M.found()
     return true
   end
   vim.notify(
-    "gopi: the gopi binary was " .. how .. ".\n"
-      .. "Build it with `make build` in the gopi repository (it lands in bin/gopi, where the plugin looks),"
-      .. " put gopi on $PATH, or set `cmd` in require('gopi').setup(). See :help gopi-install.",
+    "gopi: the gopi binary was " .. how .. ". Run `make build` in the gopi repository,"
+      .. " put gopi on $PATH, or set `cmd` in setup() (:help gopi-binary).",
     vim.log.levels.ERROR
   )
   return false
