@@ -1,4 +1,6 @@
--- gopi's commands. Nothing starts until one is used. See :help gopi.
+-- gopi's commands, all defined here, so that each one works before any
+-- other was used (and without setup()). Nothing starts until one is used.
+-- See :help gopi.
 if vim.g.loaded_gopi then
   return
 end
@@ -18,8 +20,8 @@ local cmd = vim.api.nvim_create_user_command
 
 cmd("Gopi", function(o)
   if o.args ~= "" then
-    if not require("gopi.chat").is_open() then
-      gopi().open()
+    if not require("gopi.chat").is_open() and not gopi().open() then
+      return
     end
     gopi().send(o.args, "prompt")
   else
@@ -32,20 +34,38 @@ cmd("GopiSessions", function() gopi().sessions() end, { desc = "Resume one of th
 cmd("GopiFork", function() gopi().fork() end, { desc = "Fork the session from an earlier message" })
 cmd("GopiClone", function() gopi().clone() end, { desc = "Go on in a copy of the session" })
 cmd("GopiRename", function(o) gopi().rename(o.args) end, { nargs = "?", desc = "Name the session" })
-cmd("GopiModel", function(o) gopi().model(o.args) end, { nargs = "?", desc = "Switch gopi's model" })
+cmd("GopiModel", function(o) gopi().model(o.args) end, {
+  nargs = "?",
+  complete = function(lead)
+    return require("gopi.complete").model_args(lead)
+  end,
+  desc = "Switch gopi's model",
+})
 cmd("GopiThinking", function(o) gopi().thinking(o.args) end, {
   nargs = "?",
-  complete = function()
-    return { "off", "minimal", "low", "medium", "high", "xhigh" }
+  complete = function(lead)
+    return require("gopi.complete").thinking_args(lead)
   end,
   desc = "Set or cycle the thinking level",
 })
 cmd("GopiCompact", function(o) gopi().compact(o.args) end, { nargs = "*", desc = "Compact the context" })
-cmd("GopiExport", function() gopi().export() end, { desc = "Export the session to HTML" })
+cmd("GopiExport", function(o) gopi().export(o.args) end, { nargs = "?", complete = "file", desc = "Export the session to HTML (asks where) and open it" })
 cmd("GopiLog", function() gopi().log() end, { desc = "gopi's log" })
 cmd("GopiRestart", function() gopi().restart() end, { desc = "Restart gopi on the same session" })
-cmd("GopiChanges", function() gopi().changes() end, { desc = "The files the last run changed, in the quickfix list" })
-cmd("GopiAdd", function(o) gopi().add(o.line1, o.line2, o.args) end, { range = true, nargs = "*", desc = "Add the selection's range to the prompt" })
+cmd("GopiChanges", function(o) gopi().changes(o.args) end, {
+  nargs = "?",
+  complete = function(lead)
+    return gopi().changed_files(lead)
+  end,
+  desc = "The files the last run changed in the quickfix list; with a file, its diff",
+})
+cmd("GopiAdd", function(o)
+  if o.range == 0 then
+    gopi().add(nil, nil, o.args)
+  else
+    gopi().add(o.line1, o.line2, o.args)
+  end
+end, { range = true, nargs = "*", desc = "Add the file (or the range) to the prompt; its content goes along" })
 
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("gopi", { clear = true }),

@@ -90,7 +90,7 @@ local function child(opts)
   function t.chat_has(text)
     return table.concat(t.chat(), "\n"):find(text, 1, true) ~= nil
   end
-  local setup = vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes" }, opts.setup or {})
+  local setup = vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes", bare = opts.bare }, opts.setup or {})
   local unset = {}
   -- Completion plugins (tests/install-plugins.sh) go on 'runtimepath' before
   -- gopi's setup, which registers the nvim-cmp source when it finds nvim-cmp.
@@ -121,7 +121,7 @@ local function child(opts)
     for _, k in ipairs(unset) do vim.env[k] = nil end
     vim.opt.rtp:prepend(plugin)
     vim.cmd("runtime plugin/gopi.lua")
-    require("gopi").setup(cfg)
+    if not cfg.bare then require("gopi").setup(cfg) end
     -- Dialogs are answered by the test: _G.answer(items, prompt) picks.
     _G.asked = {}
     vim.ui.select = function(items, o, cb)
@@ -318,6 +318,7 @@ test("an approval opens a diff tab: ga accepts (the file is written), :q rejects
   eq({ "saved with w" }, vim.fn.readfile(t.work .. "/other.txt"), ":w accepted")
   -- :GopiChanges lists what the last run changed.
   t.cmd("GopiChanges")
+  t.wait("the quickfix list", "return #vim.fn.getqflist() > 0")
   eq("other.txt", t.lua("return vim.fn.fnamemodify(vim.fn.bufname(vim.fn.getqflist()[1].bufnr), ':t')"), "the quickfix list")
 end)
 
@@ -429,10 +430,201 @@ test(":GopiFork puts the message back in the prompt; :GopiClone and :GopiExport 
   t.cmd("GopiClone")
   t.wait("a new session file", "local f = require('gopi.chat').session.state.session_file return f ~= nil and f ~= ...", first)
   t.lua("_G.notes = {} vim.notify = function(m) table.insert(_G.notes, m) end vim.ui.open = function() end")
+  t.lua("_G.typed = ...", t.root .. "/exported.html")
   t.cmd("GopiExport")
   t.wait("the export", "for _, n in ipairs(_G.notes) do if n:find('exported to ', 1, true) then return true end end return false")
   local path = t.lua("for _, n in ipairs(_G.notes) do local p = n:match('exported to (.*)') if p then return p end end")
   eq(1, vim.fn.filereadable(path), "the HTML file")
+end)
+
+test("every command exists once plugin/gopi.lua is sourced, before :Gopi and without setup(); :help gopi resolves", function(t)
+  -- What the plugin defines is all there is: each one a user command now.
+  local want = {}
+  for name in io.open(plugin .. "/plugin/gopi.lua"):read("*a"):gmatch('cmd%("(Gopi%w*)"') do
+    table.insert(want, name)
+  end
+  ok(#want >= 15, "the commands read from plugin/gopi.lua: " .. vim.inspect(want))
+  local have = t.lua("return vim.tbl_keys(vim.api.nvim_get_commands({}))")
+  for _, name in ipairs(want) do
+    ok(vim.tbl_contains(have, name), ":" .. name .. " is defined before :Gopi")
+  end
+  eq(false, t.lua("return package.loaded['gopi.chat'] ~= nil"), "nothing of the chat loaded yet")
+  -- The shipped doc/tags: no :helptags needed.
+  t.cmd("help gopi")
+  eq("gopi.txt", t.lua("return vim.fn.expand('%:t')"), ":help gopi")
+  t.cmd("help gopi-slash")
+  t.cmd("help :GopiChanges")
+  eq("help", t.lua("return vim.bo.buftype"), "a help buffer")
+  -- :checkhealth gopi finds the plugin's health module.
+  t.cmd("checkhealth gopi")
+  local text = table.concat(t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "\n")
+  ok(text:find("gopi", 1, true) and not text:find("No healthcheck found", 1, true), text)
+end, { bare = true })
+
+test("a gopi binary that is not there: one clear message, no traceback, no half-open chat", function(t)
+  t.lua("require('gopi').setup({ cmd = ... })", t.root .. "/nowhere/gopi")
+  local okcmd, err = pcall(t.cmd, "Gopi")
+  ok(okcmd, "no error from :Gopi: " .. tostring(err))
+  local notes = t.lua("return _G.notes")
+  eq(1, #notes, "one message: " .. vim.inspect(notes))
+  ok(notes[1]:find("^" .. t.lua("return vim.log.levels.ERROR") .. " "), "an error: " .. notes[1])
+  ok(notes[1]:find("nowhere/gopi", 1, true) and notes[1]:find("make build", 1, true) and notes[1]:find("PATH", 1, true), "what is missing and how to get it: " .. notes[1])
+  eq(1, t.lua("return #vim.api.nvim_tabpage_list_wins(0)"), "no chat windows")
+  -- Other commands too, each with one message.
+  pcall(t.cmd, "GopiModel")
+  pcall(t.cmd, "Gopi hello")
+  eq(3, #t.lua("return _G.notes"), "one message per command")
+  local msgs = t.lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+  ok(not msgs:find("stack traceback", 1, true) and not msgs:find("E5108", 1, true), ":messages: " .. msgs)
+end)
+
+test("built-in slash commands run in the editor: /new, /compact, /model, /thinking, /export, /help; / completes them", function(t)
+  -- Short messages are enough to compact.
+  vim.fn.writefile({ vim.fn.json_encode({ compaction = { enabled = false, keepRecentTokens = 10 } }) }, t.root .. "/agent/settings.json")
+  vim.fn.mkdir(t.root .. "/agent/prompts", "p")
+  vim.fn.writefile({ "---", "description: Review the change", "---", "Review it." }, t.root .. "/agent/prompts/review.md")
+  t.cmd("Gopi")
+  t.wait("the commands", "return #require('gopi.complete').commands > 0")
+  local words = vim.tbl_map(function(i) return i.word end, t.lua("return require('gopi.complete').items('/')"))
+  for _, w in ipairs({ "/new", "/compact", "/model", "/fork", "/resume", "/export", "/help", "/review" }) do
+    ok(vim.tbl_contains(words, w), w .. " offered: " .. vim.inspect(words))
+  end
+  prompt(t, "reply: kept until /new")
+  t.wait_chat("the reply", "\nkept until /new")
+  t.wait("settled", settled)
+  t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
+  local first = t.lua("return require('gopi.chat').session.state.session_file")
+  prompt(t, "reply: a second turn")
+  t.wait_chat("the reply", "\na second turn")
+  t.wait("settled", settled)
+  -- /compact compacts (the summary replaces the earlier messages).
+  prompt(t, "/compact")
+  t.wait("compacted", "local r = require('gopi.chat').session.client:call('get_messages') for _, m in ipairs(r.messages) do if m.role == 'compactionSummary' then return true end end return false")
+  eq("", t.lua("return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false))"), "the prompt emptied")
+  -- /model and /thinking with arguments.
+  prompt(t, "/model faux/faux-1")
+  t.wait("the model", "return require('gopi.chat').session.client:call('get_state').model.id == 'faux-1'")
+  prompt(t, "/thinking high")
+  t.wait("the thinking level", "return require('gopi.chat').session.client:call('get_state').thinkingLevel == 'high'")
+  -- /help lists them.
+  prompt(t, "/help")
+  t.wait_note("the help", "/compact")
+  -- /export asks where (answered here), writes and opens it.
+  t.lua("_G.opened = nil vim.ui.open = function(p) _G.opened = p end _G.typed = ...", t.root .. "/slash.html")
+  prompt(t, "/export")
+  t.wait("opened", "return _G.opened ~= nil")
+  eq(1, vim.fn.filereadable(t.root .. "/slash.html"), "exported")
+  -- /new: a new session, the chat emptied.
+  prompt(t, "/new")
+  t.wait("a new session", "local f = require('gopi.chat').session.client:call('get_state').sessionFile return f ~= nil and f ~= ...", first)
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  -- None of them went to the model as text.
+  local msgs = t.lua("return require('gopi.chat').session.client:call('get_messages').messages")
+  eq(0, #msgs, "the new session is empty")
+  ok(not t.chat_has("/new") and not t.chat_has("/help"), "no slash command in the chat")
+end)
+
+test("@file and :GopiAdd carry the file's content (a buffer's unsaved changes too), shown as a chip", function(t)
+  vim.fn.writefile({ "package main", "", "func main() {}" }, t.work .. "/main.go")
+  vim.fn.writefile({ "one", "two", "three", "four" }, t.work .. "/notes.txt")
+  t.cmd("edit main.go")
+  -- An unsaved change.
+  t.lua("vim.api.nvim_buf_set_lines(0, 2, 3, false, { 'func main() { println(\"unsaved\") }' })")
+  eq(true, t.lua("return vim.bo.modified"), "modified")
+  t.cmd("Gopi")
+  -- (No directive: faux answers without repeating the message.)
+  prompt(t, "explain @main.go, and @notes.txt.")
+  -- What gopi's session holds: the user messages' text.
+  local users = [[
+    local out = {}
+    for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+      if m.role == 'user' then table.insert(out, require('gopi.render').content_text(m.content)) end
+    end
+    return out
+  ]]
+  t.wait_chat("the reply", "## gopi")
+  t.wait("settled", settled)
+  local user = t.lua(users)[1]
+  ok(user:find('println("unsaved")', 1, true), "the unsaved line reached gopi:\n" .. user)
+  ok(user:find('<file path="main.go">', 1, true) and user:find("package main", 1, true), "main.go's content:\n" .. user)
+  ok(user:find("three\nfour", 1, true), "notes.txt from disk:\n" .. user)
+  ok(t.chat_has("[@main.go (3 lines)]") and t.chat_has("[@notes.txt (4 lines)]"), "the chips:\n" .. table.concat(t.chat(), "\n"))
+  ok(not t.chat_has("package main"), "not the content in the chat:\n" .. table.concat(t.chat(), "\n"))
+  -- :GopiAdd with a range: those lines only.
+  t.lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1))")
+  t.cmd("edit notes.txt")
+  t.cmd("2,3GopiAdd")
+  eq({ "@notes.txt#L2-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.input("<Esc>Awhat is this<Esc><CR>")
+  t.wait("the second reply", "return #vim.fn.split(table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'), '## gopi', 1) >= 3")
+  t.wait("settled", settled)
+  local second = t.lua(users)[2]
+  ok(second:find('<file path="notes.txt" lines="2-3">\n```\ntwo\nthree\n```', 1, true), "the range's lines:\n" .. second)
+  ok(t.chat_has("[@notes.txt#L2-3 (2 lines)]"), "the range's chip:\n" .. table.concat(t.chat(), "\n"))
+end)
+
+test(":GopiChanges lists the changed files at their first change; :GopiChanges FILE shows its diff", function(t)
+  vim.fn.writefile({ "first", "hello world", "last" }, t.work .. "/a.txt")
+  t.cmd("Gopi")
+  prompt(t, "edit: a.txt :: hello => bye")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false and next(require('gopi.chat').session.state.changed) ~= nil")
+  eq({ "first", "bye world", "last" }, vim.fn.readfile(t.work .. "/a.txt"), "edited")
+  t.cmd("GopiChanges")
+  t.wait("the quickfix list", "return #vim.fn.getqflist() == 1")
+  local item = t.lua("local i = vim.fn.getqflist()[1] return { name = vim.fn.bufname(i.bnr or i.bufnr), lnum = i.lnum, text = i.text }")
+  eq("a.txt", item.name, "the file")
+  eq(2, item.lnum, "its first changed line")
+  ok(item.text:find("+1 -1", 1, true), item.text)
+  eq({ "a.txt" }, t.lua("return vim.fn.getcompletion('GopiChanges ', 'cmdline')"), "completion")
+  t.cmd("GopiChanges a.txt")
+  t.wait("the diff tab", "return #vim.api.nvim_list_tabpages() == 2")
+  local sides = t.lua([[
+    local out = {}
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      local b = vim.api.nvim_win_get_buf(w)
+      table.insert(out, { name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':.'), diff = vim.wo[w].diff, lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) })
+    end
+    return out
+  ]])
+  eq(2, #sides, "two windows")
+  eq({ "first", "hello world", "last" }, sides[1].lines, "before the run, on the left")
+  ok(sides[1].name:find("gopi://before/a.txt", 1, true), sides[1].name)
+  eq({ "first", "bye world", "last" }, sides[2].lines, "the file, on the right")
+  eq("a.txt", sides[2].name, "the file's own buffer")
+  ok(sides[1].diff and sides[2].diff, "in diff mode")
+end, { approval = "off" })
+
+test(":GopiExport asks where (a temporary file by default, not the project), writes there and opens it", function(t)
+  t.cmd("Gopi")
+  prompt(t, "reply: to export")
+  t.wait_chat("the reply", "\nto export")
+  t.wait("settled", settled)
+  t.lua("_G.opened = nil vim.ui.open = function(p) _G.opened = p end _G.typed = nil")
+  t.cmd("GopiExport")
+  t.wait("asked", "return #_G.inputs == 1")
+  local default = t.lua("return _G.inputs[1].default")
+  ok(default:find("%.html$") and not vim.startswith(default, t.work), "a default out of the project: " .. default)
+  ok(vim.startswith(vim.fn.resolve(default), vim.fn.resolve((vim.uv or vim.loop).os_tmpdir())) or vim.startswith(default, t.lua("return (vim.uv or vim.loop).os_tmpdir()")), "in the temporary directory: " .. default)
+  vim.wait(300)
+  eq(true, t.lua("return _G.opened == nil"), "dismissed: nothing written")
+  t.lua("_G.typed = ...", t.root .. "/out/session.html")
+  t.cmd("GopiExport")
+  t.wait("opened", "return _G.opened ~= nil")
+  eq(t.root .. "/out/session.html", t.lua("return _G.opened"), "opened")
+  eq(1, vim.fn.filereadable(t.root .. "/out/session.html"), "written")
+  eq({}, vim.fn.glob(t.work .. "/*.html", false, true), "nothing in the project")
+  vim.fn.delete(default)
+end)
+
+test(":GopiModel and :GopiThinking complete their arguments", function(t)
+  t.cmd("Gopi")
+  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  local models = t.lua("return vim.fn.getcompletion('GopiModel faux/', 'cmdline')")
+  ok(vim.tbl_contains(models, "faux/faux-1") and vim.tbl_contains(models, "faux/faux-fast"), vim.inspect(models))
+  eq({ "faux/faux-1" }, t.lua("return vim.fn.getcompletion('GopiModel faux-1', 'cmdline')"), "by the id alone")
+  eq({ "high" }, t.lua("return vim.fn.getcompletion('GopiThinking hi', 'cmdline')"), "a level")
+  eq(6, #t.lua("return vim.fn.getcompletion('GopiThinking ', 'cmdline')"), "all levels")
 end)
 
 test("the chat as a float", function(t)

@@ -80,8 +80,11 @@ end)
 test("completion items: / from the commands, @ from files", function()
   local complete = require("gopi.complete")
   complete.commands = { { name = "review", description = "Review" }, { name = "refactor" }, { name = "skill:x" } }
-  local items, start = complete.items("/re")
-  eq({ "/review", "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
+  local items, start = complete.items("/ref")
+  eq({ "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
+  -- The plugin's own slash commands come first, then gopi's.
+  items = complete.items("/re")
+  eq({ "/resume", "/rename", "/restart", "/review", "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
   eq(0, start)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/src", "p")
@@ -106,11 +109,11 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   eq(true, src:is_available(), "available in the prompt")
   eq({ "/", "@" }, src:get_trigger_characters())
   local got
-  src:complete({ context = { cursor_before_line = "/re", cursor = { row = 2, col = 4 } } }, function(r) got = r end)
+  src:complete({ context = { cursor_before_line = "/rev", cursor = { row = 2, col = 5 } } }, function(r) got = r end)
   eq("/review", got.items[1].label)
   eq("Review", got.items[1].detail)
   -- The edit replaces all that was typed from the "/" (bytes, 0-based).
-  eq({ newText = "/review", range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 } } }, got.items[1].textEdit)
+  eq({ newText = "/review", range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 4 } } }, got.items[1].textEdit)
   eq("utf-8", src:get_position_encoding_kind())
   local b = require("gopi.blink").new()
   eq(true, b:enabled())
@@ -151,6 +154,101 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   chat.show_queue()
   eq({}, vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, {}), "cleared")
   vim.cmd("close")
+end)
+
+--- The plugin's commands, as plugin/gopi.lua defines them.
+local function commands()
+  local out = {}
+  for name in io.open(vim.fn.fnamemodify(here, ":h") .. "/plugin/gopi.lua"):read("*a"):gmatch('cmd%("(Gopi%w*)"') do
+    table.insert(out, name)
+  end
+  return out
+end
+
+test("the lazy.nvim specs of the README and the help work as written: a name, every command there, no build", function()
+  local root = vim.fn.fnamemodify(here, ":h")
+  local readme = io.open(root .. "/README.md"):read("*a")
+  local help = io.open(root .. "/doc/gopi.txt"):read("*a")
+  local specs = {
+    README = readme:match("```lua\n(%-%- lazy%.nvim[^\n]*\n{.-})\n```"),
+    help = help:match(">lua\n(%s*{%s*dir = .-})\n<"),
+  }
+  for where, code in pairs(specs) do
+    lib.ok(code, "a lazy.nvim spec in the " .. where)
+    local spec = assert(load("return " .. code))()
+    eq("gopi", spec.name, where .. ": the name")
+    lib.ok(spec.dir:match("editors/nvim$"), where .. ": the plugin's directory")
+    -- lazy.nvim makes stubs for the commands in cmd only: the rest would be
+    -- E492 until one of those ran. lazy = false loads plugin/gopi.lua at start.
+    if spec.lazy ~= false then
+      for _, c in ipairs(commands()) do
+        lib.ok(vim.tbl_contains(spec.cmd or {}, c), where .. ": " .. c .. " in cmd")
+      end
+    end
+    -- lazy.nvim runs no build for a dir plugin: a build there would mislead.
+    eq(nil, spec.build, where .. ": build")
+  end
+end)
+
+test("doc/tags ships and is current (what :helptags makes of doc/gopi.txt)", function()
+  local root = vim.fn.fnamemodify(here, ":h")
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  vim.fn.writefile(vim.fn.readfile(root .. "/doc/gopi.txt"), dir .. "/gopi.txt")
+  vim.cmd.helptags(vim.fn.fnameescape(dir))
+  eq(vim.fn.readfile(dir .. "/tags"), vim.fn.filereadable(root .. "/doc/tags") == 1 and vim.fn.readfile(root .. "/doc/tags") or {}, "doc/tags (run :helptags doc in editors/nvim)")
+  -- Every command has its tag.
+  local tags = table.concat(vim.fn.readfile(dir .. "/tags"), "\n")
+  for _, c in ipairs(commands()) do
+    lib.ok(tags:find("\n?:" .. c .. "\t"), ":" .. c .. " has a help tag")
+  end
+  vim.fn.delete(dir, "rf")
+end)
+
+test("@file references carry the file's lines (a loaded buffer's first); the chat shows a chip", function()
+  local context = require("gopi.context")
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  vim.cmd.cd(dir)
+  vim.fn.writefile({ "a", "```", "c" }, dir .. "/x.md")
+  vim.fn.writefile({ "on disk" }, dir .. "/y.txt")
+  vim.cmd.edit("y.txt")
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "in the buffer", "two" })
+  local out = context.expand("see @x.md, @y.txt#L2 and @nothing.txt or me@example.com")
+  eq(table.concat({
+    "see @x.md, @y.txt#L2 and @nothing.txt or me@example.com",
+    "",
+    '<file path="x.md">',
+    "````markdown", "a", "```", "c", "````",
+    "</file>",
+    '<file path="y.txt" lines="2-2">',
+    "```", "two", "```",
+    "</file>",
+  }, "\n"), out)
+  eq("see @x.md, @y.txt#L2 and @nothing.txt or me@example.com\n[@x.md (3 lines)]\n[@y.txt#L2 (1 line)]", context.compact(out))
+  eq("no refs", context.expand("no refs"))
+  vim.cmd("bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("built-in slash commands run the plugin's functions; other / names do not", function()
+  local gopi = require("gopi")
+  local slash = require("gopi.slash")
+  local called = {}
+  local saved = { compact = gopi.compact, model = gopi.model, new_session = gopi.new_session }
+  gopi.compact = function(a) table.insert(called, "compact:" .. a) end
+  gopi.model = function(a) table.insert(called, "model:" .. a) end
+  gopi.new_session = function() table.insert(called, "new") end
+  eq(true, slash.run("/compact keep the API"))
+  eq(true, slash.run("  /model faux/faux-1 "))
+  eq(true, slash.run("/new"))
+  eq(false, slash.run("/review"), "a template goes to gopi")
+  eq(false, slash.run("/new\nand more"), "several lines go to gopi")
+  eq(false, slash.run("explain /new"))
+  eq({ "compact:keep the API", "model:faux/faux-1", "new" }, called)
+  for k, v in pairs(saved) do
+    gopi[k] = v
+  end
 end)
 
 lib.finish()

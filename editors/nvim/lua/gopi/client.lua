@@ -9,7 +9,11 @@ local M = {}
 ---@return string|nil path, string how
 function M.binary(cfg)
   if cfg.cmd and cfg.cmd ~= "" then
-    return cfg.cmd, "the cmd option"
+    local cmd = vim.fn.expand(cfg.cmd)
+    if vim.fn.executable(cmd) == 1 then
+      return vim.fn.exepath(cmd), "the cmd option"
+    end
+    return nil, "not found: the cmd option names " .. cfg.cmd .. ", which is not an executable file"
   end
   if vim.fn.executable("gopi") == 1 then
     return vim.fn.exepath("gopi"), "PATH"
@@ -21,7 +25,7 @@ function M.binary(cfg)
   if vim.fn.executable(built) == 1 then
     return built, "this checkout's bin/ (make build)"
   end
-  return nil, "not found: put gopi on PATH, set cmd in setup(), or run `make build` in the gopi repository"
+  return nil, "not found: not on $PATH, no cmd option, and no bin/gopi in the repository the plugin is in (" .. repo .. ")"
 end
 
 local Client = {}

@@ -1,10 +1,57 @@
--- Completion in the prompt window: `/` from gopi's commands (templates,
--- skills, extension commands), `@` for files under the working directory.
+-- Completion in the prompt window: `/` from the plugin's own commands and
+-- gopi's (templates, skills, extension commands), `@` for files under the
+-- working directory. Also the arguments of :GopiModel and :GopiThinking.
 -- Through 'completefunc' (<C-x><C-u>), and as items for nvim-cmp or
 -- blink.cmp sources (see :help gopi-completion).
 local M = {}
 
 M.commands = {}
+
+--- The plugin's own slash commands, run in the editor (gopi.slash), listed
+--- before gopi's.
+M.builtins = {
+  { name = "help", description = "gopi.nvim: the slash commands" },
+  { name = "new", description = "gopi.nvim: a new session" },
+  { name = "resume", description = "gopi.nvim: resume one of this directory's sessions" },
+  { name = "sessions", description = "gopi.nvim: resume one of this directory's sessions" },
+  { name = "fork", description = "gopi.nvim: a new session from an earlier message" },
+  { name = "clone", description = "gopi.nvim: go on in a copy of the session" },
+  { name = "rename", description = "gopi.nvim: name the session" },
+  { name = "model", description = "gopi.nvim: switch the model" },
+  { name = "thinking", description = "gopi.nvim: set or cycle the thinking level" },
+  { name = "compact", description = "gopi.nvim: summarise older messages" },
+  { name = "export", description = "gopi.nvim: export the session to HTML" },
+  { name = "changes", description = "gopi.nvim: the last run's changed files" },
+  { name = "abort", description = "gopi.nvim: stop the run" },
+  { name = "restart", description = "gopi.nvim: restart gopi on the same session" },
+  { name = "log", description = "gopi.nvim: the plugin's log" },
+}
+
+M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh" }
+
+--- The models gopi offers (provider/id), as last asked.
+M.models = {}
+
+--- :GopiModel's argument: the models of the running gopi (asked once, briefly).
+function M.model_args(lead)
+  local c = require("gopi.chat").session.client
+  if #M.models == 0 and c and c:running() then
+    local res = c:call("get_available_models", {}, 2000)
+    for _, m in ipairs((res or {}).models or {}) do
+      table.insert(M.models, m.provider .. "/" .. m.id)
+    end
+  end
+  return vim.tbl_filter(function(m)
+    return vim.startswith(m, lead or "") or vim.startswith(m:gsub("^[^/]*/", ""), lead or "")
+  end, M.models)
+end
+
+--- :GopiThinking's argument.
+function M.thinking_args(lead)
+  return vim.tbl_filter(function(l)
+    return vim.startswith(l, lead or "")
+  end, M.thinking_levels)
+end
 
 function M.load_commands()
   local chat = require("gopi.chat")
@@ -42,9 +89,10 @@ end
 function M.items(before)
   local slash = before:match("^/(%S*)$")
   if slash then
-    local items = {}
-    for _, c in ipairs(M.commands) do
-      if vim.startswith(c.name, slash) then
+    local items, seen = {}, {}
+    for _, c in ipairs(vim.list_extend(vim.deepcopy(M.builtins), M.commands)) do
+      if vim.startswith(c.name, slash) and not seen[c.name] then
+        seen[c.name] = true
         table.insert(items, { word = "/" .. c.name, menu = c.description or "" })
       end
     end

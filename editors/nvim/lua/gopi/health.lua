@@ -13,8 +13,8 @@ function M.check()
   local bin, how = require("gopi.client").binary(config.options)
   if not bin then
     h.error("gopi binary " .. how, {
-      "Install gopi on PATH, or set `cmd` in require('gopi').setup()",
-      "From the gopi repository: `make build` (lazy.nvim's `build = 'make build'` does it)",
+      "In the gopi repository run `make build`: the plugin finds its bin/gopi (lazy.nvim runs no `build` step for a `dir` plugin)",
+      "Or put gopi on $PATH, or set `cmd` in require('gopi').setup()",
     })
     return
   end

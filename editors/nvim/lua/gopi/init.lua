@@ -19,13 +19,57 @@ function M.status()
   return (chat.status_text():gsub("%%", "%%%%"))
 end
 
-M.toggle = chat.toggle
-M.open = chat.open
+--- Whether the gopi binary is there; when it is not, says so (once for
+--- the command that needed it) and what to do, and nothing opens.
+function M.found()
+  local bin, how = require("gopi.client").binary(config.options)
+  if bin then
+    return true
+  end
+  vim.notify(
+    "gopi: the gopi binary was " .. how .. ". Run `make build` in the gopi repository,"
+      .. " put gopi on $PATH, or set `cmd` in setup() (:help gopi-binary).",
+    vim.log.levels.ERROR
+  )
+  return false
+end
+
+function M.toggle()
+  if chat.is_open() or M.found() then
+    chat.toggle()
+  end
+end
+
+--- Opens the chat; false when there is no gopi to talk to.
+function M.open()
+  if not M.found() then
+    return false
+  end
+  chat.open()
+  return true
+end
+
 M.close = chat.close
-M.send = chat.send
 M.abort = chat.abort
 
+-- The prompt window's text and :Gopi's go through here: a built-in slash
+-- command runs in the editor; otherwise each @file's content goes along.
+local raw_send = chat.send
+function M.send(text, mode)
+  if require("gopi.slash").run(text) then
+    return
+  end
+  if not (chat.session.client and chat.session.client:running()) and not M.found() then
+    return
+  end
+  return raw_send(require("gopi.context").expand(text), mode)
+end
+chat.send = M.send
+
 local function client()
+  if not (chat.session.client and chat.session.client:running()) and not M.found() then
+    return nil
+  end
   return chat.ensure()
 end
 
@@ -161,15 +205,30 @@ function M.compact(instructions)
   ask("compact", (instructions and instructions ~= "") and { customInstructions = instructions } or {}, chat.refresh_status)
 end
 
-function M.export()
-  ask("export_html", {}, function(r)
-    if r and r.path then
-      chat.note("exported to " .. r.path)
-      if vim.ui.open then
-        pcall(vim.ui.open, r.path)
-      end
+--- :GopiExport [path]: the session as HTML, where asked (a temporary
+--- file by default, never the project unasked); then opened.
+function M.export(path)
+  local go = function(p)
+    if not p or vim.trim(p) == "" then
+      return
     end
-  end)
+    p = vim.fn.fnamemodify(vim.fn.expand(vim.trim(p)), ":p")
+    vim.fn.mkdir(vim.fn.fnamemodify(p, ":h"), "p")
+    ask("export_html", { outputPath = p }, function(r)
+      local out = (r and r.path) or p
+      chat.note("exported to " .. out)
+      if vim.ui.open then
+        pcall(vim.ui.open, out)
+      end
+    end)
+  end
+  if path and path ~= "" then
+    return go(path)
+  end
+  local file = chat.session.state.session_file
+  local name = file and vim.fn.fnamemodify(file, ":t:r") or os.date("%Y%m%d-%H%M%S")
+  local tmp = (vim.uv or vim.loop).os_tmpdir() or "/tmp"
+  vim.ui.input({ prompt = "gopi: export to ", default = tmp .. "/gopi-session-" .. name .. ".html", completion = "file" }, go)
 end
 
 --- :GopiLog: the plugin's log and gopi's stderr (Neovim's LSP log).
@@ -184,34 +243,178 @@ function M.log()
   vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
 end
 
-M.restart = chat.restart
-
---- :GopiChanges: the files the last run changed, in the quickfix list; each opens against
---- its content before the run (gopi's session has it) with :diffsplit.
-function M.changes()
-  local items = {}
-  for path in pairs(chat.session.state.changed or {}) do
-    table.insert(items, { filename = path, lnum = 1, text = "changed by gopi" })
-  end
-  table.sort(items, function(a, b)
-    return a.filename < b.filename
-  end)
-  vim.fn.setqflist({}, " ", { title = "gopi: changed files", items = items })
-  if #items > 0 then
-    vim.cmd("copen")
-  else
-    chat.note("the last run changed no file")
+function M.restart()
+  if M.found() then
+    return chat.restart()
   end
 end
 
---- :'<,'>GopiAdd [text]: the selection's path and range, with its lines, into the prompt.
+--- The changed files' content before the last run, from the run's tool
+--- calls in the session: edits are undone on the current text, in reverse
+--- order; a file the run wrote whole was new, or is taken from git's HEAD.
+local function before_run(messages, paths)
+  local start = 1
+  for i, m in ipairs(messages) do
+    if m.role == "user" then
+      start = i
+    end
+  end
+  local calls, failed = {}, {}
+  for i = start, #messages do
+    local m = messages[i]
+    if m.role == "assistant" then
+      for _, c in ipairs(m.content or {}) do
+        if c.type == "toolCall" and (c.name == "edit" or c.name == "write") then
+          table.insert(calls, c)
+        end
+      end
+    elseif m.role == "toolResult" and m.isError then
+      failed[m.toolCallId or ""] = true
+    end
+  end
+  local out = {}
+  for path in pairs(paths) do
+    local abs = vim.fn.fnamemodify(path, ":p")
+    local text = vim.fn.filereadable(abs) == 1 and table.concat(vim.fn.readfile(abs, "b"), "\n") or ""
+    for i = #calls, 1, -1 do
+      local c, a = calls[i], calls[i].arguments or {}
+      if not failed[c.id or ""] and a.path and vim.fn.fnamemodify(a.path, ":p") == abs then
+        if c.name == "write" then
+          local git = vim.system({ "git", "show", "HEAD:./" .. vim.fn.fnamemodify(abs, ":t") }, { cwd = vim.fn.fnamemodify(abs, ":h"), text = true }):wait(5000)
+          text = git.code == 0 and git.stdout or ""
+        else
+          local edits = a.edits or { { oldText = a.oldText, newText = a.newText } }
+          for k = #edits, 1, -1 do
+            local e = edits[k]
+            if type(e.newText) == "string" and type(e.oldText) == "string" then
+              local s0, e0 = text:find(e.newText, 1, true)
+              if s0 then
+                text = text:sub(1, s0 - 1) .. e.oldText .. text:sub(e0 + 1)
+              end
+            end
+          end
+        end
+      end
+    end
+    out[path] = text
+  end
+  return out
+end
+
+local function relative(path)
+  return vim.fn.fnamemodify(path, ":.")
+end
+
+--- The diff of one changed file in a new tab: before the run on the left,
+--- the file on the right.
+local function show_diff(path, before)
+  vim.cmd("tabnew " .. vim.fn.fnameescape(path))
+  local win = vim.api.nvim_get_current_win()
+  vim.cmd("leftabove vnew")
+  local b = vim.api.nvim_get_current_buf()
+  vim.bo[b].buftype = "nofile"
+  vim.bo[b].bufhidden = "wipe"
+  vim.bo[b].swapfile = false
+  local lines = vim.split(before, "\n", { plain = true })
+  if lines[#lines] == "" and #lines > 1 then
+    table.remove(lines)
+  end
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  pcall(vim.api.nvim_buf_set_name, b, "gopi://before/" .. relative(path))
+  vim.bo[b].filetype = vim.filetype.match({ filename = path }) or ""
+  vim.bo[b].modifiable = false
+  vim.cmd("diffthis")
+  vim.api.nvim_set_current_win(win)
+  vim.cmd("diffthis")
+end
+
+--- :GopiChanges [file]: the files the last run changed, in the quickfix
+--- list, each at its first changed line; with a file, its diff against its
+--- content before the run, in a new tab (:diffsplit style).
+function M.changes(file)
+  local paths = {}
+  for path in pairs(chat.session.state.changed or {}) do
+    paths[path] = true
+  end
+  if next(paths) == nil then
+    chat.note("the last run changed no file")
+    return
+  end
+  if file and file ~= "" then
+    local want = vim.fn.fnamemodify(vim.fn.expand(file), ":p")
+    local found
+    for p in pairs(paths) do
+      if vim.fn.fnamemodify(p, ":p") == want then
+        found = p
+      end
+    end
+    if not found then
+      return fail(file .. " was not changed by the last run")
+    end
+    paths = { [found] = true }
+  end
+  ask("get_messages", {}, function(res)
+    local before = before_run((res or {}).messages or {}, paths)
+    if file and file ~= "" then
+      local p = next(paths)
+      return show_diff(p, before[p])
+    end
+    local items = {}
+    for path, old in pairs(before) do
+      local abs = vim.fn.fnamemodify(path, ":p")
+      local now = vim.fn.filereadable(abs) == 1 and table.concat(vim.fn.readfile(abs, "b"), "\n") or ""
+      local hunks = vim.diff(old, now, { result_type = "indices" }) or {}
+      local added, removed = 0, 0
+      for _, h in ipairs(hunks) do
+        removed, added = removed + h[2], added + h[4]
+      end
+      local first = hunks[1] and math.max(hunks[1][3], 1) or 1
+      table.insert(items, {
+        filename = relative(path),
+        lnum = first,
+        text = string.format("changed by gopi: +%d -%d  (:GopiChanges %s for the diff)", added, removed, relative(path)),
+      })
+    end
+    table.sort(items, function(a, b)
+      return a.filename < b.filename
+    end)
+    vim.fn.setqflist({}, " ", { title = "gopi: changed files", items = items })
+    vim.cmd("copen")
+  end)
+end
+
+--- :GopiChanges's argument: the files the last run changed.
+function M.changed_files(lead)
+  local out = {}
+  for path in pairs(chat.session.state.changed or {}) do
+    local rel = relative(path)
+    if vim.startswith(rel, lead or "") then
+      table.insert(out, rel)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- :[range]GopiAdd [text]: `@path` (or `@path#Lfrom-to` for a range) into
+--- the prompt. When sent, the file's lines go along (gopi.context): the
+--- buffer's, unsaved changes included.
 function M.add(line1, line2, text)
   local path = vim.fn.expand("%:.")
-  local ref = line1 == line2 and string.format("@%s#L%d", path, line1) or string.format("@%s#L%d-%d", path, line1, line2)
+  if path == "" then
+    return fail("this buffer has no file")
+  end
+  local ref = "@" .. path
+  if line1 then
+    ref = line1 == line2 and string.format("@%s#L%d", path, line1) or string.format("@%s#L%d-%d", path, line1, line2)
+  end
   if not chat.is_open() then
-    chat.open()
+    M.open()
   end
   local p = chat.session.prompt
+  if not (p and vim.api.nvim_buf_is_valid(p)) then
+    return
+  end
   local cur = vim.api.nvim_buf_get_lines(p, 0, -1, false)
   local add = ref .. " " .. (text or "")
   if #cur == 1 and cur[1] == "" then

@@ -237,7 +237,7 @@ end
 function R:message(m)
   if m.role == "user" then
     self:header("You")
-    self:append(split(content_text(m.content)))
+    self:append(split(require("gopi.context").compact(content_text(m.content))))
   elseif m.role == "assistant" then
     self:header("gopi")
     for _, c in ipairs(m.content or {}) do
