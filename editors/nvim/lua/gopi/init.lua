@@ -25,6 +25,11 @@ M.close = chat.close
 M.send = chat.send
 M.abort = chat.abort
 
+--- :GopiReview: opens the oldest question gopi waits on.
+function M.review()
+  return require("gopi.review").open()
+end
+
 local function client()
   return chat.ensure()
 end
