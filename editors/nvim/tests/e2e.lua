@@ -358,6 +358,9 @@ test("an approval never takes the keyboard: typing goes on in the file; announce
   ok(note:find("a.txt", 1, true), note)
   ok(t.lua("return require('gopi').status()"):find("⚑ edit a.txt waits", 1, true), "the status: " .. t.lua("return require('gopi').status()"))
   t.wait_chat("the line in the chat", "⚑ waiting for you: ")
+  -- The chat's window bar keeps the mark when it is too narrow for all.
+  local screen = t.screen()
+  ok(find_row(screen, "⚑ edit a.txt"), "the mark in the chat's window bar:\n" .. table.concat(screen, "\n"))
   -- The question is kept while the user goes on; gR in the chat opens it.
   vim.wait(500)
   eq(1, t.lua("return #require('gopi.review').pending"), "still waiting")

@@ -141,7 +141,8 @@ function M.status()
   local waiting = #review.pending
   if waiting > 0 then
     local what = waiting == 1 and review.label(review.pending[1]) or (waiting .. " questions")
-    table.insert(parts, "%#WarningMsg#⚑ " .. (what:gsub("%%", "%%%%")) .. " waits%*")
+    -- (%<: a bar too narrow for all is cut after this, not before.)
+    table.insert(parts, "%#WarningMsg#⚑ " .. (what:gsub("%%", "%%%%")) .. " waits%*%<")
   end
   if st.model then
     table.insert(parts, (st.model:gsub("%%", "%%%%")))
@@ -169,7 +170,7 @@ end
 
 --- The status as plain text (no highlight items, one percent sign).
 function M.status_text()
-  return (M.status():gsub("%%#[%w_]+#", ""):gsub("%%%*", ""):gsub("%%%%", "%%"))
+  return (M.status():gsub("%%#[%w_]+#", ""):gsub("%%%*", ""):gsub("%%<", ""):gsub("%%%%", "%%"))
 end
 
 function M.redraw_bars()
