@@ -29,6 +29,7 @@ cmd("Gopi", function(o)
   end
 end, { nargs = "*", desc = "Toggle the gopi chat, or send it a prompt" })
 cmd("GopiAbort", function() gopi().abort() end, { desc = "Stop gopi's run" })
+cmd("GopiReview", function() gopi().review() end, { desc = "Open the question gopi waits on (a change to review)" })
 cmd("GopiNew", function() gopi().new_session() end, { desc = "A new gopi session" })
 cmd("GopiSessions", function() gopi().sessions() end, { desc = "Resume one of this directory's sessions" })
 cmd("GopiFork", function() gopi().fork() end, { desc = "Fork the session from an earlier message" })

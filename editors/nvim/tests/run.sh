@@ -14,7 +14,9 @@
 #              what is set); without checkouts of them those tests are
 #              skipped
 #
-# An argument filters the end-to-end tests by name.
+# An argument filters the end-to-end tests by name (and review-tui.sh, the
+# real-terminal test of the review, runs when its name contains it). The
+# real-terminal tests need tmux.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +40,11 @@ cd "$here/.."
 status=0
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/unit.lua </dev/null || status=1
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/e2e.lua "$@" </dev/null || status=1
+# The review in a real terminal (tmux): keys typed while gopi asks stay
+# where they were typed. Runs with the others, or by a filter it contains.
+if [[ $# -eq 0 || review-tui == *"$1"* ]]; then
+	${guard[@]+"${guard[@]}"} "$here/review-tui.sh" || status=1
+fi
 # A picture of the chat (tests/artifacts/nvim-chat.png), as a user sees it.
 if ((status == 0)) && [[ $# -eq 0 ]]; then
 	${guard[@]+"${guard[@]}"} "$here/screenshot.sh" || status=1

@@ -82,6 +82,50 @@ local function buffers()
   map(keys.abort, function()
     M.abort()
   end, "stop the run")
+  -- The review key, in normal mode in the chat and the prompt.
+  if keys.review and keys.review ~= "" then
+    for _, b in ipairs({ S.buf, S.prompt }) do
+      vim.keymap.set("n", keys.review, function()
+        review.open()
+      end, { buffer = b, desc = "gopi: open the question waiting for you" })
+    end
+  end
+end
+
+--- How to open a waiting question, as a user reads it.
+local function review_how()
+  local k = config.options.keys.review
+  return (k and k ~= "") and (k .. " in the chat or :GopiReview") or ":GopiReview"
+end
+
+--- The approval gate's questions: announced when asked (a message, a line
+--- in the chat, the status), never opened for the user.
+review.on_change = function(what, q)
+  if what == "asked" then
+    -- One line that fits: a longer message would stop the editor at a
+    -- hit-enter prompt, which takes the next key typed.
+    local how = string.format("  (%s opens it)", review_how())
+    local room = math.max(vim.o.columns - 12 - vim.fn.strdisplaywidth(how), 10)
+    local msg = review.oneline(q.message)
+    if vim.fn.strdisplaywidth(msg) > room then
+      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
+    end
+    note(msg .. how, vim.log.levels.WARN)
+    -- In the chat after what led to it: the events before the question
+    -- may still be on their way (gopi merges deltas over coalesce_ms).
+    vim.defer_fn(function()
+      if S.r and vim.tbl_contains(review.pending, q) then
+        S.r:end_block()
+        S.r:notice("⚑ waiting for you: " .. review.oneline(q.message) .. " — " .. review_how())
+      end
+    end, (config.options.coalesce_ms or 0) + 150)
+  elseif what == "withdrawn" then
+    table.insert(S.log, os.date("%H:%M:%S ") .. "withdrawn: " .. q.message)
+    if S.r then
+      S.r:notice("gopi withdrew its question: " .. review.oneline(q.message))
+    end
+  end
+  M.redraw_bars()
 end
 
 --- Status for the winbar and statusline: model · thinking · context % ·
@@ -94,6 +138,12 @@ function M.status()
     table.insert(parts, spinner[(S.tick or 0) % #spinner + 1])
   end
   table.insert(parts, "gopi")
+  local waiting = #review.pending
+  if waiting > 0 then
+    local what = waiting == 1 and review.label(review.pending[1]) or (waiting .. " questions")
+    -- (%<: a bar too narrow for all is cut after this, not before.)
+    table.insert(parts, "%#WarningMsg#⚑ " .. (what:gsub("%%", "%%%%")) .. " waits%*%<")
+  end
   if st.model then
     table.insert(parts, (st.model:gsub("%%", "%%%%")))
   end
@@ -120,7 +170,7 @@ end
 
 --- The status as plain text (no highlight items, one percent sign).
 function M.status_text()
-  return (M.status():gsub("%%#[%w_]+#", ""):gsub("%%%*", ""):gsub("%%%%", "%%"))
+  return (M.status():gsub("%%#[%w_]+#", ""):gsub("%%%*", ""):gsub("%%<", ""):gsub("%%%%", "%%"))
 end
 
 function M.redraw_bars()
@@ -267,8 +317,8 @@ end
 
 local ui = {
   requests = {
-    ["window/showMessageRequest"] = function(p)
-      return review.ask(cwd(), p)
+    ["window/showMessageRequest"] = function(p, id)
+      return review.ask(cwd(), p, id)
     end,
     ["pi/ui/input"] = function(p)
       return review.input(p)
@@ -277,6 +327,9 @@ local ui = {
       return review.editor(p)
     end,
   },
+  cancel = function(id)
+    review.cancel(id)
+  end,
   -- $/progress: what gopi is doing ("bash: ls", "Compacting context") in the window bar.
   progress = function(v)
     if v.kind == "end" then
@@ -343,6 +396,7 @@ function M.start(opts)
       end
       S.state.streaming = false
       spin(false)
+      review.clear()
       S.r:notice(string.format("gopi exited (code %d%s): :GopiRestart starts it again, :GopiLog has the log", code, signal ~= 0 and (", signal " .. signal) or ""))
       note(string.format("gopi exited (code %d). :GopiRestart starts it again; :GopiLog has the log.", code), vim.log.levels.ERROR)
     end,
@@ -489,12 +543,14 @@ function M.restart()
     S.stopping = false
   end
   S.client = nil
+  review.clear()
   S.r:clear()
   return M.start({ session_file = file })
 end
 
 function M.stop()
   spin(false)
+  review.clear()
   if S.client then
     S.stopping = true
     S.client:stop()

@@ -38,7 +38,7 @@ function M.start(o)
   if not bin then
     return nil, "gopi " .. how
   end
-  local self = setmetatable({ bin = bin, how = how, cwd = o.cwd, queue = {}, flushing = false, closed = false }, Client)
+  local self = setmetatable({ bin = bin, how = how, cwd = o.cwd, queue = {}, flushing = false, closed = false, server_requests = 0 }, Client)
   local cmd = { bin, "--mode", "jsonrpc", "--approval", o.cfg.approval }
   vim.list_extend(cmd, o.cfg.args or {})
   local env = vim.tbl_extend("force", {}, o.cfg.env or {})
@@ -55,6 +55,14 @@ function M.start(o)
         vim.schedule(function()
           o.ui.progress(params.value or {})
         end)
+      elseif method == "$/cancelRequest" then
+        -- gopi withdrew a question it asked (the run was aborted, or it timed out).
+        local id = type(params) == "table" and params.id or nil
+        if id ~= nil and o.ui.cancel then
+          vim.schedule(function()
+            o.ui.cancel(id)
+          end)
+        end
       elseif method:match("^pi/ui/") then
         vim.schedule(function()
           o.ui.notification(method, params)
@@ -63,6 +71,11 @@ function M.start(o)
     end,
     -- Runs in a coroutine (vim.lsp.rpc): a dialog yields until answered.
     server_request = function(method, params)
+      -- vim.lsp.rpc does not hand on a request's id; gopi numbers its own
+      -- requests 1, 2, ... (docs/jsonrpc.md), and they come here in order,
+      -- so the count is the id a later $/cancelRequest names.
+      self.server_requests = self.server_requests + 1
+      local id = self.server_requests
       if method == "window/workDoneProgress/create" then
         return vim.NIL
       end
@@ -70,7 +83,7 @@ function M.start(o)
       if not handler then
         return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
       end
-      local result = handler(params)
+      local result = handler(params, id)
       if result == nil then
         return vim.NIL
       end

@@ -12,7 +12,7 @@ M.defaults = {
   provider = nil,
   model = nil,
   thinking_level = nil,
-  -- "off", "writes" (edit and write open a diff first, bash asks) or "all".
+  -- "off", "writes" (edit, write and bash wait for :GopiReview) or "all".
   approval = "writes",
   -- Resume this directory's last session on the first :Gopi.
   resume = false,
@@ -32,6 +32,9 @@ M.defaults = {
     send = { n = "<CR>", i = "<C-s>" },
     follow_up = { n = "<M-CR>", i = "<M-CR>" },
     abort = { n = "<C-c>", i = "<C-c>" },
+    -- In the chat and the prompt (normal mode): open the question gopi
+    -- waits on (:GopiReview).
+    review = "gR",
     -- In a review (diff) tab.
     accept = "ga",
     reject = "gr",

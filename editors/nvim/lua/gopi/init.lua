@@ -66,6 +66,11 @@ function M.send(text, mode)
 end
 chat.send = M.send
 
+--- :GopiReview: opens the oldest question gopi waits on.
+function M.review()
+  return require("gopi.review").open()
+end
+
 local function client()
   if not (chat.session.client and chat.session.client:running()) and not M.found() then
     return nil

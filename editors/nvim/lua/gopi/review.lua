@@ -1,9 +1,12 @@
--- gopi's questions. An edit or write to approve opens a diff tab: the file
--- as it is against the file as the tool would leave it; ga or :w accepts,
--- gr or :q rejects, gA allows that tool for the rest of the session. Other
--- questions (bash, extensions' dialogs) go through vim.ui.select, so
--- whatever picker is installed shows them. Each handler runs in the
--- coroutine vim.lsp.rpc gives a server request, and yields until answered.
+-- gopi's questions. The approval gate's (an edit, a write, a bash command)
+-- never take the screen or the keyboard: they wait, announced, until the
+-- user opens one (:GopiReview). An edit or write opens as a diff tab: the
+-- file as it is on the left, as the tool would leave it on the right; ga or
+-- :w accepts, gr or :q rejects, gA allows that tool for the rest of the
+-- session. A bash command, once opened, and extensions' dialogs go
+-- through vim.ui.select, so whatever picker is installed shows them. Each handler
+-- runs in the coroutine vim.lsp.rpc gives a server request, and yields
+-- until answered.
 local M = {}
 
 local config = require("gopi.config")
@@ -75,106 +78,326 @@ local function scratch(name, lines, ft)
   return b
 end
 
---- The diff tab for an edit or write; returns the chosen action's title.
-local function review_change(cwd, p, titles)
-  local d = p.details
-  local args = d.args or {}
-  local path = args.path
-  if not path:match("^/") then
-    path = cwd .. "/" .. path
+--- A side of a review: its text, not modifiable from the start (so no
+--- keystroke can ever land in it), highlighted with the file's syntax only
+--- (no FileType: language servers and ftplugins stay away from it).
+local function side(name, lines, ft)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].buftype = "acwrite"
+  vim.bo[b].bufhidden = "wipe"
+  vim.bo[b].swapfile = false
+  vim.bo[b].modifiable = false
+  vim.bo[b].modified = false
+  pcall(vim.api.nvim_buf_set_name, b, name)
+  if ft and ft ~= "" then
+    vim.bo[b].syntax = ft
   end
-  local current = read(path)
+  return b
+end
+
+--- The questions gopi's approval gate asked that wait for the user, oldest
+--- first. Each is {id, message, titles, details, path?, done}; it stays here
+--- until it is answered, or gopi withdraws it ($/cancelRequest: the run was
+--- aborted), and only the user opens it (:GopiReview).
+M.pending = {}
+
+--- Set by the chat: called with (event, question) on "asked", "answered"
+--- and "withdrawn", to announce it and redraw the status.
+M.on_change = function() end
+
+local function rel(cwd, path)
+  local full = path:match("^/") and path or (cwd .. "/" .. path)
+  full = vim.fs.normalize(full)
+  local root = vim.fs.normalize(cwd)
+  if full:sub(1, #root + 1) == root .. "/" then
+    return full:sub(#root + 2), full
+  end
+  return vim.fn.fnamemodify(full, ":~"), full
+end
+
+local function is_change(d)
+  return d and (d.toolName == "edit" or d.toolName == "write") and type((d.args or {}).path) == "string"
+end
+
+--- The keys of a review, as one line of text.
+function M.hint()
+  local k = config.options.keys
+  local parts = {}
+  for _, it in ipairs({ { k.accept, "accept" }, { k.reject, "reject" }, { k.allow_always, "allow always" } }) do
+    if it[1] and it[1] ~= "" then
+      table.insert(parts, it[1] .. " " .. it[2])
+    end
+  end
+  return table.concat(parts, " · ")
+end
+
+--- A message on one line (a command's lines joined with ⏎).
+function M.oneline(text)
+  return (tostring(text or ""):gsub("\r?\n", " ⏎ "))
+end
+
+--- What a pending question is about, shortly ("edit a.txt", "bash").
+function M.label(q)
+  local d = q.details or {}
+  if q.path then
+    return (d.toolName or "change") .. " " .. q.path
+  end
+  return d.toolName or "question"
+end
+
+local function remove(q)
+  for i, x in ipairs(M.pending) do
+    if x == q then
+      table.remove(M.pending, i)
+      return true
+    end
+  end
+  return false
+end
+
+--- Answers q (title nil: cancelled) and takes its review down.
+local function settle(q, title, why)
+  if not remove(q) then
+    return
+  end
+  q.done(title)
+  local tab = q.tab
+  q.tab = nil
+  if tab then
+    vim.schedule(function()
+      if vim.api.nvim_tabpage_is_valid(tab) then
+        for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+          local b = vim.api.nvim_win_get_buf(w)
+          if vim.b[b].gopi_review then
+            vim.b[b].gopi_review = nil
+          end
+        end
+        if #vim.api.nvim_list_tabpages() > 1 then
+          pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(tab))
+        end
+      end
+    end)
+  end
+  M.on_change(why or "answered", q)
+end
+
+local function pick(q, want)
+  for _, t in ipairs(q.titles) do
+    if t == want then
+      return t
+    end
+  end
+end
+
+--- Shows a message and keeps it in :messages.
+local function say(chunks)
+  vim.api.nvim_echo(chunks, true, {})
+end
+
+--- The diff tab of an edit or write: the file as it is now on the left, as
+--- the tool would leave it on the right.
+local function open_change(q)
+  local d = q.details
+  local args = d.args or {}
+  local current = read(q.full)
   local proposed
   if d.toolName == "write" then
     proposed = args.content
   elseif current then
     proposed = M.apply_edits(current, args.edits)
   end
-  local keys = config.options.keys
-  local pick = function(want)
-    for _, t in ipairs(titles) do
-      if t == want then
-        return t
+  local ft = vim.filetype.match({ filename = q.full }) or ""
+  local bufs = {}
+  local left, right
+  if proposed then
+    left = side(q.path .. " (current)", lines_of(current or ""), ft)
+    right = side(q.path .. " (proposed)", lines_of(proposed), ft)
+    bufs = { left, right }
+  else
+    right = side(q.path .. " (gopi's diff)", lines_of(d.diff or "(no diff)"), "diff")
+    bufs = { right }
+  end
+  q.shown = { current = current, proposed = proposed and lines_of(proposed) or nil, buf = right }
+  local wins = {}
+  if left then
+    vim.cmd("tab sbuffer " .. left)
+    wins.left = vim.api.nvim_get_current_win()
+    vim.cmd("diffthis")
+    vim.cmd("rightbelow vsplit")
+    wins.right = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(wins.right, right)
+    vim.cmd("diffthis")
+  else
+    vim.cmd("tab sbuffer " .. right)
+    wins.right = vim.api.nvim_get_current_win()
+  end
+  q.tab = vim.api.nvim_get_current_tabpage()
+  local esc = function(s)
+    return (s:gsub("%%", "%%%%"))
+  end
+  if wins.left then
+    vim.wo[wins.left].winbar = " " .. esc(q.path) .. " %#Comment#· current%*"
+  end
+  -- The keys first: a narrow window cuts the path, never them.
+  vim.wo[wins.right].winbar = " %#Question#" .. esc(M.hint()) .. "%*  %<" .. esc(q.path) .. " %#Comment#· " .. (left and "proposed" or "gopi's diff") .. "%*"
+  for _, b in ipairs(bufs) do
+    vim.b[b].gopi_review = true
+    local map = function(lhs, title)
+      if lhs and lhs ~= "" then
+        vim.keymap.set("n", lhs, function()
+          M.answer(q, title)
+        end, { buffer = b, nowait = true, desc = "gopi: " .. title })
+      end
+    end
+    local keys = config.options.keys
+    map(keys.accept, "Allow")
+    map(keys.reject, "Deny")
+    map(keys.allow_always, "Allow always")
+    -- :w accepts; closing the review (:q) rejects.
+    vim.api.nvim_create_autocmd("BufWriteCmd", {
+      buffer = b,
+      callback = function()
+        vim.bo[b].modified = false
+        M.answer(q, "Allow")
+      end,
+    })
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      buffer = b,
+      callback = function()
+        if vim.b[b].gopi_review then
+          settle(q, pick(q, "Deny"))
+        end
+      end,
+    })
+  end
+end
+
+--- Answers a pending question with one of its titles. An accept goes
+--- through only when what gopi will write is what the review shows.
+function M.answer(q, title)
+  if title == "Allow" or title == "Allow always" then
+    local s = q.shown
+    if s and s.proposed then
+      local now = read(q.full)
+      local lines = vim.api.nvim_buf_is_valid(s.buf) and vim.api.nvim_buf_get_lines(s.buf, 0, -1, false) or nil
+      if now ~= s.current or not vim.deep_equal(lines, s.proposed) then
+        say({ { "gopi: " .. q.path .. " changed since the review opened; here it is again", "WarningMsg" } })
+        M.reopen(q)
+        return
       end
     end
   end
-  return await(function(done)
-    vim.cmd("tabnew")
-    local tab = vim.api.nvim_get_current_tabpage()
-    local bufs = {}
-    local finish = function(title)
-      done(title)
-      vim.schedule(function()
-        if vim.api.nvim_tabpage_is_valid(tab) then
-          pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(tab))
-        end
-      end)
-    end
-    local ft = vim.filetype.match({ filename = path }) or ""
-    if proposed then
-      local left = scratch("gopi://current/" .. path, lines_of(current or ""), ft)
-      vim.api.nvim_win_set_buf(0, left)
-      vim.bo[left].modifiable = false
-      vim.cmd("diffthis")
-      vim.cmd("vsplit")
-      local right = scratch("gopi://proposed/" .. path, lines_of(proposed), ft)
-      vim.api.nvim_win_set_buf(0, right)
-      -- Read-only: gopi writes what it proposed, so edits made here would
-      -- be lost. To change it, reject and tell gopi what to do instead.
-      vim.bo[right].modifiable = false
-      vim.cmd("diffthis")
-      bufs = { left, right }
-      -- :w on the proposal accepts it.
-      vim.api.nvim_create_autocmd("BufWriteCmd", {
-        buffer = right,
-        callback = function()
-          vim.bo[right].modified = false
-          finish(pick("Allow"))
-        end,
-      })
-    else
-      local b = scratch("gopi://diff/" .. path, lines_of(d.diff or "(no diff)"), "diff")
-      vim.api.nvim_win_set_buf(0, b)
-      bufs = { b }
-    end
-    vim.api.nvim_echo({ { p.message .. "  ", "Question" }, { string.format("%s accept · %s reject · %s allow always", keys.accept, keys.reject, keys.allow_always), "Comment" } }, false, {})
-    for _, b in ipairs(bufs) do
-      local map = function(lhs, title)
-        vim.keymap.set("n", lhs, function()
-          finish(pick(title))
-        end, { buffer = b, nowait = true, desc = "gopi: " .. title })
-      end
-      map(keys.accept, "Allow")
-      map(keys.reject, "Deny")
-      map(keys.allow_always, "Allow always")
-      -- Closing the review (:q) rejects.
-      vim.api.nvim_create_autocmd("BufWipeout", {
-        buffer = b,
-        callback = function()
-          finish(pick("Deny"))
-        end,
-      })
-    end
-  end)
+  settle(q, pick(q, title))
 end
 
---- window/showMessageRequest: {type, message, actions, details?}.
-function M.ask(cwd, p)
+--- Shows q's review again (the file changed meanwhile).
+function M.reopen(q)
+  local tab = q.tab
+  q.tab = nil
+  if tab and vim.api.nvim_tabpage_is_valid(tab) then
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+      vim.b[vim.api.nvim_win_get_buf(w)].gopi_review = nil
+    end
+    pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(tab))
+  end
+  M.open(q)
+end
+
+--- Opens a pending question for the user (the oldest when q is nil): an
+--- edit or write as a diff tab, any other through vim.ui.select. This is
+--- the only place a review takes the screen, and only the user calls it.
+function M.open(q)
+  q = q or M.pending[1]
+  if not q then
+    say({ { "gopi: no question is waiting", "Comment" } })
+    return false
+  end
+  -- Out of insert mode first: the hint below stays on screen.
+  vim.cmd("stopinsert")
+  if q.tab and vim.api.nvim_tabpage_is_valid(q.tab) then
+    vim.api.nvim_set_current_tabpage(q.tab)
+  elseif q.path then
+    open_change(q)
+  else
+    local prompt = q.message
+    local d = q.details or {}
+    if d.toolName == "bash" and d.args and d.args.command then
+      prompt = q.message .. "\n$ " .. d.args.command
+    end
+    if q.asking then
+      return true -- its picker is open
+    end
+    q.asking = true
+    vim.ui.select(q.titles, { prompt = prompt, kind = "gopi" }, function(choice)
+      q.asking = false
+      if choice ~= nil then
+        settle(q, choice)
+      end
+    end)
+    return true
+  end
+  local hint = { { M.oneline(q.message) .. "  ", "Question" }, { M.hint() .. " · :w accepts, :q rejects", "Comment" } }
+  if vim.api.nvim_get_mode().mode:match("^i") then
+    -- Insert mode ends after this returns, and its end clears the message line.
+    vim.api.nvim_create_autocmd("InsertLeave", {
+      once = true,
+      callback = function()
+        vim.schedule(function()
+          say(hint)
+        end)
+      end,
+    })
+  else
+    say(hint)
+  end
+  return true
+end
+
+--- gopi withdrew its request id ($/cancelRequest): the run was aborted or
+--- the question timed out.
+function M.cancel(id)
+  for _, q in ipairs(M.pending) do
+    if q.id == id then
+      settle(q, nil, "withdrawn")
+      return
+    end
+  end
+end
+
+--- gopi went away: nothing waits for an answer any more.
+function M.clear()
+  for _, q in ipairs(vim.list_slice(M.pending)) do
+    settle(q, nil, "withdrawn")
+  end
+end
+
+--- window/showMessageRequest: {type, message, actions, details?}; id is
+--- gopi's id of the request. The approval gate's questions (details name a
+--- tool) wait in M.pending, announced, until the user opens and answers
+--- them: they never take the keyboard. Other questions (an extension's
+--- select or confirm, which the user's own command started) go through
+--- vim.ui.select at once.
+function M.ask(cwd, p, id)
   local titles = {}
   for _, a in ipairs(p.actions or {}) do
     table.insert(titles, a.title)
   end
   local d = p.details
   local title
-  if d and (d.toolName == "edit" or d.toolName == "write") and type((d.args or {}).path) == "string" then
-    title = review_change(cwd, p, titles)
-  else
-    local prompt = p.message
-    if d and d.toolName == "bash" and d.args and d.args.command then
-      prompt = p.message .. "\n$ " .. d.args.command
+  if d and type(d.toolName) == "string" then
+    local q = { id = id, message = p.message or "", titles = titles, details = d }
+    if is_change(d) then
+      q.path, q.full = rel(cwd, d.args.path)
     end
     title = await(function(done)
-      vim.ui.select(titles, { prompt = prompt, kind = "gopi" }, function(choice)
+      q.done = done
+      table.insert(M.pending, q)
+      M.on_change("asked", q)
+    end)
+  else
+    title = await(function(done)
+      vim.ui.select(titles, { prompt = p.message, kind = "gopi" }, function(choice)
         done(choice)
       end)
     end)
