@@ -153,4 +153,65 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   vim.cmd("close")
 end)
 
+test("a turn's assistant messages share one heading; a finished tool card is folded once", function()
+  local render = require("gopi.render")
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.cmd("split")
+  vim.api.nvim_win_set_buf(0, buf)
+  local r = render.new(buf)
+  local st = { streaming = false, changed = {} }
+  local result = { content = { { type = "text", text = "a\nb" } } }
+  local evs = {
+    { type = "agent_start" },
+    { type = "message_start", message = { role = "user", content = "go" } },
+    { type = "message_start", message = { role = "assistant", content = {} } },
+    { type = "message_end", message = { role = "assistant", stopReason = "toolUse" } },
+    { type = "tool_execution_start", toolCallId = "c1", toolName = "bash", args = { command = "ls" } },
+    { type = "tool_execution_end", toolCallId = "c1", isError = false, result = result },
+    { type = "message_start", message = { role = "toolResult", toolCallId = "c1", content = result.content } },
+    { type = "message_end", message = { role = "toolResult", toolCallId = "c1", content = result.content } },
+    { type = "message_start", message = { role = "assistant", content = {} } },
+    { type = "message_update", assistantMessageEvent = { type = "text_delta", contentIndex = 0, delta = "done" } },
+    { type = "message_end", message = { role = "assistant", stopReason = "stop" } },
+    { type = "agent_settled" },
+  }
+  for _, ev in ipairs(evs) do
+    r:event(ev, st)
+  end
+  local function check(what)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local heads, card = 0, nil
+    for i, l in ipairs(lines) do
+      if l == "## gopi" then
+        heads = heads + 1
+      elseif l:find("✓ bash: ls", 1, true) then
+        card = i
+      end
+    end
+    eq(1, heads, what .. ": one heading for the turn:\n" .. table.concat(lines, "\n"))
+    eq(1, vim.fn.foldlevel(card), what .. ": the card's fold level")
+    eq(card, vim.fn.foldclosed(card), what .. ": the card is folded")
+    vim.cmd(card .. "foldopen")
+    eq(-1, vim.fn.foldclosed(card), what .. ": one zo opens it")
+  end
+  check("streamed")
+  -- The same turn from the session's history, folded again.
+  r:clear()
+  r:message({ role = "user", content = "go" })
+  r:message({ role = "assistant", content = { { type = "toolCall", id = "c1", name = "bash", arguments = { command = "ls" } } } })
+  r:message({ role = "toolResult", toolCallId = "c1", content = result.content })
+  r:message({ role = "assistant", content = { { type = "text", text = "done" } } })
+  r:refold()
+  check("from history")
+  -- A new prompt is headed again.
+  r:message({ role = "user", content = "more" })
+  r:message({ role = "assistant", content = { { type = "text", text = "ok" } } })
+  local n = 0
+  for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    n = n + (l == "## gopi" and 1 or 0)
+  end
+  eq(2, n, "a heading per turn")
+  vim.cmd("close")
+end)
+
 lib.finish()

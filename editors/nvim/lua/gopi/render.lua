@@ -140,7 +140,13 @@ function R:refold()
   end
 end
 
+--- A "## who" heading. The assistant's messages of one turn (its tool calls
+--- between them) share the heading of the first.
 function R:header(who)
+  if who == "gopi" and self.last_header == "gopi" then
+    return
+  end
+  self.last_header = who
   local n = self:count()
   local lines = { "## " .. who, "" }
   if n > 0 then
@@ -219,7 +225,13 @@ function R:card(id, name, args)
   return c
 end
 
+--- Fills card c with its status and output. A card is finished once: its
+--- result arrives twice (the tool's end, then its message), and a second
+--- fold over the same lines would nest (zo would open only one of them).
 function R:fill_card(c, status, output)
+  if c.finished then
+    return
+  end
   local s, e = row_of(self.buf, c.region.start), row_of(self.buf, c.region.stop)
   local lines = card_lines(c, status, output)
   vim.bo[self.buf].modifiable = true
@@ -229,6 +241,7 @@ function R:fill_card(c, status, output)
   local last = s + #lines - 1
   vim.api.nvim_buf_set_extmark(self.buf, ns, last, 0, { id = c.region.stop })
   if status ~= "running" then
+    c.finished = true
     self:close_region(c.region, last, status == "error")
   end
 end
@@ -265,6 +278,8 @@ function R:message(m)
     self:notice("earlier messages were compacted into a summary")
   elseif m.role == "custom" and m.display ~= false then
     self:append(vim.list_extend({ "" }, split(content_text(m.content))))
+    -- What follows it is headed again.
+    self.last_header = nil
   end
 end
 
@@ -359,7 +374,7 @@ function R:clear()
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
   vim.bo[self.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
-  self.regions, self.cards, self.block = {}, {}, nil
+  self.regions, self.cards, self.block, self.last_header = {}, {}, nil, nil
 end
 
 return M
