@@ -443,6 +443,112 @@ test("the chat as a float", function(t)
   t.wait_chat("the reply", "\nafloat")
 end, { setup = { chat = { layout = "float" } } })
 
+--- The chat's window and the prompt's, and how many windows the tab has.
+local function panes(t)
+  return t.lua([[
+    local s = require("gopi.chat").session
+    local c, p = vim.fn.bufwinid(s.buf), vim.fn.bufwinid(s.prompt)
+    return { chat = c ~= -1, prompt = p ~= -1, wins = #vim.api.nvim_tabpage_list_wins(0) }
+  ]])
+end
+
+test("a half-closed chat: after :q in the chat's window or the prompt's, one :Gopi opens it whole", function(t)
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "opened")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.cmd("q")
+  eq({ chat = false, prompt = true, wins = 2 }, panes(t), "the chat's window closed")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the chat's window closed")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.cmd("q")
+  eq({ chat = true, prompt = false, wins = 2 }, panes(t), "the prompt's window closed")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the prompt's window closed")
+  t.cmd("Gopi")
+  eq({ chat = false, prompt = false, wins = 1 }, panes(t), "a whole chat closes")
+end)
+
+test("the chat keeps its configured width when the editor is resized", function(t)
+  t.lua("vim.o.columns = 160 vim.o.lines = 45")
+  t.cmd("Gopi")
+  local width = "return vim.api.nvim_win_get_width(vim.fn.bufwinid(require('gopi.chat').session.buf))"
+  eq(64, t.lua(width), "0.4 of 160 columns")
+  t.lua("vim.o.columns = 100 vim.o.lines = 30")
+  t.wait("the chat at 0.4 of 100 columns", "return " .. width:sub(8) .. " == 40")
+  eq(5, t.lua("return vim.api.nvim_win_get_height(vim.fn.bufwinid(require('gopi.chat').session.prompt))"), "the prompt's height")
+  t.lua("vim.o.columns = 200")
+  t.wait("the chat at 0.4 of 200 columns", "return " .. width:sub(8) .. " == 80")
+  eq(true, t.lua("return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winfixwidth"), "winfixwidth")
+end)
+
+--- What the chat's window shows: its rows as on screen.
+local function chat_view(t)
+  return t.lua([[
+    vim.cmd("redraw!")
+    local win = vim.fn.bufwinid(require("gopi.chat").session.buf)
+    local pos = vim.fn.win_screenpos(win)
+    local rows = {}
+    for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
+      local cells = {}
+      for c = pos[2], pos[2] + vim.api.nvim_win_get_width(win) - 1 do
+        cells[#cells + 1] = vim.fn.screenstring(r, c)
+      end
+      rows[#rows + 1] = table.concat(cells)
+    end
+    return table.concat(rows, "\n")
+  ]])
+end
+
+--- Sends stream: n and waits for the end of its reply, the chat's last line.
+local function stream(t, n)
+  prompt(t, "stream: " .. n)
+  t.wait("the reply to stream: " .. n, [[
+    local s = require("gopi.chat").session
+    local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
+    return s.state.streaming == false and last:sub(-#(...)) == (...)
+  ]], string.format(" %d %d", n - 1, n))
+end
+
+test("the chat follows a reply longer than its window, unless scrolled up; it follows again at the end", function(t)
+  t.cmd("Gopi")
+  stream(t, 3000)
+  local view = chat_view(t)
+  ok(view:find("2999 3000", 1, true), "the end of the reply on screen:\n" .. view)
+  -- Scrolled up (with the cursor in the prompt), it stays where it was.
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.cmd("redraw")
+  stream(t, 2000)
+  eq(1, t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"), "the view stays at the top")
+  view = chat_view(t)
+  ok(view:find("## You", 1, true) and not view:find("1999 2000", 1, true), "the top stays on screen:\n" .. view)
+  -- Back at the end, it follows again.
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.cmd('normal! G$') end)")
+  t.cmd("redraw")
+  stream(t, 1500)
+  view = chat_view(t)
+  ok(view:find("1499 1500", 1, true), "the end of the third reply on screen:\n" .. view)
+end)
+
+test("a session resumed (:GopiSessions) or restarted (:GopiRestart) opens at its end", function(t)
+  t.cmd("Gopi")
+  prompt(t, "stream: 2500")
+  t.wait_chat("the reply", "2499 2500")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.cmd("GopiNew")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.lua("_G.answer = function(items) for _, s in ipairs(items) do if (s.firstMessage or ''):find('stream: 2500', 1, true) then return s end end end")
+  t.cmd("GopiSessions")
+  t.wait_chat("the resumed history", "2499 2500")
+  local view = chat_view(t)
+  ok(view:find("2499 2500", 1, true), "the end of the resumed session on screen:\n" .. view)
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.cmd("GopiRestart")
+  t.wait("the history again", "local s = require('gopi.chat').session return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil")
+  view = chat_view(t)
+  ok(view:find("2499 2500", 1, true), "the end of the restarted session on screen:\n" .. view)
+end)
+
 -- pi extensions' UI, from pi's example rpc-demo.ts: at session start it sets a
 -- title, a widget and a status; each turn updates the status; /rpc-input,
 -- /rpc-editor and /rpc-prefill ask through input and editor dialogs and set
