@@ -153,7 +153,7 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   vim.cmd("close")
 end)
 
-test("a turn's assistant messages share one heading; a finished tool card is folded once", function()
+test("a turn's assistant messages share one heading, their parts a blank line apart; a finished tool card is folded once", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)
   vim.cmd("split")
@@ -189,6 +189,8 @@ test("a turn's assistant messages share one heading; a finished tool card is fol
       end
     end
     eq(1, heads, what .. ": one heading for the turn:\n" .. table.concat(lines, "\n"))
+    eq({ "## gopi", "" }, vim.list_slice(lines, card - 2, card - 1), what .. ": the card under the heading")
+    eq({ "", "done" }, vim.list_slice(lines, #lines - 1, #lines), what .. ": the text after the card, apart from it")
     eq(1, vim.fn.foldlevel(card), what .. ": the card's fold level")
     eq(card, vim.fn.foldclosed(card), what .. ": the card is folded")
     vim.cmd(card .. "foldopen")

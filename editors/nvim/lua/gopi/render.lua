@@ -168,8 +168,17 @@ function R:end_block()
   end
 end
 
+--- A blank line after the last one, unless it is blank (or the buffer empty).
+function R:gap()
+  local n = self:count()
+  if n > 0 and vim.api.nvim_buf_get_lines(self.buf, n - 1, n, false)[1] ~= "" then
+    self:append({ "" })
+  end
+end
+
 function R:begin_block(kind)
   self:end_block()
+  self:gap()
   local row = self:append({ "" })
   local b = { kind = kind }
   if kind == "thinking" then
@@ -218,7 +227,8 @@ function R:card(id, name, args)
     table.insert(arg_lines, k .. ": " .. (type(v) == "string" and v:gsub("\n", "\\n") or vim.json.encode(v)))
   end
   c = { title = tool_title(name, args), args = arg_lines }
-  local row = self:append(vim.list_extend({ "" }, card_lines(c, "running"))) + 1
+  self:gap()
+  local row = self:append(card_lines(c, "running"))
   c.region = self:open_region(row)
   vim.api.nvim_buf_set_extmark(self.buf, ns, vim.api.nvim_buf_line_count(self.buf) - 1, 0, { id = c.region.stop })
   self.cards[id] = c
