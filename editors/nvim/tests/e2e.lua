@@ -443,6 +443,44 @@ test("the chat as a float", function(t)
   t.wait_chat("the reply", "\nafloat")
 end, { setup = { chat = { layout = "float" } } })
 
+test("buffers of files gopi changes are loaded again; one with unsaved changes is kept, with a warning", function(t)
+  vim.fn.writefile({ "hello" }, t.work .. "/a.txt")
+  vim.fn.writefile({ "one" }, t.work .. "/b.txt")
+  vim.fn.writefile({ "keep" }, t.work .. "/c.txt")
+  vim.fn.writefile({ "more" }, t.work .. "/d.txt")
+  t.cmd("edit c.txt")
+  t.cmd("edit d.txt")
+  t.cmd("edit b.txt")
+  t.cmd("edit a.txt")
+  local lines = "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)"
+  t.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('c.txt'), 0, -1, false, { 'mine' })")
+  t.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('d.txt'), 0, -1, false, { 'mine too' })")
+  t.cmd("Gopi")
+  -- edit: the open file's buffer shows gopi's change, and :w keeps it.
+  prompt(t, "edit: a.txt :: hello => bye")
+  t.wait("a.txt loaded again", "return (" .. lines:sub(8) .. ")[1] == 'bye'", "a.txt")
+  eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "a.txt unmodified")
+  t.lua("vim.api.nvim_buf_call(vim.fn.bufnr('a.txt'), function() vim.cmd('write') end)")
+  eq({ "bye" }, vim.fn.readfile(t.work .. "/a.txt"), ":w keeps gopi's change")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- bash: every buffer whose file it changed.
+  prompt(t, "bash: echo two > b.txt")
+  t.wait("b.txt loaded again", "return (" .. lines:sub(8) .. ")[1] == 'two'", "b.txt")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- write over unsaved changes: the buffer is kept, and the user warned.
+  prompt(t, "write: c.txt :: theirs")
+  local warning = t.wait_note("the warning", "c.txt changed on disk")
+  eq(tostring(t.lua("return vim.log.levels.WARN")), warning:match("^%d+"), "a warning")
+  eq({ "mine" }, t.lua(lines, "c.txt"), "the unsaved changes kept")
+  eq(true, t.lua("return vim.bo[vim.fn.bufnr('c.txt')].modified"), "still modified")
+  eq({ "theirs" }, vim.fn.readfile(t.work .. "/c.txt"), "gopi's file on disk")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- bash over unsaved changes: the same.
+  prompt(t, "bash: echo changed > d.txt")
+  t.wait_note("the warning", "d.txt changed on disk")
+  eq({ "mine too" }, t.lua(lines, "d.txt"), "the unsaved changes kept")
+end, { approval = "off" })
+
 --- The chat's window and the prompt's, and how many windows the tab has.
 local function panes(t)
   return t.lua([[

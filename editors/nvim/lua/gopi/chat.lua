@@ -7,6 +7,7 @@ local client = require("gopi.client")
 local config = require("gopi.config")
 local render = require("gopi.render")
 local review = require("gopi.review")
+local sync = require("gopi.sync")
 
 ---@class gopi.Session
 ---@field client table|nil
@@ -53,6 +54,7 @@ local function buffers()
   vim.bo[S.prompt].swapfile = false
   vim.bo[S.prompt].completefunc = "v:lua.require'gopi.complete'.completefunc"
   require("gopi.cmp").register()
+  sync.setup()
   vim.api.nvim_create_autocmd("VimResized", {
     group = vim.api.nvim_create_augroup("gopi.chat", { clear = true }),
     callback = function()
@@ -295,6 +297,12 @@ local function on_events(evs)
     if not ok then
       table.insert(S.log, "render " .. tostring(ev.type) .. ": " .. tostring(err))
     end
+    if ev.type == "tool_execution_start" then
+      sync.tool_start(ev)
+    elseif ev.type == "tool_execution_end" then
+      -- Buffers of the files the tool changed show what is on disk.
+      sync.tool_end(S.cwd or cwd(), ev, note)
+    end
     if ev.type == "queue_update" then
       show_queue()
     elseif ev.type == "agent_settled" or ev.type == "thinking_level_changed" or ev.type == "compaction_end" then
@@ -363,10 +371,11 @@ function M.start(opts)
   S.ext_status, S.widgets, S.title = {}, {}, nil
   show_queue()
   M.redraw_bars()
+  S.cwd = cwd()
   local c, err
   c, err = client.start({
     cfg = config.options,
-    cwd = cwd(),
+    cwd = S.cwd,
     session_file = opts.session_file,
     continue = opts.continue,
     ui = ui,
