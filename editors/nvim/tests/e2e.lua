@@ -203,6 +203,16 @@ local function prompt(t, text, keys)
   t.input("<Esc>" .. (keys or "<CR>"))
 end
 
+--- Sends stream: n and waits for the end of its reply, the chat's last line.
+local function stream(t, n)
+  prompt(t, "stream: " .. n)
+  t.wait("the reply to stream: " .. n, [[
+    local s = require("gopi.chat").session
+    local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
+    return s.state.streaming == false and last:sub(-#(...)) == (...)
+  ]], string.format(" %d %d", n - 1, n))
+end
+
 --- The number of the first row of the screen that holds text.
 local function find_row(rows, text)
   for i, r in ipairs(rows) do
@@ -481,6 +491,27 @@ test("buffers of files gopi changes are loaded again; one with unsaved changes i
   eq({ "mine too" }, t.lua(lines, "d.txt"), "the unsaved changes kept")
 end, { approval = "off" })
 
+test("after a compaction the window bar still shows how full the context is (estimated)", function(t)
+  -- A small session is compacted when little of it is kept.
+  vim.fn.writefile({ vim.fn.json_encode({ compaction = { keepRecentTokens = 50 } }) }, t.root .. "/agent/settings.json")
+  t.cmd("Gopi")
+  stream(t, 400)
+  stream(t, 300)
+  t.wait("the context's size", "return require('gopi.chat').session.state.status.percent ~= nil")
+  local bar = "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar"
+  ok(t.lua(bar):find("%d+%%%%"), "the context's percent before: " .. t.lua(bar))
+  t.cmd("GopiCompact")
+  t.wait_chat("the compaction", "the context was compacted")
+  t.wait("the estimate", "return require('gopi.chat').session.state.status.estimated == true")
+  ok(t.lua(bar):find(" · ~%d+%%%%"), "the context's estimated percent after: " .. t.lua(bar))
+  local pct = t.lua("return require('gopi.chat').session.state.status.percent")
+  ok(pct > 0 and pct < 100, "an estimate: " .. tostring(pct))
+  -- The next reply reports the size again.
+  prompt(t, "reply: after")
+  t.wait("the size reported", "local s = require('gopi.chat').session.state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil")
+  ok(t.lua(bar):find(" · %d+%%%%"), "the context's percent after a reply: " .. t.lua(bar))
+end)
+
 --- The chat's window and the prompt's, and how many windows the tab has.
 local function panes(t)
   return t.lua([[
@@ -536,16 +567,6 @@ local function chat_view(t)
     end
     return table.concat(rows, "\n")
   ]])
-end
-
---- Sends stream: n and waits for the end of its reply, the chat's last line.
-local function stream(t, n)
-  prompt(t, "stream: " .. n)
-  t.wait("the reply to stream: " .. n, [[
-    local s = require("gopi.chat").session
-    local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
-    return s.state.streaming == false and last:sub(-#(...)) == (...)
-  ]], string.format(" %d %d", n - 1, n))
 end
 
 test("the chat follows a reply longer than its window, unless scrolled up; it follows again at the end", function(t)

@@ -65,6 +65,17 @@ test("the status shows model, thinking, context (escaped) and cost", function()
   eq("gopi · faux-1 · think high · 75%% · $0.012", require("gopi").status())
   chat.session.state.status = { percent = 93 }
   eq("gopi · %#ErrorMsg#93%%%*", chat.status())
+  -- Estimated (after a compaction): marked with a tilde.
+  chat.session.state.status = { percent = 12.2, estimated = true }
+  eq("gopi · ~12%%", chat.status())
+  eq("gopi · ~12%", chat.status_text())
+  -- The estimate: four characters (UTF-16 code units) a token, rounded up.
+  eq(5, chat.estimate({
+    { role = "compactionSummary", summary = "abcd" },
+    { role = "user", content = "é€" },
+    { role = "assistant", content = { { type = "toolCall", name = "ls", arguments = { a = 1 } } } },
+    { role = "bashExecution", command = "ls", output = "x" },
+  }), "(4 + 2 + 2 + 7 + 3 = 18 characters)")
 end)
 
 test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()

@@ -96,7 +96,8 @@ end
 
 --- Status for the winbar and statusline: model · thinking · context % ·
 --- cost, as statusline text (a literal percent sign doubled, the
---- percentage in WarningMsg from 70% and ErrorMsg from 90%).
+--- percentage in WarningMsg from 70% and ErrorMsg from 90%, after a "~"
+--- while it is an estimate).
 function M.status()
   local st = S.state.status or {}
   local parts = {}
@@ -113,7 +114,8 @@ function M.status()
   if st.percent then
     local pct = math.floor(st.percent + 0.5)
     local hl = pct >= 90 and "%#ErrorMsg#" or pct >= 70 and "%#WarningMsg#" or ""
-    table.insert(parts, hl .. pct .. "%%" .. (hl ~= "" and "%*" or ""))
+    -- (~: estimated, after a compaction.)
+    table.insert(parts, hl .. (st.estimated and "~" or "") .. pct .. "%%" .. (hl ~= "" and "%*" or ""))
   end
   if st.cost and st.cost > 0 then
     table.insert(parts, string.format("$%.3f", st.cost))
@@ -175,13 +177,66 @@ function M.refresh_status()
     S.state.session_file = st.sessionFile
     S.client:request("get_session_stats", {}, function(e2, stats)
       if not e2 and stats then
-        S.state.status.percent = stats.contextUsage and stats.contextUsage.percent or nil
+        local usage = stats.contextUsage or {}
+        S.state.status.percent = usage.percent
+        S.state.status.estimated = nil
         S.state.status.cost = stats.cost
         S.state.status.tokens = stats.tokens and stats.tokens.total
+        if not usage.percent and (usage.contextWindow or 0) > 0 then
+          -- Right after a compaction gopi does not know the size until a
+          -- reply reports it: the messages' size is estimated meanwhile.
+          return S.client:request("get_messages", {}, function(e3, res)
+            if not e3 and res and not S.state.status.percent then
+              S.state.status.percent = M.estimate((res or {}).messages) / usage.contextWindow * 100
+              S.state.status.estimated = true
+            end
+            M.redraw_bars()
+          end)
+        end
       end
       M.redraw_bars()
     end)
   end)
+end
+
+--- How many tokens messages take, estimated as gopi does it: four
+--- characters (UTF-16 code units) a token, of their text, thinking, tool
+--- calls (name and arguments as JSON), images (4,800 characters) and
+--- summaries.
+function M.estimate(messages)
+  local chars = 0
+  local function count(text)
+    if type(text) == "string" and text ~= "" then
+      local ok, _, utf16 = pcall(vim.str_utfindex, text)
+      chars = chars + (ok and utf16 or #text)
+    end
+  end
+  for _, m in ipairs(messages or {}) do
+    local content = m.content
+    if type(content) == "string" then
+      count(content)
+    elseif m.role ~= "bashExecution" then
+      for _, c in ipairs(content or {}) do
+        if c.type == "text" then
+          count(c.text)
+        elseif c.type == "thinking" and m.role == "assistant" then
+          count(c.thinking)
+        elseif c.type == "toolCall" and m.role == "assistant" then
+          count(c.name)
+          count(vim.json.encode(c.arguments or vim.empty_dict()))
+        elseif c.type == "image" and m.role ~= "user" then
+          chars = chars + 4800
+        end
+      end
+    end
+    if m.role == "bashExecution" then
+      count(m.command)
+      count(m.output)
+    elseif m.role == "compactionSummary" or m.role == "branchSummary" then
+      count(m.summary)
+    end
+  end
+  return math.floor((chars + 3) / 4)
 end
 
 --- The lines around the prompt's text: extensions' widgets above it (pi's
