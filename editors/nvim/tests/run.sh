@@ -14,7 +14,8 @@
 #              what is set); without checkouts of them those tests are
 #              skipped
 #
-# An argument filters the end-to-end tests by name.
+# An argument filters the end-to-end tests by name; without one, the tests
+# in a real terminal (tui.sh, Neovim's TUI in tmux) run too.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +39,10 @@ cd "$here/.."
 status=0
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/unit.lua </dev/null || status=1
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/e2e.lua "$@" </dev/null || status=1
+# The chat in a real terminal.
+if [[ $# -eq 0 ]]; then
+	${guard[@]+"${guard[@]}"} "$here/tui.sh" || status=1
+fi
 # A picture of the chat (tests/artifacts/nvim-chat.png), as a user sees it.
 if ((status == 0)) && [[ $# -eq 0 ]]; then
 	${guard[@]+"${guard[@]}"} "$here/screenshot.sh" || status=1
