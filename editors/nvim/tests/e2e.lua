@@ -489,6 +489,14 @@ test("buffers of files gopi changes are loaded again; one with unsaved changes i
   prompt(t, "bash: echo changed > d.txt")
   t.wait_note("the warning", "d.txt changed on disk")
   eq({ "mine too" }, t.lua(lines, "d.txt"), "the unsaved changes kept")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- A buffer of a file not there yet: gopi's new file is loaded (without
+  -- Neovim's "created after editing started" question).
+  t.cmd("wincmd t")
+  t.cmd("edit new.txt")
+  prompt(t, "write: new.txt :: fresh")
+  t.wait("new.txt loaded", "return (" .. lines:sub(8) .. ")[1] == 'fresh'", "new.txt")
+  eq("n", t.lua("return vim.api.nvim_get_mode().mode"), "no question pending")
 end, { approval = "off" })
 
 test("after a compaction the window bar still shows how full the context is (estimated)", function(t)

@@ -125,7 +125,15 @@ function M.tool_end(cwd, ev, note)
     local autoread = vim.o.autoread
     vim.o.autoread = true
     for _, f in ipairs(reload) do
-      pcall(vim.cmd, "silent! checktime " .. f.buf)
+      if M.seen[f.buf] == "none" then
+        -- A buffer of a file that was not there: :checktime would ask
+        -- whether to load the file created since; it is read in again.
+        pcall(vim.api.nvim_buf_call, f.buf, function()
+          vim.cmd("silent! edit")
+        end)
+      else
+        pcall(vim.cmd, "silent! checktime " .. f.buf)
+      end
       note_seen(f.buf)
     end
     vim.o.autoread = autoread
