@@ -544,6 +544,14 @@ test("a half-closed chat: after :q in the chat's window or the prompt's, one :Go
   eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the prompt's window closed")
   t.cmd("Gopi")
   eq({ chat = false, prompt = false, wins = 1 }, panes(t), "a whole chat closes")
+  -- Left alone in a tab of its own, the prompt's window makes room.
+  t.cmd("tabnew")
+  t.cmd("Gopi")
+  t.cmd("only")
+  eq({ chat = false, prompt = true, wins = 1 }, panes(t), "the prompt's window alone in the tab")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "reopened whole in that tab")
+  eq(2, t.lua("return #vim.api.nvim_list_tabpages()"), "the tab stays")
 end)
 
 test("the chat keeps its configured width when the editor is resized", function(t)

@@ -576,8 +576,15 @@ M.on_resized = on_resized
 function M.open()
   buffers()
   -- What is left of a chat half closed (its window or its prompt's closed
-  -- on their own) goes: the chat opens whole.
-  M.close()
+  -- on their own) goes: the chat opens whole. (The tab's only window stays,
+  -- showing an empty buffer, so that the tab stays too.)
+  for _, win in ipairs(chat_windows()) do
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, win, true)
+    else
+      pcall(vim.api.nvim_win_set_buf, win, vim.api.nvim_create_buf(true, false))
+    end
+  end
   for win in pairs(S.views) do
     if not vim.api.nvim_win_is_valid(win) then
       S.views[win] = nil
