@@ -603,6 +603,19 @@ test("the chat follows a reply longer than its window, unless scrolled up; it fo
   stream(t, 1500)
   view = chat_view(t)
   ok(view:find("1499 1500", 1, true), "the end of the third reply on screen:\n" .. view)
+  -- With the cursor in the chat's window: it follows from the last line,
+  -- and not from further up.
+  local settle = "local s = require('gopi.chat').session local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.cmd("normal! G")
+  t.cmd("Gopi stream: 1200")
+  t.wait("the fourth reply", settle, " 1199 1200")
+  view = chat_view(t)
+  ok(view:find("1199 1200", 1, true), "the end of the fourth reply on screen:\n" .. view)
+  t.cmd("normal! gg")
+  t.cmd("Gopi stream: 900")
+  t.wait("the fifth reply", settle, " 899 900")
+  eq(1, t.lua("return vim.fn.line('.')"), "the cursor stays on the first line")
 end)
 
 test("a session resumed (:GopiSessions) or restarted (:GopiRestart) opens at its end", function(t)
