@@ -203,6 +203,16 @@ local function prompt(t, text, keys)
   t.input("<Esc>" .. (keys or "<CR>"))
 end
 
+--- Sends stream: n and waits for the end of its reply, the chat's last line.
+local function stream(t, n)
+  prompt(t, "stream: " .. n)
+  t.wait("the reply to stream: " .. n, [[
+    local s = require("gopi.chat").session
+    local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
+    return s.state.streaming == false and last:sub(-#(...)) == (...)
+  ]], string.format(" %d %d", n - 1, n))
+end
+
 --- The number of the first row of the screen that holds text.
 local function find_row(rows, text)
   for i, r in ipairs(rows) do
@@ -781,6 +791,190 @@ test("the chat as a float", function(t)
   prompt(t, "reply: afloat")
   t.wait_chat("the reply", "\nafloat")
 end, { setup = { chat = { layout = "float" } } })
+
+test("buffers of files gopi changes are loaded again; one with unsaved changes is kept, with a warning", function(t)
+  vim.fn.writefile({ "hello" }, t.work .. "/a.txt")
+  vim.fn.writefile({ "one" }, t.work .. "/b.txt")
+  vim.fn.writefile({ "keep" }, t.work .. "/c.txt")
+  vim.fn.writefile({ "more" }, t.work .. "/d.txt")
+  t.cmd("edit c.txt")
+  t.cmd("edit d.txt")
+  t.cmd("edit b.txt")
+  t.cmd("edit a.txt")
+  local lines = "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)"
+  t.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('c.txt'), 0, -1, false, { 'mine' })")
+  t.lua("vim.api.nvim_buf_set_lines(vim.fn.bufnr('d.txt'), 0, -1, false, { 'mine too' })")
+  t.cmd("Gopi")
+  -- edit: the open file's buffer shows gopi's change, and :w keeps it.
+  prompt(t, "edit: a.txt :: hello => bye")
+  t.wait("a.txt loaded again", "return (" .. lines:sub(8) .. ")[1] == 'bye'", "a.txt")
+  eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "a.txt unmodified")
+  t.lua("vim.api.nvim_buf_call(vim.fn.bufnr('a.txt'), function() vim.cmd('write') end)")
+  eq({ "bye" }, vim.fn.readfile(t.work .. "/a.txt"), ":w keeps gopi's change")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- bash: every buffer whose file it changed.
+  prompt(t, "bash: echo two > b.txt")
+  t.wait("b.txt loaded again", "return (" .. lines:sub(8) .. ")[1] == 'two'", "b.txt")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- write over unsaved changes: the buffer is kept, and the user warned.
+  prompt(t, "write: c.txt :: theirs")
+  local warning = t.wait_note("the warning", "c.txt changed on disk")
+  eq(tostring(t.lua("return vim.log.levels.WARN")), warning:match("^%d+"), "a warning")
+  eq({ "mine" }, t.lua(lines, "c.txt"), "the unsaved changes kept")
+  eq(true, t.lua("return vim.bo[vim.fn.bufnr('c.txt')].modified"), "still modified")
+  eq({ "theirs" }, vim.fn.readfile(t.work .. "/c.txt"), "gopi's file on disk")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- bash over unsaved changes: the same.
+  prompt(t, "bash: echo changed > d.txt")
+  t.wait_note("the warning", "d.txt changed on disk")
+  eq({ "mine too" }, t.lua(lines, "d.txt"), "the unsaved changes kept")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  -- A buffer of a file not there yet: gopi's new file is loaded (without
+  -- Neovim's "created after editing started" question).
+  t.cmd("wincmd t")
+  t.cmd("edit new.txt")
+  prompt(t, "write: new.txt :: fresh")
+  t.wait("new.txt loaded", "return (" .. lines:sub(8) .. ")[1] == 'fresh'", "new.txt")
+  eq("n", t.lua("return vim.api.nvim_get_mode().mode"), "no question pending")
+end, { approval = "off" })
+
+test("after a compaction the window bar still shows how full the context is (estimated)", function(t)
+  -- A small session is compacted when little of it is kept.
+  vim.fn.writefile({ vim.fn.json_encode({ compaction = { keepRecentTokens = 50 } }) }, t.root .. "/agent/settings.json")
+  t.cmd("Gopi")
+  stream(t, 400)
+  stream(t, 300)
+  t.wait("the context's size", "return require('gopi.chat').session.state.status.percent ~= nil")
+  local bar = "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar"
+  ok(t.lua(bar):find("%d+%%%%"), "the context's percent before: " .. t.lua(bar))
+  t.cmd("GopiCompact")
+  t.wait_chat("the compaction", "the context was compacted")
+  t.wait("the estimate", "return require('gopi.chat').session.state.status.estimated == true")
+  ok(t.lua(bar):find(" · ~%d+%%%%"), "the context's estimated percent after: " .. t.lua(bar))
+  local pct = t.lua("return require('gopi.chat').session.state.status.percent")
+  ok(pct > 0 and pct < 100, "an estimate: " .. tostring(pct))
+  -- The next reply reports the size again.
+  prompt(t, "reply: after")
+  t.wait("the size reported", "local s = require('gopi.chat').session.state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil")
+  ok(t.lua(bar):find(" · %d+%%%%"), "the context's percent after a reply: " .. t.lua(bar))
+end)
+
+--- The chat's window and the prompt's, and how many windows the tab has.
+local function panes(t)
+  return t.lua([[
+    local s = require("gopi.chat").session
+    local c, p = vim.fn.bufwinid(s.buf), vim.fn.bufwinid(s.prompt)
+    return { chat = c ~= -1, prompt = p ~= -1, wins = #vim.api.nvim_tabpage_list_wins(0) }
+  ]])
+end
+
+test("a half-closed chat: after :q in the chat's window or the prompt's, one :Gopi opens it whole", function(t)
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "opened")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.cmd("q")
+  eq({ chat = false, prompt = true, wins = 2 }, panes(t), "the chat's window closed")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the chat's window closed")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.cmd("q")
+  eq({ chat = true, prompt = false, wins = 2 }, panes(t), "the prompt's window closed")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the prompt's window closed")
+  t.cmd("Gopi")
+  eq({ chat = false, prompt = false, wins = 1 }, panes(t), "a whole chat closes")
+  -- Left alone in a tab of its own, the prompt's window makes room.
+  t.cmd("tabnew")
+  t.cmd("Gopi")
+  t.cmd("only")
+  eq({ chat = false, prompt = true, wins = 1 }, panes(t), "the prompt's window alone in the tab")
+  t.cmd("Gopi")
+  eq({ chat = true, prompt = true, wins = 3 }, panes(t), "reopened whole in that tab")
+  eq(2, t.lua("return #vim.api.nvim_list_tabpages()"), "the tab stays")
+end)
+
+test("the chat keeps its configured width when the editor is resized", function(t)
+  t.lua("vim.o.columns = 160 vim.o.lines = 45")
+  t.cmd("Gopi")
+  local width = "return vim.api.nvim_win_get_width(vim.fn.bufwinid(require('gopi.chat').session.buf))"
+  eq(64, t.lua(width), "0.4 of 160 columns")
+  t.lua("vim.o.columns = 100 vim.o.lines = 30")
+  t.wait("the chat at 0.4 of 100 columns", "return " .. width:sub(8) .. " == 40")
+  eq(5, t.lua("return vim.api.nvim_win_get_height(vim.fn.bufwinid(require('gopi.chat').session.prompt))"), "the prompt's height")
+  t.lua("vim.o.columns = 200")
+  t.wait("the chat at 0.4 of 200 columns", "return " .. width:sub(8) .. " == 80")
+  eq(true, t.lua("return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winfixwidth"), "winfixwidth")
+end)
+
+--- What the chat's window shows: its rows as on screen.
+local function chat_view(t)
+  return t.lua([[
+    vim.cmd("redraw!")
+    local win = vim.fn.bufwinid(require("gopi.chat").session.buf)
+    local pos = vim.fn.win_screenpos(win)
+    local rows = {}
+    for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
+      local cells = {}
+      for c = pos[2], pos[2] + vim.api.nvim_win_get_width(win) - 1 do
+        cells[#cells + 1] = vim.fn.screenstring(r, c)
+      end
+      rows[#rows + 1] = table.concat(cells)
+    end
+    return table.concat(rows, "\n")
+  ]])
+end
+
+test("the chat follows a reply longer than its window, unless scrolled up; it follows again at the end", function(t)
+  t.cmd("Gopi")
+  stream(t, 3000)
+  local view = chat_view(t)
+  ok(view:find("2999 3000", 1, true), "the end of the reply on screen:\n" .. view)
+  -- Scrolled up (with the cursor in the prompt), it stays where it was.
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.cmd("redraw")
+  stream(t, 2000)
+  eq(1, t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"), "the view stays at the top")
+  view = chat_view(t)
+  ok(view:find("## You", 1, true) and not view:find("1999 2000", 1, true), "the top stays on screen:\n" .. view)
+  -- Back at the end, it follows again.
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.cmd('normal! G$') end)")
+  t.cmd("redraw")
+  stream(t, 1500)
+  view = chat_view(t)
+  ok(view:find("1499 1500", 1, true), "the end of the third reply on screen:\n" .. view)
+  -- With the cursor in the chat's window: it follows from the last line,
+  -- and not from further up.
+  local settle = "local s = require('gopi.chat').session local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.cmd("normal! G")
+  t.cmd("Gopi stream: 1200")
+  t.wait("the fourth reply", settle, " 1199 1200")
+  view = chat_view(t)
+  ok(view:find("1199 1200", 1, true), "the end of the fourth reply on screen:\n" .. view)
+  t.cmd("normal! gg")
+  t.cmd("Gopi stream: 900")
+  t.wait("the fifth reply", settle, " 899 900")
+  eq(1, t.lua("return vim.fn.line('.')"), "the cursor stays on the first line")
+end)
+
+test("a session resumed (:GopiSessions) or restarted (:GopiRestart) opens at its end", function(t)
+  t.cmd("Gopi")
+  prompt(t, "stream: 2500")
+  t.wait_chat("the reply", "2499 2500")
+  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.cmd("GopiNew")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.lua("_G.answer = function(items) for _, s in ipairs(items) do if (s.firstMessage or ''):find('stream: 2500', 1, true) then return s end end end")
+  t.cmd("GopiSessions")
+  t.wait_chat("the resumed history", "2499 2500")
+  local view = chat_view(t)
+  ok(view:find("2499 2500", 1, true), "the end of the resumed session on screen:\n" .. view)
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.cmd("GopiRestart")
+  t.wait("the history again", "local s = require('gopi.chat').session return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil")
+  view = chat_view(t)
+  ok(view:find("2499 2500", 1, true), "the end of the restarted session on screen:\n" .. view)
+end)
 
 -- pi extensions' UI, from pi's example rpc-demo.ts: at session start it sets a
 -- title, a widget and a status; each turn updates the status; /rpc-input,

@@ -14,9 +14,9 @@
 #              what is set); without checkouts of them those tests are
 #              skipped
 #
-# An argument filters the end-to-end tests by name (and review-tui.sh, the
-# real-terminal test of the review, runs when its name contains it). The
-# real-terminal tests need tmux.
+# An argument filters the end-to-end tests by name; without one, the tests
+# in a real terminal (tmux) run too: tui.sh (the chat) and review-tui.sh
+# (the review; it also runs when its name contains the filter).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +40,10 @@ cd "$here/.."
 status=0
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/unit.lua </dev/null || status=1
 ${guard[@]+"${guard[@]}"} "$nvim" --headless --clean -l tests/e2e.lua "$@" </dev/null || status=1
+# The chat in a real terminal.
+if [[ $# -eq 0 ]]; then
+	${guard[@]+"${guard[@]}"} "$here/tui.sh" || status=1
+fi
 # The review in a real terminal (tmux): keys typed while gopi asks stay
 # where they were typed. Runs with the others, or by a filter it contains.
 if [[ $# -eq 0 || review-tui == *"$1"* ]]; then

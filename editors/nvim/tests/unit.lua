@@ -65,6 +65,17 @@ test("the status shows model, thinking, context (escaped) and cost", function()
   eq("gopi · faux-1 · think high · 75%% · $0.012", require("gopi").status())
   chat.session.state.status = { percent = 93 }
   eq("gopi · %#ErrorMsg#93%%%*", chat.status())
+  -- Estimated (after a compaction): marked with a tilde.
+  chat.session.state.status = { percent = 12.2, estimated = true }
+  eq("gopi · ~12%%", chat.status())
+  eq("gopi · ~12%", chat.status_text())
+  -- The estimate: four characters (UTF-16 code units) a token, rounded up.
+  eq(5, chat.estimate({
+    { role = "compactionSummary", summary = "abcd" },
+    { role = "user", content = "é€" },
+    { role = "assistant", content = { { type = "toolCall", name = "ls", arguments = { a = 1 } } } },
+    { role = "bashExecution", command = "ls", output = "x" },
+  }), "(4 + 2 + 2 + 7 + 3 = 18 characters)")
 end)
 
 test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()
@@ -249,6 +260,69 @@ test("built-in slash commands run the plugin's functions; other / names do not",
   for k, v in pairs(saved) do
     gopi[k] = v
   end
+end)
+
+test("a turn's assistant messages share one heading, their parts a blank line apart; a finished tool card is folded once", function()
+  local render = require("gopi.render")
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.cmd("split")
+  vim.api.nvim_win_set_buf(0, buf)
+  local r = render.new(buf)
+  local st = { streaming = false, changed = {} }
+  local result = { content = { { type = "text", text = "a\nb" } } }
+  local evs = {
+    { type = "agent_start" },
+    { type = "message_start", message = { role = "user", content = "go" } },
+    { type = "message_start", message = { role = "assistant", content = {} } },
+    { type = "message_end", message = { role = "assistant", stopReason = "toolUse" } },
+    { type = "tool_execution_start", toolCallId = "c1", toolName = "bash", args = { command = "ls" } },
+    { type = "tool_execution_end", toolCallId = "c1", isError = false, result = result },
+    { type = "message_start", message = { role = "toolResult", toolCallId = "c1", content = result.content } },
+    { type = "message_end", message = { role = "toolResult", toolCallId = "c1", content = result.content } },
+    { type = "message_start", message = { role = "assistant", content = {} } },
+    { type = "message_update", assistantMessageEvent = { type = "text_delta", contentIndex = 0, delta = "done" } },
+    { type = "message_end", message = { role = "assistant", stopReason = "stop" } },
+    { type = "agent_settled" },
+  }
+  for _, ev in ipairs(evs) do
+    r:event(ev, st)
+  end
+  local function check(what)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local heads, card = 0, nil
+    for i, l in ipairs(lines) do
+      if l == "## gopi" then
+        heads = heads + 1
+      elseif l:find("✓ bash: ls", 1, true) then
+        card = i
+      end
+    end
+    eq(1, heads, what .. ": one heading for the turn:\n" .. table.concat(lines, "\n"))
+    eq({ "## gopi", "" }, vim.list_slice(lines, card - 2, card - 1), what .. ": the card under the heading")
+    eq({ "", "done" }, vim.list_slice(lines, #lines - 1, #lines), what .. ": the text after the card, apart from it")
+    eq(1, vim.fn.foldlevel(card), what .. ": the card's fold level")
+    eq(card, vim.fn.foldclosed(card), what .. ": the card is folded")
+    vim.cmd(card .. "foldopen")
+    eq(-1, vim.fn.foldclosed(card), what .. ": one zo opens it")
+  end
+  check("streamed")
+  -- The same turn from the session's history, folded again.
+  r:clear()
+  r:message({ role = "user", content = "go" })
+  r:message({ role = "assistant", content = { { type = "toolCall", id = "c1", name = "bash", arguments = { command = "ls" } } } })
+  r:message({ role = "toolResult", toolCallId = "c1", content = result.content })
+  r:message({ role = "assistant", content = { { type = "text", text = "done" } } })
+  r:refold()
+  check("from history")
+  -- A new prompt is headed again.
+  r:message({ role = "user", content = "more" })
+  r:message({ role = "assistant", content = { { type = "text", text = "ok" } } })
+  local n = 0
+  for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    n = n + (l == "## gopi" and 1 or 0)
+  end
+  eq(2, n, "a heading per turn")
+  vim.cmd("close")
 end)
 
 lib.finish()

@@ -7,6 +7,7 @@ local client = require("gopi.client")
 local config = require("gopi.config")
 local render = require("gopi.render")
 local review = require("gopi.review")
+local sync = require("gopi.sync")
 
 ---@class gopi.Session
 ---@field client table|nil
@@ -17,6 +18,8 @@ local S = {
   state = { streaming = false, queue = { steering = {}, followUp = {} }, changed = {}, status = {}, progress = nil },
   widgets = {},
   ext_status = {},
+  -- Where following the chat's end last put each window's view.
+  views = {},
   log = {},
 }
 M.session = S
@@ -51,6 +54,13 @@ local function buffers()
   vim.bo[S.prompt].swapfile = false
   vim.bo[S.prompt].completefunc = "v:lua.require'gopi.complete'.completefunc"
   require("gopi.cmp").register()
+  sync.setup()
+  vim.api.nvim_create_autocmd("VimResized", {
+    group = vim.api.nvim_create_augroup("gopi.chat", { clear = true }),
+    callback = function()
+      M.on_resized()
+    end,
+  })
   -- Any change of the prompt (typing, a send clearing it, an extension's
   -- setEditorText) puts the widgets and the queue around it back in place.
   local due = false
@@ -130,7 +140,8 @@ end
 
 --- Status for the winbar and statusline: model · thinking · context % ·
 --- cost, as statusline text (a literal percent sign doubled, the
---- percentage in WarningMsg from 70% and ErrorMsg from 90%).
+--- percentage in WarningMsg from 70% and ErrorMsg from 90%, after a "~"
+--- while it is an estimate).
 function M.status()
   local st = S.state.status or {}
   local parts = {}
@@ -153,7 +164,8 @@ function M.status()
   if st.percent then
     local pct = math.floor(st.percent + 0.5)
     local hl = pct >= 90 and "%#ErrorMsg#" or pct >= 70 and "%#WarningMsg#" or ""
-    table.insert(parts, hl .. pct .. "%%" .. (hl ~= "" and "%*" or ""))
+    -- (~: estimated, after a compaction.)
+    table.insert(parts, hl .. (st.estimated and "~" or "") .. pct .. "%%" .. (hl ~= "" and "%*" or ""))
   end
   if st.cost and st.cost > 0 then
     table.insert(parts, string.format("$%.3f", st.cost))
@@ -215,13 +227,66 @@ function M.refresh_status()
     S.state.session_file = st.sessionFile
     S.client:request("get_session_stats", {}, function(e2, stats)
       if not e2 and stats then
-        S.state.status.percent = stats.contextUsage and stats.contextUsage.percent or nil
+        local usage = stats.contextUsage or {}
+        S.state.status.percent = usage.percent
+        S.state.status.estimated = nil
         S.state.status.cost = stats.cost
         S.state.status.tokens = stats.tokens and stats.tokens.total
+        if not usage.percent and (usage.contextWindow or 0) > 0 then
+          -- Right after a compaction gopi does not know the size until a
+          -- reply reports it: the messages' size is estimated meanwhile.
+          return S.client:request("get_messages", {}, function(e3, res)
+            if not e3 and res and not S.state.status.percent then
+              S.state.status.percent = M.estimate((res or {}).messages) / usage.contextWindow * 100
+              S.state.status.estimated = true
+            end
+            M.redraw_bars()
+          end)
+        end
       end
       M.redraw_bars()
     end)
   end)
+end
+
+--- How many tokens messages take, estimated as gopi does it: four
+--- characters (UTF-16 code units) a token, of their text, thinking, tool
+--- calls (name and arguments as JSON), images (4,800 characters) and
+--- summaries.
+function M.estimate(messages)
+  local chars = 0
+  local function count(text)
+    if type(text) == "string" and text ~= "" then
+      local ok, _, utf16 = pcall(vim.str_utfindex, text)
+      chars = chars + (ok and utf16 or #text)
+    end
+  end
+  for _, m in ipairs(messages or {}) do
+    local content = m.content
+    if type(content) == "string" then
+      count(content)
+    elseif m.role ~= "bashExecution" then
+      for _, c in ipairs(content or {}) do
+        if c.type == "text" then
+          count(c.text)
+        elseif c.type == "thinking" and m.role == "assistant" then
+          count(c.thinking)
+        elseif c.type == "toolCall" and m.role == "assistant" then
+          count(c.name)
+          count(vim.json.encode(c.arguments or vim.empty_dict()))
+        elseif c.type == "image" and m.role ~= "user" then
+          chars = chars + 4800
+        end
+      end
+    end
+    if m.role == "bashExecution" then
+      count(m.command)
+      count(m.output)
+    elseif m.role == "compactionSummary" or m.role == "branchSummary" then
+      count(m.summary)
+    end
+  end
+  return math.floor((chars + 3) / 4)
 end
 
 --- The lines around the prompt's text: extensions' widgets above it (pi's
@@ -288,14 +353,60 @@ local function coalesce(evs)
   return out
 end
 
+--- Shows the end of the chat in window win (the end of its last line, when
+--- it is longer than the window) and remembers where that put the view.
+function M.follow(win)
+  if not (win and vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win) == S.buf) then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(S.buf)
+  local text = vim.api.nvim_buf_get_lines(S.buf, last - 1, last, false)[1] or ""
+  pcall(vim.api.nvim_win_set_cursor, win, { last, math.max(#text - 1, 0) })
+  local view = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+  S.views[win] = { topline = view.topline, skipcol = view.skipcol or 0 }
+end
+
+--- Whether window win follows the chat's end as it grows. The window the
+--- cursor is in follows while its cursor is on the last line. Another one
+--- follows until it is scrolled up from where following put it, and again
+--- once it shows the end.
+local function following(win)
+  local last = vim.api.nvim_buf_line_count(S.buf)
+  if win == vim.api.nvim_get_current_win() then
+    return vim.api.nvim_get_mode().mode == "n" and vim.api.nvim_win_get_cursor(win)[1] == last
+  end
+  local was = S.views[win]
+  local info = vim.fn.getwininfo(win)[1]
+  if not was or (info and info.botline >= last) then
+    return true -- a new window, or the end is in view
+  end
+  if was.paused then
+    return false
+  end
+  local view = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+  if view.topline < was.topline or (view.topline == was.topline and (view.skipcol or 0) < was.skipcol) then
+    was.paused = true -- scrolled up
+    return false
+  end
+  return true
+end
+
 --- What gopi sent, in one batch.
 local function on_events(evs)
   evs = coalesce(evs)
+  -- The windows at the chat's end (before the text grows) follow it.
+  local followers = vim.tbl_filter(following, vim.fn.win_findbuf(S.buf))
   local was = S.state.streaming
   for _, ev in ipairs(evs) do
     local ok, err = pcall(S.r.event, S.r, ev, S.state)
     if not ok then
       table.insert(S.log, "render " .. tostring(ev.type) .. ": " .. tostring(err))
+    end
+    if ev.type == "tool_execution_start" then
+      sync.tool_start(ev)
+    elseif ev.type == "tool_execution_end" then
+      -- Buffers of the files the tool changed show what is on disk.
+      sync.tool_end(S.cwd or cwd(), ev, note)
     end
     if ev.type == "queue_update" then
       show_queue()
@@ -306,12 +417,8 @@ local function on_events(evs)
   if was ~= S.state.streaming then
     spin(S.state.streaming)
   end
-  -- Follow the end of the chat in windows that were at its end.
-  for _, win in ipairs(vim.fn.win_findbuf(S.buf)) do
-    if win ~= vim.api.nvim_get_current_win() then
-      local last = vim.api.nvim_buf_line_count(S.buf)
-      pcall(vim.api.nvim_win_set_cursor, win, { last, 0 })
-    end
+  for _, win in ipairs(followers) do
+    M.follow(win)
   end
 end
 
@@ -372,10 +479,11 @@ function M.start(opts)
   S.ext_status, S.widgets, S.title = {}, {}, nil
   show_queue()
   M.redraw_bars()
+  S.cwd = cwd()
   local c, err
   c, err = client.start({
     cfg = config.options,
-    cwd = cwd(),
+    cwd = S.cwd,
     session_file = opts.session_file,
     continue = opts.continue,
     ui = ui,
@@ -420,6 +528,10 @@ function M.load_history(done, now)
         S.r:message(m)
       end
       S.r:refold()
+      -- A session shown again opens at its end.
+      for _, win in ipairs(vim.fn.win_findbuf(S.buf)) do
+        M.follow(win)
+      end
     end
     if done then
       done()
@@ -447,33 +559,115 @@ local function chat_windows()
   return out
 end
 
-function M.is_open()
-  return S.buf ~= nil and #chat_windows() > 0
+--- The chat's window and its prompt's in the current tab (nil when gone).
+local function panes()
+  local chat_win, prompt_win
+  for _, win in ipairs(chat_windows()) do
+    if vim.api.nvim_win_get_buf(win) == S.buf then
+      chat_win = chat_win or win
+    else
+      prompt_win = prompt_win or win
+    end
+  end
+  return chat_win, prompt_win
 end
+
+--- Whether the whole chat (its window and its prompt's) is in the current tab.
+function M.is_open()
+  local chat_win, prompt_win = panes()
+  return S.buf ~= nil and chat_win ~= nil and prompt_win ~= nil
+end
+
+--- Sizes the chat's windows as configured, for the editor's size now: the
+--- floats' places and sizes, or the split's width (height for "below") and
+--- the prompt's height.
+local function place(chat_win, prompt_win)
+  local o = config.options.chat
+  local cols, lines = vim.o.columns, vim.o.lines
+  if o.layout == "float" then
+    local w, h = math.max(math.floor(cols * o.width), 10), math.max(math.floor(lines * o.height), 3)
+    local col = math.max(cols - w - 2, 0)
+    pcall(vim.api.nvim_win_set_config, chat_win, { relative = "editor", width = w, height = h, row = 1, col = col })
+    pcall(vim.api.nvim_win_set_config, prompt_win, { relative = "editor", width = w, height = o.prompt_height, row = h + 3, col = col })
+    return
+  end
+  if o.layout == "below" then
+    pcall(vim.api.nvim_win_set_height, chat_win, math.max(math.floor(lines * o.height), 3))
+  else
+    pcall(vim.api.nvim_win_set_width, chat_win, math.max(math.floor(cols * o.width), 10))
+  end
+  pcall(vim.api.nvim_win_set_height, prompt_win, o.prompt_height)
+end
+
+--- After the editor was resized, the chat in every tab gets its configured
+--- size back (its windows keep their size when other windows are resized).
+local function on_resized()
+  local here = vim.api.nvim_get_current_tabpage()
+  for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    local chat_win, prompt_win
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+      local b = vim.api.nvim_win_get_buf(win)
+      if b == S.buf then
+        chat_win = chat_win or win
+      elseif b == S.prompt then
+        prompt_win = prompt_win or win
+      end
+    end
+    if chat_win and prompt_win then
+      if tab == here then
+        place(chat_win, prompt_win)
+      else
+        -- A split's size is set in its own tab.
+        vim.api.nvim_win_call(chat_win, function()
+          place(chat_win, prompt_win)
+        end)
+      end
+    end
+  end
+end
+M.on_resized = on_resized
 
 function M.open()
   buffers()
+  -- What is left of a chat half closed (its window or its prompt's closed
+  -- on their own) goes: the chat opens whole. (The tab's only window stays,
+  -- showing an empty buffer, so that the tab stays too.)
+  for _, win in ipairs(chat_windows()) do
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, win, true)
+    else
+      pcall(vim.api.nvim_win_set_buf, win, vim.api.nvim_create_buf(true, false))
+    end
+  end
+  for win in pairs(S.views) do
+    if not vim.api.nvim_win_is_valid(win) then
+      S.views[win] = nil
+    end
+  end
   local o = config.options.chat
-  local cols, lines = vim.o.columns, vim.o.lines
-  local chat_win
+  local chat_win, prompt_win
   if o.layout == "float" then
-    local w, h = math.floor(cols * o.width), math.floor(lines * o.height)
-    chat_win = vim.api.nvim_open_win(S.buf, true, { relative = "editor", width = w, height = h, row = 1, col = cols - w - 2, border = "rounded", title = " gopi " })
-    vim.api.nvim_open_win(S.prompt, true, { relative = "editor", width = w, height = o.prompt_height, row = h + 3, col = cols - w - 2, border = "rounded" })
+    chat_win = vim.api.nvim_open_win(S.buf, true, { relative = "editor", width = 10, height = 3, row = 1, col = 0, border = "rounded", title = " gopi " })
+    prompt_win = vim.api.nvim_open_win(S.prompt, true, { relative = "editor", width = 10, height = 1, row = 5, col = 0, border = "rounded" })
   else
     local cmd = ({ right = "botright vsplit", left = "topleft vsplit", below = "botright split" })[o.layout] or "botright vsplit"
     vim.cmd(cmd)
     chat_win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(chat_win, S.buf)
-    if o.layout == "below" then
-      vim.api.nvim_win_set_height(chat_win, math.floor(lines * o.height))
-    else
-      vim.api.nvim_win_set_width(chat_win, math.floor(cols * o.width))
-    end
     vim.cmd("belowright split")
-    vim.api.nvim_win_set_buf(0, S.prompt)
-    vim.api.nvim_win_set_height(0, o.prompt_height)
+    prompt_win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(prompt_win, S.prompt)
+    -- Resizing other windows (or the editor) leaves these as they are.
+    for _, w in ipairs({ chat_win, prompt_win }) do
+      if o.layout == "below" then
+        vim.wo[w].winfixheight = true
+      else
+        vim.wo[w].winfixwidth = true
+      end
+    end
+    vim.wo[prompt_win].winfixheight = true
   end
+  place(chat_win, prompt_win)
   for _, w in ipairs({ chat_win }) do
     vim.wo[w].wrap = true
     vim.wo[w].linebreak = true
@@ -484,16 +678,20 @@ function M.open()
   S.r:refold()
   M.redraw_bars()
   show_queue()
-  pcall(vim.api.nvim_win_set_cursor, chat_win, { vim.api.nvim_buf_line_count(S.buf), 0 })
+  M.follow(chat_win)
   M.ensure()
 end
 
 function M.close()
   for _, win in ipairs(chat_windows()) do
-    pcall(vim.api.nvim_win_close, win, true)
+    if not pcall(vim.api.nvim_win_close, win, true) then
+      -- The tab's last window: it shows another buffer instead.
+      pcall(vim.api.nvim_win_set_buf, win, vim.api.nvim_create_buf(true, false))
+    end
   end
 end
 
+--- :Gopi: closes the chat when it is open whole, else opens it whole.
 function M.toggle()
   if M.is_open() then
     M.close()

@@ -140,7 +140,13 @@ function R:refold()
   end
 end
 
+--- A "## who" heading. The assistant's messages of one turn (its tool calls
+--- between them) share the heading of the first.
 function R:header(who)
+  if who == "gopi" and self.last_header == "gopi" then
+    return
+  end
+  self.last_header = who
   local n = self:count()
   local lines = { "## " .. who, "" }
   if n > 0 then
@@ -162,8 +168,17 @@ function R:end_block()
   end
 end
 
+--- A blank line after the last one, unless it is blank (or the buffer empty).
+function R:gap()
+  local n = self:count()
+  if n > 0 and vim.api.nvim_buf_get_lines(self.buf, n - 1, n, false)[1] ~= "" then
+    self:append({ "" })
+  end
+end
+
 function R:begin_block(kind)
   self:end_block()
+  self:gap()
   local row = self:append({ "" })
   local b = { kind = kind }
   if kind == "thinking" then
@@ -212,14 +227,21 @@ function R:card(id, name, args)
     table.insert(arg_lines, k .. ": " .. (type(v) == "string" and v:gsub("\n", "\\n") or vim.json.encode(v)))
   end
   c = { title = tool_title(name, args), args = arg_lines }
-  local row = self:append(vim.list_extend({ "" }, card_lines(c, "running"))) + 1
+  self:gap()
+  local row = self:append(card_lines(c, "running"))
   c.region = self:open_region(row)
   vim.api.nvim_buf_set_extmark(self.buf, ns, vim.api.nvim_buf_line_count(self.buf) - 1, 0, { id = c.region.stop })
   self.cards[id] = c
   return c
 end
 
+--- Fills card c with its status and output. A card is finished once: its
+--- result arrives twice (the tool's end, then its message), and a second
+--- fold over the same lines would nest (zo would open only one of them).
 function R:fill_card(c, status, output)
+  if c.finished then
+    return
+  end
   local s, e = row_of(self.buf, c.region.start), row_of(self.buf, c.region.stop)
   local lines = card_lines(c, status, output)
   vim.bo[self.buf].modifiable = true
@@ -229,6 +251,7 @@ function R:fill_card(c, status, output)
   local last = s + #lines - 1
   vim.api.nvim_buf_set_extmark(self.buf, ns, last, 0, { id = c.region.stop })
   if status ~= "running" then
+    c.finished = true
     self:close_region(c.region, last, status == "error")
   end
 end
@@ -265,6 +288,8 @@ function R:message(m)
     self:notice("earlier messages were compacted into a summary")
   elseif m.role == "custom" and m.display ~= false then
     self:append(vim.list_extend({ "" }, split(content_text(m.content))))
+    -- What follows it is headed again.
+    self.last_header = nil
   end
 end
 
@@ -359,7 +384,7 @@ function R:clear()
   vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
   vim.bo[self.buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
-  self.regions, self.cards, self.block = {}, {}, nil
+  self.regions, self.cards, self.block, self.last_header = {}, {}, nil, nil
 end
 
 return M
