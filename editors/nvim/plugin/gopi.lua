@@ -68,11 +68,23 @@ cmd("GopiAdd", function(o)
   end
 end, { range = true, nargs = "*", desc = "Add the file (or the range) to the prompt; its content goes along" })
 
+local group = vim.api.nvim_create_augroup("gopi", { clear = true })
 vim.api.nvim_create_autocmd("VimLeavePre", {
-  group = vim.api.nvim_create_augroup("gopi", { clear = true }),
+  group = group,
   callback = function()
     if package.loaded["gopi.chat"] then
       require("gopi.chat").stop()
+    end
+  end,
+})
+
+-- The last file buffer entered outside gopi's windows: what #buffer,
+-- #selection and #diagnostics in a prompt mean (:help gopi-context).
+vim.api.nvim_create_autocmd("BufEnter", {
+  group = group,
+  callback = function(a)
+    if vim.bo[a.buf].buftype == "" and not vim.api.nvim_buf_get_name(a.buf):match("^gopi://") then
+      vim.g.gopi_last_buffer = a.buf
     end
   end,
 })

@@ -721,6 +721,50 @@ test("@file and :GopiAdd carry the file's content (a buffer's unsaved changes to
   ok(t.chat_has("[@notes.txt#L2-3 (2 lines)]"), "the range's chip:\n" .. table.concat(t.chat(), "\n"))
 end)
 
+test("#buffer (unsaved), #selection, #diagnostics, #quickfix and #diff reach gopi as content, shown as chips", function(t)
+  local function git(...)
+    local r = vim.system({ "git", "-c", "user.name=t", "-c", "user.email=t@t", ... }, { cwd = t.work }):wait()
+    assert(r.code == 0, r.stderr)
+  end
+  vim.fn.writefile({ "package main", "", "func main() {}" }, t.work .. "/main.go")
+  vim.fn.writefile({ "committed" }, t.work .. "/notes.txt")
+  git("init", "-q")
+  git("add", ".")
+  git("commit", "-q", "-m", "one")
+  vim.fn.writefile({ "changed on disk" }, t.work .. "/notes.txt")
+  t.cmd("edit main.go")
+  -- An unsaved change, a diagnostic, a selection and a quickfix list.
+  t.lua("vim.api.nvim_buf_set_lines(0, 2, 3, false, { 'func main() { println(\"unsaved\") }' })")
+  t.lua([[
+    local ns = vim.api.nvim_create_namespace("test")
+    vim.diagnostic.set(ns, 0, { { lnum = 2, col = 5, severity = vim.diagnostic.severity.ERROR, message = "main redeclared", source = "compiler" } })
+    vim.fn.setqflist({}, " ", { title = "grep", items = { { filename = "notes.txt", lnum = 1, col = 1, text = "changed here" } } })
+  ]])
+  t.input("1GVj<Esc>")
+  t.cmd("Gopi")
+  prompt(t, "look: #buffer #selection #diagnostics #quickfix #diff")
+  local users = [[
+    local out = {}
+    for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+      if m.role == 'user' then table.insert(out, require('gopi.render').content_text(m.content)) end
+    end
+    return out
+  ]]
+  t.wait_chat("the reply", "## gopi")
+  t.wait("settled", settled)
+  local user = t.lua(users)[1]
+  ok(user:find('<buffer path="main.go" modified="true">\n```go\npackage main\n\nfunc main() { println("unsaved") }\n```\n</buffer>', 1, true), "#buffer with the unsaved line:\n" .. user)
+  ok(user:find('<selection path="main.go" lines="1-2">\n```go\npackage main\n\n```\n</selection>', 1, true), "#selection:\n" .. user)
+  ok(user:find('<diagnostics path="main.go" count="1">\n```\nmain.go:3:6: ERROR: main redeclared [compiler]\n```', 1, true), "#diagnostics:\n" .. user)
+  ok(user:find('<quickfix title="grep" count="1">\n```\nnotes.txt:1:1: changed here\n```', 1, true), "#quickfix:\n" .. user)
+  ok(user:find('<diff files="1">\n```diff\ndiff --git a/notes.txt b/notes.txt', 1, true) and user:find("\n-committed\n+changed on disk\n", 1, true), "#diff:\n" .. user)
+  local shown = table.concat(t.chat(), "\n")
+  for _, c in ipairs({ "[#buffer main.go (3 lines, unsaved)]", "[#selection main.go#L1-2 (2 lines)]", "[#diagnostics 1]", "[#quickfix 1]", "[#diff 1 file (7 lines)]" }) do
+    ok(shown:find(c, 1, true), c .. " in the chat:\n" .. shown)
+  end
+  ok(not shown:find("main redeclared", 1, true) and not shown:find("diff --git", 1, true), "no content in the chat:\n" .. shown)
+end)
+
 test(":GopiChanges lists the changed files at their first change; :GopiChanges FILE shows its diff", function(t)
   vim.fn.writefile({ "first", "hello world", "last" }, t.work .. "/a.txt")
   t.cmd("Gopi")

@@ -6,7 +6,7 @@
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 vim.opt.rtp:prepend(vim.fn.fnamemodify(here, ":h"))
 local lib = dofile(here .. "/lib.lua")
-local test, eq = lib.run, lib.eq
+local test, eq, ok = lib.run, lib.eq, lib.ok
 
 test("apply_edits replays edit's replacements, and gives up on a miss", function()
   local review = require("gopi.review")
@@ -118,7 +118,7 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   vim.api.nvim_set_current_buf(buf)
   local src = sources.cmp.new()
   eq(true, src:is_available(), "available in the prompt")
-  eq({ "/", "@" }, src:get_trigger_characters())
+  eq({ "/", "@", "#" }, src:get_trigger_characters())
   local got
   src:complete({ context = { cursor_before_line = "/rev", cursor = { row = 2, col = 5 } } }, function(r) got = r end)
   eq("/review", got.items[1].label)
@@ -239,6 +239,184 @@ test("@file references carry the file's lines (a loaded buffer's first); the cha
   eq("see @x.md, @y.txt#L2 and @nothing.txt or me@example.com\n[@x.md (3 lines)]\n[@y.txt#L2 (1 line)]", context.compact(out))
   eq("no refs", context.expand("no refs"))
   vim.cmd("bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("completion items: # from the mentions, at a word's start only", function()
+  local complete = require("gopi.complete")
+  local items, start = complete.items("fix #di")
+  eq({ "#diagnostics", "#diagnostics:all", "#diff" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(4, start)
+  items = complete.items("#")
+  eq({ "#buffer", "#selection", "#diagnostics", "#diagnostics:all", "#quickfix", "#diff" }, vim.tbl_map(function(i) return i.word end, items))
+  eq({}, (complete.items("issue#bu")), "not inside a word")
+  local got = require("gopi.cmp").items("see #q", 0)
+  eq({ newText = "#quickfix", range = { start = { line = 0, character = 4 }, ["end"] = { line = 0, character = 6 } } }, got[1].textEdit)
+end)
+
+--- A scratch directory as the working directory, with files.
+local function workdir(files)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  vim.cmd.cd(dir)
+  for name, lines in pairs(files or {}) do
+    vim.fn.writefile(lines, dir .. "/" .. name)
+  end
+  return dir
+end
+
+test("#buffer: the last file buffer's text, unsaved changes included, not gopi's prompt; a chip", function()
+  local context = require("gopi.context")
+  local dir = workdir({ ["main.go"] = { "package main", "", "func main() {}" } })
+  vim.cmd("runtime plugin/gopi.lua")
+  vim.cmd.edit("main.go")
+  vim.api.nvim_buf_set_lines(0, 2, 3, false, { "func main() { unsaved() }" })
+  -- Into a gopi-like scratch buffer, as the prompt window is.
+  local p = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_set_current_buf(p)
+  local out = context.expand("look at #buffer, please")
+  eq(table.concat({
+    "look at #buffer, please",
+    "",
+    '<buffer path="main.go" modified="true">',
+    "```go", "package main", "", "func main() { unsaved() }", "```",
+    "</buffer>",
+  }, "\n"), out)
+  eq("look at #buffer, please\n[#buffer main.go (3 lines, unsaved)]", context.compact(out))
+  eq("#buffers and #nothing stay", context.expand("#buffers and #nothing stay"))
+  vim.cmd("bwipe! " .. p)
+  vim.cmd("bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("#selection: the last visual selection's text (charwise too) and its range; a chip", function()
+  local context = require("gopi.context")
+  local dir = workdir({ ["a.txt"] = { "one", "two three", "four", "five" } })
+  vim.cmd.edit("a.txt")
+  vim.cmd("normal! 2GVj\27")
+  local out = context.expand("#selection: why?")
+  eq(table.concat({
+    "#selection: why?", "",
+    '<selection path="a.txt" lines="2-3">',
+    "```text", "two three", "four", "```",
+    "</selection>",
+  }, "\n"), out)
+  eq("#selection: why?\n[#selection a.txt#L2-3 (2 lines)]", context.compact(out))
+  -- Charwise: the selected text only.
+  vim.cmd("normal! 2G0wv$h\27")
+  out = context.expand("#selection")
+  ok(out:find('<selection path="a.txt" lines="2-2">\n```text\nthree\n```', 1, true), out)
+  eq("#selection\n[#selection a.txt#L2 (1 line)]", context.compact(out))
+  vim.cmd("bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("#diagnostics: the buffer's (or, :all, every buffer's) with place, severity and source; a chip", function()
+  local context = require("gopi.context")
+  local dir = workdir({ ["a.go"] = { "x", "y" }, ["b.go"] = { "z" } })
+  local ns = vim.api.nvim_create_namespace("gopi-test")
+  vim.cmd.edit("b.go")
+  vim.diagnostic.set(ns, 0, { { lnum = 0, col = 0, severity = vim.diagnostic.severity.WARN, message = "in b" } })
+  vim.cmd.edit("a.go")
+  vim.diagnostic.set(ns, 0, {
+    { lnum = 1, col = 2, severity = vim.diagnostic.severity.ERROR, message = "undefined: y", source = "gopls", code = "UndeclaredName" },
+    { lnum = 0, col = 0, severity = vim.diagnostic.severity.HINT, message = "two\nlines" },
+  })
+  local out = context.expand("fix #diagnostics")
+  eq(table.concat({
+    "fix #diagnostics", "",
+    '<diagnostics path="a.go" count="2">',
+    "```", "a.go:1:1: HINT: two", "  lines", "a.go:2:3: ERROR: undefined: y [gopls UndeclaredName]", "```",
+    "</diagnostics>",
+  }, "\n"), out)
+  eq("fix #diagnostics\n[#diagnostics 2]", context.compact(out))
+  out = context.expand("fix #diagnostics:all")
+  ok(out:find("a.go:2:3: ERROR: undefined: y [gopls UndeclaredName]\nb.go:1:1: WARN: in b\n", 1, true), out)
+  eq("fix #diagnostics:all\n[#diagnostics:all 3]", context.compact(out))
+  vim.diagnostic.reset(ns)
+  vim.cmd("silent %bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("#quickfix: the list's entries with place and text, and its title; a chip", function()
+  local context = require("gopi.context")
+  local dir = workdir({ ["a.go"] = { "x", "y" } })
+  vim.fn.setqflist({}, " ", { title = 'grep "x"', items = {
+    { filename = "a.go", lnum = 2, col = 1, text = "y is here", type = "E" },
+    { text = "a note" },
+  } })
+  local out = context.expand("see #quickfix.")
+  eq(table.concat({
+    "see #quickfix.", "",
+    '<quickfix title="grep &quot;x&quot;" count="2">',
+    "```", "a.go:2:1: E: y is here", "a note", "```",
+    "</quickfix>",
+  }, "\n"), out)
+  eq("see #quickfix.\n[#quickfix 2]", context.compact(out))
+  vim.fn.setqflist({}, "r")
+  vim.cmd("silent %bwipe!")
+  vim.fn.delete(dir, "rf")
+end)
+
+test("#diff: git diff HEAD in the background, cut when too long; a chip", function()
+  local context = require("gopi.context")
+  local dir = workdir({ ["a.txt"] = { "old" } })
+  local function git(...)
+    vim.system({ "git", "-c", "user.name=t", "-c", "user.email=t@t", ... }, { cwd = dir }):wait()
+  end
+  git("init", "-q")
+  git("add", "a.txt")
+  git("commit", "-q", "-m", "one")
+  vim.fn.writefile({ "new" }, dir .. "/a.txt")
+  -- The callback comes later, from the main loop: nothing waits for git.
+  local got
+  eq(nil, context.expand("what changed? #diff", function(t) got = t end))
+  eq(nil, got, "not yet")
+  vim.wait(5000, function() return got ~= nil end)
+  ok(got and got:find('<diff files="1">\n```diff\ndiff --git a/a.txt b/a.txt\n', 1, true) and vim.endswith(got, "\n-old\n+new\n```\n</diff>"), got)
+  eq("what changed? #diff\n[#diff 1 file (7 lines)]", context.compact(got))
+  -- Over the limit: cut at a line's end, and said so.
+  local max = context.max_diff_bytes
+  context.max_diff_bytes = 100
+  local long = {}
+  for i = 1, 200 do long[i] = "line " .. i end
+  vim.fn.writefile(long, dir .. "/a.txt")
+  local cut = context.expand("#diff")
+  context.max_diff_bytes = max
+  ok(cut:find('<diff files="1" truncated="true">', 1, true) and cut:find("[the diff was cut here: over 0 KiB]", 1, true), cut)
+  ok(#cut < 400, "short: " .. #cut)
+  ok(context.compact(cut):find("^#diff\n%[#diff 1 file %(%d+ lines, cut%)%]$"), context.compact(cut))
+  -- No changes; and outside a repository, a warning and no block.
+  git("checkout", "-q", "a.txt")
+  eq("#diff\n[#diff no changes]", context.compact(context.expand("#diff")))
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(m) table.insert(notes, m) end
+  vim.cmd.cd(vim.fn.tempname():match("^(.*)/"))
+  eq("#diff", context.expand("#diff"))
+  vim.notify = notify
+  ok(notes[1] and notes[1]:find("^gopi: #diff: "), vim.inspect(notes))
+  vim.fn.delete(dir, "rf")
+end)
+
+test("messages go to gopi in the order sent, one waiting on git diff or not", function()
+  local dir = workdir({ ["a.txt"] = { "old" } })
+  vim.system({ "git", "init", "-q" }, { cwd = dir }):wait()
+  local chat = require("gopi.chat")
+  local send, client = chat.send, chat.session.client
+  local sent = {}
+  chat.send = function(text) table.insert(sent, text) end
+  chat.session.client = { running = function() return true end }
+  package.loaded.gopi = nil
+  local g = require("gopi")
+  g.send("first #diff")
+  g.send("second")
+  vim.wait(5000, function() return #sent == 2 end)
+  chat.send, chat.session.client = send, client
+  package.loaded.gopi = nil
+  eq(2, #sent)
+  ok(vim.startswith(sent[1], "first #diff\n\n<diff"), sent[1])
+  eq("second", sent[2])
   vim.fn.delete(dir, "rf")
 end)
 

@@ -1,6 +1,7 @@
 -- Completion sources for the prompt window: nvim-cmp (`{ name = "gopi" }`)
 -- and blink.cmp (module "gopi.blink"). Both offer what 'completefunc' does:
--- `/` from gopi's commands, `@` for files. See :help gopi-completion.
+-- `/` from gopi's commands, `@` for files, `#` for the editor's context
+-- (#buffer, #diff, ...). See :help gopi-completion.
 local complete = require("gopi.complete")
 
 local function in_prompt(buf)
@@ -25,7 +26,7 @@ local function items(before, row)
       label = it.word,
       filterText = it.word,
       textEdit = { newText = it.word, range = range },
-      kind = it.word:sub(1, 1) == "/" and Kind.Keyword or Kind.File,
+      kind = it.word:sub(1, 1) == "@" and Kind.File or Kind.Keyword,
       detail = it.menu,
     })
   end
@@ -44,11 +45,11 @@ function cmp_source:is_available()
 end
 
 function cmp_source:get_trigger_characters()
-  return { "/", "@" }
+  return { "/", "@", "#" }
 end
 
 function cmp_source:get_keyword_pattern()
-  return [[\%([/@]\S*\)]]
+  return [[\%([/@#]\S*\)]]
 end
 
 -- The edits' columns are bytes.
@@ -74,7 +75,7 @@ function blink:enabled()
 end
 
 function blink:get_trigger_characters()
-  return { "/", "@" }
+  return { "/", "@", "#" }
 end
 
 -- ctx.cursor is (1-based row, 0-based byte column), as nvim_win_get_cursor's.

@@ -1,6 +1,7 @@
 -- Completion in the prompt window: `/` from the plugin's own commands and
 -- gopi's (templates, skills, extension commands), `@` for files under the
--- working directory. Also the arguments of :GopiModel and :GopiThinking.
+-- working directory, `#` for what the editor holds (#buffer, #diff, ...).
+-- Also the arguments of :GopiModel and :GopiThinking.
 -- Through 'completefunc' (<C-x><C-u>), and as items for nvim-cmp or
 -- blink.cmp sources (see :help gopi-completion).
 local M = {}
@@ -97,6 +98,17 @@ function M.items(before)
       end
     end
     return items, 0
+  end
+  -- #buffer, #diagnostics, ... (gopi.context), at a word's start.
+  local hash = before:match("^#([%w:]*)$") or before:match("%s#([%w:]*)$")
+  if hash then
+    local items = {}
+    for _, m in ipairs(require("gopi.context").mentions) do
+      if vim.startswith(m.name, hash) then
+        table.insert(items, { word = "#" .. m.name, menu = m.description })
+      end
+    end
+    return items, #before - #hash - 1
   end
   local at = before:match("@([^%s@]*)$")
   if at then

@@ -53,8 +53,10 @@ M.close = chat.close
 M.abort = chat.abort
 
 -- The prompt window's text and :Gopi's go through here: a built-in slash
--- command runs in the editor; otherwise each @file's content goes along.
+-- command runs in the editor; otherwise each @file's content goes along, and
+-- what each #mention names (#diff when git is through, in the background).
 local raw_send = chat.send
+local expanding = {}
 function M.send(text, mode)
   if require("gopi.slash").run(text) then
     return
@@ -62,7 +64,25 @@ function M.send(text, mode)
   if not (chat.session.client and chat.session.client:running()) and not M.found() then
     return
   end
-  return raw_send(require("gopi.context").expand(text), mode)
+  -- Messages go in the order they were sent, one waiting on git or not.
+  local item = { mode = mode }
+  table.insert(expanding, item)
+  local function flush()
+    while expanding[1] and expanding[1].text do
+      local it = table.remove(expanding, 1)
+      raw_send(it.text, it.mode)
+    end
+  end
+  local ok, err = pcall(require("gopi.context").expand, text, function(full)
+    item.text = full
+    flush()
+  end)
+  if not ok and not item.text then
+    -- Whatever went wrong, the message is not lost: it goes as typed.
+    vim.notify("gopi: context: " .. tostring(err), vim.log.levels.WARN)
+    item.text = text
+    flush()
+  end
 end
 chat.send = M.send
 
