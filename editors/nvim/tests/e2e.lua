@@ -742,6 +742,11 @@ test("#buffer (unsaved), #selection, #diagnostics, #quickfix and #diff reach gop
   ]])
   t.input("1GVj<Esc>")
   t.cmd("Gopi")
+  -- <C-x><C-u> in the prompt completes a # name (after a space: what
+  -- Neovim's second call to 'completefunc' leaves of the line is used).
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.input("<Esc>ccsee #quick<C-x><C-u><Esc>")
+  t.wait("#quickfix completed", "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'see #quickfix'")
   prompt(t, "look: #buffer #selection #diagnostics #quickfix #diff")
   local users = [[
     local out = {}

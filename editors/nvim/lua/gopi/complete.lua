@@ -121,16 +121,20 @@ function M.items(before)
   return {}, #before
 end
 
+-- Where the word being completed starts, as the first call found it.
+local start_col = 0
+
 function M.completefunc(findstart, base)
   local line = vim.api.nvim_get_current_line()
   local col = vim.api.nvim_win_get_cursor(0)[2]
-  local before = line:sub(1, col)
   if findstart == 1 then
-    local _, start = M.items(before)
+    local _, start = M.items(line:sub(1, col))
+    start_col = start
     return start
   end
-  local items = M.items(before:sub(1, col - #base) .. base)
-  return items
+  -- Neovim has taken base out of the line for this call: what is left of
+  -- where it started, and base, make the text to complete.
+  return (M.items(line:sub(1, start_col) .. base))
 end
 
 return M
