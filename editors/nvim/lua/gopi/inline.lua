@@ -20,6 +20,16 @@ local uv = vim.uv or vim.loop
 
 local ns = vim.api.nvim_create_namespace("gopi.inline")
 
+-- Its colours, for a colorscheme or the user to set (:help
+-- gopi-review-inline); linked again after a :colorscheme clears them.
+local function colours()
+  vim.api.nvim_set_hl(0, "GopiReviewRemoved", { link = "DiffDelete", default = true })
+  vim.api.nvim_set_hl(0, "GopiReviewAdded", { link = "DiffAdd", default = true })
+  vim.api.nvim_set_hl(0, "GopiReviewHint", { link = "Comment", default = true })
+end
+colours()
+vim.api.nvim_create_autocmd("ColorScheme", { group = vim.api.nvim_create_augroup("gopi.inline.colours", {}), callback = colours })
+
 local function real(path)
   path = vim.fs.normalize(path)
   return uv.fs_realpath(path) or path
@@ -60,8 +70,8 @@ local function hunk_last(h)
   return h.lnum + math.max(h.ca, 1) - 1
 end
 
---- The keys of an inline review, as one line.
-function M.hint()
+--- The keys of an inline review (the first n of them), as one line.
+function M.hint(n)
   local k = config.options.keys
   local parts = {}
   for _, it in ipairs({
@@ -72,7 +82,7 @@ function M.hint()
     { k.next_hunk, "next" },
     { k.prev_hunk, "previous" },
   }) do
-    if it[1] and it[1] ~= "" then
+    if it[1] and it[1] ~= "" and #parts < (n or math.huge) then
       table.insert(parts, it[1] .. " " .. it[2])
     end
   end
@@ -98,11 +108,11 @@ function State:render()
   self.list = hunks
   for i, h in ipairs(hunks) do
     for r = h.a0, h.a0 + h.ca - 1 do
-      vim.api.nvim_buf_set_extmark(b, ns, r, 0, { line_hl_group = "DiffDelete", sign_text = "-", sign_hl_group = "DiffDelete", priority = 200 })
+      vim.api.nvim_buf_set_extmark(b, ns, r, 0, { line_hl_group = "GopiReviewRemoved", sign_text = "-", sign_hl_group = "GopiReviewRemoved", priority = 200 })
     end
     local virt = {}
     for j = h.b0 + 1, h.b0 + h.cb do
-      table.insert(virt, { { self.target[j] .. string.rep(" ", math.max(vim.o.columns - vim.fn.strdisplaywidth(self.target[j]), 0)), "DiffAdd" } })
+      table.insert(virt, { { self.target[j] .. string.rep(" ", math.max(vim.o.columns - vim.fn.strdisplaywidth(self.target[j]), 0)), "GopiReviewAdded" } })
     end
     local row, above = h.a0 + h.ca - 1, false
     if h.ca == 0 then
@@ -114,7 +124,8 @@ function State:render()
     local mark = {
       virt_lines = #virt > 0 and virt or nil,
       virt_lines_above = above,
-      virt_text = { { string.format(" gopi %d/%d: %s", i, #hunks, M.hint()), "Comment" } },
+      -- Every key on the first hunk; the others name theirs only.
+      virt_text = { { string.format(" gopi %d/%d: %s", i, #hunks, i == 1 and M.hint() or M.hint(2)), "GopiReviewHint" } },
       virt_text_pos = "eol",
     }
     vim.api.nvim_buf_set_extmark(b, ns, row, 0, mark)
