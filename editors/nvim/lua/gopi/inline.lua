@@ -286,12 +286,18 @@ local function plain(w)
 end
 
 --- The window the review goes in: the current one when it shows the file,
---- else the previous window (the chat is usually current), else another
---- plain window of this tab; nil when there is none.
+--- else one of this tab that shows it, else the previous window (the chat
+--- is usually current), else another plain window of this tab; nil when
+--- there is none.
 local function window_for(full)
   local cur = vim.api.nvim_get_current_win()
   if real(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(cur))) == full then
     return cur
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if plain(w) and real(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))) == full then
+      return w
+    end
   end
   local prev = vim.fn.win_getid(vim.fn.winnr("#"))
   if prev ~= 0 and prev ~= cur and plain(prev) then
