@@ -234,6 +234,7 @@ function State:finish()
     vim.bo[self.buf].modified = false
     review.settle(self.q, self.always and "Allow always" or "Allow")
     vim.api.nvim_echo({ { "gopi: " .. name .. ": every hunk accepted; gopi writes it", "Comment" } }, true, {})
+    M.watch(self.buf, self.path, self.current, self.proposed)
   elseif not unchanged and not vim.deep_equal(disk, lines) then
     review.settle(self.q, "Deny")
     vim.api.nvim_echo({ { "gopi: " .. name .. " changed on disk during the review: denied, and the buffer is not written", "WarningMsg" } }, true, {})
@@ -252,6 +253,34 @@ function State:finish()
     }, true, {})
   end
 end
+
+--- After an Allow the buffer, marked unmodified, already holds what gopi
+--- is to write. Should gopi not write it after all (its edit failed), the
+--- buffer would show a text the file does not hold: it is loaded again
+--- from the file then, with a warning. (A buffer edited meanwhile is left.)
+function M.watch(buf, path, before, after, tries)
+  tries = tries or 0
+  vim.defer_fn(function()
+    if not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].modified then
+      return
+    end
+    if not vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), after) then
+      return
+    end
+    local disk = read_lines(path)
+    if vim.deep_equal(disk, before) and tries >= M.watch_tries then
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd("silent edit!")
+      end)
+      vim.api.nvim_echo({ { "gopi: " .. vim.fn.fnamemodify(path, ":~:.") .. " was not written by gopi: its buffer shows the file again", "WarningMsg" } }, true, {})
+    elseif vim.deep_equal(disk, before) then
+      M.watch(buf, path, before, after, tries + 1)
+    end
+  end, M.watch_ms)
+end
+
+--- How long the buffer waits for gopi's write: watch_tries × watch_ms.
+M.watch_ms, M.watch_tries = 200, 50
 
 --- Takes the review down: marks, keys, autocommands. The buffer keeps its
 --- text and its undo history.
