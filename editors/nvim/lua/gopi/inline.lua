@@ -226,31 +226,35 @@ function State:finish()
   local lines = self:lines()
   local disk = read_lines(self.path) or {}
   local all = self.rejected == 0 and vim.deep_equal(lines, self.proposed)
-  local unchanged = vim.deep_equal(disk, self.current)
   local review = require("gopi.review")
   local name = self.q.path
-  if all and unchanged then
+  local function say(text, hl)
+    vim.api.nvim_echo({ { "gopi: " .. name .. ": " .. text, hl or "Comment" } }, true, {})
+  end
+  if all and vim.deep_equal(disk, self.current) then
     -- gopi writes the same text; the buffer is loaded again after it.
     vim.bo[self.buf].modified = false
     review.settle(self.q, self.always and "Allow always" or "Allow")
-    vim.api.nvim_echo({ { "gopi: " .. name .. ": every hunk accepted; gopi writes it", "Comment" } }, true, {})
+    say("every hunk accepted; gopi writes it")
     M.watch(self.buf, self.path, self.current, self.proposed)
-  elseif not unchanged and not vim.deep_equal(disk, lines) then
+  elseif not vim.deep_equal(disk, self.disk) and not vim.deep_equal(disk, lines) then
+    -- Someone else wrote the file meanwhile: nothing is written over it.
     review.settle(self.q, "Deny")
-    vim.api.nvim_echo({ { "gopi: " .. name .. " changed on disk during the review: denied, and the buffer is not written", "WarningMsg" } }, true, {})
-  elseif vim.deep_equal(lines, self.current) then
+    say("changed on disk during the review: denied, and the buffer is not written", "WarningMsg")
+  elseif vim.deep_equal(lines, self.current) and vim.deep_equal(disk, lines) then
     review.settle(self.q, "Deny")
-    vim.api.nvim_echo({ { "gopi: " .. name .. ": every hunk rejected", "Comment" } }, true, {})
+    say("every hunk rejected")
   else
-    -- Part of the proposal: gopi cannot take it as an answer, so it is
-    -- denied and the buffer, holding what was accepted, is written.
-    vim.api.nvim_buf_call(self.buf, function()
-      vim.cmd("silent keepalt write")
-    end)
+    -- Part of the proposal (or all of it over a file you wrote meanwhile):
+    -- gopi cannot take it as an answer, so it is denied and the buffer,
+    -- holding what was accepted, is written.
+    if not vim.deep_equal(disk, lines) then
+      vim.api.nvim_buf_call(self.buf, function()
+        vim.cmd("silent keepalt write")
+      end)
+    end
     review.settle(self.q, "Deny")
-    vim.api.nvim_echo({
-      { string.format("gopi: %s: %d hunk(s) accepted and written; gopi was told the edit was denied", name, #hunks_of(self.current, lines)), "Comment" },
-    }, true, {})
+    say(string.format("%d hunk(s) accepted and written; gopi was told the edit was denied", #hunks_of(self.current, lines)))
   end
 end
 
@@ -403,6 +407,8 @@ function M.open(q, current_text, proposed_text)
     buf = buf,
     path = full,
     current = current,
+    -- The file as the review knows it: as it opened, or as the user wrote it.
+    disk = current,
     proposed = proposed,
     target = vim.deepcopy(proposed),
     accepted = 0,
@@ -421,6 +427,13 @@ function M.open(q, current_text, proposed_text)
           st:finish()
         end
       end
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWritePost", {
+    group = st.group,
+    buffer = buf,
+    callback = function()
+      st.disk = st:lines()
     end,
   })
   -- The buffer unloaded: the question waits again, to be opened anew.
