@@ -49,6 +49,16 @@ test("after an Allow from the inline review, a buffer gopi did not write after a
   inline.watch_ms, inline.watch_tries = 200, 50
 end)
 
+test(":checkhealth gopi names a review option that is neither tab nor inline", function()
+  local config = require("gopi.config")
+  config.setup({ review = "inlin", cmd = "/nonexistent/gopi" })
+  vim.cmd("silent checkhealth gopi")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  config.setup({})
+  lib.ok(text:find('review = "inlin": neither "tab" nor "inline"', 1, true), "the warning:\n" .. text)
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)
