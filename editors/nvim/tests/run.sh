@@ -15,8 +15,9 @@
 #              skipped
 #
 # An argument filters the end-to-end tests by name; without one, the tests
-# in a real terminal (tmux) run too: tui.sh (the chat) and review-tui.sh
-# (the review; it also runs when its name contains the filter).
+# in a real terminal (tmux) run too: tui.sh (the chat), review-tui.sh (the
+# review) and inline-tui.sh (the inline review); these two also run when
+# their name contains the filter.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,6 +49,11 @@ fi
 # where they were typed. Runs with the others, or by a filter it contains.
 if [[ $# -eq 0 || review-tui == *"$1"* ]]; then
 	${guard[@]+"${guard[@]}"} "$here/review-tui.sh" || status=1
+fi
+# The inline review in a real terminal: the proposal in the file's own
+# window, one hunk taken and one refused.
+if [[ $# -eq 0 || inline-tui == *"$1"* ]]; then
+	${guard[@]+"${guard[@]}"} "$here/inline-tui.sh" || status=1
 fi
 # A picture of the chat (tests/artifacts/nvim-chat.png), as a user sees it.
 if ((status == 0)) && [[ $# -eq 0 ]]; then

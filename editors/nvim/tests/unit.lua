@@ -16,6 +16,49 @@ test("apply_edits replays edit's replacements, and gives up on a miss", function
   eq("a.c", review.apply_edits("a%c", { { oldText = "%", newText = "." } }), "patterns are plain text")
 end)
 
+test("after an Allow from the inline review, a buffer gopi did not write after all shows its file again", function()
+  local inline = require("gopi.inline")
+  local path = vim.fn.tempname()
+  vim.fn.writefile({ "old" }, path)
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "new" })
+  vim.bo[buf].modified = false
+  inline.watch_ms, inline.watch_tries = 10, 3
+  local echo, said = vim.api.nvim_echo, {}
+  vim.api.nvim_echo = function(chunks)
+    table.insert(said, chunks[1][1])
+  end
+  inline.watch(buf, path, { "old" }, { "new" })
+  vim.wait(1000, function()
+    return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == "old"
+  end, 10)
+  eq({ "old" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "the file's text again")
+  eq(false, vim.bo[buf].modified, "unmodified")
+  vim.api.nvim_echo = echo
+  eq(1, #said, "a warning")
+  lib.ok(said[1]:find("was not written by gopi", 1, true), "the warning: " .. said[1])
+  -- gopi's write came: the buffer is left as it is.
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "new" })
+  vim.bo[buf].modified = false
+  inline.watch(buf, path, { "old" }, { "new" })
+  vim.fn.writefile({ "new" }, path)
+  vim.wait(200)
+  eq({ "new" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "written: kept")
+  vim.cmd("bwipeout! " .. buf)
+  inline.watch_ms, inline.watch_tries = 200, 50
+end)
+
+test(":checkhealth gopi names a review option that is neither tab nor inline", function()
+  local config = require("gopi.config")
+  config.setup({ review = "inlin", cmd = "/nonexistent/gopi" })
+  vim.cmd("silent checkhealth gopi")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  config.setup({})
+  lib.ok(text:find('review = "inlin": neither "tab" nor "inline"', 1, true), "the warning:\n" .. text)
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

@@ -14,6 +14,10 @@ M.defaults = {
   thinking_level = nil,
   -- "off", "writes" (edit, write and bash wait for :GopiReview) or "all".
   approval = "writes",
+  -- How an edit or write is reviewed: "tab" (a diff tab; accepting takes
+  -- the whole change) or "inline" (in the file's own buffer, hunk by hunk).
+  -- See :help gopi-review-inline.
+  review = "tab",
   -- Resume this directory's last session on the first :Gopi.
   resume = false,
   -- Streamed deltas arrive merged over this many ms (0: one notification
@@ -35,10 +39,16 @@ M.defaults = {
     -- In the chat and the prompt (normal mode): open the question gopi
     -- waits on (:GopiReview).
     review = "gR",
-    -- In a review (diff) tab.
+    -- In a review (diff) tab; inline, accept and reject act on the hunk
+    -- under the cursor.
     accept = "ga",
     reject = "gr",
     allow_always = "gA",
+    -- In an inline review.
+    accept_all = "gY",
+    reject_all = "gX",
+    next_hunk = "]x",
+    prev_hunk = "[x",
   },
 }
 

@@ -10,6 +10,12 @@ function M.check()
     h.error("Neovim " .. tostring(vim.version()) .. ": gopi.nvim needs 0.10 or newer")
   end
   local config = require("gopi.config")
+  local review = config.options.review
+  if review == "tab" or review == "inline" then
+    h.ok("review: " .. review)
+  else
+    h.warn(string.format("review = %s: neither \"tab\" nor \"inline\"; edits are reviewed in a tab", vim.inspect(review)), { "See :help gopi-review-inline" })
+  end
   local bin, how = require("gopi.client").binary(config.options)
   if not bin then
     h.error("gopi binary " .. how, {

@@ -3,7 +3,8 @@
 -- user opens one (:GopiReview). An edit or write opens as a diff tab: the
 -- file as it is on the left, as the tool would leave it on the right; ga or
 -- :w accepts, gr or :q rejects, gA allows that tool for the rest of the
--- session. A bash command, once opened, and extensions' dialogs go
+-- session. With review = "inline" it opens in the file's own buffer
+-- instead, hunk by hunk (gopi/inline.lua). A bash command, once opened, and extensions' dialogs go
 -- through vim.ui.select, so whatever picker is installed shows them. Each handler
 -- runs in the coroutine vim.lsp.rpc gives a server request, and yields
 -- until answered.
@@ -162,6 +163,9 @@ local function settle(q, title, why)
     return
   end
   q.done(title)
+  if q.inline then
+    q.inline:close()
+  end
   local tab = q.tab
   q.tab = nil
   if tab then
@@ -190,6 +194,11 @@ local function pick(q, want)
   end
 end
 
+--- Answers q with the offered title like want (the inline review's way).
+function M.settle(q, want, why)
+  settle(q, want and pick(q, want) or nil, why)
+end
+
 --- Shows a message and keeps it in :messages.
 local function say(chunks)
   vim.api.nvim_echo(chunks, true, {})
@@ -197,7 +206,7 @@ end
 
 --- The diff tab of an edit or write: the file as it is now on the left, as
 --- the tool would leave it on the right.
-local function open_change(q)
+local function proposal(q)
   local d = q.details
   local args = d.args or {}
   local current = read(q.full)
@@ -207,6 +216,12 @@ local function open_change(q)
   elseif current then
     proposed = M.apply_edits(current, args.edits)
   end
+  return current, proposed
+end
+
+local function open_change(q)
+  local d = q.details
+  local current, proposed = proposal(q)
   local ft = vim.filetype.match({ filename = q.full }) or ""
   local bufs = {}
   local left, right
@@ -317,6 +332,17 @@ function M.open(q)
   vim.cmd("stopinsert")
   if q.tab and vim.api.nvim_tabpage_is_valid(q.tab) then
     vim.api.nvim_set_current_tabpage(q.tab)
+  elseif q.path and (q.inline or config.options.review == "inline") then
+    local current, proposed = proposal(q)
+    local ok, why = require("gopi.inline").open(q, current, proposed)
+    if ok then
+      if vim.tbl_contains(M.pending, q) then
+        say({ { M.oneline(q.message) .. "  ", "Question" }, { require("gopi.inline").hint(), "Comment" } })
+      end
+      return true
+    end
+    say({ { "gopi: " .. q.path .. " cannot be reviewed in its buffer (" .. why .. "): here it is as a diff tab", "Comment" } })
+    open_change(q)
   elseif q.path then
     open_change(q)
   else
