@@ -35,6 +35,8 @@ M.defaults = {
     -- In the chat and the prompt (normal mode): open the question gopi
     -- waits on (:GopiReview).
     review = "gR",
+    -- In the chat, the prompt and a review (normal mode): list the keys.
+    help = "?",
     -- In a review (diff) tab.
     accept = "ga",
     reject = "gr",

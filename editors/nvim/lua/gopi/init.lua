@@ -53,18 +53,63 @@ M.close = chat.close
 M.abort = chat.abort
 
 -- The prompt window's text and :Gopi's go through here: a built-in slash
--- command runs in the editor; otherwise each @file's content goes along.
+-- command runs in the editor; otherwise each @file's content goes along,
+-- and each @image (an @path naming a png, jpeg, gif or webp file) goes as
+-- an image with the attached ones (images). An image that cannot go stops
+-- the message: it says why, and the text and images go back to the prompt.
 local raw_send = chat.send
-function M.send(text, mode)
+function M.send(text, mode, images)
+  images = images or {}
   if require("gopi.slash").run(text) then
+    chat.restore(nil, images)
     return
   end
   if not (chat.session.client and chat.session.client:running()) and not M.found() then
-    return
+    return chat.restore(text, images)
   end
-  return raw_send(require("gopi.context").expand(text), mode)
+  local image = require("gopi.image")
+  image.read_all(image.refs(text), function(refs, err)
+    if not refs then
+      chat.note(err .. ": nothing was sent", vim.log.levels.ERROR)
+      return chat.restore(text, images)
+    end
+    local all, total = vim.list_extend(vim.list_slice(images), refs), 0
+    for _, img in ipairs(all) do
+      total = total + img.size
+    end
+    if total > image.max_total then
+      chat.note(string.format("the images come to %s, over %s: nothing was sent", image.size_text(total), image.size_text(image.max_total)), vim.log.levels.ERROR)
+      return chat.restore(text, images)
+    end
+    raw_send(require("gopi.context").expand(text), mode, all)
+  end)
 end
 chat.send = M.send
+
+--- :GopiImage [path]: attaches the image at path, or the clipboard's, to
+--- the next message; :GopiImage! drops the attached ones.
+function M.image(path, bang)
+  if bang then
+    chat.detach()
+    return chat.note("the attached images were dropped")
+  end
+  local image = require("gopi.image")
+  local attach = function(img, err)
+    if not img then
+      return chat.note(err, vim.log.levels.ERROR)
+    end
+    if not chat.is_open() and not M.open() then
+      return
+    end
+    chat.attach(img)
+    chat.note("attached " .. image.chip(img) .. ": it goes with the next message")
+  end
+  if path and vim.trim(path) ~= "" then
+    image.read(vim.trim(path), attach)
+  else
+    image.from_clipboard(attach)
+  end
+end
 
 --- :GopiReview: opens the oldest question gopi waits on.
 function M.review()
