@@ -1294,7 +1294,8 @@ test(":GopiImage and @image.png attach images: gopi stores them with their type 
   t.cmd("GopiImage shot.png")
   t.wait_note("attached", "attached [image: shot.png " .. #png .. " B]")
   ok(under_prompt(t):find("[image: shot.png " .. #png .. " B]", 1, true), "the chip under the prompt:\n" .. under_prompt(t))
-  prompt(t, "what is in these, and @photo.jpg?")
+  -- (shot.png named with @ as well as attached goes once.)
+  prompt(t, "what is in these, @shot.png and @photo.jpg?")
   t.wait_chat("the reply", "## gopi")
   t.wait("settled", settled)
   eq({ { { mimeType = "image/png", data = vim.base64.encode(png) }, { mimeType = "image/jpeg", data = vim.base64.encode(jpeg) } } }, t.lua(user_images), "the stored images")
@@ -1355,6 +1356,10 @@ test(":GopiImage without a path reads the clipboard with the tool there is; none
   -- wl-paste with no image in the clipboard (it fails, as the real one does).
   vim.fn.writefile({ "#!/bin/sh", 'echo "No suitable type of content copied" >&2', "exit 1" }, bin .. "/wl-paste")
   vim.fn.setfperm(bin .. "/wl-paste", "rwxr-xr-x")
+  t.cmd("GopiImage")
+  t.wait_note("no image", "the clipboard holds no image (wl-paste: No suitable type of content copied)")
+  -- One that fails without a word.
+  vim.fn.writefile({ "#!/bin/sh", "exit 1" }, bin .. "/wl-paste")
   t.cmd("GopiImage")
   t.wait_note("no image", "the clipboard holds no image (wl-paste found none)")
   -- wl-paste with text in the clipboard.

@@ -318,7 +318,7 @@ local function show_queue()
     table.insert(above, { { "⏵ follow-up: " .. m, "Comment" } })
   end
   for _, img in ipairs(S.images) do
-    table.insert(below, { { require("gopi.image").chip(img), "Special" }, { "  goes with the next message (:GopiImage! drops it)", "Comment" } })
+    table.insert(below, { { require("gopi.image").chip(img), "Special" }, { "  (:GopiImage! drops it)", "Comment" } })
   end
   if #above > 0 then
     vim.api.nvim_buf_set_extmark(S.prompt, qns, 0, 0, { virt_lines = above, virt_lines_above = true })

@@ -192,11 +192,14 @@ function M.from_clipboard(cb)
   if not tool then
     return cb(nil, "no tool to read an image from the clipboard: install wl-clipboard (Wayland), xclip (X11) or pngpaste (macOS), or give :GopiImage a path")
   end
-  local ok, err = pcall(vim.system, tool, { text = false }, function(res)
+  -- (A tool that hangs, as xclip can with no X server answering, is
+  -- stopped after a while.)
+  local ok, err = pcall(vim.system, tool, { text = false, timeout = 5000 }, function(res)
     vim.schedule(function()
       local bytes = res.stdout or ""
       if res.code ~= 0 or bytes == "" then
-        return cb(nil, "the clipboard holds no image (" .. tool[1] .. " found none)")
+        local said = vim.trim(((res.stderr or ""):gsub("\n.*", "")))
+        return cb(nil, "the clipboard holds no image (" .. tool[1] .. (said ~= "" and (": " .. said) or " found none") .. ")")
       end
       if not M.sniff(bytes) then
         return cb(nil, "the clipboard holds no image gopi can send (png, jpeg, gif or webp)")

@@ -73,9 +73,14 @@ function M.send(text, mode, images)
       chat.note(err .. ": nothing was sent", vim.log.levels.ERROR)
       return chat.restore(text, images)
     end
-    local all, total = vim.list_extend(vim.list_slice(images), refs), 0
-    for _, img in ipairs(all) do
-      total = total + img.size
+    -- An image attached and named with @ too goes once.
+    local all, seen, total = {}, {}, 0
+    for _, img in ipairs(vim.list_extend(vim.list_slice(images), refs)) do
+      if not seen[img.data] then
+        seen[img.data] = true
+        table.insert(all, img)
+        total = total + img.size
+      end
     end
     if total > image.max_total then
       chat.note(string.format("the images come to %s, over %s: nothing was sent", image.size_text(total), image.size_text(image.max_total)), vim.log.levels.ERROR)
