@@ -68,6 +68,13 @@ cmd("GopiAdd", function(o)
   end
 end, { range = true, nargs = "*", desc = "Add the file (or the range) to the prompt; its content goes along" })
 
+cmd("GopiImage", function(o) gopi().image(o.args, o.bang) end, {
+  nargs = "?",
+  bang = true,
+  complete = "file",
+  desc = "Attach an image (a file, or the clipboard's) to the next message; ! drops them",
+})
+
 local group = vim.api.nvim_create_augroup("gopi", { clear = true })
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = group,

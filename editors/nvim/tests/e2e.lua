@@ -1472,4 +1472,195 @@ for _, name in ipairs({ "nvim-cmp", "blink.cmp" }) do
   end, { plugins = { name }, ext = true })
 end
 
+
+-- A 1×1 PNG, and bytes that start as a JPEG does.
+local png = vim.base64.decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+local jpeg = "\255\216\255\224\0\16JFIF\0\1\1\0\0\1\0\1\0\0" .. string.rep("\0", 200) .. "\255\217"
+
+local function write_bytes(path, bytes)
+  local f = assert(io.open(path, "wb"))
+  f:write(bytes)
+  f:close()
+end
+
+--- The image blocks of the session's user messages, one list per message.
+local user_images = [[
+  local out = {}
+  for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+    if m.role == 'user' then
+      local imgs = {}
+      for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
+        if c.type == 'image' then table.insert(imgs, { mimeType = c.mimeType, data = c.data }) end
+      end
+      table.insert(out, imgs)
+    end
+  end
+  return out
+]]
+
+local ready = "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true"
+
+--- The virtual lines under the prompt, as text.
+local function under_prompt(t)
+  return t.lua([[
+    local s = require('gopi.chat').session
+    local out = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(s.prompt, -1, 0, -1, { details = true })) do
+      for _, vl in ipairs(m[4].virt_lines or {}) do
+        local l = ''
+        for _, chunk in ipairs(vl) do l = l .. chunk[1] end
+        table.insert(out, l)
+      end
+    end
+    return table.concat(out, '\n')
+  ]])
+end
+
+test(":GopiImage and @image.png attach images: gopi stores them with their type and data; chips in the prompt and the chat", function(t)
+  write_bytes(t.work .. "/shot.png", png)
+  write_bytes(t.work .. "/photo.jpg", jpeg)
+  t.cmd("Gopi")
+  t.wait("gopi started", ready)
+  t.cmd("GopiImage shot.png")
+  t.wait_note("attached", "attached [image: shot.png " .. #png .. " B]")
+  ok(under_prompt(t):find("[image: shot.png " .. #png .. " B]", 1, true), "the chip under the prompt:\n" .. under_prompt(t))
+  -- (shot.png named with @ as well as attached goes once.)
+  prompt(t, "what is in these, @shot.png and @photo.jpg?")
+  t.wait_chat("the reply", "## gopi")
+  t.wait("settled", settled)
+  eq({ { { mimeType = "image/png", data = vim.base64.encode(png) }, { mimeType = "image/jpeg", data = vim.base64.encode(jpeg) } } }, t.lua(user_images), "the stored images")
+  ok(t.chat_has("[image: shot.png " .. #png .. " B]") and t.chat_has("[image: photo.jpg " .. #jpeg .. " B]"), "the chips in the chat:\n" .. table.concat(t.chat(), "\n"))
+  ok(not t.chat_has('<file path="photo.jpg"'), "no text block for an image:\n" .. table.concat(t.chat(), "\n"))
+  eq(0, t.lua("return #require('gopi.chat').session.images"), "the attachments went with the message")
+  eq("", under_prompt(t), "no chip left under the prompt")
+  -- The session shown again (from gopi's history) shows them again.
+  t.cmd("GopiRestart")
+  t.wait("gopi started again", ready)
+  t.wait_chat("the history", "[image: photo.jpg " .. #jpeg .. " B]")
+end)
+
+test("an image missing, not an image or too large: a clear message, nothing sent, the prompt kept", function(t)
+  write_bytes(t.work .. "/fake.png", "hello, not a picture\n")
+  write_bytes(t.work .. "/shot.png", png)
+  t.cmd("Gopi")
+  t.wait("gopi started", ready)
+  t.cmd("GopiImage nothere.png")
+  ok(t.wait_note("missing", "nothere.png: no such file"):match("^4 "), "an error")
+  t.cmd("GopiImage fake.png")
+  t.wait_note("not an image", "fake.png is not an image gopi can send (png, jpeg, gif or webp)")
+  t.lua("require('gopi.image').max_bytes = 10")
+  t.cmd("GopiImage shot.png")
+  t.wait_note("too large", "shot.png is " .. #png .. " B; images over 10 B are not sent")
+  t.lua("require('gopi.image').max_bytes = 20 * 1024 * 1024")
+  eq(0, t.lua("return #require('gopi.chat').session.images"), "nothing attached")
+  -- In the prompt: nothing goes, the text comes back.
+  prompt(t, "look at @gone.png please")
+  t.wait_note("missing", "gone.png: no such file: nothing was sent")
+  eq({ "look at @gone.png please" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt kept")
+  prompt(t, "and @fake.png")
+  t.wait_note("not an image", "fake.png is not an image gopi can send (png, jpeg, gif or webp): nothing was sent")
+  -- An attached image stays attached when the message fails.
+  t.cmd("GopiImage shot.png")
+  t.wait_note("attached", "attached [image: shot.png")
+  prompt(t, "with @gone.png")
+  t.wait("the message failed", "return #_G.notes >= 2 and _G.notes[#_G.notes]:find('nothing was sent', 1, true) ~= nil")
+  eq(1, t.lua("return #require('gopi.chat').session.images"), "still attached")
+  eq({}, t.lua(user_images), "no message reached gopi")
+  eq(false, t.lua("return require('gopi.chat').session.state.streaming"), "nothing runs")
+  -- :GopiImage! drops the attached ones.
+  t.cmd("GopiImage!")
+  eq(0, t.lua("return #require('gopi.chat').session.images"), "dropped")
+  eq("", under_prompt(t), "no chip under the prompt")
+end)
+
+test(":GopiImage without a path reads the clipboard with the tool there is; none, or no image in it, is said", function(t)
+  write_bytes(t.work .. "/clip.png", png)
+  t.cmd("Gopi")
+  t.wait("gopi started", ready)
+  local bin = t.root .. "/bin"
+  vim.fn.mkdir(bin, "p")
+  -- No tool on PATH.
+  t.lua("vim.env.PATH = ...; vim.env.WAYLAND_DISPLAY = 'wayland-0'", bin)
+  t.cmd("GopiImage")
+  t.wait_note("no tool", "no tool to read an image from the clipboard: install wl-clipboard (Wayland), xclip (X11) or pngpaste (macOS)")
+  -- wl-paste with no image in the clipboard (it fails, as the real one does).
+  vim.fn.writefile({ "#!/bin/sh", 'echo "No suitable type of content copied" >&2', "exit 1" }, bin .. "/wl-paste")
+  vim.fn.setfperm(bin .. "/wl-paste", "rwxr-xr-x")
+  t.cmd("GopiImage")
+  t.wait_note("no image", "the clipboard holds no image (wl-paste: No suitable type of content copied)")
+  -- One that fails without a word.
+  vim.fn.writefile({ "#!/bin/sh", "exit 1" }, bin .. "/wl-paste")
+  t.cmd("GopiImage")
+  t.wait_note("no image", "the clipboard holds no image (wl-paste found none)")
+  -- wl-paste with text in the clipboard.
+  vim.fn.writefile({ "#!/bin/sh", "echo some text" }, bin .. "/wl-paste")
+  t.cmd("GopiImage")
+  t.wait_note("text", "the clipboard holds no image gopi can send")
+  -- With an image: it is asked for as a PNG and attached.
+  vim.fn.writefile({ "#!/bin/sh", 'echo "$@" > "$0.args"', 'exec /bin/cat "' .. t.work .. '/clip.png"' }, bin .. "/wl-paste")
+  t.cmd("GopiImage")
+  t.wait_note("attached", "attached [image: clipboard.png " .. #png .. " B]")
+  eq({ "--no-newline --type image/png" }, vim.fn.readfile(bin .. "/wl-paste.args"), "wl-paste's arguments")
+  prompt(t, "what is this")
+  t.wait_chat("the reply", "## gopi")
+  t.wait("settled", settled)
+  eq({ { { mimeType = "image/png", data = vim.base64.encode(png) } } }, t.lua(user_images), "the stored image")
+  ok(t.chat_has("[image: clipboard.png " .. #png .. " B]"), "the chip:\n" .. table.concat(t.chat(), "\n"))
+end)
+
+test("? in the chat, the prompt and a review lists the keys as configured, a remapped one too", function(t)
+  t.cmd("Gopi")
+  t.wait("gopi started", ready)
+  local float = [[
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= '' and vim.b[vim.api.nvim_win_get_buf(w)].gopi_help then
+        return { where = vim.b[vim.api.nvim_win_get_buf(w)].gopi_help, text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n'), current = w == vim.api.nvim_get_current_win() }
+      end
+    end
+  ]]
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.input("?")
+  t.wait("the keys", "return (function() " .. float .. " end)() ~= nil")
+  local h = t.lua(float)
+  eq("chat", h.where, "the chat's help")
+  ok(h.current, "the float has the cursor")
+  ok(h.text:find("In the chat and its prompt:", 1, true), h.text)
+  -- A row of the help: the key (as text), then what it does.
+  local function row(text, key, what)
+    for _, l in ipairs(vim.split(text, "\n")) do
+      if vim.startswith(l, "  " .. key .. " ") and vim.endswith(l, what) and vim.trim(l:sub(#key + 3, -#what - 1)) == "" then
+        return true
+      end
+    end
+    return false
+  end
+  ok(row(h.text, "<C-x> (normal), <C-x> (insert)", "stop the run"), "the remapped abort key:\n" .. h.text)
+  ok(row(h.text, "<CR> (normal), <C-s> (insert)", "send the message (steers while gopi works)"), "send:\n" .. h.text)
+  ok(row(h.text, "gy", "accept the change"), "the remapped accept key:\n" .. h.text)
+  ok(not h.text:find("ga%s"), "not the default accept key:\n" .. h.text)
+  t.input("q")
+  t.wait("closed", "return (function() " .. float .. " end)() == nil")
+  eq(t.lua("return require('gopi.chat').session.buf"), t.lua("return vim.api.nvim_get_current_buf()"), "back in the chat")
+  -- In the prompt (normal mode) too.
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.input("<Esc>?")
+  t.wait("the keys from the prompt", "return (function() " .. float .. " end)() ~= nil")
+  t.input("<Esc>")
+  t.wait("closed", "return (function() " .. float .. " end)() == nil")
+  -- In a review: its keys first.
+  prompt(t, "write: notes.txt :: hello")
+  t.wait("the question", pending)
+  t.cmd("GopiReview")
+  t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
+  t.input("?")
+  t.wait("the review's keys", "return (function() " .. float .. " end)() ~= nil")
+  h = t.lua(float)
+  eq("review", h.where, "the review's help")
+  ok(vim.startswith(h.text, "In a review:\n  gy"), "the review's keys first, remapped:\n" .. h.text)
+  ok(row(h.text, ":q", "reject (closing the review)"), ":q:\n" .. h.text)
+  t.input("q")
+  t.wait("closed", "return (function() " .. float .. " end)() == nil")
+  eq(1, t.lua("return #require('gopi.review').pending"), "the question still waits")
+end, { setup = { keys = { accept = "gy", abort = { n = "<C-x>", i = "<C-x>" } } } })
+
 lib.finish()

@@ -21,6 +21,8 @@ local S = {
   -- Where following the chat's end last put each window's view.
   views = {},
   log = {},
+  -- Images attached for the next prompt (gopi.image), shown under the prompt.
+  images = {},
 }
 M.session = S
 
@@ -100,6 +102,8 @@ local function buffers()
       end, { buffer = b, desc = "gopi: open the question waiting for you" })
     end
   end
+  require("gopi.help").map(S.buf, "chat")
+  require("gopi.help").map(S.prompt, "chat")
 end
 
 --- How to open a waiting question, as a user reads it.
@@ -312,6 +316,9 @@ local function show_queue()
   end
   for _, m in ipairs(S.state.queue.followUp or {}) do
     table.insert(above, { { "⏵ follow-up: " .. m, "Comment" } })
+  end
+  for _, img in ipairs(S.images) do
+    table.insert(below, { { require("gopi.image").chip(img), "Special" }, { "  (:GopiImage! drops it)", "Comment" } })
   end
   if #above > 0 then
     vim.api.nvim_buf_set_extmark(S.prompt, qns, 0, 0, { virt_lines = above, virt_lines_above = true })
@@ -704,14 +711,45 @@ end
 function M.submit(mode)
   local lines = vim.api.nvim_buf_get_lines(S.prompt, 0, -1, false)
   local text = vim.trim(table.concat(lines, "\n"))
-  if text == "" then
+  if text == "" and #S.images == 0 then
     return
   end
+  local images = S.images
+  S.images = {}
   vim.api.nvim_buf_set_lines(S.prompt, 0, -1, false, {})
-  M.send(text, mode)
+  M.send(text, mode, images)
 end
 
-function M.send(text, mode)
+--- Attaches an image (gopi.image) to the next message sent from the prompt.
+function M.attach(img)
+  table.insert(S.images, img)
+  show_queue()
+end
+
+--- Drops the images attached to the next message.
+function M.detach()
+  S.images = {}
+  show_queue()
+end
+
+--- A message that could not go back into the prompt (when it is still
+--- empty) with its images, so that nothing typed is lost.
+function M.restore(text, images)
+  if text and text ~= "" and S.prompt and vim.api.nvim_buf_is_valid(S.prompt) then
+    local cur = vim.api.nvim_buf_get_lines(S.prompt, 0, -1, false)
+    if #cur == 1 and cur[1] == "" then
+      vim.api.nvim_buf_set_lines(S.prompt, 0, -1, false, vim.split(text, "\n", { plain = true }))
+    end
+  end
+  for i, img in ipairs(images or {}) do
+    table.insert(S.images, i, img)
+  end
+  show_queue()
+end
+
+--- Sends text (with images: gopi.image attachments) as a prompt, or while
+--- gopi works as a steer or follow-up.
+function M.send(text, mode, images)
   local c = M.ensure()
   if not c then
     return
@@ -719,7 +757,11 @@ function M.send(text, mode)
   if S.state.streaming and mode == "prompt" then
     mode = "steer"
   end
-  c:request(mode or "prompt", { message = text }, function(err)
+  local params = { message = text }
+  if images and #images > 0 then
+    params.images = require("gopi.image").content(images)
+  end
+  c:request(mode or "prompt", params, function(err)
     if err then
       note(err.message or vim.inspect(err), vim.log.levels.ERROR)
     end

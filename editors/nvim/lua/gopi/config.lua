@@ -39,6 +39,8 @@ M.defaults = {
     -- In the chat and the prompt (normal mode): open the question gopi
     -- waits on (:GopiReview).
     review = "gR",
+    -- In the chat, the prompt and a review (normal mode): list the keys.
+    help = "?",
     -- In a review (diff) tab; inline, accept and reject act on the hunk
     -- under the cursor.
     accept = "ga",

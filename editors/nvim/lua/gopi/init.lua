@@ -53,26 +53,61 @@ M.close = chat.close
 M.abort = chat.abort
 
 -- The prompt window's text and :Gopi's go through here: a built-in slash
--- command runs in the editor; otherwise each @file's content goes along, and
--- what each #mention names (#diff when git is through, in the background).
+-- command runs in the editor; otherwise each @file's content goes along,
+-- what each #mention names (#diff when git is through, in the background),
+-- and each @image (an @path naming a png, jpeg, gif or webp file) goes as
+-- an image with the attached ones (images). An image that cannot go stops
+-- the message: it says why, and the text and images go back to the prompt.
 local raw_send = chat.send
 local expanding = {}
-function M.send(text, mode)
+function M.send(text, mode, images)
+  images = images or {}
   if require("gopi.slash").run(text) then
+    chat.restore(nil, images)
     return
   end
   if not (chat.session.client and chat.session.client:running()) and not M.found() then
-    return
+    return chat.restore(text, images)
   end
-  -- Messages go in the order they were sent, one waiting on git or not.
+  -- Messages go in the order they were sent, whether one waits on git or
+  -- on its images or not; one whose images cannot go is dropped.
   local item = { mode = mode }
   table.insert(expanding, item)
   local function flush()
-    while expanding[1] and expanding[1].text do
+    while expanding[1] and (expanding[1].dropped or (expanding[1].text and expanding[1].images)) do
       local it = table.remove(expanding, 1)
-      raw_send(it.text, it.mode)
+      if not it.dropped then
+        raw_send(it.text, it.mode, it.images)
+      end
     end
   end
+  local image = require("gopi.image")
+  local function drop(msg)
+    chat.note(msg .. ": nothing was sent", vim.log.levels.ERROR)
+    item.dropped = true
+    flush()
+    chat.restore(text, images)
+  end
+  image.read_all(image.refs(text), function(refs, err)
+    if not refs then
+      return drop(err)
+    end
+    -- An image attached and named with @ too goes once.
+    local all, seen, total = {}, {}, 0
+    for _, img in ipairs(vim.list_extend(vim.list_slice(images), refs)) do
+      if not seen[img.data] then
+        seen[img.data] = true
+        table.insert(all, img)
+        total = total + img.size
+      end
+    end
+    if total > image.max_total then
+      return drop(string.format("the images come to %s, over %s", image.size_text(total), image.size_text(image.max_total)))
+    end
+    item.images = all
+    flush()
+  end)
+  -- What the editor holds is taken now, as it is when sent.
   local ok, err = pcall(require("gopi.context").expand, text, function(full)
     item.text = full
     flush()
@@ -85,6 +120,31 @@ function M.send(text, mode)
   end
 end
 chat.send = M.send
+
+--- :GopiImage [path]: attaches the image at path, or the clipboard's, to
+--- the next message; :GopiImage! drops the attached ones.
+function M.image(path, bang)
+  if bang then
+    chat.detach()
+    return chat.note("the attached images were dropped")
+  end
+  local image = require("gopi.image")
+  local attach = function(img, err)
+    if not img then
+      return chat.note(err, vim.log.levels.ERROR)
+    end
+    if not chat.is_open() and not M.open() then
+      return
+    end
+    chat.attach(img)
+    chat.note("attached " .. image.chip(img) .. ": it goes with the next message")
+  end
+  if path and vim.trim(path) ~= "" then
+    image.read(vim.trim(path), attach)
+  else
+    image.from_clipboard(attach)
+  end
+end
 
 --- :GopiReview: opens the oldest question gopi waits on.
 function M.review()

@@ -75,7 +75,7 @@ local function content_text(content)
     if c.type == "text" then
       table.insert(out, c.text or "")
     elseif c.type == "image" then
-      table.insert(out, "[image " .. (c.mimeType or "") .. "]")
+      table.insert(out, require("gopi.image").chip(c))
     end
   end
   return table.concat(out, "\n")

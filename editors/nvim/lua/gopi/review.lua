@@ -269,6 +269,7 @@ local function open_change(q)
     map(keys.accept, "Allow")
     map(keys.reject, "Deny")
     map(keys.allow_always, "Allow always")
+    require("gopi.help").map(b, "review")
     -- :w accepts; closing the review (:q) rejects.
     vim.api.nvim_create_autocmd("BufWriteCmd", {
       buffer = b,
