@@ -570,6 +570,12 @@ test("an inline review: the window already showing the file; withdrawn, its mark
   t.cmd("GopiReview")
   t.wait("the inline review", inline_marks)
   eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "in the window that showed a.txt")
+  -- ? lists the inline review's keys while it lasts.
+  t.lua("vim.api.nvim_feedkeys('?', 'x', false)")
+  local help = t.lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+  lib.ok(help:find("In an inline review", 1, true) and help:find("]x", 1, true), "the inline review's keys: " .. help)
+  t.lua("vim.api.nvim_feedkeys('q', 'x', false)")
+  eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "back in the file's window")
   t.cmd("GopiAbort")
   t.wait("withdrawn", "return #require('gopi.review').pending == 0")
   t.wait("the marks gone", "return #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('a.txt'), vim.api.nvim_create_namespace('gopi.inline'), 0, -1, {}) == 0")
@@ -577,6 +583,7 @@ test("an inline review: the window already showing the file; withdrawn, its mark
   t.lua("vim.api.nvim_set_current_win(...)", file_win)
   eq("<Cmd>let g:mine = 1<CR>", t.lua("return vim.fn.maparg('ga', 'n')"), "the user's own ga is back")
   eq("", t.lua("return vim.fn.maparg(']x', 'n')"), "]x unmapped again")
+  eq("", t.lua("return vim.fn.maparg('?', 'n')"), "? unmapped again")
   -- A buffer with unsaved changes is not reviewed in place.
   t.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'mine' })")
   t.wait("settled", "return require('gopi.chat').session.state.streaming == false")

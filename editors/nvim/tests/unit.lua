@@ -576,6 +576,12 @@ test("the help lists the keys as configured: a remapped one as remapped, one set
   lib.ok(text:find("In a review:\n  <leader>a", 1, true), text)
   lib.ok(not text:find("reject it", 1, true), text)
   lib.ok(text:find("<CR> (normal), <C-g> (insert)", 1, true), text)
+  -- The inline review's keys, by name, in its own help and in the others.
+  config.setup({ keys = { next_hunk = "<leader>n" } })
+  text = table.concat(require("gopi.help").lines("inline"), "\n")
+  lib.ok(text:find("In an inline review (in the file's buffer):\n  ga", 1, true), text)
+  lib.ok(text:find("<leader>n  the next hunk", 1, true), text)
+  lib.ok(not text:find("Other keys:", 1, true), "every key has its description: " .. text)
   config.setup({})
 end)
 

@@ -18,6 +18,16 @@ M.known = {
     { "reject", "reject it" },
     { "allow_always", "accept, and allow this tool for the session" },
   },
+  -- review = "inline": the keys act on the hunk under the cursor.
+  inline = {
+    { "accept", "accept the hunk under the cursor" },
+    { "reject", "reject the hunk under the cursor" },
+    { "accept_all", "accept every hunk left" },
+    { "reject_all", "reject every hunk left" },
+    { "allow_always", "accept every hunk left, and allow this tool from now on" },
+    { "next_hunk", "the next hunk" },
+    { "prev_hunk", "the previous hunk" },
+  },
 }
 
 local mode_names = { n = "normal", i = "insert", v = "visual", x = "visual" }
@@ -45,7 +55,7 @@ local function show(key)
   return #parts > 0 and table.concat(parts, ", ") or nil
 end
 
---- The lines of the help for where ("chat" or "review"): its keys first,
+--- The lines of the help for where ("chat", "review" or "inline"): its keys first,
 --- then the other configured keys of gopi (other windows' and any key
 --- without a description here), then the commands at hand.
 function M.lines(where)
@@ -77,10 +87,18 @@ function M.lines(where)
     { ":w", "accept (a write of the proposal)", lit = ":w" },
     { ":q", "reject (closing the review)", lit = ":q" },
   })
-  local mine = where == "review" and review or M.known.chat
-  local theirs = where == "review" and M.known.chat or review
-  section(where == "review" and "In a review:" or "In the chat and its prompt:", mine)
-  section(where == "review" and "In the chat and its prompt:" or "In a review:", theirs)
+  local sections = {
+    chat = { "In the chat and its prompt:", M.known.chat },
+    review = { "In a review:", review },
+    inline = { "In an inline review (in the file's buffer):", M.known.inline },
+  }
+  local order = ({
+    review = { "review", "chat", "inline" },
+    inline = { "inline", "chat", "review" },
+  })[where] or { "chat", "review", "inline" }
+  for _, name in ipairs(order) do
+    section(sections[name][1], sections[name][2])
+  end
   -- Keys set up elsewhere (or added later) are listed by their names.
   local rest = {}
   for name in pairs(keys) do
@@ -97,7 +115,7 @@ function M.lines(where)
   return out
 end
 
---- Shows the help of where ("chat" or "review") in a float by the cursor.
+--- Shows the help of where ("chat", "review" or "inline") in a float by the cursor.
 function M.show(where)
   local lines = M.lines(where or "chat")
   local b = vim.api.nvim_create_buf(false, true)

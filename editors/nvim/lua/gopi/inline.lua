@@ -474,6 +474,9 @@ function M.open(q, current_text, proposed_text)
   map(keys.prev_hunk, function()
     M.move(st, -1)
   end, "previous hunk")
+  map(keys.help, function()
+    require("gopi.help").show("inline")
+  end, "list the keys")
   local hunks = st:render()
   if #hunks == 0 then
     -- Nothing would change: it is all "accepted".
