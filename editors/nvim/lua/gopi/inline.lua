@@ -35,18 +35,11 @@ local function real(path)
   return uv.fs_realpath(path) or path
 end
 
+-- The file's lines (nil when it cannot be read), as the review tab reads them.
 local function read_lines(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  local lines = vim.split(s, "\n", { plain = true })
-  if lines[#lines] == "" then
-    table.remove(lines)
-  end
-  return lines
+  local review = require("gopi.review")
+  local s = review.read(path)
+  return s and review.lines_of(s)
 end
 
 --- The hunks between the buffer and the target, each {a0, ca, b0, cb,

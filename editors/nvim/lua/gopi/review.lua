@@ -47,7 +47,8 @@ function M.apply_edits(text, edits)
   return out
 end
 
-local function read(path)
+--- The file's bytes; nil when it cannot be read.
+function M.read(path)
   local f = io.open(path, "rb")
   if not f then
     return nil
@@ -57,7 +58,8 @@ local function read(path)
   return s
 end
 
-local function lines_of(text)
+--- text's lines, without the empty one after a last newline.
+function M.lines_of(text)
   local lines = vim.split(text, "\n", { plain = true })
   if lines[#lines] == "" then
     table.remove(lines)
@@ -209,7 +211,7 @@ end
 local function proposal(q)
   local d = q.details
   local args = d.args or {}
-  local current = read(q.full)
+  local current = M.read(q.full)
   local proposed
   if d.toolName == "write" then
     proposed = args.content
@@ -226,14 +228,14 @@ local function open_change(q)
   local bufs = {}
   local left, right
   if proposed then
-    left = side(q.path .. " (current)", lines_of(current or ""), ft)
-    right = side(q.path .. " (proposed)", lines_of(proposed), ft)
+    left = side(q.path .. " (current)", M.lines_of(current or ""), ft)
+    right = side(q.path .. " (proposed)", M.lines_of(proposed), ft)
     bufs = { left, right }
   else
-    right = side(q.path .. " (gopi's diff)", lines_of(d.diff or "(no diff)"), "diff")
+    right = side(q.path .. " (gopi's diff)", M.lines_of(d.diff or "(no diff)"), "diff")
     bufs = { right }
   end
-  q.shown = { current = current, proposed = proposed and lines_of(proposed) or nil, buf = right }
+  q.shown = { current = current, proposed = proposed and M.lines_of(proposed) or nil, buf = right }
   local wins = {}
   if left then
     vim.cmd("tab sbuffer " .. left)
@@ -295,7 +297,7 @@ function M.answer(q, title)
   if title == "Allow" or title == "Allow always" then
     local s = q.shown
     if s and s.proposed then
-      local now = read(q.full)
+      local now = M.read(q.full)
       local lines = vim.api.nvim_buf_is_valid(s.buf) and vim.api.nvim_buf_get_lines(s.buf, 0, -1, false) or nil
       if now ~= s.current or not vim.deep_equal(lines, s.proposed) then
         say({ { "gopi: " .. q.path .. " changed since the review opened; here it is again", "WarningMsg" } })
@@ -457,7 +459,7 @@ end
 function M.editor(p)
   local value = await(function(done)
     vim.cmd("tabnew")
-    local b = scratch("gopi://editor/" .. (p.title or "text"), lines_of(p.prefill or ""), "markdown")
+    local b = scratch("gopi://editor/" .. (p.title or "text"), M.lines_of(p.prefill or ""), "markdown")
     vim.api.nvim_win_set_buf(0, b)
     vim.api.nvim_echo({ { (p.title or "gopi") .. ": :w submits, :q cancels", "Question" } }, false, {})
     vim.api.nvim_create_autocmd("BufWriteCmd", {
