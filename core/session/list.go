@@ -265,25 +265,37 @@ func MostRecent(dir string) (string, error) {
 // is a session header.
 func IsSessionFile(path string) bool { return hasHeader(path) }
 
-// maxHeaderScan bounds how much of a file hasHeader reads for its first
+// maxHeaderScan bounds how much of a file readHeader reads for its first
 // line, as pi 1.5 bounds it: a header holds the cwd, which may be long.
 const maxHeaderScan = 1 << 20
 
 // hasHeader checks the first line of a file, after a byte order mark.
 func hasHeader(path string) bool {
+	_, ok := readHeader(path)
+	return ok
+}
+
+// readHeader reads the first line of the file at path (after a byte order
+// mark) as a session header; ok when it is one: type "session" and an id
+// member, which may be empty.
+func readHeader(path string) (Header, bool) {
 	f, err := regularfile.Open(path)
 	if err != nil {
-		return false
+		return Header{}, false
 	}
 	defer f.Close()
 	first, err := readLine(bufio.NewReader(io.LimitReader(f, maxHeaderScan)), nil)
 	if err != nil && err != io.EOF {
-		return false
+		return Header{}, false
 	}
-	first = trimBOM(first)
 	var h struct {
 		Type EntryType `json:"type"`
 		ID   *string   `json:"id"`
+		Header
 	}
-	return json.Unmarshal(first, &h) == nil && h.Type == EntrySession && h.ID != nil
+	if json.Unmarshal(trimBOM(first), &h) != nil || h.Type != EntrySession || h.ID == nil {
+		return Header{}, false
+	}
+	h.Header.ID = *h.ID
+	return h.Header, true
 }

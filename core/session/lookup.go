@@ -1,18 +1,12 @@
 package session
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 // ErrBadID rejects a session id pi would not accept.
@@ -53,32 +47,12 @@ func FindByID(dir, id, cwd string) string {
 	return ""
 }
 
-// maxHeaderLine bounds the first line ReadHeader reads.
-const maxHeaderLine = 1 << 20
-
 // ReadHeader reads the header of the session file at path without
 // loading its entries; false when the file cannot be read or does not
-// start with a session header.
+// start with a session header with an id.
 func ReadHeader(path string) (Header, bool) {
-	f, err := regularfile.Open(path)
-	if err != nil {
-		return Header{}, false
-	}
-	defer f.Close()
-	br := bufio.NewReader(io.LimitReader(f, maxHeaderLine))
-	line, err := br.ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return Header{}, false
-	}
-	line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("\uFEFF"))
-	var h struct {
-		Type EntryType `json:"type"`
-		Header
-	}
-	if json.Unmarshal(line, &h) != nil || h.Type != EntrySession || h.ID == "" {
-		return Header{}, false
-	}
-	return h.Header, true
+	h, ok := readHeader(path)
+	return h, ok && h.ID != ""
 }
 
 // SameDir reports whether a and b name the same directory once made
