@@ -257,19 +257,14 @@ func openLocked(path string) (*os.File, fs.FileInfo, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		info, err := f.Stat()
+		// Described after the lock: the size counts every line written
+		// before. What was opened is checked then too (the path may have
+		// changed since the Stat above); nothing is written before.
+		info, err := lockAndStat(f)
 		if err == nil && !info.Mode().IsRegular() {
 			err = fmt.Errorf("%s is %s: %w", path, regularfile.Kind(info.Mode()), regularfile.ErrNotRegular)
 		}
-		if err == nil {
-			err = lockFile(f)
-		}
 		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		// Taken after the lock: the size counts every line written before.
-		if info, err = f.Stat(); err != nil {
 			f.Close()
 			return nil, nil, err
 		}
@@ -279,6 +274,13 @@ func openLocked(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 	}
 	return nil, nil, fmt.Errorf("%s was replaced %d times while gopi waited to write it", path, maxReopen)
+}
+
+func lockAndStat(f *os.File) (fs.FileInfo, error) {
+	if err := lockFile(f); err != nil {
+		return nil, err
+	}
+	return f.Stat()
 }
 
 func openAppend(path string) (*os.File, error) {
