@@ -63,7 +63,6 @@ type args struct {
 	export    string
 	exportSet bool
 	offline   bool
-	noMCP     bool
 	// extFlags are unknown long flags, in order, for extensions.
 	extFlags []extFlag
 	errors   []string
@@ -227,7 +226,6 @@ func parseArgs(argv []string) *args {
 			a.noTemplates = true
 		case "--no-mcp":
 			// gopi has no MCP client: there is nothing to switch off.
-			a.noMCP = true
 		case "--export":
 			a.export, a.exportSet = next(&i)
 		case "--offline":

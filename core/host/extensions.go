@@ -300,10 +300,10 @@ func (h *Host) applyExtensionTools() {
 			h.ext.active = append(h.ext.active, t.Spec().Name)
 		}
 	}
-	// A tool registered later is active, as in pi; with a --tools
-	// allowlist, only the tools it names or matches are.
+	// A tool registered later is active, as in pi (regTools holds only
+	// the tools a --tools allowlist names or matches).
 	for _, d := range regTools {
-		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] && (sel.Allow == nil || sel.Allow(d.Name)) {
+		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] {
 			h.ext.active = append(h.ext.active, d.Name)
 		}
 	}
