@@ -9,49 +9,13 @@
 # tests/artifacts/nvim-review-*.txt.
 #
 #   GOPI_BIN=... GOPI_TEST_NVIM=... tests/review-tui.sh
-set -euo pipefail
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-plugin=$(cd "$here/.." && pwd)
-nvim=${GOPI_TEST_NVIM:?}
-gopi=${GOPI_BIN:?}
-command -v tmux >/dev/null || { echo "review-tui.sh: tmux is needed" >&2; exit 1; }
-
-work=$(mktemp -d)
-sock=gopi-review-tui-$$
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/agent" "$work/work" "$here/artifacts"
+name=review-tui
+# shellcheck source=tmux.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tmux.sh"
 printf 'hello world\n' >"$work/work/a.txt"
 printf 'mine\n' >"$work/work/b.txt"
-cat >"$work/init.lua" <<LUA
-vim.opt.rtp:prepend("$plugin")
-vim.cmd("runtime plugin/gopi.lua")
-require("gopi").setup({ cmd = "$gopi", provider = "faux", model = "faux-1", approval = "writes" })
-LUA
+write_init 'approval = "writes"'
 
-fail() {
-	echo "not ok - review-tui: $*"
-	echo "--- screen:"
-	tmux -L "$sock" capture-pane -p 2>/dev/null || true
-	exit 1
-}
-screen() { tmux -L "$sock" capture-pane -p; }
-keys() { tmux -L "$sock" send-keys "$@"; }
-# <Esc> alone: a key right after it would read as an Alt chord.
-esc() {
-	tmux -L "$sock" send-keys Escape
-	sleep 0.3
-}
-text() { tmux -L "$sock" send-keys -l "$1"; }
-# Waits up to $2 seconds (default 10) for the screen to show $1.
-wait_screen() {
-	local i
-	for ((i = 0; i < ${2:-10} * 10; i++)); do
-		screen | grep -qF -- "$1" && return 0
-		sleep 0.1
-	done
-	fail "the screen never showed: $1"
-}
 # The editor's state, written by the editor into a file: what it holds, as
 # it is, read after the keys were typed (a command line typed in normal mode).
 state() {
@@ -67,9 +31,7 @@ state() {
 	fail "the editor did not write its state"
 }
 
-tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 45 -c "$work/work" \
-	env PI_CODING_AGENT_DIR="$work/agent" HOME="$work" ANTHROPIC_API_KEY= OPENAI_API_KEY= GEMINI_API_KEY= TERM=xterm-256color \
-	"$nvim" --clean -n -u "$work/init.lua" b.txt
+start_nvim 160 45 b.txt
 wait_screen "mine"
 text ":Gopi"
 keys Enter
@@ -115,7 +77,8 @@ wait_screen "a.txt (proposed)"
 wait_screen "ga accept · gr reject · gA allow always"
 screen | grep -qF -- "-- INSERT --" && fail "the review is in insert mode"
 screen >"$here/artifacts/nvim-review-open.txt"
-tmux -L "$sock" capture-pane -e -p >"$work/review.ansi"
+# A picture of the review, when Chromium is there to render it.
+[[ -z $chromium ]] || picture "$here/artifacts/nvim-review.png" 1380,880 || true
 keys g a
 for ((i = 0; i < 100; i++)); do
 	[[ $(cat "$work/work/a.txt") == "bye world" ]] && break
@@ -126,11 +89,4 @@ state
 mapfile -t st <"$work/state"
 [[ ${st[1]} == 1 && ${st[2]} == 0 ]] || fail "the review did not close (${st[1]} tabs, ${st[2]} waiting)"
 [[ ${st[3]} == "mine|$typed!" ]] || fail "b.txt changed: '${st[3]}'"
-# A picture of the review, when Chromium is there to render it.
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [[ -n $chromium ]]; then
-	"$nvim" --headless --clean -l "$here/screenshot.lua" "$work/review.ansi" "$work/review.html"
-	"$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1380,880 \
-		--screenshot="$here/artifacts/nvim-review.png" "file://$work/review.html" >/dev/null 2>&1 || true
-fi
 echo "ok - review-tui: typing stayed in the user's window while gopi asked; :GopiReview opened it, ga wrote the proposal"

@@ -7,37 +7,18 @@
 # Chromium renders it to tests/artifacts/nvim-context.png.
 #
 #   GOPI_BIN=... GOPI_TEST_NVIM=... tests/screenshot-context.sh
-set -euo pipefail
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-plugin=$(cd "$here/.." && pwd)
-nvim=${GOPI_TEST_NVIM:?}
-gopi=${GOPI_BIN:?}
-chromium=$(command -v chromium || command -v chromium-browser || true)
+name=screenshot-context
+# shellcheck source=tmux.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tmux.sh"
 [[ -n $chromium ]] || { echo "screenshot-context.sh: chromium is needed" >&2; exit 1; }
-command -v tmux >/dev/null || { echo "screenshot-context.sh: tmux is needed" >&2; exit 1; }
-
-work=$(mktemp -d)
-sock=gopi-shot-context-$$
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/agent" "$work/work" "$here/artifacts"
 printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello")\n}\n' >"$work/work/main.go"
 git -C "$work/work" init -q
 git -C "$work/work" add main.go
 git -C "$work/work" -c user.name=gopi -c user.email=gopi@example.com commit -q -m "hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello, world")\n}\n' >"$work/work/main.go"
-cat >"$work/init.lua" <<LUA
-vim.opt.rtp:prepend("$plugin")
-vim.o.termguicolors = true
-vim.cmd("colorscheme habamax")
-vim.cmd("runtime plugin/gopi.lua")
-require("gopi").setup({ cmd = "$gopi", provider = "faux", model = "faux-1", approval = "off" })
-LUA
-tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 36 -c "$work/work" \
-	env PI_CODING_AGENT_DIR="$work/agent" ANTHROPIC_API_KEY= OPENAI_API_KEY= GEMINI_API_KEY= TERM=xterm-256color \
-	"$nvim" --clean -u "$work/init.lua" main.go
+write_init 'approval = "off"' colours
+start_nvim 120 36 main.go
 sleep 1
-keys() { tmux -L "$sock" send-keys "$@"; }
 # An unsaved change, a diagnostic and a selection (lines 5-7).
 keys -l 'Gofunc unused() {}'
 keys Escape
@@ -57,8 +38,5 @@ keys Escape
 keys -l ":call win_execute(bufwinid('gopi://chat'), 'normal! gg')"
 keys Enter
 sleep 1
-tmux -L "$sock" capture-pane -e -p >"$work/screen.ansi"
-"$nvim" --headless --clean -l "$here/screenshot.lua" "$work/screen.ansi" "$work/screen.html"
-"$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1040,720 \
-	--screenshot="$here/artifacts/nvim-context.png" "file://$work/screen.html" >/dev/null 2>&1
+picture "$here/artifacts/nvim-context.png" 1040,720
 echo "screenshot-context.sh: wrote $here/artifacts/nvim-context.png"

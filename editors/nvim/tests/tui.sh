@@ -11,25 +11,12 @@
 # Ends with "N passed, N failed" and exits 1 on any failure.
 #
 #   GOPI_BIN=... GOPI_TEST_NVIM=... tests/tui.sh
-set -euo pipefail
-
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-plugin=$(cd "$here/.." && pwd)
-nvim=${GOPI_TEST_NVIM:?}
-gopi=${GOPI_BIN:?}
-command -v tmux >/dev/null || { echo "tui.sh: tmux is needed" >&2; exit 1; }
+name=tui
+# shellcheck source=tmux.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tmux.sh"
 export LC_ALL=C.UTF-8
-
-work=$(mktemp -d)
-sock=gopi-tui-$$
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/agent" "$work/work"
 printf 'package main\n\nfunc main() {}\n' >"$work/work/main.go"
-cat >"$work/init.lua" <<LUA
-vim.opt.rtp:prepend("$plugin")
-vim.cmd("runtime plugin/gopi.lua")
-require("gopi").setup({ cmd = "$gopi", provider = "faux", model = "faux-1", approval = "off" })
-LUA
+write_init 'approval = "off"'
 
 passed=0 failed=0
 pass() { passed=$((passed + 1)); echo "ok - $1"; }
@@ -38,7 +25,6 @@ fail() {
 	echo "not ok - $1"
 	screen | sed 's/^/    | /'
 }
-screen() { tmux -L "$sock" capture-pane -p; }
 # The column (0-based) the chat's window starts at: after the vertical
 # separator of the file's window on its left (on the third row).
 chat_col() {
@@ -71,12 +57,10 @@ chat_max() {
 	done | grep -o '[0-9]\+' | sort -n | tail -n 1
 }
 
-tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 45 -c "$work/work" \
-	env PI_CODING_AGENT_DIR="$work/agent" ANTHROPIC_API_KEY= OPENAI_API_KEY= GEMINI_API_KEY= TERM=xterm-256color \
-	"$nvim" --clean -u "$work/init.lua" main.go
+start_nvim 160 45 main.go
 until_ok '[[ $(screen) == *"package main"* ]]' 10 || true
-tmux -L "$sock" send-keys -l ":Gopi"
-tmux -L "$sock" send-keys Enter
+text ":Gopi"
+keys Enter
 
 name="the chat is 0.4 of 160 columns, then of 100 after the terminal is resized"
 if until_ok '[[ $(chat_col) == 96 ]]' 10; then
@@ -93,8 +77,8 @@ fi
 # faux-1 streams a number each 25 ms: 800 of them take 20 s. The chat's
 # window (40 columns, 22 rows) holds about the first 200.
 name="a long reply scrolls the chat while it streams, and ends on screen"
-tmux -L "$sock" send-keys -l ":Gopi stream: 800"
-tmux -L "$sock" send-keys Enter
+text ":Gopi stream: 800"
+keys Enter
 if ! until_ok '(( $(chat_max) >= 400 ))' 30; then
 	fail "$name (the chat shows no number past $(chat_max) while streaming)"
 elif ! until_ok '[[ $(screen) == *"799 800"* ]]' 30; then
