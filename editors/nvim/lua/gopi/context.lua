@@ -45,23 +45,20 @@ local function fence(lines)
   return string.rep("`", n)
 end
 
---- The references in text: { ref = "src/a.go#L1-3", path, from, to }.
-function M.refs(text)
+--- Each `@word` of text as take(ref) accepts it: take gets the word, then
+--- (when it returns nil) the word with trailing punctuation dropped a
+--- character at a time, since that belongs to the sentence, not the path.
+--- The values take returns, once per ref, in order.
+function M.at_refs(text, take)
   local out, seen = {}, {}
-  for word in (" " .. text):gmatch("%s@(%S+)") do
-    -- Trailing punctuation belongs to the sentence, not the path.
+  for word in (" " .. (text or "")):gmatch("%s@(%S+)") do
     local ref = word
     while ref ~= "" do
-      local path, a, b = ref:match("^(.-)#L(%d+)%-(%d+)$")
-      if not path then
-        path, a = ref:match("^(.-)#L(%d+)$")
-        b = a
-      end
-      path = path or ref
-      if vim.fn.filereadable(vim.fn.fnamemodify(path, ":p")) == 1 or vim.fn.bufloaded(vim.fn.fnamemodify(path, ":p")) == 1 then
+      local v = take(ref)
+      if v ~= nil then
         if not seen[ref] then
           seen[ref] = true
-          table.insert(out, { ref = ref, path = path, from = tonumber(a), to = tonumber(b) })
+          table.insert(out, v)
         end
         break
       end
@@ -73,6 +70,21 @@ function M.refs(text)
     end
   end
   return out
+end
+
+--- The references in text: { ref = "src/a.go#L1-3", path, from, to }.
+function M.refs(text)
+  return M.at_refs(text, function(ref)
+    local path, a, b = ref:match("^(.-)#L(%d+)%-(%d+)$")
+    if not path then
+      path, a = ref:match("^(.-)#L(%d+)$")
+      b = a
+    end
+    path = path or ref
+    if vim.fn.filereadable(vim.fn.fnamemodify(path, ":p")) == 1 or vim.fn.bufloaded(vim.fn.fnamemodify(path, ":p")) == 1 then
+      return { ref = ref, path = path, from = tonumber(a), to = tonumber(b) }
+    end
+  end)
 end
 
 

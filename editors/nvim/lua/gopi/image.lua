@@ -215,22 +215,9 @@ end
 --- The `@path` references in text that name images (by their extension),
 --- trailing punctuation left out: { "shot.png", "img/b.jpeg" }.
 function M.refs(text)
-  local out, seen = {}, {}
-  for word in (" " .. (text or "")):gmatch("%s@(%S+)") do
-    local ref = word
-    while ref ~= "" and not M.is_image_path(ref) do
-      local shorter = ref:gsub("[%.,;:!%?%)%]}'\"]$", "")
-      if shorter == ref then
-        break
-      end
-      ref = shorter
-    end
-    if M.is_image_path(ref) and not seen[ref] then
-      seen[ref] = true
-      table.insert(out, ref)
-    end
-  end
-  return out
+  return require("gopi.context").at_refs(text, function(ref)
+    return M.is_image_path(ref) and ref or nil
+  end)
 end
 
 return M
