@@ -229,7 +229,7 @@ export class Session implements ClientHost, vscode.Disposable {
 				break;
 			case "agent_settled":
 				this.setStreaming(false);
-				if (this.changed.size) this.post({ type: "changes", files: [...this.changed].map((f) => path.relative(this.cwd, f)) });
+				if (this.changed.size) this.post({ type: "changes", run: 0, files: [...this.changed].map((f) => path.relative(this.cwd, f)) });
 				void this.refreshStatus();
 				break;
 			case "tool_execution_start":

@@ -642,7 +642,7 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
 			for (const f of m.files) {
 				const b = el("button", "link change", f);
 				b.type = "button";
-				b.onclick = () => post({ type: "openChange", path: f });
+				b.onclick = () => post({ type: "openChange", path: f, run: m.run });
 				box.append(b);
 			}
 			log.append(box);
