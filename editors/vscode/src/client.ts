@@ -26,8 +26,8 @@ export interface ClientHost {
 	event(ev: PiEvent): void;
 	/** gopi stopped without being asked to; the host offers a restart. */
 	stopped(reason: string): void;
-	/** A question (window/showMessageRequest); resolves to the title chosen, or undefined. */
-	ask(p: MessageRequest): Promise<string | undefined>;
+	/** A question (window/showMessageRequest); token is cancelled when gopi withdraws it (an abort, a timeout). */
+	ask(p: MessageRequest, token?: vscode.CancellationToken): Promise<AskResult>;
 	/** token is cancelled when gopi withdraws the dialog (a timeout, an abort). */
 	input(p: { title: string; placeholder?: string }, token?: vscode.CancellationToken): Promise<string | undefined>;
 	editor(p: { title: string; prefill?: string }, token?: vscode.CancellationToken): Promise<string | undefined>;
@@ -41,8 +41,17 @@ export interface MessageRequest {
 	type: number;
 	message: string;
 	actions?: { title: string }[];
-	/** gopi's approval gate: the tool, its arguments and a unified diff. */
-	details?: { toolName?: string; args?: Record<string, unknown>; diff?: string };
+	/** gopi's approval gate: the tool, its call, its arguments, a unified diff and the real target. */
+	details?: { toolName?: string; toolCallId?: string; args?: Record<string, unknown>; diff?: string; resolvedPath?: string };
+}
+
+/**
+ * An answer to window/showMessageRequest: the title chosen (none: dismissed)
+ * and, for an approved edit or write the user changed, the file's final text.
+ */
+export interface AskResult {
+	title?: string;
+	content?: string;
 }
 
 export interface StartOptions {
@@ -81,7 +90,8 @@ export function resolveBinary(extensionPath: string, setting: string): { path: s
 
 export class GopiClient implements vscode.Disposable {
 	private lc: LanguageClient | undefined;
-	private stopping = false;
+	/** Whether the running client was asked to stop: one flag per process, so a late exit of the last one is not taken for this one's. */
+	private stopState = { stopping: false };
 	/** serverInfo.version from initialize, once started. */
 	version = "";
 	binary = "";
@@ -90,6 +100,8 @@ export class GopiClient implements vscode.Disposable {
 		private readonly extensionPath: string,
 		private readonly output: vscode.OutputChannel,
 		private readonly host: ClientHost,
+		/** Extra environment from the extension (API keys kept in SecretStorage). */
+		private readonly secretEnv?: () => Promise<Record<string, string>>,
 	) {}
 
 	get running(): boolean {
@@ -105,10 +117,12 @@ export class GopiClient implements vscode.Disposable {
 		// Restricted Mode gopi leaves them out (and runs none of its code).
 		const trust = vscode.workspace.isTrusted ? "--approve" : "--no-approve";
 		const args = ["--mode", "jsonrpc", "--approval", s.approval, trust, ...s.args];
+		const state = { stopping: false };
+		const secrets = (await this.secretEnv?.()) ?? {};
 		const serverOptions: ServerOptions = {
 			command: bin.path,
 			args,
-			options: { cwd: o.cwd, env: { ...process.env, ...s.env } },
+			options: { cwd: o.cwd, env: { ...process.env, ...secrets, ...s.env } },
 		};
 		// Deltas merged over 16 ms: the page paints once a frame anyway.
 		const init: Record<string, unknown> = { coalesceDeltasMs: 16 };
@@ -119,14 +133,14 @@ export class GopiClient implements vscode.Disposable {
 		if (o.continueLast) init.continue = true;
 		const clientOptions: LanguageClientOptions = {
 			documentSelector: [],
-			outputChannel: this.output,
+			outputChannel: quietOnStop(this.output, () => state.stopping),
 			initializationOptions: init,
 			workspaceFolder: vscode.workspace.getWorkspaceFolder(vscode.Uri.file(o.cwd)),
 			connectionOptions: { maxRestartCount: 0 },
 			errorHandler: {
 				error: () => ({ action: ErrorAction.Continue, handled: true }),
 				closed: () => {
-					if (!this.stopping) this.host.stopped(`gopi (${bin.path}) exited`);
+					if (!state.stopping) this.host.stopped(`gopi (${bin.path}) exited`);
 					return { action: CloseAction.DoNotRestart, handled: true };
 				},
 			},
@@ -138,7 +152,7 @@ export class GopiClient implements vscode.Disposable {
 		const lc = new LanguageClient("gopi", `gopi: ${o.label}`, serverOptions, clientOptions);
 		lc.registerFeature(piUiFeature);
 		this.lc = lc;
-		this.stopping = false;
+		this.stopState = state;
 		lc.onNotification("pi/event", (ev: PiEvent) => this.host.event(ev));
 		lc.onNotification("pi/ui/setStatus", (p: { statusKey: string; statusText: string | null }) =>
 			this.host.setStatus(p.statusKey, p.statusText ?? null),
@@ -148,10 +162,13 @@ export class GopiClient implements vscode.Disposable {
 		);
 		lc.onNotification("pi/ui/setTitle", (p: { title: string }) => this.host.setTitle(p.title));
 		lc.onNotification("pi/ui/setEditorText", (p: { text: string }) => this.host.setEditorText(p.text));
-		// Replaces the client's own handler: an approval carries a diff to review.
-		lc.onRequest("window/showMessageRequest", async (p: MessageRequest) => {
-			const title = await this.host.ask(p);
-			return title === undefined ? null : { title };
+		// Replaces the client's own handler: an approval carries a diff to
+		// review, may carry back the user's final text, and is withdrawn
+		// ($/cancelRequest) when gopi stops waiting.
+		lc.onRequest("window/showMessageRequest", async (p: MessageRequest, token: vscode.CancellationToken) => {
+			const r = await this.host.ask(p, token);
+			if (r.title === undefined) return null;
+			return r.content === undefined ? { title: r.title } : { title: r.title, content: r.content };
 		});
 		lc.onRequest("pi/ui/input", async (p: { title: string; placeholder?: string }, token: vscode.CancellationToken) => {
 			const value = await this.host.input(p, token);
@@ -181,7 +198,7 @@ export class GopiClient implements vscode.Disposable {
 		const lc = this.lc;
 		this.lc = undefined;
 		if (!lc) return;
-		this.stopping = true;
+		this.stopState.stopping = true;
 		try {
 			if (lc.state !== State.Stopped) await lc.stop(2000);
 		} catch {
@@ -192,6 +209,25 @@ export class GopiClient implements vscode.Disposable {
 	dispose(): void {
 		void this.stop();
 	}
+}
+
+/**
+ * The output channel the language client logs to, but for the line it
+ * writes when gopi exits after being asked to stop ("[Error …] Server
+ * process exited with code 0."), which is no error: that one reads as
+ * what it is.
+ */
+function quietOnStop(ch: vscode.OutputChannel, stopping: () => boolean): vscode.OutputChannel {
+	const exited = /^\[Error - [^\]]*\] Server process exited with code 0\.$/;
+	return new Proxy(ch, {
+		get(target, prop, receiver) {
+			if (prop === "appendLine") {
+				return (line: string) => target.appendLine(stopping() && exited.test(line) ? "[Info] gopi exited (code 0)." : line);
+			}
+			const v = Reflect.get(target, prop, receiver);
+			return typeof v === "function" ? v.bind(target) : v;
+		},
+	});
 }
 
 /**

@@ -1,10 +1,12 @@
 // The palette's and the chat toolbar's commands. Each acts on the active
 // session: the chat last used, the side bar's by default.
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { readSettings, resolveBinary } from "./client";
 import type { Manager } from "./extension";
+import { actions, type Session } from "./session";
 
 export function registerCommands(m: Manager): vscode.Disposable[] {
 	const reg = (id: string, f: (...args: any[]) => unknown) =>
@@ -59,49 +61,86 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			await s.client.request("set_session_name", { name });
 			void s.refreshStatus();
 		}),
-		reg("gopi.switchModel", async () => {
-			const s = await session();
-			const res = await s.client.request<{ models: { id: string; provider: string; name?: string; reasoning?: boolean }[] }>("get_available_models");
-			const items = (res?.models ?? []).map((x) => ({ label: x.name || x.id, description: `${x.provider}/${x.id}`, model: x }));
-			const pick = await vscode.window.showQuickPick(items, { title: "gopi: switch model", matchOnDescription: true });
-			if (!pick) return;
-			await s.client.request("set_model", { provider: pick.model.provider, modelId: pick.model.id });
-			void s.refreshStatus();
-		}),
+		reg("gopi.switchModel", async (arg?: string) => switchModel(await session(), arg)),
 		reg("gopi.cycleThinking", async () => {
 			const s = await session();
-			await s.client.request("cycle_thinking_level");
+			const r = await s.client.request<{ level: string } | null>("cycle_thinking_level");
+			if (!r) {
+				const model = s.status.model ?? "this model";
+				void vscode.window.showInformationMessage(`gopi: ${model} has no thinking levels; its thinking stays off.`);
+				return;
+			}
+			void vscode.window.setStatusBarMessage(`gopi: thinking ${r.level}`, 3000);
 			void s.refreshStatus();
 		}),
-		reg("gopi.compact", async () => {
+		reg("gopi.compact", async (given?: string) => {
 			const s = await session();
-			const instructions = await vscode.window.showInputBox({ title: "gopi: compact the context", prompt: "Optional: what the summary should keep" });
+			const instructions =
+				typeof given === "string"
+					? given
+					: await vscode.window.showInputBox({ title: "gopi: compact the context", prompt: "Optional: what the summary should keep" });
 			if (instructions === undefined) return;
-			await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "gopi: compacting" }, () =>
-				s.client.request("compact", instructions ? { customInstructions: instructions } : {}),
-			);
+			try {
+				await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "gopi: compacting" }, () =>
+					s.client.request("compact", instructions ? { customInstructions: instructions } : {}),
+				);
+			} catch {
+				// The chat says why (compaction_end carries the error); no second toast.
+			}
 			void s.refreshStatus();
 		}),
-		reg("gopi.export", async () => {
+		reg("gopi.export", async () => exportHtml(await session())),
+		reg("gopi.stats", async () => {
 			const s = await session();
-			const r = await s.client.request<{ path: string }>("export_html");
-			if (r?.path) await vscode.env.openExternal(vscode.Uri.file(r.path));
+			const st = await s.client.request<Record<string, unknown>>("get_session_stats");
+			s.post({ type: "stats", stats: st ?? {} });
+			await m.reveal(s);
 		}),
 		reg("gopi.statusMenu", async () => {
-			const s = await session();
 			const items = [
 				{ label: "$(symbol-class) Switch model", command: "gopi.switchModel" },
 				{ label: "$(lightbulb) Cycle thinking level", command: "gopi.cycleThinking" },
 				{ label: "$(fold) Compact the context", command: "gopi.compact" },
-				{ label: "$(graph) Session statistics", command: "stats" },
+				{ label: "$(graph) Session statistics", command: "gopi.stats" },
+				{ label: "$(key) Add an API key", command: "gopi.setApiKey" },
 			];
 			const pick = await vscode.window.showQuickPick(items, { title: "gopi" });
-			if (!pick) return;
-			if (pick.command !== "stats") return vscode.commands.executeCommand(pick.command);
-			const st = await s.client.request<Record<string, unknown>>("get_session_stats");
-			const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(st, null, 2) });
-			await vscode.window.showTextDocument(doc, { preview: true });
+			if (pick) await vscode.commands.executeCommand(pick.command);
 		}),
+		reg("gopi.setApiKey", async () => {
+			if (!(await m.keys.ask())) return;
+			// gopi reads keys when it starts: every chat restarts, its conversation going on.
+			for (const s of await m.sessions()) await s.restart();
+			void vscode.window.showInformationMessage("gopi: the key is stored; gopi restarted with it.");
+		}),
+		reg("gopi.approval.accept", (uri?: vscode.Uri) => answer(m, "Allow", uri)),
+		reg("gopi.approval.always", (uri?: vscode.Uri) => answer(m, "Allow always", uri)),
+		reg("gopi.approval.reject", (uri?: vscode.Uri) => answer(m, "Deny", uri)),
+		reg("gopi.approval.show", async () => {
+			const q = m.approvals.oldest;
+			if (!q) return;
+			const labels: Record<string, string> = { Allow: "$(check) Accept", "Allow always": "$(check-all) Always allow this tool", Deny: "$(close) Reject" };
+			const pick = await vscode.window.showQuickPick(
+				q.q.answers.map((a) => ({ label: labels[a] ?? a, answer: a })),
+				{ title: `gopi: ${q.q.title.split("\n")[0]}`, placeHolder: q.q.title.includes("\n") ? q.q.title : undefined, ignoreFocusOut: true },
+			);
+			if (pick) m.approvals.answer(pick.answer, q.id);
+		}),
+		reg("gopi.reviewChanges", async () => {
+			const s = await session();
+			const files = s.changedFiles();
+			if (!files.length) {
+				void vscode.window.showInformationMessage("gopi: no file was changed in this chat yet.");
+				return;
+			}
+			const pick = await vscode.window.showQuickPick(
+				files.map((f) => ({ label: f.path, description: `run ${f.run}`, f })),
+				{ title: "gopi: files changed in this chat, newest run first", matchOnDescription: true },
+			);
+			if (pick) await s.showRunChange(pick.f.run, pick.f.abs);
+		}),
+		// The chat's own / actions (what the webview posts as "action").
+		reg("gopi.action", async (s: Session, name: string, args: string) => runAction(m, s, name, args)),
 		reg("gopi.addSelection", async () => {
 			const ed = vscode.window.activeTextEditor;
 			if (!ed) return;
@@ -116,6 +155,125 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		}),
 		reg("gopi.doctor", async () => doctor(m)),
 	];
+}
+
+/** Answers the pending question shown in uri's editor (else the oldest) from the command palette or a toolbar. */
+function answer(m: Manager, a: string, uri?: vscode.Uri): void {
+	const target = uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri;
+	const id = m.approvals.idFor(target);
+	if (!id || !m.approvals.answer(a, id)) void vscode.window.showInformationMessage("gopi: no question is waiting.");
+}
+
+/** The model picker: the current model marked and selected; with arg (provider/id) no picker. */
+async function switchModel(s: Session, arg?: string): Promise<void> {
+	const [res, state] = await Promise.all([
+		s.client.request<{ models: { id: string; provider: string; name?: string; reasoning?: boolean }[] }>("get_available_models"),
+		s.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
+	]);
+	const models = res?.models ?? [];
+	const cur = state?.model ? `${state.model.provider}/${state.model.id}` : "";
+	if (typeof arg === "string" && arg.trim()) {
+		const want = arg.trim();
+		const m = models.find((x) => `${x.provider}/${x.id}` === want) ?? models.find((x) => x.id === want);
+		if (!m) throw new Error(`no available model ${want}`);
+		await s.client.request("set_model", { provider: m.provider, modelId: m.id });
+		void s.refreshStatus();
+		return;
+	}
+	const items = models.map((x) => {
+		const ref = `${x.provider}/${x.id}`;
+		return { label: `${ref === cur ? "$(check) " : ""}${x.name || x.id}`, description: ref === cur ? `${ref} (current)` : ref, model: x, current: ref === cur };
+	});
+	const qp = vscode.window.createQuickPick<(typeof items)[number]>();
+	qp.title = "gopi: switch model";
+	qp.matchOnDescription = true;
+	qp.items = items;
+	const current = items.find((i) => i.current);
+	if (current) qp.activeItems = [current];
+	const pick = await new Promise<(typeof items)[number] | undefined>((resolve) => {
+		qp.onDidAccept(() => resolve(qp.selectedItems[0] ?? qp.activeItems[0]));
+		qp.onDidHide(() => resolve(undefined));
+		qp.show();
+	});
+	qp.dispose();
+	if (!pick || pick.current) return;
+	await s.client.request("set_model", { provider: pick.model.provider, modelId: pick.model.id });
+	void s.refreshStatus();
+}
+
+/**
+ * Exports the session to HTML where the user says (by default beside the
+ * session file, in gopi's agent directory), opens it in VS Code (a
+ * webview: it works in a browser or remote window too) and says where it went.
+ */
+async function exportHtml(s: Session): Promise<void> {
+	await s.refreshStatus();
+	const base = s.sessionFile ? s.sessionFile.replace(/\.jsonl$/, "") : path.join(s.cwd, "gopi-session");
+	const target = await vscode.window.showSaveDialog({
+		title: "gopi: export the session to HTML",
+		defaultUri: vscode.Uri.file(`${base}.html`),
+		filters: { HTML: ["html"] },
+		saveLabel: "Export",
+	});
+	if (!target) return;
+	const r = await s.client.request<{ path: string }>("export_html", { outputPath: target.fsPath });
+	const out = r?.path ?? target.fsPath;
+	showHtml(out);
+	const choice = await vscode.window.showInformationMessage(`gopi: exported the session to ${out}`, "Copy Path", "Open in Browser");
+	if (choice === "Copy Path") await vscode.env.clipboard.writeText(out);
+	if (choice === "Open in Browser") await vscode.env.openExternal(await vscode.env.asExternalUri(vscode.Uri.file(out)));
+}
+
+/** Shows an exported page in a webview, its scripts off (it reads fine without). */
+function showHtml(file: string): void {
+	const panel = vscode.window.createWebviewPanel("gopi.export", `gopi: ${path.basename(file)}`, vscode.ViewColumn.Active, {
+		enableScripts: false,
+		localResourceRoots: [],
+	});
+	panel.webview.html = fs.readFileSync(file, "utf8");
+}
+
+/** The chat's / actions; args is what followed the name. */
+async function runAction(m: Manager, s: Session, name: string, args: string): Promise<void> {
+	const run = (cmd: string, ...a: unknown[]) => vscode.commands.executeCommand(cmd, ...a);
+	switch (name) {
+		case "compact":
+			await run("gopi.compact", args);
+			return;
+		case "model":
+			await run("gopi.switchModel", args);
+			return;
+		case "thinking":
+			await run("gopi.cycleThinking");
+			return;
+		case "new":
+			await run("gopi.newSession");
+			return;
+		case "fork":
+			await run("gopi.fork");
+			return;
+		case "resume":
+			await run("gopi.sessions");
+			return;
+		case "export":
+			await run("gopi.export");
+			return;
+		case "stats":
+			await run("gopi.stats");
+			return;
+		case "help": {
+			const lines = [
+				"The chat's / actions: " + actions.map((a) => `/${a.name}`).join(", ") + "; other / names are gopi's prompt templates, skills and extension commands.",
+				"Mentions attach content: @file, @file#L5-7, @selection, @problems, @terminal, @git.",
+				"Enter sends (Shift+Enter: a new line); while gopi works Enter steers, Alt+Enter queues a follow-up, Escape stops.",
+				"Every command is in the Command Palette under gopi:, and every key can be changed in Keyboard Shortcuts.",
+			];
+			s.post({ type: "notice", level: "info", text: lines.join("\n") });
+			return;
+		}
+	}
+	void m;
+	throw new Error(`unknown action /${name}`);
 }
 
 /** Checks the binary, its version, the handshake and which providers have credentials. */

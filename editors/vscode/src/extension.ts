@@ -2,16 +2,23 @@
 // backed by its own `gopi --mode jsonrpc` process.
 import * as os from "node:os";
 import * as vscode from "vscode";
+import { Approvals } from "./approval";
 import { registerCommands } from "./commands";
+import { watchSettings } from "./config";
+import { ApiKeys } from "./keys";
 import { Review } from "./review";
 import { Session } from "./session";
 import { StatusBar } from "./status";
+import { TerminalLog } from "./terminal";
 import { openTab, SidebarView } from "./views";
 
 export class Manager implements vscode.Disposable {
 	readonly output: vscode.OutputChannel;
 	readonly review = new Review();
+	readonly approvals = new Approvals();
 	readonly status = new StatusBar();
+	readonly terminal = new TerminalLog();
+	readonly keys: ApiKeys;
 	readonly sidebar: SidebarView;
 	private sidebarSession: Promise<Session> | undefined;
 	private tabs = new Set<Session>();
@@ -21,6 +28,7 @@ export class Manager implements vscode.Disposable {
 
 	constructor(readonly context: vscode.ExtensionContext) {
 		this.output = vscode.window.createOutputChannel("gopi");
+		this.keys = new ApiKeys(context.secrets);
 		this.sidebar = new SidebarView(context.extensionUri, () => this.sidebarCurrent());
 	}
 
@@ -33,7 +41,19 @@ export class Manager implements vscode.Disposable {
 	}
 
 	private make(label: string, start: { continueLast?: boolean } = {}): Session {
-		const s = new Session(label, this.cwd(), { extensionPath: this.extensionPath, output: this.output, review: this.review }, start);
+		const s = new Session(
+			label,
+			this.cwd(),
+			{
+				extensionPath: this.extensionPath,
+				output: this.output,
+				review: this.review,
+				approvals: this.approvals,
+				terminal: this.terminal,
+				env: () => this.keys.env(),
+			},
+			start,
+		);
 		s.onStatus((x) => {
 			this.last = x;
 			this.status.show(x.status);
@@ -61,7 +81,26 @@ export class Manager implements vscode.Disposable {
 		return this.last ?? this.sidebarCurrent();
 	}
 
+	/** Every chat open now: the side bar's and the tabs'. */
+	async sessions(): Promise<Session[]> {
+		const out = [...this.tabs];
+		if (this.sidebarSession) out.unshift(await this.sidebarSession);
+		return out;
+	}
+
+	/**
+	 * A fresh conversation in the side bar: pi's new_session in the same
+	 * gopi, so the model and thinking level follow gopi's rule for a new
+	 * session (a new process only when gopi is not running).
+	 */
 	async newSidebarSession(): Promise<Session> {
+		const cur = this.sidebarSession && (await this.sidebarSession);
+		if (cur?.client.running) {
+			await cur.newSession();
+			this.last = cur;
+			await vscode.commands.executeCommand("gopi.chat.focus");
+			return cur;
+		}
 		const old = this.sidebarSession;
 		const s = this.make("Chat");
 		this.sidebarSession = s.open().then(
@@ -101,6 +140,8 @@ export class Manager implements vscode.Disposable {
 		for (const t of this.tabs) t.dispose();
 		void this.sidebarSession?.then((s) => s.dispose());
 		this.review.dispose();
+		this.approvals.dispose();
+		this.terminal.dispose();
 		this.status.dispose();
 		this.output.dispose();
 		for (const d of this.disposables) d.dispose();
@@ -123,6 +164,7 @@ export function activate(context: vscode.ExtensionContext): Manager {
 		void vscode.commands.executeCommand("gopi.restart");
 	});
 	if (granted) context.subscriptions.push(granted);
+	context.subscriptions.push(watchSettings(m));
 	return m;
 }
 

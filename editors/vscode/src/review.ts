@@ -1,74 +1,106 @@
-// Review shows what gopi is about to do before it does it: an edit or
-// write opens VS Code's diff editor (the file as it is against the file as
-// the tool would leave it) next to the question; bash shows the command.
-// After a run, each changed file opens as a diff of before against now.
+// Review shows what gopi is about to do before it does it, and what it did
+// after. An edit or write opens VS Code's diff editor: the file as it is on
+// the left, gopi's proposal on the right. The proposal is an ordinary,
+// editable document: the diff editor's own revert arrows take back a hunk,
+// and anything typed there is what gets written when the user accepts
+// (the approval answer carries the final text). After a run, each changed
+// file opens as a diff of that run's before against that run's after.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { MessageRequest } from "./client";
 
-export const scheme = "gopi-review";
+/** Proposals: editable documents that live in memory, never on disk. */
+export const proposalScheme = "gopi-proposal";
+/** Read-only snapshots: a file before or after a run. */
+export const snapshotScheme = "gopi-review";
 
-/** How the approval gate's answers are shown: VS Code's review words. */
-const labels: Record<string, string> = { Allow: "Accept", Deny: "Reject" };
+/** An in-memory file system for proposals, so the diff editor lets the user edit them. */
+class ProposalFS implements vscode.FileSystemProvider {
+	private readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
+	private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+	readonly onDidChangeFile = this.emitter.event;
+
+	set(uri: vscode.Uri, text: string): void {
+		this.files.set(uri.path, { data: Buffer.from(text, "utf8"), mtime: Date.now() });
+	}
+
+	delete(uri: vscode.Uri): void {
+		this.files.delete(uri.path);
+	}
+
+	watch(): vscode.Disposable {
+		return new vscode.Disposable(() => {});
+	}
+
+	stat(uri: vscode.Uri): vscode.FileStat {
+		const f = this.files.get(uri.path);
+		if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+		return { type: vscode.FileType.File, ctime: f.mtime, mtime: f.mtime, size: f.data.byteLength };
+	}
+
+	readDirectory(): [string, vscode.FileType][] {
+		return [];
+	}
+
+	createDirectory(): void {}
+
+	readFile(uri: vscode.Uri): Uint8Array {
+		const f = this.files.get(uri.path);
+		if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+		return f.data;
+	}
+
+	writeFile(uri: vscode.Uri, content: Uint8Array): void {
+		this.files.set(uri.path, { data: content, mtime: Date.now() });
+		this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+	}
+
+	rename(): void {
+		throw vscode.FileSystemError.NoPermissions("a proposal cannot be renamed");
+	}
+}
+
+/** A proposal on screen: its document's URI and the text gopi proposed. */
+export interface Proposal {
+	uri: vscode.Uri;
+	proposed: string;
+}
 
 export class Review implements vscode.TextDocumentContentProvider, vscode.Disposable {
-	private docs = new Map<string, string>();
+	private readonly snapshots = new Map<string, string>();
+	private readonly fs = new ProposalFS();
 	private seq = 0;
-	private readonly reg: vscode.Disposable;
+	private readonly regs: vscode.Disposable[];
 
 	constructor() {
-		this.reg = vscode.workspace.registerTextDocumentContentProvider(scheme, this);
+		this.regs = [
+			vscode.workspace.registerTextDocumentContentProvider(snapshotScheme, this),
+			vscode.workspace.registerFileSystemProvider(proposalScheme, this.fs, { isCaseSensitive: true }),
+		];
 	}
 
 	provideTextDocumentContent(uri: vscode.Uri): string {
-		return this.docs.get(uri.toString()) ?? "";
+		return this.snapshots.get(uri.toString()) ?? "";
 	}
 
 	/** A read-only document holding text, named after file. */
-	private virtual(file: string, text: string, what: string): vscode.Uri {
-		const uri = vscode.Uri.from({ scheme, path: file, query: `${what}-${++this.seq}` });
-		this.docs.set(uri.toString(), text);
+	private snapshot(file: string, text: string, what: string): vscode.Uri {
+		const uri = vscode.Uri.from({ scheme: snapshotScheme, path: file, query: `${what}-${++this.seq}` });
+		this.snapshots.set(uri.toString(), text);
 		return uri;
 	}
 
-	/** Answers a window/showMessageRequest; undefined when dismissed. */
-	async ask(cwd: string, p: MessageRequest): Promise<string | undefined> {
-		const titles = (p.actions ?? []).map((a) => a.title);
-		// Only gopi's approval gate (details.toolName) speaks in review words;
-		// an extension's select shows its options as the extension wrote them.
-		const approval = typeof p.details?.toolName === "string";
-		const shown = approval ? titles.map((t) => labels[t] ?? t) : titles;
-		const pick = (choice: string | undefined) => (choice === undefined ? undefined : titles[shown.indexOf(choice)]);
-		const d = p.details;
-		const args = (d?.args ?? {}) as { path?: string; content?: string; command?: string; edits?: { oldText: string; newText: string }[] };
-		if (d && (d.toolName === "edit" || d.toolName === "write") && typeof args.path === "string") {
-			const abs = path.resolve(cwd, args.path);
-			const shownDiff = await this.showProposal(abs, d.toolName, args, d.diff);
-			try {
-				return pick(await vscode.window.showInformationMessage(p.message, ...shown));
-			} finally {
-				if (shownDiff) await closeTabsOf(shownDiff);
-			}
-		}
-		if (d && d.toolName === "bash" && typeof args.command === "string") {
-			return pick(await vscode.window.showWarningMessage(p.message, { modal: true, detail: args.command }, ...shown));
-		}
-		const show = p.type === 1 ? vscode.window.showErrorMessage : p.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-		return pick(await show(p.message, ...shown));
-	}
-
 	/**
-	 * Opens the diff of a proposed edit or write and returns the proposed
-	 * side's URI; when the edit cannot be replayed here, the unified diff
-	 * gopi sent is shown instead.
+	 * Opens the diff of a proposed edit or write, the proposal editable, and
+	 * returns it; when the edit cannot be replayed here, the unified diff
+	 * gopi sent is shown (read-only) and undefined returned.
 	 */
-	private async showProposal(
+	async showProposal(
 		abs: string,
 		tool: string,
 		args: { content?: string; edits?: { oldText: string; newText: string }[] },
 		diff?: string,
-	): Promise<vscode.Uri | undefined> {
+	): Promise<{ proposal?: Proposal; shown?: vscode.Uri }> {
 		let current: string | undefined;
 		try {
 			current = fs.readFileSync(abs, "utf8");
@@ -83,21 +115,41 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 		}
 		const name = path.basename(abs);
 		if (proposed === undefined) {
-			if (!diff) return undefined;
-			const uri = this.virtual(`${abs}.diff`, diff, "diff");
+			if (!diff) return {};
+			const uri = this.snapshot(`${abs}.diff`, diff, "diff");
 			await vscode.window.showTextDocument(uri, { preview: true });
-			return uri;
+			return { shown: uri };
 		}
-		const left = current === undefined ? this.virtual(abs, "", "new") : vscode.Uri.file(abs);
-		const right = this.virtual(abs, proposed, "proposed");
-		await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ gopi's proposal`, { preview: true });
-		return right;
+		const left = current === undefined ? this.snapshot(abs, "", "new") : vscode.Uri.file(abs);
+		// A directory per proposal keeps the file's own name (and so its language).
+		const right = vscode.Uri.from({ scheme: proposalScheme, path: `/${++this.seq}/${name}`, query: abs });
+		this.fs.set(right, proposed);
+		await vscode.commands.executeCommand("vscode.diff", left, right, `${name} ↔ gopi's proposal (editable)`, { preview: false });
+		return { proposal: { uri: right, proposed }, shown: right };
 	}
 
-	/** Opens a diff of a file before this run changed it against now. */
-	async showChange(abs: string, before: string | undefined): Promise<void> {
-		const left = this.virtual(abs, before ?? "", "before");
-		await vscode.commands.executeCommand("vscode.diff", left, vscode.Uri.file(abs), `${path.basename(abs)} (changes by gopi)`);
+	/** The proposal's text now: what the user left of it, unsaved edits included. */
+	finalText(p: Proposal): string {
+		const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.uri.toString());
+		if (doc) return doc.getText();
+		return Buffer.from(this.fs.readFile(p.uri)).toString("utf8");
+	}
+
+	/** Closes the tabs showing uri without asking to save, and forgets a proposal. */
+	async close(uri: vscode.Uri): Promise<void> {
+		const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+		// An edited proposal is saved into memory first, so closing it asks nothing.
+		if (doc?.isDirty) await doc.save();
+		await closeTabsOf(uri);
+		if (uri.scheme === proposalScheme) this.fs.delete(uri);
+		else this.snapshots.delete(uri.toString());
+	}
+
+	/** Opens a diff of a file before a run changed it against after it. */
+	async showChange(abs: string, before: string | undefined, after: string | undefined, run: number): Promise<void> {
+		const left = this.snapshot(abs, before ?? "", "before");
+		const right = after === undefined ? vscode.Uri.file(abs) : this.snapshot(abs, after, "after");
+		await vscode.commands.executeCommand("vscode.diff", left, right, `${path.basename(abs)} (gopi's change, run ${run})`);
 	}
 
 	/** pi/ui/editor: the text in a real editor, returned when the user is done. */
@@ -112,8 +164,8 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 	}
 
 	dispose(): void {
-		this.reg.dispose();
-		this.docs.clear();
+		for (const r of this.regs) r.dispose();
+		this.snapshots.clear();
 	}
 }
 

@@ -5,9 +5,12 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
-import type { FromWebview, ToWebview } from "./protocol";
-import { Review } from "./review";
+import { type ApprovalSurface, type Approvals, answerLabels } from "./approval";
+import { type AskResult, type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
+import { expandMentions, specialMentions } from "./mentions";
+import type { ApprovalOutcome, CommandItem, FromWebview, ToWebview } from "./protocol";
+import { type Proposal, proposalScheme, type Review } from "./review";
+import type { TerminalLog } from "./terminal";
 
 /** Where a session's messages go: a webview that may not be ready yet. */
 export interface ViewPort {
@@ -24,7 +27,25 @@ export interface SessionStatus {
 	streaming: boolean;
 }
 
-export class Session implements ClientHost, vscode.Disposable {
+/** The extension's own / actions: the chat runs them as commands instead of sending them to gopi. */
+export const actions: CommandItem[] = [
+	{ name: "compact", description: "Summarise older messages (optional: what to keep)", source: "action" },
+	{ name: "model", description: "Switch the model (optional: provider/id)", source: "action" },
+	{ name: "thinking", description: "Cycle the thinking level", source: "action" },
+	{ name: "new", description: "Start a new session", source: "action" },
+	{ name: "fork", description: "Fork from an earlier message", source: "action" },
+	{ name: "resume", description: "Resume a session of this workspace", source: "action" },
+	{ name: "export", description: "Export the session to HTML", source: "action" },
+	{ name: "stats", description: "Show the session's statistics", source: "action" },
+	{ name: "help", description: "What the chat can do, and its keys", source: "action" },
+];
+
+/** The files one run changed: each one's text before the run and after it. */
+interface RunChanges {
+	files: Map<string, { before: string | undefined; after?: string }>;
+}
+
+export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	readonly client: GopiClient;
 	private view: ViewPort | undefined;
 	private pending: ToWebview[] = [];
@@ -33,9 +54,17 @@ export class Session implements ClientHost, vscode.Disposable {
 	status: SessionStatus = { streaming: false };
 	/** The file gopi keeps this conversation in, once known. */
 	sessionFile: string | undefined;
-	/** Each edited file's content before this run first changed it. */
-	private before = new Map<string, string | undefined>();
-	private changed = new Set<string>();
+	/** The run under way (counted from 1), and what it changed so far. */
+	private run = 0;
+	private runChanges: RunChanges = { files: new Map() };
+	/** Each edit or write under way: its file, and the file's text before the run first touched it. */
+	private editing = new Map<string, { abs: string; before: string | undefined }>();
+	/** Every finished run's changes, by run, for the chat's links. */
+	private readonly changesByRun = new Map<number, RunChanges>();
+	/** The last prompt sent, for Retry. */
+	private lastPrompt: { text: string; images: { data: string; mimeType: string }[] } | undefined;
+	/** An abort was asked for: questions gopi withdraws now were aborted, not timed out. */
+	private aborting = false;
 	private statusItems = new Map<string, vscode.StatusBarItem>();
 	/** The title an extension set last (pi/ui/setTitle), for a view attached later. */
 	private extTitle: string | undefined;
@@ -49,10 +78,17 @@ export class Session implements ClientHost, vscode.Disposable {
 	constructor(
 		readonly label: string,
 		readonly cwd: string,
-		private readonly ctx: { extensionPath: string; output: vscode.OutputChannel; review: Review },
+		private readonly ctx: {
+			extensionPath: string;
+			output: vscode.OutputChannel;
+			review: Review;
+			approvals: Approvals;
+			terminal?: TerminalLog;
+			env?: () => Promise<Record<string, string>>;
+		},
 		private start: { sessionFile?: string; continueLast?: boolean } = {},
 	) {
-		this.client = new GopiClient(ctx.extensionPath, ctx.output, this);
+		this.client = new GopiClient(ctx.extensionPath, ctx.output, this, ctx.env);
 		this.review = ctx.review;
 	}
 
@@ -65,7 +101,7 @@ export class Session implements ClientHost, vscode.Disposable {
 			throw err;
 		}
 		await this.loadHistory();
-		void this.refreshStatus();
+		await this.refreshStatus();
 		void this.sendCommands();
 	}
 
@@ -91,16 +127,38 @@ export class Session implements ClientHost, vscode.Disposable {
 
 	private async loadHistory(): Promise<void> {
 		const res = await this.client.request<{ messages: unknown[] }>("get_messages");
-		this.post({ type: "history", messages: res?.messages ?? [] });
+		const messages = res?.messages ?? [];
+		this.post({ type: "history", messages });
+		if (!messages.length) void this.welcome();
 	}
 
-	private async sendCommands(): Promise<void> {
+	/** The first-run view: which model runs, and what to do without a key. */
+	private async welcome(): Promise<void> {
 		try {
-			const res = await this.client.request<{ commands?: { name: string; description?: string }[] }>("get_commands");
-			this.post({ type: "commands", items: res?.commands ?? [] });
+			const [state, models] = await Promise.all([
+				this.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
+				this.client.request<{ models: { provider: string }[] }>("get_available_models"),
+			]);
+			const providers = [...new Set((models?.models ?? []).map((m) => m.provider))].sort();
+			const model = state?.model ? `${state.model.provider}/${state.model.id}` : undefined;
+			const offline = providers.every((p) => p === "faux");
+			this.post({ type: "welcome", welcome: { model, offline, providers } });
 		} catch {
-			// Completion of / is a convenience; gopi's error is in the log.
+			// gopi stopped meanwhile; stopped() says so.
 		}
+	}
+
+	/** / completion: the extension's own actions first, then gopi's templates, skills and extension commands. */
+	private async sendCommands(): Promise<void> {
+		let items: CommandItem[] = [];
+		try {
+			const res = await this.client.request<{ commands?: CommandItem[] }>("get_commands");
+			items = res?.commands ?? [];
+		} catch (err) {
+			this.ctx.output.appendLine(`[gopi] get_commands: ${(err as Error).message}`);
+		}
+		const own = new Set(actions.map((a) => a.name));
+		this.post({ type: "commands", items: [...actions, ...items.filter((c) => !own.has(c.name))] });
 	}
 
 	/** Asks gopi for the model, thinking level and usage the status bar shows. */
@@ -143,13 +201,28 @@ export class Session implements ClientHost, vscode.Disposable {
 				return this.dequeue(msg.kind, msg.index);
 			case "complete":
 				return this.completeFiles(msg.query);
+			case "action":
+				await vscode.commands.executeCommand("gopi.action", this, msg.name, msg.args);
+				return;
+			case "approve":
+				this.ctx.approvals.answer(msg.answer, msg.id);
+				return;
+			case "retry":
+				if (this.lastPrompt) await this.send(this.lastPrompt.text, this.lastPrompt.images, "prompt", true);
+				return;
+			case "setKey":
+				await vscode.commands.executeCommand("gopi.setApiKey");
+				return;
+			case "switchModel":
+				await vscode.commands.executeCommand("gopi.switchModel");
+				return;
 			case "openLink":
 				if (/^https?:\/\//i.test(msg.href)) await vscode.env.openExternal(vscode.Uri.parse(msg.href));
 				return;
 			case "openFile":
 				return this.openFile(msg.path, msg.line);
 			case "openChange":
-				return this.openChange(msg.path);
+				return this.openChange(msg.path, msg.run);
 			case "copy":
 				await vscode.env.clipboard.writeText(msg.text);
 				return;
@@ -159,8 +232,21 @@ export class Session implements ClientHost, vscode.Disposable {
 		}
 	}
 
-	async send(text: string, images: { data: string; mimeType: string }[] = [], mode: "prompt" | "steer" | "followUp" = "prompt"): Promise<void> {
-		const params: Record<string, unknown> = { message: text };
+	/**
+	 * Sends a message: its mentions (@file, @selection, …) carry their
+	 * content. expanded: text already carries it (a retry).
+	 */
+	async send(
+		text: string,
+		images: { data: string; mimeType: string }[] = [],
+		mode: "prompt" | "steer" | "followUp" = "prompt",
+		expanded = false,
+	): Promise<void> {
+		const message = expanded
+			? text
+			: await expandMentions(text, { cwd: this.cwd, terminal: this.ctx.terminal }, (w) => this.post({ type: "notice", level: "warning", text: w }));
+		if (mode === "prompt" && !this.streaming) this.lastPrompt = { text: message, images };
+		const params: Record<string, unknown> = { message };
 		if (images.length) params.images = images.map((i) => ({ type: "image", data: i.data, mimeType: i.mimeType }));
 		try {
 			if (this.streaming && mode !== "prompt") {
@@ -175,11 +261,19 @@ export class Session implements ClientHost, vscode.Disposable {
 		}
 	}
 
+	/**
+	 * Stops the run. A question still waiting is withdrawn as aborted once
+	 * gopi has the abort (so gopi reads it as aborted, not denied).
+	 */
 	async abort(): Promise<void> {
+		this.aborting = true;
 		try {
 			await this.client.request("abort");
 		} catch (err) {
 			this.post({ type: "notice", level: "error", text: (err as Error).message });
+		} finally {
+			this.ctx.approvals.withdraw(this, "aborted");
+			this.aborting = false;
 		}
 	}
 
@@ -197,11 +291,13 @@ export class Session implements ClientHost, vscode.Disposable {
 		}
 	}
 
+	/** @ completion: the mentions that match query, then the workspace's files. */
 	private async completeFiles(query: string): Promise<void> {
+		const special = specialMentions.filter((m) => m.startsWith(query.toLowerCase()));
 		const pattern = query ? `**/*${query.replace(/[[\]{}*?]/g, "")}*` : "**/*";
 		const uris = await vscode.workspace.findFiles(new vscode.RelativePattern(this.cwd, pattern), "**/{node_modules,.git}/**", 50);
 		const items = uris.map((u) => path.relative(this.cwd, u.fsPath)).sort((a, b) => a.length - b.length || a.localeCompare(b));
-		this.post({ type: "files", query, items: items.slice(0, 20) });
+		this.post({ type: "files", query, items: [...special, ...items.slice(0, 20)] });
 	}
 
 	private async openFile(p: string, line?: number): Promise<void> {
@@ -211,9 +307,29 @@ export class Session implements ClientHost, vscode.Disposable {
 		await vscode.window.showTextDocument(uri, opts);
 	}
 
-	private async openChange(p: string): Promise<void> {
+	/** The diff of what run did to p: that run's before against that run's after. */
+	private async openChange(p: string, run: number): Promise<void> {
 		const abs = path.resolve(this.cwd, p);
-		await this.review.showChange(abs, this.before.get(abs));
+		const c = this.changesByRun.get(run)?.files.get(abs);
+		if (!c) {
+			this.post({ type: "notice", level: "warning", text: `gopi keeps no change of ${p} from that run (the chat was restarted since).` });
+			return;
+		}
+		await this.review.showChange(abs, c.before, c.after, run);
+	}
+
+	/** Every file changed in the chat's runs, newest run first: for the review list. */
+	changedFiles(): { run: number; path: string; abs: string }[] {
+		const out: { run: number; path: string; abs: string }[] = [];
+		for (const [run, c] of [...this.changesByRun].reverse()) {
+			for (const abs of c.files.keys()) out.push({ run, path: path.relative(this.cwd, abs), abs });
+		}
+		return out;
+	}
+
+	/** Opens the diff of one run's change of a file. */
+	showRunChange(run: number, abs: string): Promise<void> {
+		return this.openChange(path.relative(this.cwd, abs), run);
 	}
 
 	// --- ClientHost ---
@@ -224,16 +340,20 @@ export class Session implements ClientHost, vscode.Disposable {
 		switch (ev.type) {
 			case "agent_start":
 				this.setStreaming(true);
-				this.before.clear();
-				this.changed.clear();
+				this.run++;
+				this.runChanges = { files: new Map() };
+				this.editing.clear();
 				break;
 			case "agent_settled":
 				this.setStreaming(false);
-				if (this.changed.size) this.post({ type: "changes", run: 0, files: [...this.changed].map((f) => path.relative(this.cwd, f)) });
+				this.endRun();
 				void this.refreshStatus();
 				break;
 			case "tool_execution_start":
 				this.noteEdit(ev);
+				break;
+			case "tool_execution_end":
+				this.noteEditEnd(ev);
 				break;
 			case "thinking_level_changed":
 			case "session_info_changed":
@@ -250,21 +370,52 @@ export class Session implements ClientHost, vscode.Disposable {
 		this.onStatusEmitter.fire(this);
 	}
 
-	/** Keeps a file's content from before the run's first edit of it. */
+	/**
+	 * An edit or write starts: keeps the file's text from before the run
+	 * first touched it. Nothing counts as changed until the call succeeds.
+	 */
 	private noteEdit(ev: PiEvent): void {
 		const name = ev.toolName as string;
 		const args = (ev.args ?? {}) as { path?: string };
 		if ((name !== "edit" && name !== "write") || typeof args.path !== "string") return;
 		const abs = path.resolve(this.cwd, args.path);
-		this.changed.add(abs);
-		if (this.before.has(abs)) return;
-		let text: string | undefined;
-		try {
-			text = fs.readFileSync(abs, "utf8");
-		} catch {
-			text = undefined; // a new file
+		const known = this.runChanges.files.get(abs);
+		// The text an earlier run left is exact; reading the file now is too
+		// when gopi asks first (the tool waits for the answer), and may be
+		// late without approval, when the tool can be done before this event
+		// is read.
+		const before = known ? known.before : (this.lastAfter(abs) ?? { text: readText(abs) }).text;
+		this.editing.set(String(ev.toolCallId ?? ""), { abs, before });
+	}
+
+	/** The text the newest run that changed abs left it with, if this chat has one. */
+	private lastAfter(abs: string): { text: string | undefined } | undefined {
+		for (const c of [...this.changesByRun.values()].reverse()) {
+			const f = c.files.get(abs);
+			if (f) return { text: f.after };
 		}
-		this.before.set(abs, text);
+		return undefined;
+	}
+
+	/** An edit or write ended: the file changed only when it succeeded. */
+	private noteEditEnd(ev: PiEvent): void {
+		const id = String(ev.toolCallId ?? "");
+		const e = this.editing.get(id);
+		if (!e) return;
+		this.editing.delete(id);
+		if (ev.isError) return;
+		if (!this.runChanges.files.has(e.abs)) this.runChanges.files.set(e.abs, { before: e.before });
+	}
+
+	/** The run ended: what it changed is kept as it is now, and listed in the chat. */
+	private endRun(): void {
+		const c = this.runChanges;
+		this.editing.clear();
+		if (!c.files.size) return;
+		for (const [abs, f] of c.files) f.after = readText(abs) ?? "";
+		this.changesByRun.set(this.run, c);
+		this.runChanges = { files: new Map() };
+		this.post({ type: "changes", run: this.run, files: [...c.files.keys()].map((f) => path.relative(this.cwd, f)) });
 	}
 
 	stopped(reason: string): void {
@@ -277,8 +428,66 @@ export class Session implements ClientHost, vscode.Disposable {
 		});
 	}
 
-	ask(p: MessageRequest): Promise<string | undefined> {
-		return this.review.ask(this.cwd, p);
+	/**
+	 * A question from gopi. An approval (details.toolName) shows on the tool
+	 * card, in the status bar and, for an edit or write, as an editable
+	 * proposal with Accept and Reject on its toolbar; any of them answers it.
+	 * Anything else is a plain VS Code message.
+	 */
+	async ask(p: MessageRequest, token?: vscode.CancellationToken): Promise<AskResult> {
+		const titles = (p.actions ?? []).map((a) => a.title);
+		const d = p.details;
+		if (!d || typeof d.toolName !== "string") {
+			const show = p.type === 1 ? vscode.window.showErrorMessage : p.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+			return { title: await show(p.message, ...titles) };
+		}
+		const args = (d.args ?? {}) as { path?: string; content?: string; edits?: { oldText: string; newText: string }[] };
+		let proposal: Proposal | undefined;
+		let shown: vscode.Uri | undefined;
+		if ((d.toolName === "edit" || d.toolName === "write") && typeof args.path === "string") {
+			const abs = typeof d.resolvedPath === "string" && d.resolvedPath ? d.resolvedPath : path.resolve(this.cwd, args.path);
+			({ proposal, shown } = await this.review.showProposal(abs, d.toolName, args, d.diff));
+		}
+		try {
+			const toolCallId = typeof d.toolCallId === "string" ? d.toolCallId : this.lastCallOf(d.toolName);
+			const a = await this.ctx.approvals.ask({ toolName: d.toolName, toolCallId, title: p.message, answers: titles, proposal: proposal?.uri }, this, token);
+			if (a.answer === undefined) return {};
+			if (proposal && a.answer !== "Deny") {
+				const final = this.review.finalText(proposal);
+				if (final !== proposal.proposed) return { title: a.answer, content: final };
+			}
+			return { title: a.answer };
+		} finally {
+			if (shown) await this.review.close(shown);
+		}
+	}
+
+	/** The id of the newest call of tool seen in this run (for a gopi that does not name it). */
+	private lastCallOf(tool: string): string | undefined {
+		for (let i = this.events.length - 1; i >= 0; i--) {
+			const ev = this.events[i];
+			if (ev.type === "tool_execution_start" && ev.toolName === tool) return String(ev.toolCallId ?? "");
+			if (ev.type === "agent_start") break;
+		}
+		return undefined;
+	}
+
+	// --- ApprovalSurface: the chat's part of a question ---
+
+	show(id: string, q: { toolName: string; toolCallId?: string; title: string; answers: string[] }): void {
+		this.post({
+			type: "approval",
+			id,
+			toolCallId: q.toolCallId,
+			toolName: q.toolName,
+			title: q.title,
+			options: q.answers.map((a) => ({ answer: a, label: answerLabels[a] ?? a })),
+		});
+	}
+
+	done(id: string, outcome: ApprovalOutcome): void {
+		// A question gopi withdrew without an abort of ours timed out.
+		this.post({ type: "approvalDone", id, outcome: outcome === "aborted" && !this.aborting && this.streaming ? "timedOut" : outcome });
 	}
 
 	async input(p: { title: string; placeholder?: string }, token?: vscode.CancellationToken): Promise<string | undefined> {
@@ -324,10 +533,26 @@ export class Session implements ClientHost, vscode.Disposable {
 
 	/** Restarts gopi on the same session file, so the conversation goes on. */
 	async restart(): Promise<void> {
+		this.ctx.approvals.withdraw(this, "aborted");
 		await this.client.stop();
 		if (this.sessionFile) this.start = { sessionFile: this.sessionFile };
 		this.post({ type: "reset", label: this.label });
 		await this.open();
+	}
+
+	/**
+	 * A fresh conversation in the same gopi, as pi's new_session: the model
+	 * and thinking level follow gopi's rule for a new session. false when an
+	 * extension cancelled it.
+	 */
+	async newSession(): Promise<boolean> {
+		this.ctx.approvals.withdraw(this, "aborted");
+		const r = await this.client.request<{ cancelled?: boolean }>("new_session");
+		if (r?.cancelled) return false;
+		this.changesByRun.clear();
+		this.lastPrompt = undefined;
+		await this.restartView();
+		return true;
 	}
 
 	/** Shows the history again (after gopi switched, forked or cloned the session). */
@@ -339,10 +564,20 @@ export class Session implements ClientHost, vscode.Disposable {
 
 	dispose(): void {
 		this.disposed = true;
+		this.ctx.approvals.withdraw(this, "aborted");
 		for (const i of this.statusItems.values()) i.dispose();
 		this.statusItems.clear();
 		this.onStatusEmitter.dispose();
 		void this.client.stop();
+	}
+}
+
+/** A file's text, or undefined when there is none (a new file). */
+function readText(abs: string): string | undefined {
+	try {
+		return fs.readFileSync(abs, "utf8");
+	} catch {
+		return undefined;
 	}
 }
 

@@ -102,7 +102,7 @@ async function start(t, { extensions = ["rpc-demo.ts"], approval = "off", openVi
 	for (const k of Object.keys(answers)) answers[k] = undefined;
 	calls.length = 0;
 	vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(work), name: "work", index: 0 }];
-	const context = { extensionUri: vscode.Uri.file(extDir), subscriptions: [], extensionPath: extDir };
+	const context = { extensionUri: vscode.Uri.file(extDir), subscriptions: [], extensionPath: extDir, secrets: vscode.__stub.secrets };
 	const m = ext.activate(context);
 	t.after(async () => {
 		await ext.deactivate();

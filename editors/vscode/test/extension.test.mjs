@@ -56,7 +56,7 @@ async function start(t, { model = "faux-fast", approval = "writes", extensionDir
 	for (const k of Object.keys(answers)) answers[k] = undefined;
 	calls.length = 0;
 	vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(work), name: "work", index: 0 }];
-	const context = { extensionUri: vscode.Uri.file(extensionDir), subscriptions: [], extensionPath: extensionDir };
+	const context = { extensionUri: vscode.Uri.file(extensionDir), subscriptions: [], extensionPath: extensionDir, secrets: vscode.__stub.secrets };
 	const m = ext.activate(context);
 	const view = { webview: fakeWebview(), onDidDispose: () => ({ dispose() {} }), description: "" };
 	await providers.webviewView.get("gopi.chat").resolveWebviewView(view);
@@ -119,52 +119,148 @@ test("while a reply streams, Enter steers, Alt+Enter queues a follow-up, and Sto
 	await waitFor("the steered reply", isEvent("message_end", (e) => e.message.role === "assistant" && textOf(e.message) === "steered"), { past: posted.slice(mark) });
 });
 
-test("approval: a write opens a diff; Accept writes the file, Reject leaves it", async (t) => {
-	const { view, posted, work } = await start(t);
-	const questions = [];
-	answers.showInformationMessage = (msg, items) => {
-		questions.push({ msg, items });
-		return questions.length === 1 ? "Accept" : "Reject";
+/** Answers each approval the chat is shown, in order, with the next of answers (gopi's words), from its card. */
+function answerCards(view, posted, answers) {
+	const seen = new Set();
+	const asked = [];
+	const on = (m, w) => {
+		if (w !== view.webview || m.type !== "approval" || seen.has(m.id)) return;
+		seen.add(m.id);
+		asked.push(m);
+		const a = answers.shift();
+		if (a) setTimeout(() => view.webview.send({ type: "approve", id: m.id, answer: a }), 20);
 	};
+	bus.on("posted", on);
+	return { asked, stop: () => bus.off("posted", on) };
+}
+
+const approvalItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.approval").at(-1);
+
+test("approval: a write opens an editable proposal; Accept on the card writes it, Reject leaves the file", async (t) => {
+	const { view, posted, work } = await start(t);
+	const cards = answerCards(view, posted, ["Allow", "Deny"]);
+	t.after(cards.stop);
 	view.webview.send({ type: "send", text: "write: notes.txt :: hello from gopi", images: [], mode: "prompt" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
 	assert.equal(await readFile(path.join(work, "notes.txt"), "utf8"), "hello from gopi");
-	assert.match(questions[0].msg, /notes\.txt/);
-	assert.deepEqual(questions[0].items, ["Accept", "Allow always", "Reject"]);
+	const q = cards.asked[0];
+	assert.match(q.title, /notes\.txt/);
+	assert.deepEqual(
+		q.options.map((o) => o.label),
+		["Accept", "Always", "Reject"],
+	);
+	const start1 = posted.find(isEvent("tool_execution_start"));
+	assert.equal(q.toolCallId, start1.event.toolCallId, "the question is on its tool's card");
+	const done = posted.find((m) => m.type === "approvalDone" && m.id === q.id);
+	assert.equal(done.outcome, "accepted");
+	assert.ok(approvalItem().texts.some((x) => /notes\.txt/.test(x)), "the status bar showed the question");
+	assert.equal(approvalItem().visible, false, "and hid it once answered");
 	const diff = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.diff");
 	assert.ok(diff, "a diff editor was opened");
 	const [left, right] = diff.args;
 	assert.equal(left.scheme, "gopi-review", "a new file is compared with an empty document");
-	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(right), "hello from gopi");
-	assert.ok(posted.some((m) => m.type === "changes" && m.files.includes("notes.txt")), "the run's changed files are listed");
-	// A changed file opens as a diff of before (nothing: it was new) against now.
-	calls.length = 0;
-	view.webview.send({ type: "openChange", path: "notes.txt" });
-	const change = await waitFor("the change's diff", (c) => c.kind === "executeCommand" && c.id === "vscode.diff", { event: "call", past: calls });
-	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(change.args[0]), "");
-	assert.equal(change.args[1].fsPath, path.join(work, "notes.txt"));
+	assert.equal(right.scheme, "gopi-proposal", "the proposal is an editable document");
+	const changes = posted.find((m) => m.type === "changes");
+	assert.ok(changes?.files.includes("notes.txt"), "the run's changed files are listed");
 
-	// An edit shows the file against its edited text; rejecting keeps it.
+	// An edit shows the file against its edited text; rejecting keeps it,
+	// and a rejected edit is not listed as a change.
 	const mark = posted.length;
 	calls.length = 0;
 	view.webview.send({ type: "send", text: "edit: notes.txt :: hello => goodbye", images: [], mode: "prompt" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
 	const diff2 = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.diff");
 	assert.equal(diff2.args[0].fsPath, path.join(work, "notes.txt"));
-	assert.equal(providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(diff2.args[1]), "goodbye from gopi");
+	const fsp = providers.fileSystem.get("gopi-proposal");
+	assert.ok(fsp, "proposals live in the extension's file system");
 	assert.equal(await readFile(path.join(work, "notes.txt"), "utf8"), "hello from gopi", "rejected: unchanged");
 	const end = posted.slice(mark).find(isEvent("tool_execution_end"));
 	assert.equal(end.event.isError, true);
+	assert.equal(
+		posted.slice(mark).find((m) => m.type === "changes"),
+		undefined,
+		"a rejected edit changed nothing, and the chat says nothing changed",
+	);
+	assert.equal(posted.find((m) => m.type === "approvalDone" && m.id === cards.asked[1].id).outcome, "rejected");
 });
 
-test("bash asks with the command shown; a dismissed question runs nothing", async (t) => {
+test("each run's Changed link shows that run's change, not the file's latest", async (t) => {
 	const { view, posted, work } = await start(t);
+	const cards = answerCards(view, posted, ["Allow", "Allow"]);
+	t.after(cards.stop);
+	view.webview.send({ type: "send", text: "write: a.txt :: hello", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const first = posted.find((m) => m.type === "changes");
+	const mark = posted.length;
+	view.webview.send({ type: "send", text: "edit: a.txt :: hello => bye", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	const second = posted.slice(mark).find((m) => m.type === "changes");
+	assert.notEqual(first.run, second.run);
+	assert.equal(await readFile(path.join(work, "a.txt"), "utf8"), "bye");
+	const text = (u) => providers.textDocumentContent.get("gopi-review").provideTextDocumentContent(u);
+	for (const [c, before, after] of [
+		[first, "", "hello"],
+		[second, "hello", "bye"],
+	]) {
+		calls.length = 0;
+		view.webview.send({ type: "openChange", path: "a.txt", run: c.run });
+		const d = await waitFor("the change's diff", (x) => x.kind === "executeCommand" && x.id === "vscode.diff", { event: "call", past: calls });
+		assert.equal(text(d.args[0]), before, `run ${c.run}: before`);
+		assert.equal(text(d.args[1]), after, `run ${c.run}: after`);
+	}
+});
+
+test("Stop while a question waits: the card says aborted, the file is not written, nothing is left open", async (t) => {
+	const { view, posted, work } = await start(t);
+	const cards = answerCards(view, posted, []);
+	t.after(cards.stop);
+	view.webview.send({ type: "send", text: "write: held.txt :: never", images: [], mode: "prompt" });
+	await waitFor("the question", (m) => m.type === "approval", { past: posted });
+	assert.equal(approvalItem().visible, true, "the status bar shows the waiting question");
+	view.webview.send({ type: "abort" });
+	const done = await waitFor("the question withdrawn", (m) => m.type === "approvalDone", { past: posted });
+	assert.equal(done.outcome, "aborted");
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const end = posted.find(isEvent("tool_execution_end"));
+	assert.match(JSON.stringify(end.event.result), /aborted/i);
+	assert.doesNotMatch(JSON.stringify(end.event.result), /denied/i);
+	assert.equal(existsSync(path.join(work, "held.txt")), false);
+	assert.equal(approvalItem().visible, false);
+	assert.ok(
+		calls.some((c) => c.kind === "executeCommand" && c.id === "setContext" && c.args[0] === "gopi.approvalPending" && c.args[1] === false),
+		"the editor toolbar's buttons went",
+	);
+});
+
+test("the proposal's toolbar answers too: what the user typed into the proposal is what gets written", async (t) => {
+	const { view, posted, work } = await start(t);
+	view.webview.send({ type: "send", text: "write: mine.txt :: gopi's words", images: [], mode: "prompt" });
+	const q = await waitFor("the question", (m) => m.type === "approval", { past: posted });
+	const diff = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.diff");
+	const right = diff.args[1];
+	// The user edits the proposal (the diff editor writes it through the provider).
+	providers.fileSystem.get("gopi-proposal").writeFile(right, Buffer.from("the user's words\n"));
+	await vscode.commands.executeCommand("gopi.approval.accept", right);
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	assert.equal(posted.find((m) => m.type === "approvalDone" && m.id === q.id).outcome, "accepted");
+	assert.equal(await readFile(path.join(work, "mine.txt"), "utf8"), "the user's words\n");
+	const end = posted.find(isEvent("tool_execution_end"));
+	assert.match(JSON.stringify(end.event.result), /user/i, "the model reads that the user changed the proposal");
+});
+
+test("bash asks on its card with the whole command; Reject runs nothing", async (t) => {
+	const { view, posted, work } = await start(t);
+	const cards = answerCards(view, posted, ["Deny"]);
+	t.after(cards.stop);
 	view.webview.send({ type: "send", text: "bash: touch ran.txt", images: [], mode: "prompt" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
-	const q = calls.find((c) => c.kind === "showWarningMessage");
-	assert.ok(q, "bash asked");
-	assert.equal(q.options.detail, "touch ran.txt");
-	assert.equal(q.options.modal, true);
+	assert.match(cards.asked[0].title, /touch ran\.txt/);
+	assert.equal(cards.asked[0].toolName, "bash");
+	assert.equal(
+		calls.some((c) => c.kind === "showWarningMessage" && c.options?.modal),
+		false,
+		"no modal dialog takes the user's keyboard",
+	);
 	assert.equal(existsSync(path.join(work, "ran.txt")), false);
 });
 
@@ -295,7 +391,7 @@ test("the workspace's last session is resumed when the window opens again", asyn
 	await ext.deactivate();
 	// The window reopens: a new activation in the same workspace.
 	settings["gopi.resumeLastSession"] = true;
-	const context = { extensionUri: vscode.Uri.file(extDir), subscriptions: [], extensionPath: extDir };
+	const context = { extensionUri: vscode.Uri.file(extDir), subscriptions: [], extensionPath: extDir, secrets: vscode.__stub.secrets };
 	ext.activate(context);
 	t.after(() => context.subscriptions.forEach((d) => d.dispose?.()));
 	const view2 = { webview: fakeWebview(), onDidDispose: () => ({ dispose() {} }), description: "" };

@@ -153,12 +153,22 @@ const answers = {
 	showErrorMessage: undefined,
 	showQuickPick: undefined,
 	showInputBox: undefined,
+	showSaveDialog: undefined,
 };
 
 const settings = {};
 const commands = new Map();
-const providers = { webviewView: new Map(), textDocumentContent: new Map() };
+const providers = { webviewView: new Map(), textDocumentContent: new Map(), fileSystem: new Map() };
 const statusItems = [];
+// The extension context's SecretStorage: a map a test can read.
+const secretMap = new Map();
+const secrets = {
+	get: async (k) => secretMap.get(k),
+	store: async (k, v) => void secretMap.set(k, v),
+	delete: async (k) => void secretMap.delete(k),
+	onDidChange: new EventEmitter().event,
+	map: secretMap,
+};
 
 function message(kind) {
 	return async (msg, ...rest) => {
@@ -294,6 +304,42 @@ const window = {
 	onDidChangeVisibleTextEditors: noEvent,
 	tabGroups: { all: [], onDidChangeTabs: noEvent, onDidChangeTabGroups: noEvent, close: async () => true },
 	terminals: [],
+	activeTerminal: undefined,
+	onDidCloseTerminal: noEvent,
+	setStatusBarMessage(text) {
+		record("setStatusBarMessage", { text });
+		return new Disposable(() => {});
+	},
+	async showSaveDialog(options) {
+		record("showSaveDialog", { options });
+		return answers.showSaveDialog ? answers.showSaveDialog(options) : undefined;
+	},
+	// A quick pick object answered like showQuickPick: the test's answer
+	// (an item, or undefined) is accepted, or the pick is hidden.
+	createQuickPick() {
+		const accept = new EventEmitter();
+		const hide = new EventEmitter();
+		const qp = {
+			items: [],
+			activeItems: [],
+			selectedItems: [],
+			title: "",
+			matchOnDescription: false,
+			onDidAccept: accept.event,
+			onDidHide: hide.event,
+			async show() {
+				record("showQuickPick", { items: qp.items, options: { title: qp.title }, active: qp.activeItems });
+				const pick = answers.showQuickPick ? await answers.showQuickPick(qp.items, { title: qp.title }) : undefined;
+				if (pick) {
+					qp.selectedItems = [pick];
+					accept.fire();
+				} else hide.fire();
+			},
+			hide: () => hide.fire(),
+			dispose() {},
+		};
+		return qp;
+	},
 };
 
 /** A webview that records what the extension posts to it. */
@@ -359,7 +405,12 @@ const workspace = {
 		}
 		const uri = typeof arg === "string" ? Uri.file(arg) : arg;
 		const provider = providers.textDocumentContent.get(uri.scheme);
-		const text = provider ? provider.provideTextDocumentContent(uri) : fs.readFileSync(uri.fsPath, "utf8");
+		const fsp = providers.fileSystem.get(uri.scheme);
+		const text = provider
+			? provider.provideTextDocumentContent(uri)
+			: fsp
+				? Buffer.from(fsp.readFile(uri)).toString("utf8")
+				: fs.readFileSync(uri.fsPath, "utf8");
 		return textDocument(uri, text);
 	},
 	async findFiles(include) {
@@ -376,6 +427,12 @@ const workspace = {
 		walk(base);
 		const q = include.pattern.replace(/^\*\*\/\*/, "").replace(/\*$/, "");
 		return out.filter((u) => path.relative(base, u.fsPath).includes(q));
+	},
+	// Proposals live in an in-memory file system (review.ts): the stub
+	// keeps the provider, and openTextDocument reads through it.
+	registerFileSystemProvider(scheme, provider) {
+		providers.fileSystem.set(scheme, provider);
+		return new Disposable(() => providers.fileSystem.delete(scheme));
 	},
 	applyEdit: async () => true,
 	fs: {},
@@ -408,6 +465,9 @@ const vscode = {
 	DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
 	ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
 	TextDocumentSaveReason: { Manual: 1, AfterDelay: 2, FocusOut: 3 },
+	FileType: { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 },
+	FileChangeType: { Changed: 1, Created: 2, Deleted: 3 },
+	FileSystemError: { FileNotFound: (u) => new Error(`not found: ${u}`), NoPermissions: (m) => new Error(String(m)) },
 	TabInputText: class {},
 	TabInputTextDiff: class {},
 	TabInputCustom: class {},
@@ -430,6 +490,7 @@ const vscode = {
 			match: () => 0,
 			createDiagnosticCollection: () => ({ set() {}, delete() {}, clear() {}, dispose() {}, forEach() {} }),
 			getLanguages: async () => [],
+			getDiagnostics: () => [],
 		},
 		{ get: (t, k) => (k in t ? t[k] : () => new Disposable(() => {})) },
 	),
@@ -452,7 +513,7 @@ const vscode = {
 	},
 	extensions: { getExtension: () => undefined, all: [] },
 	// Test hooks, not part of VS Code's API.
-	__stub: { calls, answers, settings, commands, providers, statusItems, bus, outputLines, fakeWebview, record },
+	__stub: { secrets, calls, answers, settings, commands, providers, statusItems, bus, outputLines, fakeWebview, record },
 };
 
 /**

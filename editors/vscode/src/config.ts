@@ -1,0 +1,58 @@
+// Settings changes take effect without a manual restart: the model and
+// thinking level apply to the running gopi at once; what shapes how gopi
+// starts (its binary, arguments, environment, approval) needs a new
+// process, which the user is offered.
+import * as vscode from "vscode";
+import type { Manager } from "./extension";
+
+/** Settings read when gopi starts: a change needs a restart. */
+export const restartSettings = ["gopi.path", "gopi.args", "gopi.env", "gopi.approval"];
+
+export function watchSettings(m: Manager): vscode.Disposable {
+	return vscode.workspace.onDidChangeConfiguration(async (e) => {
+		const sessions = await m.sessions();
+		if (!sessions.length) return;
+		const c = vscode.workspace.getConfiguration("gopi");
+		if (e.affectsConfiguration("gopi.model") || e.affectsConfiguration("gopi.provider")) {
+			const model = c.get<string>("model", "");
+			const provider = c.get<string>("provider", "");
+			if (model) {
+				for (const s of sessions) {
+					if (!s.client.running) continue;
+					try {
+						const modelId = model.includes("/") && !provider ? model.slice(model.indexOf("/") + 1) : model;
+						const prov = provider || (model.includes("/") ? model.slice(0, model.indexOf("/")) : "");
+						await s.client.request("set_model", prov ? { provider: prov, modelId } : { modelId });
+						void s.refreshStatus();
+					} catch (err) {
+						void vscode.window.showErrorMessage(`gopi: the model setting could not be applied: ${(err as Error).message}`);
+					}
+				}
+			}
+		}
+		if (e.affectsConfiguration("gopi.thinkingLevel")) {
+			const level = c.get<string>("thinkingLevel", "");
+			if (level) {
+				for (const s of sessions) {
+					if (!s.client.running) continue;
+					try {
+						await s.client.request("set_thinking_level", { level });
+						void s.refreshStatus();
+					} catch (err) {
+						void vscode.window.showErrorMessage(`gopi: the thinking level could not be applied: ${(err as Error).message}`);
+					}
+				}
+			}
+		}
+		const changed = restartSettings.filter((k) => e.affectsConfiguration(k));
+		if (changed.length) {
+			const choice = await vscode.window.showInformationMessage(
+				`gopi: ${changed.join(", ")} changed. Restart gopi to apply ${changed.length === 1 ? "it" : "them"}; the conversation goes on.`,
+				"Restart gopi",
+			);
+			if (choice === "Restart gopi") {
+				for (const s of sessions) await s.restart();
+			}
+		}
+	});
+}
