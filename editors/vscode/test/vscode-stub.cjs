@@ -371,6 +371,9 @@ function fakeWebview() {
 	return w;
 }
 
+// A test changes settings, then fires this as VS Code would.
+const configChanged = new EventEmitter();
+
 const workspace = {
 	workspaceFolders: undefined,
 	isTrusted: true,
@@ -385,7 +388,7 @@ const workspace = {
 	getWorkspaceFolder(uri) {
 		return (workspace.workspaceFolders ?? []).find((f) => uri.fsPath.startsWith(f.uri.fsPath));
 	},
-	onDidChangeConfiguration: noEvent,
+	onDidChangeConfiguration: configChanged.event,
 	onDidOpenTextDocument: noEvent,
 	onDidCloseTextDocument: noEvent,
 	onDidChangeTextDocument: noEvent,
@@ -513,7 +516,12 @@ const vscode = {
 	},
 	extensions: { getExtension: () => undefined, all: [] },
 	// Test hooks, not part of VS Code's API.
-	__stub: { secrets, calls, answers, settings, commands, providers, statusItems, bus, outputLines, fakeWebview, record },
+	__stub: {
+		/** Fires onDidChangeConfiguration for the keys named. */
+		changeSettings: (...keys) => configChanged.fire({ affectsConfiguration: (k) => keys.some((x) => x === k || x.startsWith(`${k}.`)) }),
+		secrets,
+		calls,
+		answers, settings, commands, providers, statusItems, bus, outputLines, fakeWebview, record },
 };
 
 /**
