@@ -245,20 +245,23 @@ test("a dangerous command: rpc-demo's select offers Allow and Block as it wrote 
 	assert.ok(select, "the extension asked");
 	assert.deepEqual(select.items, ["Allow", "Block"], "the extension's own words, not the approval gate's");
 	await notified("Command blocked by user", "showWarningMessage");
-	assert.ok(!calls.some((c) => c.kind === "showWarningMessage" && c.options?.modal), "a blocked call never reaches the approval gate");
+	assert.ok(!posted.some((m) => m.type === "approval"), "a blocked call never reaches the approval gate");
 	assert.ok(existsSync(path.join(work, "junk", "x.txt")));
 
-	// Allow: the extension lets it through, then gopi's own gate asks in review words.
+	// Allow: the extension lets it through, then gopi's own gate asks, on the card, in review words.
 	const mark = posted.length;
 	calls.length = 0;
 	answers.showInformationMessage = (msg) => (msg.startsWith("Dangerous command:") ? "Allow" : undefined);
-	answers.showWarningMessage = (msg, items, opts) => (opts?.modal ? "Accept" : undefined);
 	send(view, "bash: rm -rf junk");
+	const gate = await waitFor("the approval gate's question", (m) => m.type === "approval", { past: posted.slice(mark) });
+	assert.deepEqual(
+		gate.options.map((o) => o.label),
+		["Accept", "Always", "Reject"],
+	);
+	assert.ok(calls.some((c) => c.message === "Dangerous command: rm -rf junk"), "the extension asked first");
+	view.webview.send({ type: "approve", id: gate.id, answer: "Allow" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
 	await notified("Command allowed");
-	const gate = calls.find((c) => c.kind === "showWarningMessage" && c.options?.modal);
-	assert.deepEqual(gate.items, ["Accept", "Allow always", "Reject"]);
-	assert.ok(calls.findIndex((c) => c.message === "Dangerous command: rm -rf junk") < calls.indexOf(gate), "the extension asks first");
 	assert.equal(existsSync(path.join(work, "junk")), false, "the command ran");
 });
 
