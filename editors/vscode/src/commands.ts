@@ -126,9 +126,10 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			);
 			if (pick) m.approvals.answer(pick.answer, q.id);
 		}),
-		reg("gopi.reviewChanges", async () => {
+		reg("gopi.reviewChanges", async (arg?: number) => {
 			const s = await session();
 			const files = s.changedFiles();
+			if (typeof arg === "number") return s.reviewRun(arg);
 			if (!files.length) {
 				void vscode.window.showInformationMessage("gopi: no file was changed in this chat yet.");
 				return;

@@ -62,6 +62,8 @@ export type FromWebview =
 	| { type: "openLink"; href: string }
 	| { type: "openFile"; path: string; line?: number }
 	| { type: "openChange"; path: string; run: number }
+	/** Every file one run changed, in one multi-file diff. */
+	| { type: "reviewRun"; run: number }
 	| { type: "copy"; text: string }
 	| { type: "restart" }
 	/** Runs one of the extension's own / actions (source "action"), with what followed its name. */

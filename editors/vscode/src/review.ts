@@ -145,10 +145,16 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 		else this.snapshots.delete(uri.toString());
 	}
 
-	/** Opens a diff of a file before a run changed it against after it. */
-	async showChange(abs: string, before: string | undefined, after: string | undefined, run: number): Promise<void> {
+	/** The two sides of a run's change of a file: read-only snapshots of before and after. */
+	changeUris(abs: string, before: string | undefined, after: string | undefined): [vscode.Uri, vscode.Uri] {
 		const left = this.snapshot(abs, before ?? "", "before");
 		const right = after === undefined ? vscode.Uri.file(abs) : this.snapshot(abs, after, "after");
+		return [left, right];
+	}
+
+	/** Opens a diff of a file before a run changed it against after it. */
+	async showChange(abs: string, before: string | undefined, after: string | undefined, run: number): Promise<void> {
+		const [left, right] = this.changeUris(abs, before, after);
 		await vscode.commands.executeCommand("vscode.diff", left, right, `${path.basename(abs)} (gopi's change, run ${run})`);
 	}
 

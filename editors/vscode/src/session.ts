@@ -223,6 +223,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 				return this.openFile(msg.path, msg.line);
 			case "openChange":
 				return this.openChange(msg.path, msg.run);
+			case "reviewRun":
+				return this.reviewRun(msg.run);
 			case "copy":
 				await vscode.env.clipboard.writeText(msg.text);
 				return;
@@ -316,6 +318,17 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			return;
 		}
 		await this.review.showChange(abs, c.before, c.after, run);
+	}
+
+	/** Every file run changed, in VS Code's multi-file diff editor (each file's before against after). */
+	async reviewRun(run: number): Promise<void> {
+		const c = this.changesByRun.get(run);
+		if (!c) return;
+		const entries = [...c.files].map(([abs, f]) => {
+			const [left, right] = this.review.changeUris(abs, f.before, f.after);
+			return [vscode.Uri.file(abs), left, right];
+		});
+		await vscode.commands.executeCommand("vscode.changes", `gopi: run ${run} changed ${entries.length === 1 ? "1 file" : `${entries.length} files`}`, entries);
 	}
 
 	/** Every file changed in the chat's runs, newest run first: for the review list. */
