@@ -63,6 +63,14 @@ type editorParams struct {
 	Prefill string `json:"prefill,omitempty"`
 }
 
+// selectResult is a window/showMessageRequest's result: LSP's
+// MessageActionItem, plus "content", gopi's own addition (the file as the
+// user changed it before approving an edit or write).
+type selectResult struct {
+	Title   string  `json:"title"`
+	Content *string `json:"content,omitempty"`
+}
+
 type valueResult struct {
 	Value     *string `json:"value"`
 	Cancelled bool    `json:"cancelled"`
@@ -107,12 +115,12 @@ func (b *Bridge) Ask(ctx context.Context, req api.UIRequest) api.UIResponse {
 	switch req.Method {
 	case api.UISelect:
 		var params jsonrpc2.RawMessage
-		var res *protocol.MessageActionItem
+		var res *selectResult
 		if params, err = messageRequest(protocol.MessageTypeInfo, req.Title, req.Options, req.Details); err == nil {
 			id, err = b.jc.Call(ctx, methodShowMessageRequest, params, &res)
 		}
 		if err == nil && res != nil && slices.Contains(req.Options, res.Title) {
-			resp.Value = &res.Title
+			resp.Value, resp.Content = &res.Title, res.Content
 		} else {
 			resp.Cancelled = true
 		}

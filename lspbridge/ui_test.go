@@ -135,6 +135,10 @@ func TestInputAndEditorArePiUIRequests(t *testing.T) {
 		// A pi-aware client answers window/showMessageRequest too.
 		{"select", api.UIRequest{ID: "s1", Method: api.UISelect, Title: "Pick", Options: []string{"x"}},
 			"window/showMessageRequest", `{"type":3,"message":"Pick","actions":[{"title":"x"}]}`, `{"title":"x"}`, api.UIResponse{ID: "s1", Value: strp("x")}},
+		// An approval's answer may carry the user's version of the file.
+		{"select with content", api.UIRequest{ID: "s2", Method: api.UISelect, Title: "Allow write: a.txt?", Options: []string{"Allow", "Deny"}},
+			"window/showMessageRequest", `{"type":3,"message":"Allow write: a.txt?","actions":[{"title":"Allow"},{"title":"Deny"}]}`,
+			`{"title":"Allow","content":"mine\n"}`, api.UIResponse{ID: "s2", Value: strp("Allow"), Content: strp("mine\n")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := ask(context.Background(), h, tc.req)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -129,6 +131,62 @@ func TestJSONRPCApprovalQuestionShowsEveryLine(t *testing.T) {
 	rs = append(rs, p.until(func(r record) bool { return event(r, "agent_end") })...)
 	assert.Contains(t, resultText(jsonrpcToolEnd(rs, "b1")), "denied by the user")
 	assert.NoFileExists(t, filepath.Join(w.cwd, "pwned.txt"))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
+
+// In the JSON-RPC dialect the user's version of an edit or write rides in
+// the window/showMessageRequest result beside the chosen title; the call
+// writes exactly it, and its result tells the model. A bash call ignores
+// it.
+func TestJSONRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"seed.txt","edits":[{"oldText":"seed","newText":"sprout"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`)),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\r\nand soil\r\n"), 0o644))
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	p.request("pi/prompt", map[string]any{"message": "go"})
+	var asked int
+	rs := p.until(func(r record) bool {
+		if r["method"] != "window/showMessageRequest" {
+			return event(r, "agent_end")
+		}
+		asked++
+		result := map[string]any{"title": "Allow"}
+		switch r.obj("params").obj("details").str("toolName") {
+		case "edit":
+			result["content"] = "a tree\nand soil\r\n"
+		case "write":
+			result = map[string]any{"title": "Allow always", "content": "hi there\n"}
+		case "bash":
+			result["content"] = "touch other.txt"
+		}
+		p.write(map[string]any{"id": r["id"], "result": result})
+		return false
+	})
+	require.Equal(t, 3, asked, p.transcript())
+
+	changed := "the user changed your proposed change"
+	data, err := os.ReadFile(filepath.Join(w.cwd, "seed.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "a tree\nand soil\r\n", string(data), "written as given, line endings and all")
+	end := jsonrpcToolEnd(rs, "e1")
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, false, end["isError"])
+	assert.Contains(t, strings.ToLower(resultText(end)), changed)
+
+	data, err = os.ReadFile(filepath.Join(w.cwd, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hi there\n", string(data))
+	assert.Contains(t, strings.ToLower(resultText(jsonrpcToolEnd(rs, "w1"))), changed)
+
+	assert.NotContains(t, strings.ToLower(resultText(jsonrpcToolEnd(rs, "b1"))), changed)
+	assert.FileExists(t, filepath.Join(w.cwd, "x.txt"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "other.txt"))
 	p.call("shutdown", nil)
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())

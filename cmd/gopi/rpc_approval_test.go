@@ -300,3 +300,97 @@ func TestRPCApprovalQuestionNamesTheRealTarget(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(outside, "new.txt"))
 	assert.Equal(t, 0, p.exit())
 }
+
+// answerWith sends an extension_ui_response choosing value, with the
+// file content the user settled on.
+func (p *proc) answerWith(id, value, content string) {
+	p.send(map[string]any{"type": "extension_ui_response", "id": id, "value": value, "content": content})
+}
+
+// An approval answer may carry the whole content the user wants an edit
+// or write to leave in the file (the proposal as they changed it): the
+// call writes exactly that, through the link target the question named,
+// and its result tells the model the file holds the user's version. The
+// same content as the proposal changes nothing; other tools ignore it.
+func TestRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"seed.txt","edits":[{"oldText":"seed","newText":"sprout"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("e2", "edit", `{"path":"seed.txt","edits":[{"oldText":"tree","newText":"bush"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo x > x.txt"}`)),
+		llmtest.ToolCalls(llmtest.Call("w2", "write", `{"path":"notes.txt","content":"model\n"}`)),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\n"), 0o644))
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(outside, "real.txt")
+	require.NoError(t, os.WriteFile(real, []byte("original\n"), 0o644))
+	link := filepath.Join(w.cwd, "notes.txt")
+	require.NoError(t, os.Symlink(real, link))
+	p := w.start("--approval", "writes")
+
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	var titles []string
+	rs := p.until(func(r record) bool {
+		if !r.is("extension_ui_request") || r.str("method") != "select" {
+			return r.is("agent_end")
+		}
+		titles = append(titles, r.str("title"))
+		id := r.str("id")
+		switch tool := r.obj("details").str("toolName"); {
+		case tool == "edit" && len(titles) == 1:
+			p.answerWith(id, "Allow", "a tree\n")
+		case tool == "write" && len(titles) == 2:
+			p.answerWith(id, "Allow", "hi there\n")
+		case tool == "edit":
+			p.answerWith(id, "Allow", "a bush\n") // just what the model asked for
+		case tool == "bash":
+			p.answerWith(id, "Allow", "touch other.txt")
+		default:
+			// The link moves while the question waits: the user's
+			// version still lands in the file the question named.
+			require.NoError(t, os.Remove(link))
+			require.NoError(t, os.Symlink(filepath.Join(outside, "other.txt"), link))
+			p.answerWith(id, "Allow always", "user\n")
+		}
+		return false
+	})
+	require.Len(t, titles, 5, p.transcript())
+
+	read := func(name string) string {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		return string(data)
+	}
+	changed := "the user changed your proposed change"
+	end := toolEnd(rs, "e1")
+	require.NotNil(t, end)
+	assert.Equal(t, false, end["isError"])
+	assert.Contains(t, resultText(end), "Successfully replaced the content of seed.txt.")
+	assert.Contains(t, strings.ToLower(resultText(end)), changed)
+	assert.Contains(t, end.obj("result").obj("details").str("diff"), "+1 a tree")
+
+	end = toolEnd(rs, "w1")
+	assert.Contains(t, strings.ToLower(resultText(end)), changed)
+	assert.Equal(t, "hi there\n", read(filepath.Join(w.cwd, "out.txt")))
+
+	end = toolEnd(rs, "e2")
+	assert.Equal(t, "Successfully replaced 1 block(s) in seed.txt.", resultText(end), "same as the proposal: nothing said")
+	assert.Equal(t, "a bush\n", read(filepath.Join(w.cwd, "seed.txt")))
+
+	end = toolEnd(rs, "b1")
+	assert.NotContains(t, strings.ToLower(resultText(end)), changed)
+	assert.FileExists(t, filepath.Join(w.cwd, "x.txt"))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "other.txt"), "bash ignores content")
+
+	end = toolEnd(rs, "w2")
+	assert.Contains(t, strings.ToLower(resultText(end)), changed)
+	assert.Equal(t, "user\n", read(real))
+	assert.NoFileExists(t, filepath.Join(outside, "other.txt"))
+
+	// The model's next request carries what the tool results said.
+	last := w.srv.LastRequest(t)
+	assert.Contains(t, strings.ToLower(string(last.Body)), changed)
+	assert.Equal(t, 0, p.exit())
+}

@@ -50,6 +50,10 @@ func TestNewSessionStartsWithTheDefaultModel(t *testing.T) {
 	m, l = modelAndLevel(p, "10")
 	assert.Equal(t, "scripted-1", m)
 	assert.Equal(t, "low", l)
+	// None of it was saved as the default, as in pi 1.5.2's RPC mode.
+	saved, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"defaultProvider":"scripted","defaultModel":"scripted-1","defaultThinkingLevel":"low"}`, string(saved))
 
 	// settings.json is read again for each new session, as pi does.
 	require.NoError(t, os.WriteFile(settings,

@@ -66,6 +66,10 @@ type UIResponse struct {
 	Value     *string `json:"value,omitempty"`
 	Confirmed *bool   `json:"confirmed,omitempty"`
 	Cancelled bool    `json:"cancelled,omitempty"`
+	// Content is gopi's extra for an approval question about an edit or
+	// write: the whole text the user wants the file to hold, the proposal
+	// as they changed it before answering Allow. nil keeps the proposal.
+	Content *string `json:"content,omitempty"`
 }
 
 // Cancelled is the answer a dialog gets when nobody answered.

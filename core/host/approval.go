@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -126,8 +128,9 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 		return true, noDialogsReason
 	}
 	details := ApprovalDetails{ToolName: call.Name, Args: call.Args}
-	if p, ok := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args); ok {
-		details.Diff, details.Problem = p.Diff, p.Problem
+	preview, hasPreview := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args)
+	if hasPreview {
+		details.Diff, details.Problem = preview.Diff, preview.Problem
 	}
 	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
 	if hasTarget {
@@ -155,10 +158,68 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	default:
 		return true, deniedReason
 	}
+	if resp.Content != nil && hasPreview {
+		h.takeUserVersion(call, preview, *resp.Content)
+	}
 	if hasTarget {
 		pinTarget(call, target)
 	}
 	return false, ""
+}
+
+// What the model reads after the result of an edit or write whose
+// content the user changed before approving it.
+const (
+	settledNote = "The user changed your proposed change before approving it: the file now holds the user's " +
+		"version, not the one you sent. Read the file before you change it again."
+	settledFailedNote = "The user changed your proposed change before approving it, and the user's version " +
+		"was not applied either."
+)
+
+// takeUserVersion makes an approved edit or write leave the file holding
+// content, the user's version of the change p previewed, and marks the
+// call so that its result tells the model. Content equal to what the call
+// would have written anyway changes nothing; other tools ignore it.
+func (h *Host) takeUserVersion(call *agent.Call, p tools.Preview, content string) {
+	if p.Problem == "" && content == p.After {
+		return
+	}
+	args, ok := tools.Settle(call.Name, call.Args, content)
+	if !ok {
+		return
+	}
+	call.Args = args
+	h.mu.Lock()
+	h.settled[call.ID] = true
+	h.mu.Unlock()
+}
+
+// tellSettled adds to the result of a call the user changed (see
+// takeUserVersion) that the file holds the user's version, not the
+// model's, or that neither was applied.
+func (h *Host) tellSettled(call agent.Call, res agent.Result) agent.Result {
+	h.mu.Lock()
+	settled := h.settled[call.ID]
+	delete(h.settled, call.ID)
+	h.mu.Unlock()
+	if !settled {
+		return res
+	}
+	note := settledNote
+	if res.IsError {
+		note = settledFailedNote
+	}
+	content := slices.Clone(res.Content)
+	if n := len(content); n > 0 {
+		if t, ok := content[n-1].(llm.TextContent); ok {
+			t.Text += "\n\n[" + note + "]"
+			content[n-1] = t
+			res.Content = content
+			return res
+		}
+	}
+	res.Content = append(content, llm.TextContent{Text: "[" + note + "]"})
+	return res
 }
 
 // pinTarget makes an approved read, edit or write reached through a

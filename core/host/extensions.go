@@ -428,8 +428,11 @@ func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, stri
 	return h.approve(ctx, call)
 }
 
-// afterToolCall runs the tool_result handlers, which may patch a result.
+// afterToolCall tells the model when the user changed the call before
+// approving it, then runs the tool_result handlers, which may patch a
+// result.
 func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
+	res = h.tellSettled(call, res)
 	m := h.exts()
 	if !m.Handles("tool_result") {
 		return res

@@ -119,6 +119,9 @@ type Host struct {
 	client  api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
+	// settled are the ids of approved calls whose content the user
+	// changed, until their results are told so (takeUserVersion).
+	settled map[string]bool
 	// noDialogsTold: the client heard that it cannot answer approval
 	// questions (tellNoDialogs).
 	noDialogsTold bool
@@ -183,7 +186,7 @@ func New(opts Options) (*Host, error) {
 		opts.Report = func(error) {}
 	}
 	h := &Host{
-		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{},
+		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}, settled: map[string]bool{},
 		retrySettings:      settingsOf(opts.Settings.Retry, DefaultRetrySettings()),
 		compactionSettings: settingsOf(opts.Settings.Compaction, compaction.DefaultSettings()),
 	}

@@ -67,6 +67,11 @@ type editArgs struct {
 	// The single-replacement form older prompts use.
 	OldText *string `json:"oldText"`
 	NewText *string `json:"newText"`
+	// FinalContent is the whole content the file is to hold, in place of
+	// the replacements: what the user made of the proposal before
+	// approving it (see [Settle]). The schema does not have it, so a
+	// model cannot send it.
+	FinalContent *string `json:"finalContent"`
 }
 
 // PrepareArguments accepts the shapes models send besides the schema's
@@ -118,12 +123,12 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 		return r, nil
 	}
 	var edits []Replacement
-	if len(bytes.TrimSpace(a.Edits)) > 0 && string(a.Edits) != "null" {
+	if len(bytes.TrimSpace(a.Edits)) > 0 && string(a.Edits) != "null" && a.FinalContent == nil {
 		if err := json.Unmarshal(a.Edits, &edits); err != nil {
 			return agent.ErrorResult("Invalid edits: %v", err), nil
 		}
 	}
-	if len(edits) == 0 {
+	if len(edits) == 0 && a.FinalContent == nil {
 		return agent.ErrorResult("Invalid edit arguments: edits must hold at least one replacement."), nil
 	}
 	abs := ResolvePath(a.Path, t.cwd)
@@ -144,6 +149,9 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	data, err := t.c.fs.ReadFile(ctx, abs)
 	if err != nil {
 		return agent.ErrorResult("Could not edit %s: %v.", a.Path, err), nil
+	}
+	if a.FinalContent != nil {
+		return t.replaceAll(ctx, abs, a.Path, string(data), *a.FinalContent)
 	}
 	// Models never include the invisible byte order mark in oldText: match
 	// without it and put it back.
@@ -169,5 +177,31 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	diff, first := renderDiff(base, updated, diffContext)
 	res := agent.TextResult(fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(edits), a.Path))
 	res.Details = EditDetails{Diff: diff, FirstChangedLine: first}
+	return res, nil
+}
+
+// replaceAll writes final, byte for byte, over the file at abs, which
+// holds old; path is the file as the call names it. The details' diff
+// compares the two as the other edits' do: byte order mark left out,
+// line endings as LF. The caller holds the file's lock.
+func (t *editTool) replaceAll(ctx context.Context, abs, path, old, final string) (agent.Result, error) {
+	base := normalizeToLF(strings.TrimPrefix(old, bom))
+	updated := normalizeToLF(strings.TrimPrefix(final, bom))
+	if old == final {
+		return agent.TextResult(fmt.Sprintf("No changes made to %s: it already holds the approved content.", path)), nil
+	}
+	if ctx.Err() != nil {
+		return agent.ErrorResult("Operation aborted"), nil
+	}
+	if err := t.c.fs.WriteFile(ctx, abs, []byte(final)); err != nil {
+		return agent.ErrorResult("Could not write %s: %v", path, err), nil
+	}
+	res := agent.TextResult(fmt.Sprintf("Successfully replaced the content of %s.", path))
+	if base != updated {
+		diff, first := renderDiff(base, updated, diffContext)
+		res.Details = EditDetails{Diff: diff, FirstChangedLine: first}
+	} else {
+		res.Details = EditDetails{}
+	}
 	return res, nil
 }

@@ -24,6 +24,9 @@ type Preview struct {
 	// Problem says why the call would fail (an edit whose text is not in
 	// the file), "" when it would apply.
 	Problem string
+	// After is the whole content the file would hold after the call, byte
+	// for byte as the tool would write it; "" when Problem is set.
+	After string
 }
 
 // PreviewChange previews an edit or write call's arguments against the
@@ -39,6 +42,7 @@ func PreviewChange(ctx context.Context, cwd, toolName string, args json.RawMessa
 		p = Preview{Path: a.Path, Abs: ResolvePath(a.Path, cwd)}
 		old, _ := readForPreview(ctx, c.fs, p.Abs)
 		p.Diff = udiff.Unified(a.Path, a.Path, old, a.Content)
+		p.After = a.Content
 		return p, true
 	case NameEdit:
 		t := &editTool{cwd: cwd, c: c}
@@ -56,16 +60,53 @@ func PreviewChange(ctx context.Context, cwd, toolName string, args json.RawMessa
 			p.Problem = err.Error()
 			return p, true
 		}
-		raw = strings.TrimPrefix(raw, bom)
+		mark := ""
+		if strings.HasPrefix(raw, bom) {
+			mark, raw = bom, raw[len(bom):]
+		}
 		base, updated, err := applyEdits(normalizeToLF(raw), edits, a.Path)
 		if err != nil {
 			p.Problem = err.Error()
 			return p, true
 		}
 		p.Diff = udiff.Unified(a.Path, a.Path, base, updated)
+		p.After = mark + restoreLineEndings(updated, detectLineEnding(raw))
 		return p, true
 	}
 	return Preview{}, false
+}
+
+// Settle rewrites the arguments of an edit or write call so that the call
+// leaves the file holding exactly content: what the user made of the
+// proposed change before approving it. A write's content becomes it; an
+// edit's replacements give way to finalContent, which the edit tool
+// writes as it is over the file (which must still exist). ok is false for
+// other tools and for arguments that are not a JSON object.
+func Settle(toolName string, args json.RawMessage, content string) (settled json.RawMessage, ok bool) {
+	if toolName != NameWrite && toolName != NameEdit {
+		return args, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args, false
+	}
+	c, err := json.Marshal(content)
+	if err != nil {
+		return args, false
+	}
+	if toolName == NameWrite {
+		m["content"] = c
+	} else {
+		delete(m, "edits")
+		delete(m, "oldText")
+		delete(m, "newText")
+		m["finalContent"] = c
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args, false
+	}
+	return out, true
 }
 
 func readForPreview(ctx context.Context, fsys FS, abs string) (string, error) {
