@@ -57,6 +57,7 @@ func TestRPCApprovalGateWrites(t *testing.T) {
 	assert.Equal(t, []any{"Allow", "Allow always", "Deny"}, req["options"])
 	details := req.obj("details")
 	assert.Equal(t, "write", details.str("toolName"))
+	assert.Equal(t, "w1", details.str("toolCallId"), "the question names its call, as its tool_execution events do")
 	assert.Equal(t, "out.txt", details.obj("args").str("path"))
 	assert.Contains(t, details.str("diff"), "+hello")
 	p.answer(req.str("id"), "Deny")

@@ -65,8 +65,11 @@ type dialogChecker interface {
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
 type ApprovalDetails struct {
-	ToolName string          `json:"toolName"`
-	Args     json.RawMessage `json:"args"`
+	ToolName string `json:"toolName"`
+	// ToolCallID is the call's id, as in its tool_execution_* events, so
+	// a client can show the question on the call's own card.
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Args       json.RawMessage `json:"args"`
 	// Diff is a unified diff of the change an edit or write would make.
 	Diff string `json:"diff,omitempty"`
 	// Problem says why an edit would not apply as asked.
@@ -127,7 +130,7 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 		h.tellNoDialogs(c)
 		return true, noDialogsReason
 	}
-	details := ApprovalDetails{ToolName: call.Name, Args: call.Args}
+	details := ApprovalDetails{ToolName: call.Name, ToolCallID: call.ID, Args: call.Args}
 	preview, hasPreview := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args)
 	if hasPreview {
 		details.Diff, details.Problem = preview.Diff, preview.Problem

@@ -466,8 +466,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			const a = await this.ctx.approvals.ask({ toolName: d.toolName, toolCallId, title: p.message, answers: titles, proposal: proposal?.uri }, this, token);
 			if (a.answer === undefined) return {};
 			if (proposal && a.answer !== "Deny") {
-				const final = this.review.finalText(proposal);
-				if (final !== proposal.proposed) return { title: a.answer, content: final };
+				const content = finalContent(this.review.finalText(proposal), proposal.proposed);
+				if (content !== undefined) return { title: a.answer, content };
 			}
 			return { title: a.answer };
 		} finally {
@@ -583,6 +583,20 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		this.onStatusEmitter.dispose();
 		void this.client.stop();
 	}
+}
+
+const bom = "\uFEFF";
+
+/**
+ * What an accepted proposal's answer carries: the text the user left in
+ * it, or undefined when it is gopi's own. gopi writes the content byte for
+ * byte and VS Code shows a document without its byte order mark, so a
+ * proposal that had one keeps it, and a difference in it alone is none.
+ */
+export function finalContent(final: string, proposed: string): string | undefined {
+	const strip = (t: string) => (t.startsWith(bom) ? t.slice(1) : t);
+	if (strip(final) === strip(proposed)) return undefined;
+	return proposed.startsWith(bom) && !final.startsWith(bom) ? bom + final : final;
 }
 
 /** A file's text, or undefined when there is none (a new file). */

@@ -497,20 +497,24 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	assert.doesNotMatch(vscode.__stub.outputLines.join("\n"), /\[Error[^\]]*\] Server process exited with code 0/, "a restart is not logged as an error");
 });
 
-test("New Session starts fresh in the same gopi and keeps the model the user chose", async (t) => {
-	const { session, view, posted } = await start(t);
+test("New Session starts fresh in the same gopi, on the model gopi's rule gives a new session (as pi 1.5.2)", async (t) => {
+	const { session, posted } = await start(t);
 	answers.showQuickPick = (items) => items.find((i) => i.model?.id === "faux-1");
 	await vscode.commands.executeCommand("gopi.switchModel");
 	const picked = calls.findLast((c) => c.kind === "showQuickPick");
 	assert.ok(picked.active?.[0]?.current, "the picker put the current model first in focus");
 	assert.match(picked.active[0].description, /current/);
+	assert.equal((await session.client.request("get_state")).model.id, "faux-1");
 	const s2 = await vscode.commands.executeCommand("gopi.newSession");
 	assert.equal(s2, session, "the same gopi");
-	assert.equal((await session.client.request("get_state")).model.id, "faux-1");
+	// pi 1.5.2's new_session goes back to the start-up model (gopi.model here);
+	// a switch lasts for its session. The status bar follows.
+	assert.equal((await session.client.request("get_state")).model.id, "faux-fast");
+	await waitFor("the status bar", () => /faux-fast/.test(statusItem().text), { event: "status", past: [0] });
 	assert.doesNotMatch(vscode.__stub.outputLines.join("\n"), /Server process exited with code/, "no process exited");
 	const w = await waitFor("the welcome", (m) => m.type === "welcome", { past: posted });
 	assert.equal(w.welcome.offline, true);
-	assert.ok(view);
+	assert.deepEqual(w.welcome.providers, ["faux"]);
 });
 
 test("Export asks where, writes there, opens the page in VS Code and says where it went", async (t) => {
