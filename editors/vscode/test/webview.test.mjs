@@ -515,7 +515,7 @@ test("retries are one status line per cycle; giving up leaves one error with Ret
 		let lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => ({ cls: l.className, text: l.textContent, retry: !!l.querySelector(".retry") })));
 		assert.equal(lines.length, 1, JSON.stringify(lines));
 		assert.match(lines[0].cls, /retrying/);
-		assert.match(lines[0].text, /^⟳?Retrying \(attempt 1 of \d+\) in \d s503 Service Unavailable/);
+		assert.match(lines[0].text, /^Retrying \(attempt 1 of \d+\)in \d s503 Service Unavailable/);
 		assert.equal(lines[0].retry, false);
 		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .error-text, #log .notice.error").length), 0, "no error is shown while it retries");
 		await feed(page, retried.slice(first + 1));
@@ -533,7 +533,7 @@ test("retries are one status line per cycle; giving up leaves one error with Ret
 		}
 		cycle.push({ type: "auto_retry_end", success: false, attempt: 8, finalError: huge }, { type: "agent_settled" });
 		await feed(page, cycle.slice(0, 11));
-		lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => l.querySelector(".run-status-text").textContent + l.querySelector(".run-status-countdown").textContent));
+		lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => `${l.querySelector(".run-status-text").textContent} ${l.querySelector(".run-status-countdown").textContent}`));
 		assert.deepEqual(lines, ["Retrying (attempt 2 of 8) in 2 s"]);
 		await page.screenshot({ path: path.join(artifacts, "retry-dark-300.png") });
 		await feed(page, cycle.slice(11));
@@ -557,6 +557,10 @@ test("retries are one status line per cycle; giving up leaves one error with Ret
 		await post(page, [{ type: "notice", level: "error", text: "The prompt could not be sent: gopi restarted", action: "retry" }]);
 		const n = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => [l.querySelector(".run-status-error").textContent, !!l.querySelector(".retry")]));
 		assert.deepEqual(n.slice(-2), [["400 Bad Request (simulated by the faux model)", false], ["The prompt could not be sent: gopi restarted", true]], "only the newest failure keeps Retry");
+		// Stopped during a retry's wait: the line says so and offers nothing.
+		await feed(page, [{ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 5000, errorMessage: "503" }, { type: "agent_settled", aborted: true }]);
+		const stopped = await page.evaluate(() => { const l = [...document.querySelectorAll("#log .run-status")].at(-1); return [l.className, l.querySelector(".run-status-text").textContent, !!l.querySelector(".retry")]; });
+		assert.deepEqual(stopped, ["run-status retrying stale", "Retrying stopped:", false]);
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();
@@ -756,6 +760,7 @@ test("the composer shows its mentions as chips; × takes one out; @ offers the s
 		await clearPosted(page);
 		await page.keyboard.type("@t");
 		assert.deepEqual((await posted(page)).at(-1), { type: "complete", query: "t" });
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#mentions .mention-chip").length), 2, "the token being typed is no chip yet");
 		await post(page, [{ type: "files", query: "t", items: ["test/a.ts", "tsconfig.json"] }]);
 		const rows = await page.evaluate(() => [...document.querySelectorAll("#completions .completion-label")].map((e) => e.textContent));
 		assert.deepEqual(rows, ["@terminal", "test/a.ts", "tsconfig.json"]);
@@ -953,7 +958,7 @@ test("screenshots at 300 px: approval, retry, welcome, chips, stats, light and d
 	for (const theme of ["light", "dark"]) {
 		const { page, cleanup } = await openPage({ width: 300, theme });
 		try {
-			await post(page, [offline]);
+			await post(page, [offline, { type: "commands", items: commandList }]);
 			await page.screenshot({ path: path.join(artifacts, `welcome-${theme}-300.png`) });
 			await post(page, [{ type: "history", messages: [{ role: "user", content: expanded }] }]);
 			const { upToTool, id } = bashRun();
@@ -975,6 +980,8 @@ test("screenshots at 300 px: approval, retry, welcome, chips, stats, light and d
 			await page.evaluate(() => (document.querySelector("#log").scrollTop = 1e6));
 			await page.screenshot({ path: path.join(artifacts, `stats-chips-${theme}-300.png`) });
 			await page.click(".msg.user button.mention-chip");
+			await page.evaluate(() => (document.querySelector("#input").value = ""));
+			await page.focus("#input");
 			await page.keyboard.type("/");
 			await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
 			await page.screenshot({ path: path.join(artifacts, `commands-${theme}-300.png`) });

@@ -391,7 +391,7 @@ function runRetrying(attempt: number, max: number, delayMs: number, error: strin
 	const until = Date.now() + delayMs;
 	const tick = () => {
 		const left = Math.ceil((until - Date.now()) / 1000);
-		cd.textContent = left > 0 ? ` in ${left} s` : " now…";
+		cd.textContent = left > 0 ? `in ${left} s` : "now…";
 		if (left <= 0 && line.timer) {
 			clearInterval(line.timer);
 			line.timer = undefined;
@@ -526,8 +526,10 @@ function approvalDone(id: string, outcome: ApprovalOutcome): void {
 	p.card.querySelector(":scope > .approval-outcome")?.remove();
 	p.card.querySelector(".tool-head")?.after(done);
 	(p.card.querySelector(".tool-state") as HTMLElement).textContent = (OUTCOME_TEXT[outcome] ?? outcome).toLowerCase();
+	// Not run: the card stops spinning (a result, if one comes, still fills it in).
 	if (outcome === "aborted") p.card.classList.add("aborted");
 	if (outcome === "rejected" || outcome === "timedOut") p.card.classList.add("denied");
+	if (outcome !== "accepted" && outcome !== "always") p.card.classList.remove("running");
 	labelCard(p.card);
 	updateHint();
 	if (hadFocus) focusApproval() || input.focus();
@@ -613,6 +615,14 @@ function onEvent(ev: { type: string; [k: string]: unknown }): void {
 		case "agent_settled":
 			setStreaming(false);
 			current = undefined;
+			// Settled while a retry was still counting down: stopped, or given up.
+			if (runLine?.state === "retrying") {
+				if (ev.aborted) {
+					(runLine.el.querySelector(".run-status-text") as HTMLElement).textContent = "Retrying stopped:";
+					(runLine.el.querySelector(".run-status-countdown") as HTMLElement).textContent = "";
+					retire(runLine, "stale");
+				} else runFailed(runLine.el.title || "The model call failed.");
+			}
 			break;
 		case "message_start": {
 			const m = ev.message as { role?: string };
@@ -898,7 +908,9 @@ function updateCompletions(): void {
 
 // The @references in the text, as chips above it; × takes one out.
 function updateMentions(): void {
-	const found = composerMentions(input.value);
+	// The token being typed (it ends at the caret) is not a chip yet.
+	const caret = document.activeElement === input && input.selectionStart === input.selectionEnd ? input.selectionStart : -1;
+	const found = composerMentions(input.value).filter((m) => m.end !== caret);
 	mentionsEl.replaceChildren();
 	for (const m of found) {
 		const chip = el("span", `mention-chip composer-chip kind-${m.kind}`);
