@@ -419,7 +419,7 @@ const approvalOptions = [
 test("an approval asks on its tool card; an answer posts approve and the card says what happened", async () => {
 	const { page, errors, cleanup } = await openPage({ width: 300 });
 	try {
-		const { upToTool, rest, id } = bashRun();
+		const { upToTool, id } = bashRun();
 		await feed(page, upToTool);
 		await post(page, [{ type: "approval", id: "q1", toolCallId: id, toolName: "bash", title: "Run echo hello from bash?", options: approvalOptions }]);
 		let card = await page.evaluate((id) => {
@@ -454,6 +454,9 @@ test("an approval asks on its tool card; an answer posts approve and the card sa
 			return { pending: c.classList.contains("pending"), buttons: c.querySelectorAll(".approval-button").length, outcome: c.querySelector(".approval-outcome")?.textContent, label: c.getAttribute("aria-label") };
 		}, id);
 		assert.deepEqual(card, { pending: false, buttons: 0, outcome: "Rejected", label: "bash: echo hello from bash (rejected)" });
+		// gopi's result for a refused call does not turn the card into a failure.
+		await feed(page, [{ type: "tool_execution_end", toolCallId: id, toolName: "bash", result: { content: [{ type: "text", text: "The user declined this tool call." }] }, isError: true }]);
+		assert.deepEqual(await page.evaluate((id) => [...document.querySelector(`.tool[data-id="${id}"]`).classList].filter((c) => ["error", "denied"].includes(c)), id), ["denied"]);
 		// Two questions in a row, the second for a call with no card yet: it gets one.
 		await post(page, [
 			{ type: "approval", id: "q2", toolCallId: "call-new", toolName: "write", title: "Write notes.txt?", options: approvalOptions },
@@ -476,7 +479,6 @@ test("an approval asks on its tool card; an answer posts approve and the card sa
 		await page.screenshot({ path: path.join(artifacts, "approval-dark-300.png") });
 		await post(page, [{ type: "approvalDone", id: "q3", outcome: "timedOut" }]);
 		assert.equal(await page.evaluate(() => document.querySelector(".tool:not(.pending) .outcome-timedOut")?.textContent), "Timed out");
-		await feed(page, rest);
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();

@@ -181,8 +181,10 @@ function contentText(c: unknown, withImages = true): string {
 function setResult(card: HTMLElement, text: string, isError: boolean): void {
 	// A stopped run ends its tool with this text: that is not a failure.
 	const aborted = isError && /^operation aborted\.?$/i.test(text.trim());
+	// Turned down by the user: the card says so; that is not a failure either.
+	const denied = isError && card.classList.contains("denied");
 	card.classList.remove("running");
-	card.classList.toggle("error", isError && !aborted);
+	card.classList.toggle("error", isError && !aborted && !denied);
 	card.classList.toggle("aborted", aborted);
 	card.classList.toggle("done", !isError);
 	const state = card.querySelector(".tool-state") as HTMLElement;
@@ -191,7 +193,7 @@ function setResult(card: HTMLElement, text: string, isError: boolean): void {
 	const res = card.querySelector(".tool-result") as HTMLDetailsElement;
 	res.hidden = false;
 	(res.querySelector("pre") as HTMLElement).textContent = text || "(no output)";
-	res.open = isError && !aborted;
+	res.open = isError && !aborted && !denied;
 	(card.querySelector(".tool-output") as HTMLElement).hidden = true;
 	labelCard(card);
 }
@@ -746,6 +748,7 @@ function showQueue(steering: string[], followUp: string[]): void {
 			const x = el("button", "queued-remove", "×");
 			x.type = "button";
 			x.title = "Remove from the queue";
+			x.setAttribute("aria-label", `Remove from the queue: ${text}`);
 			x.onclick = () => post({ type: "dequeue", kind, index });
 			row.append(x);
 			queueEl.append(row);
