@@ -467,6 +467,9 @@ test("an approval asks on its tool card; an answer posts approve and the card sa
 		await page.evaluate(() => document.querySelector('.tool[data-approval="q2"] .approval-button[data-answer="always"]').focus());
 		await page.keyboard.press("Space");
 		assert.deepEqual((await posted(page)).at(-1), { type: "approve", id: "q2", answer: "always" });
+		// A second press before the answer lands sends nothing more.
+		await page.keyboard.press("Space");
+		assert.equal((await posted(page)).filter((m) => m.type === "approve" && m.id === "q2").length, 1);
 		await post(page, [{ type: "approvalDone", id: "q2", outcome: "always" }]);
 		// The focus goes on to the question still waiting.
 		assert.equal(await page.evaluate(() => document.activeElement?.closest(".tool")?.dataset.approval), "q3");

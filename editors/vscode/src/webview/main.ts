@@ -421,8 +421,9 @@ function runFailed(error: string, level: "error" | "warning" = "error"): void {
 		b.title = "Send the last prompt again";
 		b.setAttribute("aria-describedby", line.el.id);
 		b.onclick = () => {
+			if (b.getAttribute("aria-disabled") === "true") return;
+			b.setAttribute("aria-disabled", "true");
 			post({ type: "retry" });
-			b.disabled = true;
 		};
 		line.el.append(b);
 	}
@@ -496,8 +497,12 @@ function showApproval(m: Extract<ToWebview, { type: "approval" }>): void {
 		b.dataset.answer = o.answer;
 		b.setAttribute("aria-describedby", q.id);
 		b.onclick = () => {
+			// Answered once; the buttons stay focusable (disabling one would
+			// drop the focus) until the extension says it is done.
+			if (box.classList.contains("answered")) return;
+			box.classList.add("answered");
+			for (const x of Array.from(actions.querySelectorAll("button"))) x.setAttribute("aria-disabled", "true");
 			post({ type: "approve", id: m.id, answer: o.answer });
-			for (const x of Array.from(actions.querySelectorAll("button"))) x.disabled = true;
 		};
 		actions.append(b);
 	});
@@ -540,7 +545,7 @@ function approvalDone(id: string, outcome: ApprovalOutcome): void {
 /** Focuses the oldest pending question's first button; false when none waits. */
 function focusApproval(): boolean {
 	const first = approvals.values().next().value as Pending | undefined;
-	const b = first?.box.querySelector("button:not([disabled])") as HTMLElement | null;
+	const b = first?.box.querySelector("button") as HTMLElement | null;
 	if (!b) return false;
 	b.scrollIntoView({ block: "nearest" });
 	b.focus();
