@@ -562,6 +562,14 @@ test("retries are one status line per cycle; giving up leaves one error with Ret
 		await post(page, [{ type: "notice", level: "error", text: "The prompt could not be sent: gopi restarted", action: "retry" }]);
 		const n = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => [l.querySelector(".run-status-error").textContent, !!l.querySelector(".retry")]));
 		assert.deepEqual(n.slice(-2), [["400 Bad Request (simulated by the faux model)", false], ["The prompt could not be sent: gopi restarted", true]], "only the newest failure keeps Retry");
+		// History: a run of the same failure is one line, and a later reply resolves it.
+		const failedMsg = { role: "assistant", content: [], stopReason: "error", errorMessage: "503 overloaded" };
+		await post(page, [
+			{ type: "reset", label: "Chat" },
+			{ type: "history", messages: [{ role: "user", content: "hi" }, failedMsg, failedMsg, failedMsg, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" }] },
+		]);
+		assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => [l.className, l.textContent])), [["run-status failed resolved", "Failed earlier:503 overloaded"]]);
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .msg.assistant").length), 1, "no empty messages for the failures");
 		// Stopped during a retry's wait: the line says so and offers nothing.
 		await feed(page, [{ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 5000, errorMessage: "503" }, { type: "agent_settled", aborted: true }]);
 		const stopped = await page.evaluate(() => { const l = [...document.querySelectorAll("#log .run-status")].at(-1); return [l.className, l.querySelector(".run-status-text").textContent, !!l.querySelector(".retry")]; });
