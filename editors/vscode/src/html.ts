@@ -38,15 +38,16 @@ export function chatHtml(webview: WebviewLike, o: PageOptions): string {
 <body data-config="${config}">
 <div id="app">
   <header id="title" hidden></header>
-  <main id="log" aria-live="polite"></main>
+  <main id="log" role="log" aria-label="Conversation" tabindex="0"></main>
   <section id="widgets-above" class="widgets"></section>
   <section id="queue" hidden aria-label="Queued messages"></section>
-  <form id="composer">
-    <div id="completions" role="listbox" hidden></div>
+  <form id="composer" aria-label="Message to gopi">
+    <div id="completions" role="listbox" aria-label="Completions" hidden></div>
     <div id="images" hidden></div>
-    <textarea id="input" rows="3" placeholder="Ask gopi… (/ for commands, @ for files)" aria-label="Message"></textarea>
+    <div id="mentions" class="chips" role="group" aria-label="Mentioned in the message" hidden></div>
+    <textarea id="input" rows="3" placeholder="Ask gopi… (/ for commands, @ for files)" aria-label="Message" aria-controls="completions" aria-autocomplete="list"></textarea>
     <div id="bar">
-      <span id="hint"></span>
+      <span id="hint" aria-live="off"></span>
       <button type="button" id="stop" hidden title="Stop (Escape)">Stop</button>
       <button type="submit" id="send">Send</button>
     </div>

@@ -222,10 +222,12 @@ test("streamed markdown, thinking and tool cards render from gopi's events", asy
 			notices: [...document.querySelectorAll("#log .notice")].map((n) => n.textContent),
 			errors: [...document.querySelectorAll("#log .error-text")].map((n) => n.textContent),
 		}));
-		assert.ok(notices.notices.some((n) => /^Retrying in \d+ s \(attempt 1 of \d+\): .*503/.test(n)), notices.notices.join(" | "));
+		// The 503 was retried and then went through: its status line is gone.
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .run-status.retrying").length), 0);
 		assert.ok(notices.notices.includes("Compacting the context…"), notices.notices.join(" | "));
 		assert.ok(notices.notices.includes("The context was compacted."), notices.notices.join(" | "));
-		assert.ok(notices.errors.some((e) => /400/.test(e)), `the model's error text is shown: ${notices.errors}`);
+		const failed = await page.evaluate(() => [...document.querySelectorAll("#log .run-status.failed")].map((n) => n.textContent));
+		assert.ok(failed.some((e) => /400/.test(e)), `the model's error text is shown: ${failed}`);
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();
@@ -377,5 +379,628 @@ test("an image dropped on the composer goes out with the next message", async ()
 	} finally {
 		await page.close();
 		await cleanup();
+	}
+});
+
+// --- approvals, retries, / actions, mentions, welcome, stats, layout, accessibility ---
+
+const post = (page, msgs) =>
+	page.evaluate(async (list) => {
+		for (const m of list) window.postMessage(m, "*");
+		await new Promise((r) => setTimeout(r, 0));
+		await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	}, msgs);
+const posted = (page) => page.evaluate(() => window.__posted.slice(1));
+const clearPosted = (page) => page.evaluate(() => (window.__posted = [{ type: "mark" }]));
+
+/** The events of the bash run, up to its tool starting (the moment gopi would ask). */
+function bashRun() {
+	const start = events.findIndex((e) => e.type === "message_start" && e.message.role === "user" && /echo hello from bash/.test(JSON.stringify(e.message.content)));
+	const exec = events.findIndex((e, i) => i > start && e.type === "tool_execution_start");
+	const end = events.findIndex((e, i) => i > exec && e.type === "agent_settled");
+	return { upToTool: events.slice(start, exec + 1), rest: events.slice(exec + 1, end + 1), id: events[exec].toolCallId };
+}
+
+/** The events of the run whose user message matches re (through agent_settled). */
+function run(re) {
+	const start = events.findIndex((e) => e.type === "message_start" && e.message.role === "user" && re.test(JSON.stringify(e.message.content)));
+	let i = start;
+	while (i > 0 && events[i - 1].type !== "agent_settled") i--;
+	const end = events.findIndex((e, j) => j > start && e.type === "agent_settled");
+	return events.slice(i, end + 1);
+}
+
+const approvalOptions = [
+	{ answer: "accept", label: "Accept" },
+	{ answer: "always", label: "Always" },
+	{ answer: "reject", label: "Reject" },
+];
+
+test("an approval asks on its tool card; an answer posts approve and the card says what happened", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		const { upToTool, id } = bashRun();
+		await feed(page, upToTool);
+		await post(page, [{ type: "approval", id: "q1", toolCallId: id, toolName: "bash", title: "Run echo hello from bash?", options: approvalOptions }]);
+		let card = await page.evaluate((id) => {
+			const c = document.querySelector(`.tool[data-id="${id}"]`);
+			return {
+				cards: document.querySelectorAll(".tool").length,
+				pending: c.classList.contains("pending"),
+				approval: c.dataset.approval,
+				label: c.getAttribute("aria-label"),
+				question: c.querySelector(".approval .approval-question")?.textContent,
+				buttons: [...c.querySelectorAll(".approval-actions button.approval-button")].map((b) => [b.textContent, b.dataset.answer]),
+				focused: document.activeElement === c.querySelector(".approval-button"),
+			};
+		}, id);
+		assert.deepEqual(card, {
+			cards: 1,
+			pending: true,
+			approval: "q1",
+			label: "bash: echo hello from bash (waits for your answer)",
+			question: "Run echo hello from bash?",
+			buttons: [["Accept", "accept"], ["Always", "always"], ["Reject", "reject"]],
+			focused: true,
+		});
+		// The keyboard answers: Tab to Reject, Enter.
+		await page.keyboard.press("Tab");
+		await page.keyboard.press("Tab");
+		await page.keyboard.press("Enter");
+		assert.deepEqual((await posted(page)).at(-1), { type: "approve", id: "q1", answer: "reject" });
+		await post(page, [{ type: "approvalDone", id: "q1", outcome: "rejected" }]);
+		card = await page.evaluate((id) => {
+			const c = document.querySelector(`.tool[data-id="${id}"]`);
+			return { pending: c.classList.contains("pending"), buttons: c.querySelectorAll(".approval-button").length, outcome: c.querySelector(".approval-outcome")?.textContent, label: c.getAttribute("aria-label") };
+		}, id);
+		assert.deepEqual(card, { pending: false, buttons: 0, outcome: "Rejected", label: "bash: echo hello from bash (rejected)" });
+		// gopi's result for a refused call does not turn the card into a failure.
+		await feed(page, [{ type: "tool_execution_end", toolCallId: id, toolName: "bash", result: { content: [{ type: "text", text: "The user declined this tool call." }] }, isError: true }]);
+		assert.deepEqual(await page.evaluate((id) => [...document.querySelector(`.tool[data-id="${id}"]`).classList].filter((c) => ["error", "denied"].includes(c)), id), ["denied"]);
+		// Two questions in a row, the second for a call with no card yet: it gets one.
+		await post(page, [
+			{ type: "approval", id: "q2", toolCallId: "call-new", toolName: "write", title: "Write notes.txt?", options: approvalOptions },
+			{ type: "approval", id: "q3", toolName: "edit", title: "Edit main.go?", options: approvalOptions },
+		]);
+		const pending = await page.evaluate(() => [...document.querySelectorAll(".tool.pending")].map((c) => c.querySelector(".approval-question").textContent));
+		assert.deepEqual(pending, ["Write notes.txt?", "Edit main.go?"]);
+		await page.evaluate(() => document.querySelector('.tool[data-approval="q2"] .approval-button[data-answer="always"]').focus());
+		await page.keyboard.press("Space");
+		assert.deepEqual((await posted(page)).at(-1), { type: "approve", id: "q2", answer: "always" });
+		// A second press before the answer lands sends nothing more.
+		await page.keyboard.press("Space");
+		assert.equal((await posted(page)).filter((m) => m.type === "approve" && m.id === "q2").length, 1);
+		await post(page, [{ type: "approvalDone", id: "q2", outcome: "always" }]);
+		// The focus goes on to the question still waiting.
+		assert.equal(await page.evaluate(() => document.activeElement?.closest(".tool")?.dataset.approval), "q3");
+		// Alt+A from the composer jumps to it too.
+		await page.focus("#input");
+		await page.keyboard.down("Alt");
+		await page.keyboard.press("KeyA");
+		await page.keyboard.up("Alt");
+		assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Accept");
+		await page.screenshot({ path: path.join(artifacts, "approval-dark-300.png") });
+		await post(page, [{ type: "approvalDone", id: "q3", outcome: "timedOut" }]);
+		assert.equal(await page.evaluate(() => document.querySelector(".tool:not(.pending) .outcome-timedOut")?.textContent), "Timed out");
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("a tool ended by a stop reads aborted, not failed", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		const { upToTool, id } = bashRun();
+		await feed(page, [
+			...upToTool,
+			{ type: "tool_execution_end", toolCallId: id, toolName: "bash", result: { content: [{ type: "text", text: "Operation aborted" }] }, isError: true },
+		]);
+		const c = await page.evaluate((id) => {
+			const c = document.querySelector(`.tool[data-id="${id}"]`);
+			return { cls: [...c.classList].filter((x) => ["error", "aborted", "done"].includes(x)), state: c.querySelector(".tool-state").textContent, open: c.querySelector(".tool-result").open };
+		}, id);
+		assert.deepEqual(c, { cls: ["aborted"], state: "aborted", open: false });
+		await post(page, [{ type: "approval", id: "q9", toolName: "bash", title: "Run it?", options: approvalOptions }, { type: "approvalDone", id: "q9", outcome: "aborted" }]);
+		assert.equal(await page.evaluate(() => document.querySelector(".outcome-aborted")?.textContent), "Aborted");
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("retries are one status line per cycle; giving up leaves one error with Retry", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		const retried = run(/error: 503 1/);
+		const first = retried.findIndex((e) => e.type === "auto_retry_start");
+		assert.ok(first > 0, "gopi retried the 503");
+		await feed(page, retried.slice(0, first + 1));
+		let lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => ({ cls: l.className, text: l.textContent, retry: !!l.querySelector(".retry") })));
+		assert.equal(lines.length, 1, JSON.stringify(lines));
+		assert.match(lines[0].cls, /retrying/);
+		assert.match(lines[0].text, /^Retrying \(attempt 1 of \d+\)in \d s503 Service Unavailable/);
+		assert.equal(lines[0].retry, false);
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .error-text, #log .notice.error").length), 0, "no error is shown while it retries");
+		await feed(page, retried.slice(first + 1));
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .run-status").length), 0, "the line goes once an attempt succeeds");
+		// A cycle that gives up: eight attempts, one line, a huge error cut to its first line.
+		const huge = `529 overloaded\n${"x".repeat(5000)}`;
+		const cycle = [{ type: "agent_start" }, { type: "message_start", message: { role: "user", content: "go" } }];
+		for (let n = 1; n <= 8; n++) {
+			cycle.push(
+				{ type: "message_start", message: { role: "assistant", content: [] } },
+				{ type: "message_end", message: { role: "assistant", content: [], stopReason: "error", errorMessage: huge } },
+				{ type: "agent_end", messages: [] },
+				{ type: "auto_retry_start", attempt: n, maxAttempts: 8, delayMs: 1000 * n, errorMessage: huge },
+			);
+		}
+		cycle.push({ type: "auto_retry_end", success: false, attempt: 8, finalError: huge }, { type: "agent_settled" });
+		await feed(page, cycle.slice(0, 11));
+		lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => `${l.querySelector(".run-status-text").textContent} ${l.querySelector(".run-status-countdown").textContent}`));
+		assert.deepEqual(lines, ["Retrying (attempt 2 of 8) in 2 s"]);
+		await page.screenshot({ path: path.join(artifacts, "retry-dark-300.png") });
+		await feed(page, cycle.slice(11));
+		lines = await page.evaluate(() =>
+			[...document.querySelectorAll("#log .run-status")].map((l) => ({ cls: l.className, role: l.getAttribute("role"), error: l.querySelector(".run-status-error").textContent, retry: l.querySelector("button.retry")?.textContent })),
+		);
+		assert.deepEqual(lines, [{ cls: "run-status failed error", role: "alert", error: "529 overloaded", retry: "Retry" }]);
+		await clearPosted(page);
+		await page.click("#log .run-status button.retry");
+		assert.deepEqual(await posted(page), [{ type: "retry" }]);
+		await page.screenshot({ path: path.join(artifacts, "retry-failed-dark-300.png") });
+		// A later successful run marks it resolved.
+		await feed(page, run(/echo hello from bash/));
+		lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => ({ cls: l.className, retry: !!l.querySelector(".retry") })));
+		assert.deepEqual(lines, [{ cls: "run-status failed resolved", retry: false }]);
+		// A reply that fails without a retry: one error line with Retry.
+		await feed(page, run(/error: 400/));
+		lines = await page.evaluate(() => [...document.querySelectorAll("#log .run-status:not(.resolved)")].map((l) => ({ error: l.querySelector(".run-status-error").textContent, retry: !!l.querySelector(".retry") })));
+		assert.deepEqual(lines, [{ error: "400 Bad Request (simulated by the faux model)", retry: true }]);
+		// An extension notice with action retry has the button too.
+		await post(page, [{ type: "notice", level: "error", text: "The prompt could not be sent: gopi restarted", action: "retry" }]);
+		const n = await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => [l.querySelector(".run-status-error").textContent, !!l.querySelector(".retry")]));
+		assert.deepEqual(n.slice(-2), [["400 Bad Request (simulated by the faux model)", false], ["The prompt could not be sent: gopi restarted", true]], "only the newest failure keeps Retry");
+		// History: a run of the same failure is one line, and a later reply resolves it.
+		const failedMsg = { role: "assistant", content: [], stopReason: "error", errorMessage: "503 overloaded" };
+		await post(page, [
+			{ type: "reset", label: "Chat" },
+			{ type: "history", messages: [{ role: "user", content: "hi" }, failedMsg, failedMsg, failedMsg, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" }] },
+		]);
+		assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#log .run-status")].map((l) => [l.className, l.textContent])), [["run-status failed resolved", "Failed earlier:503 overloaded"]]);
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#log .msg.assistant").length), 1, "no empty messages for the failures");
+		// Stopped during a retry's wait: the line says so and offers nothing.
+		await feed(page, [{ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 5000, errorMessage: "503" }, { type: "agent_settled", aborted: true }]);
+		const stopped = await page.evaluate(() => { const l = [...document.querySelectorAll("#log .run-status")].at(-1); return [l.className, l.querySelector(".run-status-text").textContent, !!l.querySelector(".retry")]; });
+		assert.deepEqual(stopped, ["run-status retrying stale", "Retrying stopped:", false]);
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("compaction failure says so once", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		await feed(page, [
+			{ type: "compaction_end", errorMessage: "Compaction failed: nothing to compact" },
+			{ type: "compaction_end", errorMessage: "the model refused" },
+		]);
+		await post(page, [{ type: "notice", level: "error", text: "Compaction failed: Compaction failed: too short" }]);
+		const n = await page.evaluate(() => [...document.querySelectorAll("#log .notice.error")].map((e) => e.textContent));
+		assert.deepEqual(n, ["Compaction failed: nothing to compact", "Compaction failed: the model refused", "Compaction failed: too short"]);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+const commandList = [
+	{ name: "review", description: "Review the diff", source: "prompt" },
+	{ name: "skill:tests", description: "Write tests", source: "skill" },
+	{ name: "deploy", source: "extension" },
+	{ name: "compact", description: "Summarise older messages", source: "action" },
+	{ name: "model", description: "Switch model", source: "action" },
+	{ name: "resume", description: "Resume a session", source: "action" },
+];
+
+test("/ lists actions first with a source tag; an action goes out as action, a prompt as send", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		await post(page, [{ type: "commands", items: commandList }]);
+		await page.focus("#input");
+		await page.keyboard.type("/");
+		const shown = await page.evaluate(() => ({
+			rows: [...document.querySelectorAll("#completions [role=option]")].map((r) => [r.querySelector(".completion-label").textContent, r.querySelector(".completion-tag")?.textContent]),
+			active: document.querySelector("#input").getAttribute("aria-activedescendant"),
+			first: document.querySelector("#completions [role=option]").id,
+			selected: document.querySelector("#completions [aria-selected=true]").id,
+		}));
+		assert.deepEqual(shown.rows, [
+			["/compact", "action"],
+			["/model", "action"],
+			["/resume", "action"],
+			["/review", "prompt"],
+			["/skill:tests", "skill"],
+			["/deploy", "extension"],
+		]);
+		assert.equal(shown.active, shown.first);
+		assert.equal(shown.selected, shown.first);
+		await page.keyboard.type("co");
+		await page.keyboard.press("Tab");
+		await page.keyboard.type("keep the API");
+		await clearPosted(page);
+		await page.keyboard.press("Enter");
+		assert.deepEqual(await posted(page), [{ type: "action", name: "compact", args: "keep the API" }]);
+		await page.keyboard.type("/rev");
+		await page.keyboard.press("Enter");
+		await page.keyboard.type("the parser");
+		await page.keyboard.press("Enter");
+		assert.deepEqual(await posted(page), [
+			{ type: "action", name: "compact", args: "keep the API" },
+			{ type: "send", text: "/review the parser", images: [], mode: "prompt" },
+		]);
+		// Escape while a run streams closes the list and does not stop the run.
+		await feed(page, [{ type: "agent_start" }]);
+		await clearPosted(page);
+		await page.keyboard.type("/m");
+		assert.equal(await page.evaluate(() => document.querySelector("#completions").hidden), false);
+		await page.keyboard.press("Escape");
+		assert.equal(await page.evaluate(() => document.querySelector("#completions").hidden), true);
+		assert.deepEqual(await posted(page), []);
+		await page.keyboard.press("Escape");
+		assert.deepEqual(await posted(page), [{ type: "abort" }]);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("/ with no commands at all says so; with only actions it shows them", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		await page.focus("#input");
+		await page.keyboard.type("/");
+		assert.deepEqual(await page.evaluate(() => ({ hidden: document.querySelector("#completions").hidden, text: document.querySelector("#completions").textContent })), { hidden: false, text: "No commands" });
+		await post(page, [{ type: "commands", items: commandList.filter((c) => c.source === "action") }]);
+		const rows = await page.evaluate(() => [...document.querySelectorAll("#completions .completion-label")].map((e) => e.textContent));
+		assert.deepEqual(rows, ["/compact", "/model", "/resume"]);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+const expanded = `fix the loop in @main.go#L5-7 and see @selection
+
+<file path="main.go" lines="5-7">
+\`\`\`go
+for i := range xs {
+	total += i
+}
+\`\`\`
+</file>
+<selection path="a &quot;b&quot; &amp; c.go" lines="2-4">
+\`\`\`\`
+three
+\`\`\`
+backticks
+\`\`\`\`
+</selection>
+<diagnostics count="3">
+\`\`\`
+main.go:3:6: ERROR: main redeclared
+a.go:1:1: WARNING: unused
+b.go:2:2: ERROR: typo
+\`\`\`
+</diagnostics>
+<terminal name="bash" lines="40">
+\`\`\`
+$ make
+ok
+\`\`\`
+</terminal>
+<diff files="2">
+\`\`\`diff
+diff --git a/x b/x
+-old
++new
+\`\`\`
+</diff>`;
+
+test("a sent message shows its mentions as chips that open what was attached", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		await post(page, [{ type: "history", messages: [{ role: "user", content: [{ type: "text", text: expanded }] }] }]);
+		const r = await page.evaluate(() => {
+			const m = document.querySelector(".msg.user");
+			return {
+				text: m.querySelector(".user-text").textContent,
+				raw: m.textContent.includes("<file") || m.textContent.includes("</"),
+				chips: [...m.querySelectorAll("button.mention-chip")].map((c) => [c.textContent, c.getAttribute("aria-expanded")]),
+				bodiesHidden: [...m.querySelectorAll(".mention-body")].every((b) => b.hidden),
+			};
+		});
+		assert.equal(r.text, "fix the loop in @main.go#L5-7 and see @selection");
+		assert.equal(r.raw, false, "no raw tags");
+		assert.deepEqual(r.chips, [
+			["@main.go#L5-7 · 3 lines", "false"],
+			['@selection a "b" & c.go#L2-4', "false"],
+			["@problems 3", "false"],
+			["@terminal bash · 40 lines", "false"],
+			["@git 2 files", "false"],
+		]);
+		assert.ok(r.bodiesHidden);
+		await page.click(".msg.user button.mention-chip[data-tag=selection]");
+		const body = await page.evaluate(() => {
+			const c = document.querySelector(".msg.user button.mention-chip[data-tag=selection]");
+			const b = document.getElementById(c.getAttribute("aria-controls"));
+			return { expanded: c.getAttribute("aria-expanded"), hidden: b.hidden, text: b.textContent, tag: b.tagName };
+		});
+		assert.deepEqual(body, { expanded: "true", hidden: false, text: "three\n```\nbackticks", tag: "PRE" });
+		await page.screenshot({ path: path.join(artifacts, "chips-sent-dark-300.png") });
+		await page.click(".msg.user button.mention-chip[data-tag=selection]");
+		assert.equal(await page.evaluate(() => document.querySelector(".msg.user .mention-body:not([hidden])")), null);
+		// Tags inside the attached text stay text.
+		await post(page, [{ type: "history", messages: [{ role: "user", content: `x\n\n<file path="p.html">\n\`\`\`html\n<img src=x onerror="window.__pwned=1">\n\`\`\`\n</file>` }] }]);
+		await page.click(".msg.user:last-of-type button.mention-chip");
+		assert.equal(await page.evaluate(() => [document.querySelector(".msg.user:last-of-type .mention-body").textContent, window.__pwned, document.querySelectorAll("#log img").length].join("|")), '<img src=x onerror="window.__pwned=1">||0');
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("the composer shows its mentions as chips; × takes one out; @ offers the special mentions first", async () => {
+	const { page, cleanup } = await openPage({ width: 300 });
+	try {
+		await page.focus("#input");
+		await page.keyboard.type("look at @src/main.go#L5-7, @selection and @problems, not me@example.com ");
+		let chips = await page.evaluate(() => ({ hidden: document.querySelector("#mentions").hidden, chips: [...document.querySelectorAll("#mentions .mention-chip")].map((c) => c.dataset.mention) }));
+		assert.deepEqual(chips, { hidden: false, chips: ["@src/main.go#L5-7", "@selection", "@problems"] });
+		assert.equal(await page.evaluate(() => document.querySelector('#mentions .mention-chip[data-mention="@selection"] .chip-remove').getAttribute("aria-label")), "Remove @selection");
+		await page.click('#mentions .mention-chip[data-mention="@selection"] .chip-remove');
+		assert.equal(await page.evaluate(() => document.querySelector("#input").value), "look at @src/main.go#L5-7, and @problems, not me@example.com ");
+		chips = await page.evaluate(() => [...document.querySelectorAll("#mentions .mention-chip")].map((c) => c.dataset.mention));
+		assert.deepEqual(chips, ["@src/main.go#L5-7", "@problems"]);
+		await page.evaluate(() => {
+			const i = document.querySelector("#input");
+			i.setSelectionRange(i.value.length, i.value.length);
+		});
+		await clearPosted(page);
+		await page.keyboard.type("@t");
+		assert.deepEqual((await posted(page)).at(-1), { type: "complete", query: "t" });
+		assert.equal(await page.evaluate(() => document.querySelectorAll("#mentions .mention-chip").length), 2, "the token being typed is no chip yet");
+		await post(page, [{ type: "files", query: "t", items: ["test/a.ts", "tsconfig.json"] }]);
+		const rows = await page.evaluate(() => [...document.querySelectorAll("#completions .completion-label")].map((e) => e.textContent));
+		assert.deepEqual(rows, ["@terminal", "test/a.ts", "tsconfig.json"]);
+		await page.screenshot({ path: path.join(artifacts, "chips-composer-dark-300.png") });
+		await page.keyboard.press("Enter");
+		assert.match(await page.evaluate(() => document.querySelector("#input").value), /@problems, not me@example.com @terminal $/);
+		assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#mentions .mention-chip")].map((c) => c.dataset.mention)), ["@src/main.go#L5-7", "@problems", "@terminal"]);
+		await page.keyboard.press("Enter");
+		assert.equal(await page.evaluate(() => document.querySelector("#mentions").hidden), true, "sent: no chips left");
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+const offline = { type: "welcome", welcome: { model: "faux/faux-1", offline: true, providers: ["faux"] } };
+
+test("the first-run view: the model, what to try, and without a key what to do", async () => {
+	const { page, cleanup } = await openPage({ width: 300 });
+	try {
+		await post(page, [offline]);
+		const w = await page.evaluate(() => {
+			const w = document.querySelector("#log #welcome");
+			return w && { text: w.textContent, buttons: [...w.querySelectorAll("button")].map((b) => b.textContent) };
+		});
+		assert.ok(w, "shown");
+		assert.match(w.text, /faux\/faux-1/);
+		assert.deepEqual(w.buttons.slice(-2), ["Add an API key", "Switch model"]);
+		await clearPosted(page);
+		await page.click("#welcome-set-key");
+		await page.click("#welcome-switch-model");
+		assert.deepEqual(await posted(page), [{ type: "setKey" }, { type: "switchModel" }]);
+		await page.click("#welcome .welcome-try");
+		assert.equal(await page.evaluate(() => document.querySelector("#input").value), "bash: ls");
+		await page.screenshot({ path: path.join(artifacts, "welcome-dark-300.png") });
+		// The conversation starts: it goes.
+		await feed(page, run(/echo hello from bash/));
+		assert.equal(await page.evaluate(() => document.querySelector("#welcome")), null);
+		// A new session: back, until history with messages arrives.
+		await post(page, [{ type: "reset", label: "Chat" }]);
+		assert.ok(await page.evaluate(() => !!document.querySelector("#welcome")));
+		await post(page, [{ type: "history", messages: [] }]);
+		assert.ok(await page.evaluate(() => !!document.querySelector("#welcome")), "empty history keeps it");
+		await post(page, [{ type: "history", messages: [{ role: "user", content: "hi" }] }]);
+		assert.equal(await page.evaluate(() => document.querySelector("#welcome")), null);
+		// Not shown over a conversation; with a key, no key buttons.
+		await post(page, [{ type: "welcome", welcome: { model: "anthropic/claude-sonnet-4-5", offline: false, providers: ["anthropic"] } }]);
+		assert.equal(await page.evaluate(() => document.querySelector("#welcome")), null);
+		await post(page, [{ type: "reset", label: "Chat" }]);
+		assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll("#welcome button")].length), 0);
+		assert.match(await page.evaluate(() => document.querySelector("#welcome").textContent), /anthropic\/claude-sonnet-4-5/);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+const sampleStats = {
+	sessionFile: "/home/me/.pi/agent/sessions/--work--/2026-11-27T07-13-22-676Z_01a21bda.jsonl",
+	sessionId: "01a21bda-04f4-707f-b594-95534e59a10e",
+	userMessages: 2,
+	assistantMessages: 5,
+	toolCalls: 3,
+	toolResults: 3,
+	totalMessages: 10,
+	tokens: { input: 56789, output: 1234, cacheRead: 20000, cacheWrite: 0, total: 78023 },
+	cost: 0.0123,
+	contextUsage: { tokens: 1159, contextWindow: 200000, percent: 0.5795 },
+};
+
+test("session statistics show as a table card", async () => {
+	const { page, cleanup } = await openPage({ width: 300 });
+	try {
+		await post(page, [{ type: "stats", stats: sampleStats }]);
+		const s = await page.evaluate(() => {
+			const c = document.querySelector("#log .stats-card");
+			return {
+				label: c.getAttribute("aria-label"),
+				rows: Object.fromEntries([...c.querySelectorAll("tr")].map((r) => [r.querySelector("th").textContent, r.querySelector("td").textContent])),
+				json: c.textContent.includes("{"),
+				meter: c.querySelector("[role=meter]")?.getAttribute("aria-valuenow"),
+			};
+		});
+		assert.equal(s.label, "Session statistics");
+		assert.equal(s.json, false);
+		assert.deepEqual(s.rows, {
+			Messages: "2 from you · 5 from gopi · 10 in all",
+			"Tool calls": "3",
+			Tokens: "78k (56.8k in · 1,234 out · 20k cache read)",
+			Cost: "$0.01",
+			Context: "1,159 of 200k (0.6%)",
+			Session: "01a21bda-04f4-707f-b594-95534e59a10e",
+			File: sampleStats.sessionFile,
+		});
+		assert.equal(s.meter, "1");
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("at 300 px the steer hint is whole and a short tool result has no scrollbar", async () => {
+	const { page, cleanup } = await openPage({ width: 300 });
+	try {
+		const { upToTool, id } = bashRun();
+		await feed(page, [
+			{ type: "agent_start" },
+			...upToTool,
+			{ type: "tool_execution_end", toolCallId: id, toolName: "bash", result: { content: [{ type: "text", text: `hello from bash ${"and a rather long line ".repeat(6)}` }] }, isError: true },
+		]);
+		const r = await page.evaluate(() => {
+			const h = document.querySelector("#hint");
+			const pre = document.querySelector(".tool-result pre");
+			const box = h.getBoundingClientRect();
+			return {
+				hint: h.textContent,
+				cut: h.scrollWidth > h.clientWidth + 1 || box.right > window.innerWidth,
+				preV: pre.scrollHeight > pre.clientHeight + 1,
+				preH: pre.scrollWidth > pre.clientWidth + 1,
+			};
+		});
+		assert.match(r.hint, /Enter steers/);
+		assert.match(r.hint, /Esc stops/);
+		assert.deepEqual({ cut: r.cut, preV: r.preV, preH: r.preH }, { cut: false, preV: false, preH: false });
+		// A long result still scrolls, within its height.
+		await feed(page, [{ type: "tool_execution_end", toolCallId: id, toolName: "bash", result: { content: [{ type: "text", text: "line\n".repeat(200) }] }, isError: true }]);
+		assert.ok(await page.evaluate(() => { const p = document.querySelector(".tool-result pre"); return p.scrollHeight > p.clientHeight && getComputedStyle(p).overflowY === "auto"; }));
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+/** Every node of the accessibility tree, flattened. */
+function flatten(node, out = []) {
+	if (!node) return out;
+	out.push(node);
+	for (const c of node.children ?? []) flatten(c, out);
+	return out;
+}
+
+test("accessibility: roles and names in Chromium's tree, and the focus order", async () => {
+	const { page, cleanup } = await openPage({ width: 300 });
+	try {
+		const { upToTool, id } = bashRun();
+		await feed(page, upToTool);
+		await post(page, [
+			{ type: "approval", id: "a1", toolCallId: id, toolName: "bash", title: "Run echo hello from bash?", options: approvalOptions },
+			{ type: "commands", items: commandList },
+		]);
+		const tree = flatten(await page.accessibility.snapshot({ interestingOnly: false }));
+		const has = (role, name) => tree.some((n) => n.role === role && (name instanceof RegExp ? name.test(n.name ?? "") : n.name === name));
+		assert.ok(has("log", "Conversation"), "the log");
+		assert.ok(has("article", "You"), "the user's message");
+		assert.ok(has("article", "gopi"), "gopi's message");
+		assert.ok(has("group", "bash: echo hello from bash (waits for your answer)"), "the tool card");
+		for (const name of ["Accept", "Always", "Reject", "Send"]) assert.ok(has("button", name), name);
+		assert.ok(has("textbox", "Message"));
+		const unnamed = tree.filter((n) => n.role === "button" && !(n.name ?? "").trim());
+		assert.deepEqual(unnamed, [], "every button has a name");
+		// Focus order: log, the question's buttons, the composer, Send.
+		await page.focus("#log");
+		const order = ["log"];
+		for (let i = 0; i < 12; i++) {
+			await page.keyboard.press("Tab");
+			order.push(await page.evaluate(() => {
+				const a = document.activeElement;
+				return a.id || a.textContent.trim().slice(0, 20) || a.tagName;
+			}));
+		}
+		const at = (x) => order.indexOf(x);
+		assert.ok(at("log") >= 0 && at("log") < at("Accept") && at("Accept") < at("Reject") && at("Reject") < at("input") && at("input") < at("send"), order.join(" → "));
+		// The completion list: listbox, options, the textarea pointing at the selected one.
+		await page.focus("#input");
+		await page.keyboard.type("/");
+		await page.keyboard.press("ArrowDown");
+		const t2 = flatten(await page.accessibility.snapshot({ interestingOnly: false }));
+		assert.ok(t2.some((n) => n.role === "listbox" && n.name === "Commands"));
+		const options = t2.filter((n) => n.role === "option");
+		assert.ok(options.length === commandList.length, JSON.stringify(options));
+		assert.ok(options.some((o) => o.selected && /\/model/.test(o.name)), JSON.stringify(options));
+		assert.equal(await page.evaluate(() => document.getElementById(document.querySelector("#input").getAttribute("aria-activedescendant"))?.textContent), "/modelactionSwitch model");
+		// Sent chips and the stats card are named too.
+		await post(page, [{ type: "history", messages: [{ role: "user", content: expanded }] }, { type: "stats", stats: sampleStats }]);
+		const t3 = flatten(await page.accessibility.snapshot({ interestingOnly: false }));
+		assert.ok(t3.some((n) => n.role === "button" && n.name === "@main.go#L5-7 · 3 lines"));
+		assert.ok(t3.some((n) => n.role === "table" && /Session statistics/.test(n.name ?? "")) || t3.some((n) => n.role === "region" && n.name === "Session statistics"));
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+test("screenshots at 300 px: approval, retry, welcome, chips, stats, light and dark", async () => {
+	for (const theme of ["light", "dark"]) {
+		const { page, cleanup } = await openPage({ width: 300, theme });
+		try {
+			await post(page, [offline, { type: "commands", items: commandList }]);
+			await page.screenshot({ path: path.join(artifacts, `welcome-${theme}-300.png`) });
+			await post(page, [{ type: "history", messages: [{ role: "user", content: expanded }] }]);
+			const { upToTool, id } = bashRun();
+			await feed(page, upToTool);
+			await post(page, [
+				{ type: "approval", id: "s1", toolCallId: id, toolName: "bash", title: "Run echo hello from bash?", options: approvalOptions },
+				{ type: "approval", id: "s2", toolName: "write", title: "Write notes.txt?", options: approvalOptions },
+				{ type: "approvalDone", id: "s2", outcome: "rejected" },
+			]);
+			await feed(page, [
+				{ type: "auto_retry_start", attempt: 3, maxAttempts: 8, delayMs: 8000, errorMessage: "529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\nmore" },
+			]);
+			await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
+			await page.screenshot({ path: path.join(artifacts, `approval-retry-${theme}-300.png`) });
+			await feed(page, [{ type: "auto_retry_end", success: false, attempt: 8, finalError: "529 overloaded_error: Overloaded" }]);
+			await post(page, [{ type: "stats", stats: sampleStats }]);
+			await page.focus("#input");
+			await page.keyboard.type("see @main.go#L5-7 and @git ");
+			await page.evaluate(() => (document.querySelector("#log").scrollTop = 1e6));
+			await page.screenshot({ path: path.join(artifacts, `stats-chips-${theme}-300.png`) });
+			await page.click(".msg.user button.mention-chip");
+			await page.evaluate(() => (document.querySelector("#input").value = ""));
+			await page.focus("#input");
+			await page.keyboard.type("/");
+			await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
+			await page.screenshot({ path: path.join(artifacts, `commands-${theme}-300.png`) });
+		} finally {
+			await page.close();
+			await cleanup();
+		}
 	}
 });
