@@ -393,6 +393,11 @@ export class Workbench {
 		return this.page.locator("#workbench\\.parts\\.statusbar .statusbar-item").allInnerTexts();
 	}
 
+	/** The user's settings.json as text. */
+	readUserSettings() {
+		return fs.readFileSync(path.join(this.userData, "User", "settings.json"), "utf8");
+	}
+
 	/** Merges settings into the user's settings.json (VS Code picks the change up by itself). */
 	setUserSettings(settings) {
 		const file = path.join(this.userData, "User", "settings.json");

@@ -1,9 +1,14 @@
 // Settings a user changes while the chat is open. gopi.approval is the one
 // that matters most: turning approval on must hold for the next tool call.
 import assert from "node:assert/strict";
-import { e2e, tempFolder } from "./lib.mjs";
+import { e2e, tempFolder, until } from "./lib.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Defect today: gopi gets --approval when it starts and the extension does
+// not act on the change, so the running gopi keeps writing without asking
+// until it restarts. Marked todo so the suite reports it without failing.
+const approvalChangeDefect = "defect: a changed gopi.approval does not reach the running gopi (only a restart applies it)";
 
 e2e("settings: turning gopi.approval from off to writes in the Settings editor makes the next write ask", async ({ start }) => {
 	const wb = await start({ folder: tempFolder("settings"), userSettings: { "gopi.approval": "off" } });
@@ -18,18 +23,24 @@ e2e("settings: turning gopi.approval from off to writes in the Settings editor m
 	await wb.page.locator(".settings-editor .settings-header").waitFor({ timeout: 30_000 });
 	await sleep(500);
 	await wb.page.keyboard.type("gopi.approval");
-	const select = wb.page.locator('.settings-editor .setting-item-enumeration select').first();
+	const select = wb.page.locator('.settings-editor select[aria-label="gopi.approval"]');
 	await select.waitFor({ timeout: 30_000 });
 	await select.selectOption("writes");
-	await sleep(1000);
-	await wb.runCommand("View: Close All Editors");
+	// "writes" is the default, so the Settings editor takes "off" out of settings.json.
+	await until(() => !/"gopi.approval":\s*"off"/.test(wb.readUserSettings()), { message: "settings.json to lose approval off", timeout: 10_000 });
+	await wb.screenshot("settings-approval-changed");
+	await wb.page.keyboard.press("Escape");
 
 	await wb.send("write: asked.txt :: only when accepted");
-	await wb.answerApproval("asked.txt", "Reject", { timeout: 20_000 });
+	const first = await until(async () => (wb.exists("asked.txt") ? "written" : (await wb.approvalShown("asked.txt")) ? "asked" : undefined), {
+		message: "the write to be asked about or done",
+	});
+	assert.equal(first, "asked", "the write landed without a question: the running gopi still has approval off");
+	await wb.answerApproval("asked.txt", "Reject");
 	await wb.waitIdle();
 	await sleep(1000);
 	assert.equal(wb.exists("asked.txt"), false, "the write waited for the question and was rejected");
-});
+}, { todo: approvalChangeDefect });
 
 // gopi.path, gopi.env and gopi.args have scope "machine": only the user's
 // settings may set them, never a folder's.
