@@ -29,6 +29,12 @@ e2e("approval: a write opens the proposal's diff and asks; Accept writes the fil
 	await sleep(1000);
 	assert.equal(wb.exists("b.txt"), false, "a rejected write leaves no file");
 	assert.equal(wb.readFile("a.txt"), "hello");
+
+	// An edit shows the file against the edited file, and Accept applies it.
+	await wb.send("edit: a.txt :: hello => bye");
+	await wb.answerApproval("a.txt", "Accept");
+	await wb.waitForFile("a.txt", "bye");
+	await wb.waitIdle();
 });
 
 for (const how of ["Escape in the composer", "the Stop button", "gopi: Stop from the Command Palette"]) {

@@ -280,9 +280,14 @@ export class Workbench {
 		await row.click();
 	}
 
-	/** The quick pick's rows (after a command opened one). */
-	async quickPickItems({ timeout = 15_000 } = {}) {
-		const rows = this.page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+	/**
+	 * The rows of the quick pick a command opened; title (text it contains)
+	 * tells it from the Command Palette it replaces.
+	 */
+	async quickPickItems({ title, timeout = 15_000 } = {}) {
+		const w = this.page.locator(".quick-input-widget");
+		if (title) await w.locator(".quick-input-title", { hasText: title }).waitFor({ timeout });
+		const rows = w.locator(".quick-input-list .monaco-list-row");
 		await rows.first().waitFor({ timeout });
 		return rows.allInnerTexts();
 	}

@@ -18,7 +18,7 @@ e2e("sessions: New Session, then Sessions of This Workspace resumes the first co
 	await wb.waitIdle();
 
 	await wb.runCommand("gopi: Sessions of This Workspace");
-	const items = await wb.quickPickItems();
+	const items = await wb.quickPickItems({ title: "resume a session" });
 	assert.ok(items.some((i) => i.includes("reply: the first conversation")), `the first session is listed: ${JSON.stringify(items)}`);
 	assert.ok(items.some((i) => i.includes("reply: the second conversation")), `the second session is listed: ${JSON.stringify(items)}`);
 	await wb.pickQuickItem("reply: the first conversation");
