@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors vsix bench bench-vs-pi fuzz lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -64,6 +64,15 @@ test-editors: build
 	else echo "test-editors: the VS Code extension skipped (node or npm is not installed)"; fi
 	@if command -v npm >/dev/null 2>&1; then env="$$(testdata/pi/ext-env.sh)" && eval "$$env"; fi; \
 		GOPI_BIN=$(CURDIR)/$(BIN) editors/nvim/tests/run.sh
+
+# The VS Code extension in real VS Code: code-server (VS Code for the
+# browser) driven by Chromium through playwright-core, each test a user's
+# flow against the built binary. Installs code-server, Node 24 and
+# playwright-core into ~/.cache/gopi on first use (the npm registry; apt for
+# libkrb5-dev, g++, make and chromium). Screenshots in
+# editors/vscode/test-artifacts/e2e/.
+test-vscode-e2e: build
+	GOPI_BIN=$(CURDIR)/$(BIN) editors/vscode/e2e/run.sh
 
 # The VS Code extension's packages, offline: one per platform with gopi
 # cross-compiled inside, and a universal one (gopi from PATH), in

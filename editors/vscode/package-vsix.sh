@@ -5,6 +5,10 @@
 # PATH. Output: dist/gopi-<target>-<version>.vsix.
 #
 #   ./package-vsix.sh [target ...]   default: every target below
+#
+#   GOPI_VSIX_BIN  a gopi binary already built for the one target named,
+#                  shipped as it is instead of compiling one (the end-to-end
+#                  suite packages the binary it tests)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +28,12 @@ for target in "${targets[@]}"; do
 		case $os in win32) goos=windows exe=.exe ;; *) goos=$os exe= ;; esac
 		case $arch in x64) goarch=amd64 ;; *) goarch=$arch ;; esac
 		mkdir -p bin
-		(cd "$repo" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "-s -w -X main.version=$gopi_version" -o "$here/bin/gopi$exe" ./cmd/gopi)
+		if [[ -n ${GOPI_VSIX_BIN:-} ]]; then
+			((${#targets[@]} == 1)) || { echo "package-vsix.sh: GOPI_VSIX_BIN needs exactly one target" >&2; exit 1; }
+			cp "$GOPI_VSIX_BIN" "$here/bin/gopi$exe"
+		else
+			(cd "$repo" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "-s -w -X main.version=$gopi_version" -o "$here/bin/gopi$exe" ./cmd/gopi)
+		fi
 		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --target "$target" -o "dist/gopi-$target-$version.vsix"
 	else
 		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository -o "dist/gopi-universal-$version.vsix"

@@ -49,7 +49,11 @@ if [[ ! -f $stage/node/lib/node_modules/npm/bin/npm-cli.js ]]; then
 fi
 PATH="$stage/node/bin:$PATH" npm24 install --loglevel=error --no-audit --no-fund \
 	--nodedir="$stage/node" code-server@"$version" playwright-core@1.49.1 >&2
-(cd node_modules/code-server && PATH="$stage/node/bin:$PATH" npm_config_nodedir="$stage/node" bash ./postinstall.sh >&2)
+# postinstall.sh reads the Node version and the package manager (npm or yarn)
+# from npm's user agent, which only exists when npm itself runs the script.
+(cd node_modules/code-server && PATH="$stage/node/bin:$PATH" npm_config_nodedir="$stage/node" \
+	npm_config_user_agent="npm/$(npm24 --version) node/$("$node24" --version) linux x64" \
+	bash ./postinstall.sh >&2)
 touch .complete
 cd /
 trap - EXIT
