@@ -1004,3 +1004,28 @@ test("screenshots at 300 px: approval, retry, welcome, chips, stats, light and d
 		}
 	}
 });
+
+test("a run's changed files: each opens its own run's diff, Review all opens them together", async () => {
+	const { page, cleanup } = await openPage();
+	try {
+		await post(page, [
+			{ type: "changes", run: 1, files: ["a.txt"] },
+			{ type: "changes", run: 2, files: ["a.txt", "b.txt"] },
+		]);
+		const boxes = await page.evaluate(() =>
+			[...document.querySelectorAll(".changes")].map((b) => ({ files: [...b.querySelectorAll(".change")].map((x) => x.textContent), all: Boolean(b.querySelector(".review-run")) })),
+		);
+		assert.deepEqual(boxes, [
+			{ files: ["a.txt"], all: false },
+			{ files: ["a.txt", "b.txt"], all: true },
+		]);
+		await page.evaluate(() => document.querySelectorAll(".changes")[0].querySelector(".change").click());
+		await page.evaluate(() => document.querySelectorAll(".changes")[1].querySelector(".review-run").click());
+		const posted = await page.evaluate(() => window.__posted.filter((m) => m.type === "openChange" || m.type === "reviewRun"));
+		assert.deepEqual(posted.at(-2), { type: "openChange", path: "a.txt", run: 1 });
+		assert.deepEqual(posted.at(-1), { type: "reviewRun", run: 2 });
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});

@@ -620,7 +620,13 @@ function onEvent(ev: { type: string; [k: string]: unknown }): void {
 			setStreaming(true);
 			break;
 		case "agent_settled":
-			setStreaming(false);
+			// Focusing the view (gopi: Focus on Chat View, Ctrl+Alt+G) lands in the
+// composer, so the chat is reachable from the keyboard alone.
+window.addEventListener("focus", () => {
+	if (document.activeElement === document.body || document.activeElement === null) input.focus();
+});
+
+setStreaming(false);
 			current = undefined;
 			// Settled while a retry was still counting down: stopped, or given up.
 			if (runLine?.state === "retrying") {
@@ -1140,8 +1146,18 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
 				const b = el("button", "link change", f);
 				b.type = "button";
 				b.onclick = () => post({ type: "openChange", path: f, run: m.run });
+				b.setAttribute("aria-label", `Show what this run changed in ${f}`);
 				box.append(b);
 			}
+			if (m.files.length > 1) {
+				const all = el("button", "link review-run", "Review all");
+				all.type = "button";
+				all.setAttribute("aria-label", `Review the ${m.files.length} files this run changed together`);
+				all.onclick = () => post({ type: "reviewRun", run: m.run });
+				box.append(all);
+			}
+			box.setAttribute("role", "group");
+			box.setAttribute("aria-label", "Files this run changed");
 			log.append(box);
 			scrollDown();
 			break;
