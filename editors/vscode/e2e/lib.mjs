@@ -347,33 +347,55 @@ export class Workbench {
 	}
 
 	/**
-	 * Waits for gopi's question before a tool runs (message: text or RegExp
-	 * it contains, e.g. "a.txt") and resolves to where it is asked. Today a
-	 * write or edit asks in a notification next to the proposal's diff, and
-	 * bash in a modal dialog. When the question moves (onto the tool card,
-	 * the diff editor's toolbar, the status bar), this and answerApproval
-	 * are the two places to change.
+	 * The card in the chat that asks gopi's question about message (text it
+	 * contains, e.g. "a.txt"), while it waits for an answer.
+	 */
+	approvalCard(message) {
+		return this.chat().locator("#log .tool.pending[data-approval]", { hasText: message }).first();
+	}
+
+	/**
+	 * Waits for gopi's question before a tool runs (message: text it
+	 * contains, e.g. "a.txt"). It waits on the tool's card in the chat, in
+	 * the status bar and, for an edit or write, on the proposal's toolbar;
+	 * resolves to "card" once the card shows it.
 	 */
 	async waitForApproval(message, { timeout = 30_000 } = {}) {
-		const dialog = this.page.locator(".monaco-dialog-box", { hasText: message });
-		const toast = this.notification(message).first();
-		return until(
-			async () => ((await dialog.isVisible()) ? "dialog" : (await toast.isVisible()) ? "notification" : undefined),
-			{ timeout, message: `gopi's question about ${message}` },
-		);
+		await this.approvalCard(message).waitFor({ timeout });
+		return "card";
 	}
 
-	/** Answers gopi's question about message: "Accept", "Allow always" or "Reject". */
+	/**
+	 * Answers gopi's question about message with the card's button:
+	 * "Accept", "Always" (or "Allow always") or "Reject".
+	 */
 	async answerApproval(message, answer, { timeout = 30_000 } = {}) {
-		const where = await this.waitForApproval(message, { timeout });
-		if (where === "dialog") await this.answerDialog(answer);
-		else await this.answerNotification(message, answer);
+		await this.waitForApproval(message, { timeout });
+		const label = answer === "Allow always" ? "Always" : answer;
+		await this.approvalCard(message).locator("button.approval-button", { hasText: new RegExp(`^${escapeRe(label)}$`) }).click();
 	}
 
-	/** Whether gopi's question about message is still shown anywhere. */
+	/** Whether gopi's question about message is still shown anywhere: on a card, in the status bar or a proposal's toolbar. */
 	async approvalShown(message) {
-		const dialog = this.page.locator(".monaco-dialog-box", { hasText: message });
-		return (await dialog.isVisible()) || (await this.notification(message).first().isVisible());
+		if (await this.approvalCard(message).isVisible()) return true;
+		if (await this.approvalStatus().isVisible()) return true;
+		return this.page.locator('.editor-actions a[aria-label^="Accept gopi\'s Proposal"]').isVisible();
+	}
+
+	/** The status bar item of a waiting question. */
+	approvalStatus() {
+		return this.page.locator(`[id="${extensionId}.gopi.approval"]`);
+	}
+
+	/** The proposal's diff editor toolbar button: "Accept gopi's Proposal", "Always Allow This Tool", "Reject gopi's Proposal". */
+	proposalAction(label) {
+		return this.page.locator(`.editor-actions a[aria-label^="${label}"]`);
+	}
+
+	/** The text of the diff editor's side ("original" or "modified") as shown. */
+	async diffSide(side) {
+		const lines = this.page.locator(`.monaco-diff-editor .editor.${side} .view-lines`).first();
+		return (await lines.innerText()).replace(/\u00a0/g, " ");
 	}
 
 	/** The labels of the editor tabs. */

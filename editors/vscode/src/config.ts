@@ -1,12 +1,14 @@
 // Settings changes take effect without a manual restart: the model and
-// thinking level apply to the running gopi at once; what shapes how gopi
-// starts (its binary, arguments, environment, approval) needs a new
-// process, which the user is offered.
+// thinking level apply to the running gopi at once; gopi.approval, which
+// decides whether gopi asks before it acts, restarts gopi by itself (at
+// once when it is idle, else as soon as its run ends, with a way to stop
+// the run now); what else shapes how gopi starts (its binary, arguments,
+// environment) needs a new process, which the user is offered.
 import * as vscode from "vscode";
 import type { Manager } from "./extension";
 
-/** Settings read when gopi starts: a change needs a restart. */
-export const restartSettings = ["gopi.path", "gopi.args", "gopi.env", "gopi.approval"];
+/** Settings read when gopi starts: a change needs a restart, which the user is offered. */
+export const restartSettings = ["gopi.path", "gopi.args", "gopi.env"];
 
 export function watchSettings(m: Manager): vscode.Disposable {
 	return vscode.workspace.onDidChangeConfiguration(async (e) => {
@@ -42,6 +44,26 @@ export function watchSettings(m: Manager): vscode.Disposable {
 						void vscode.window.showErrorMessage(`gopi: the thinking level could not be applied: ${(err as Error).message}`);
 					}
 				}
+			}
+		}
+		if (e.affectsConfiguration("gopi.approval")) {
+			const mode = c.get<string>("approval", "writes");
+			for (const s of sessions) {
+				if (!s.client.running) continue;
+				if (!s.streaming) {
+					await s.restart();
+					void vscode.window.setStatusBarMessage(`gopi: approval is ${mode} now`, 5000);
+					continue;
+				}
+				s.afterRun(() => s.restart());
+				void vscode.window
+					.showWarningMessage(
+						`gopi: approval becomes ${mode} when the current run ends; until then it goes on as it started.`,
+						"Stop the Run Now",
+					)
+					.then((choice) => {
+						if (choice === "Stop the Run Now") void s.abort();
+					});
 			}
 		}
 		const changed = restartSettings.filter((k) => e.affectsConfiguration(k));

@@ -63,6 +63,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	private readonly changesByRun = new Map<number, RunChanges>();
 	/** The last prompt sent, for Retry. */
 	private lastPrompt: { text: string; images: { data: string; mimeType: string }[] } | undefined;
+	/** What waits for the run to end (a restart that applies a setting). */
+	private afterRunQueue: (() => Promise<void> | void)[] = [];
 	/** An abort was asked for: questions gopi withdraws now were aborted, not timed out. */
 	private aborting = false;
 	private statusItems = new Map<string, vscode.StatusBarItem>();
@@ -361,6 +363,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 				this.setStreaming(false);
 				this.endRun();
 				void this.refreshStatus();
+				this.runQueued();
 				break;
 			case "tool_execution_start":
 				this.noteEdit(ev);
@@ -399,6 +402,24 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		// is read.
 		const before = known ? known.before : (this.lastAfter(abs) ?? { text: readText(abs) }).text;
 		this.editing.set(String(ev.toolCallId ?? ""), { abs, before });
+	}
+
+	/** Runs f once the current run has ended (at once when none runs). */
+	afterRun(f: () => Promise<void> | void): void {
+		if (!this.streaming) {
+			void f();
+			return;
+		}
+		this.afterRunQueue = [f];
+	}
+
+	private runQueued(): void {
+		const q = this.afterRunQueue;
+		this.afterRunQueue = [];
+		// After this event's own handlers: a restart must not cut them off.
+		setTimeout(() => {
+			for (const f of q) void f();
+		}, 0);
 	}
 
 	/** The text the newest run that changed abs left it with, if this chat has one. */
@@ -544,8 +565,19 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		this.post({ type: "insert", text, replace: true });
 	}
 
-	/** Restarts gopi on the same session file, so the conversation goes on. */
-	async restart(): Promise<void> {
+	/**
+	 * Restarts gopi on the same session file, so the conversation goes on.
+	 * Restarts asked for while one runs wait for it: one gopi at a time.
+	 */
+	restart(): Promise<void> {
+		const next = this.restarting.then(() => this.restartNow());
+		this.restarting = next.catch(() => undefined);
+		return next;
+	}
+
+	private restarting: Promise<void> = Promise.resolve();
+
+	private async restartNow(): Promise<void> {
 		this.ctx.approvals.withdraw(this, "aborted");
 		await this.client.stop();
 		if (this.sessionFile) this.start = { sessionFile: this.sessionFile };

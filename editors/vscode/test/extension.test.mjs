@@ -484,17 +484,32 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	vscode.__stub.changeSettings("gopi.model");
 	for (let i = 0; i < 100 && (await session.client.request("get_state")).model.id !== "faux-1"; i++) await new Promise((r) => setTimeout(r, 50));
 	assert.equal((await session.client.request("get_state")).model.id, "faux-1", "the model changed without a restart");
-	answers.showInformationMessage = (msg, items) => (/gopi\.approval changed/.test(msg) ? "Restart gopi" : undefined);
-	settings["gopi.approval"] = "off";
+	answers.showInformationMessage = (msg, items) => (/gopi\.env changed/.test(msg) ? "Restart gopi" : undefined);
+	settings["gopi.env"] = { ...settings["gopi.env"], GOPI_TEST_MARK: "1" };
 	const before = session.client.version && session.client;
-	vscode.__stub.changeSettings("gopi.approval");
+	vscode.__stub.changeSettings("gopi.env");
 	const hist = await waitFor("the history after the restart", (m) => m.type === "history" && m.messages.some((x) => textOf(x) === "reply: remember me"), {
 		past: posted.slice(posted.findIndex((m) => m.type === "reset")),
 	});
 	assert.ok(hist && before);
-	const asked = calls.find((c) => c.kind === "showInformationMessage" && /gopi\.approval changed/.test(c.message));
+	const asked = calls.find((c) => c.kind === "showInformationMessage" && /gopi\.env changed/.test(c.message));
 	assert.ok(asked, "the restart was offered");
 	assert.doesNotMatch(vscode.__stub.outputLines.join("\n"), /\[Error[^\]]*\] Server process exited with code 0/, "a restart is not logged as an error");
+
+	// Approval decides whether gopi asks: a change restarts gopi by itself, and the next write asks.
+	settings["gopi.approval"] = "writes";
+	const cards = answerCards(view, posted, ["Deny"]);
+	t.after(cards.stop);
+	settings["gopi.approval"] = "off";
+	vscode.__stub.changeSettings("gopi.approval");
+	settings["gopi.approval"] = "writes";
+	vscode.__stub.changeSettings("gopi.approval");
+	for (let i = 0; i < 100 && !session.client.running; i++) await new Promise((r) => setTimeout(r, 50));
+	await new Promise((r) => setTimeout(r, 500));
+	const mark = posted.length;
+	view.webview.send({ type: "send", text: "write: asked.txt :: only if accepted", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	assert.equal(cards.asked.length, 1, "the write asked");
 });
 
 test("New Session starts fresh in the same gopi, on the model gopi's rule gives a new session (as pi 1.5.2)", async (t) => {
