@@ -64,3 +64,24 @@ for (const how of ["Escape in the composer", "the Stop button", "gopi: Stop from
 		}
 	});
 }
+
+// Defect today: gopi withdraws the question when the run stops, but the
+// notification stays until the user answers it (harmlessly: the answer
+// writes nothing). Marked todo so the suite reports it without failing.
+e2e("approval: the question goes away when the run stops", async ({ t, start }) => {
+	const wb = await start({ folder: tempFolder("withdrawn"), userSettings: { "gopi.approval": "writes" } });
+	await wb.openGopi();
+	await wb.send("write: d.txt :: never");
+	await wb.waitForApproval("d.txt");
+	await wb.chat().locator("#stop").click();
+	await wb.waitIdle({ timeout: 15_000 });
+	await sleep(2000);
+	const proposal = (await wb.editorTabs()).some((x) => x.includes("proposal"));
+	t.diagnostic(proposal ? "the proposal's diff tab stays open too" : "the proposal's diff tab closed");
+	// A toast also hides by itself after a while; the notification center keeps what is still open.
+	await wb.runCommand("Notifications: Show Notifications");
+	await wb.page.locator(".notifications-center").waitFor();
+	await sleep(500);
+	assert.equal(await wb.notification("d.txt").count(), 0, "the stopped run's question is still open in the notification center");
+	assert.equal(wb.exists("d.txt"), false);
+}, { todo: "defect: the question of a stopped run stays on screen" });
