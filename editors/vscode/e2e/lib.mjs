@@ -357,10 +357,14 @@ export class Workbench {
 	async waitForApproval(message, { timeout = 30_000 } = {}) {
 		const dialog = this.page.locator(".monaco-dialog-box", { hasText: message });
 		const toast = this.notification(message).first();
-		return until(
-			async () => ((await dialog.isVisible()) ? "dialog" : (await toast.isVisible()) ? "notification" : undefined),
-			{ timeout, message: `gopi's question about ${message}` },
-		);
+		const find = async () => ((await dialog.isVisible()) ? "dialog" : (await toast.isVisible()) ? "notification" : undefined);
+		// A toast hides by itself after a while (the notification center
+		// keeps it); look there once if half the time went by.
+		const half = Math.min(timeout / 2, 10_000);
+		const early = await until(find, { timeout: half, message: `gopi's question about ${message}` }).catch(() => undefined);
+		if (early) return early;
+		await this.runCommand("Notifications: Show Notifications").catch(() => undefined);
+		return until(find, { timeout: timeout - half, message: `gopi's question about ${message}` });
 	}
 
 	/** Answers gopi's question about message: "Accept", "Allow always" or "Reject". */
