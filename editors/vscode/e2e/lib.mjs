@@ -491,6 +491,8 @@ export class Workbench {
 	async screenshot(name) {
 		fs.mkdirSync(artifacts, { recursive: true });
 		const file = path.join(artifacts, `${name}.png`);
+		// A notification fades in; let it finish.
+		await sleep(400);
 		await this.page.screenshot({ path: file });
 		return file;
 	}

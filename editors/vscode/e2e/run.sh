@@ -13,7 +13,8 @@
 #   CHROMIUM   the browser (default: chromium on PATH)
 #   KEEP=1     keep the scratch folder (code-server's logs) after the run
 #
-# Extra arguments go to `node --test` (e.g. --test-name-pattern=approval).
+# Arguments naming e2e/*.test.mjs files run those files only; the others
+# go to `node --test` (e.g. --test-name-pattern=approval).
 # No process started here may outlive the run: every gopi and code-server
 # left over at the end is killed and the run fails.
 set -euo pipefail
@@ -56,12 +57,18 @@ env -i HOME="$tmp/install-home" PATH="$cs/node/bin:/usr/bin:/bin" LANG=C.UTF-8 \
 	--extensions-dir "$tmp/extensions" --install-extension "$vsix" >"$tmp/install.log" 2>&1 \
 	|| { cat "$tmp/install.log" >&2; echo "e2e/run.sh: installing $vsix failed" >&2; exit 1; }
 
+files=() args=()
+for a in "$@"; do
+	if [[ $a == *.test.mjs ]]; then files+=("$a"); else args+=("$a"); fi
+done
+((${#files[@]})) || files=(e2e/*.test.mjs)
+
 rm -rf test-artifacts/e2e
 mkdir -p test-artifacts/e2e
 status=0
 GOPI_E2E_CODE_SERVER=$cs GOPI_E2E_EXTENSIONS=$tmp/extensions GOPI_E2E_TMP=$tmp \
 	GOPI_E2E_ARTIFACTS=$here/test-artifacts/e2e \
-	"$node24" --test --test-concurrency=1 "$@" e2e/*.test.mjs || status=$?
+	"$node24" --test --test-concurrency=1 "${args[@]}" "${files[@]}" || status=$?
 
 # Every test closes its code-server; anything still running from the
 # scratch folder (a gopi, an extension host) escaped that.

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { e2e, tempFolder } from "./lib.mjs";
+import { e2e, tempFolder, until } from "./lib.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,15 +56,41 @@ e2e("Restricted Mode: an untrusted folder's settings cannot run a program as gop
 	assert.equal(wb.exists("PWNED"), false);
 });
 
-e2e("a trusted folder's gopi.approval applies: writes without asking when the folder sets off", async ({ start }) => {
-	const folder = tempFolder("trusted", { ".vscode/settings.json": JSON.stringify({ "gopi.approval": "off" }) });
+e2e("a trusted folder's gopi.approval applies (it writes without asking when the folder says off), but not its gopi.path", async ({ start }) => {
+	const folder = hostileFolder("trusted");
 	const wb = await start({ folder, trust: "trusted" });
 	await wb.openGopi();
 	const gopi = await wb.waitForGopi();
 	assert.ok(gopi.argv.includes("--approve"), `a trusted folder's gopi runs with project trust: ${gopi.argv.join(" ")}`);
-	assert.equal(gopi.argv[gopi.argv.indexOf("--approval") + 1], "off");
+	assert.equal(gopi.argv[gopi.argv.indexOf("--approval") + 1], "off", `the folder's gopi.approval applies: ${gopi.argv.join(" ")}`);
+	// gopi.path, gopi.args and gopi.env are machine settings: a folder never sets them.
+	assert.match(gopi.argv[0], /\/bin\/gopi$/);
+	assert.equal(wb.exists("PWNED"), false, "a folder's gopi.path never runs");
+	assert.equal(gopi.argv.includes("--session-dir"), false, "a folder's gopi.args never apply");
+	assert.equal(gopi.env.GOPI_E2E_FROM_WORKSPACE, undefined, "a folder's gopi.env never applies");
 	await wb.send("write: straight.txt :: no question asked");
 	await wb.waitForFile("straight.txt", "no question asked");
 	await wb.waitIdle();
 	assert.equal(await wb.approvalShown("straight.txt"), false);
+});
+
+e2e("trusting the folder later restarts gopi with project trust and the folder's gopi.approval; the conversation goes on", async ({ start }) => {
+	const folder = tempFolder("trust-later", { ".vscode/settings.json": JSON.stringify({ "gopi.approval": "off" }) });
+	const wb = await start({ folder, trust: "untrusted" });
+	await wb.openGopi();
+	await wb.send("reply: said in Restricted Mode");
+	await wb.waitForChat("said in Restricted Mode", { where: "replies" });
+	await wb.waitIdle();
+	const before = await wb.waitForGopi();
+	assert.ok(before.argv.includes("--no-approve"));
+	assert.equal(before.argv[before.argv.indexOf("--approval") + 1], "writes", "Restricted Mode ignores the folder's gopi.approval");
+
+	await wb.trustFolder();
+	const after = await until(() => wb.gopiProcesses().find((p) => p.pid !== before.pid), { message: "gopi to restart" });
+	assert.ok(after.argv.includes("--approve"), `gopi restarted with project trust: ${after.argv.join(" ")}`);
+	assert.equal(after.argv[after.argv.indexOf("--approval") + 1], "off", `the folder's gopi.approval applies once trusted: ${after.argv.join(" ")}`);
+	await wb.waitForChat("said in Restricted Mode", { where: "replies" });
+	await wb.send("write: after-trust.txt :: trusted now");
+	await wb.waitForFile("after-trust.txt", "trusted now");
+	await wb.waitIdle();
 });
