@@ -22,7 +22,8 @@ e2e("@main.go#L4-5 attaches those lines as the editor holds them, unsaved change
 	await wb.openGopi();
 	const input = wb.chat().locator("#input");
 	await input.click();
-	await input.fill("reply: seen @main.go#L4-5");
+	// A space after it: the word being typed is still a completion, not a mention.
+	await input.fill("reply: seen @main.go#L4-5 ");
 	// The composer shows the mention as a chip before it is sent.
 	await wb.chat().locator('#mentions .mention-chip[data-mention="@main.go#L4-5"]').waitFor();
 	await input.press("Enter");
@@ -50,13 +51,14 @@ e2e("@terminal attaches what the active terminal printed", async ({ start }) => 
 	// xterm paints on a canvas; give the command a moment to print.
 	await sleep(2000);
 	await wb.openGopi();
-	await wb.send("reply: noted @terminal");
+	await wb.send("reply: noted @terminal ");
 	await wb.waitIdle();
 	const chip = wb.chat().locator('.msg.user .sent-chips button.mention-chip[data-tag="terminal"]').last();
 	await chip.waitFor({ timeout: 15_000 });
 	await chip.click();
-	const body = await wb.chat().locator(".msg.user pre.mention-body").last().innerText();
-	assert.match(body, /from-the-42-terminal/);
+	const body = await wb.chat().locator(".msg.user pre.mention-body").last().textContent();
+	await wb.screenshot("context-terminal");
+	assert.match(body, /from-the-42-terminal/, `the terminal block: ${JSON.stringify(body)}`);
 });
 
 e2e("/ lists the chat's actions and gopi's templates; /stats shows a table in the chat", async ({ start }) => {

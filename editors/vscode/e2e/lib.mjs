@@ -161,7 +161,11 @@ export async function startWorkbench({ folder, trust = "trusted", userSettings =
 			headless: true,
 			args: ["--no-sandbox", "--disable-dev-shm-usage"],
 		});
-		wb.page = await wb.browser.newPage({ viewport: { width: 1400, height: 900 } });
+		// The clipboard as a user's browser has it once they allowed it (the
+		// terminal's Copy and @terminal go through it).
+		const context = await wb.browser.newContext({ viewport: { width: 1400, height: 900 } });
+		await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: `http://127.0.0.1:${port}` });
+		wb.page = await context.newPage();
 		await wb.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
 		await wb.page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
 		await wb.page.locator("#workbench\\.parts\\.statusbar").waitFor({ timeout: 60_000 });

@@ -149,10 +149,10 @@ function problemsBlock(src: MentionSources): string {
 	return block("diagnostics", [["count", lines.length]], "", lines.length ? lines.join("\n") : "(no problems)");
 }
 
-function terminalBlock(src: MentionSources): string {
+async function terminalBlock(src: MentionSources): Promise<string> {
 	const t = vscode.window.activeTerminal;
 	if (!t) throw new Error("@terminal: no terminal is open");
-	const out = src.terminal?.recent(t);
+	const out = await src.terminal?.recent(t);
 	if (!out) throw new Error(`@terminal: nothing was read from ${t.name} yet (its shell needs VS Code's shell integration; run a command in it first)`);
 	const n = out.split("\n").length;
 	return block("terminal", [["name", t.name], ["lines", n]], "", out);
@@ -200,7 +200,7 @@ export async function expandMentions(text: string, src: MentionSources, warn: (m
 			if (m.kind === "file") b = await fileBlock(src, m);
 			else if (m.kind === "selection") b = selectionBlock(src);
 			else if (m.kind === "problems") b = problemsBlock(src);
-			else if (m.kind === "terminal") b = terminalBlock(src);
+			else if (m.kind === "terminal") b = await terminalBlock(src);
 			else b = await gitBlock(src);
 			if (b) blocks.push(b);
 			else if (m.kind === "file") warn(`${m.token}: not attached (larger than ${maxFileBytes / 1024} KiB, or not text)`);
