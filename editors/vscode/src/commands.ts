@@ -90,6 +90,13 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			void s.refreshStatus();
 		}),
 		reg("gopi.export", async () => exportHtml(await session())),
+		// The composer, from anywhere: the view gets focus, then the page puts
+		// it in the text box (an empty insert focuses it).
+		reg("gopi.focus", async () => {
+			await vscode.commands.executeCommand("gopi.chat.focus");
+			const s = await m.sidebarCurrent();
+			s.post({ type: "insert", text: "" });
+		}),
 		reg("gopi.stats", async () => {
 			const s = await session();
 			const st = await s.client.request<Record<string, unknown>>("get_session_stats");
