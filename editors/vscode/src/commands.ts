@@ -148,7 +148,7 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			if (pick) await s.showRunChange(pick.f.run, pick.f.abs);
 		}),
 		// The chat's own / actions (what the webview posts as "action").
-		reg("gopi.action", async (s: Session, name: string, args: string) => runAction(m, s, name, args)),
+		reg("gopi.action", async (s: Session, name: string, args: string) => runAction(s, name, args)),
 		reg("gopi.addSelection", async () => {
 			const ed = vscode.window.activeTextEditor;
 			if (!ed) return;
@@ -242,7 +242,7 @@ function showHtml(file: string): void {
 }
 
 /** The chat's / actions; args is what followed the name. */
-async function runAction(m: Manager, s: Session, name: string, args: string): Promise<void> {
+async function runAction(s: Session, name: string, args: string): Promise<void> {
 	const run = (cmd: string, ...a: unknown[]) => vscode.commands.executeCommand(cmd, ...a);
 	switch (name) {
 		case "compact":
@@ -280,7 +280,6 @@ async function runAction(m: Manager, s: Session, name: string, args: string): Pr
 			return;
 		}
 	}
-	void m;
 	throw new Error(`unknown action /${name}`);
 }
 

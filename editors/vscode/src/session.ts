@@ -9,7 +9,7 @@ import { type ApprovalSurface, type Approvals, answerLabels } from "./approval";
 import { type AskResult, type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
 import { expandMentions, specialMentions } from "./mentions";
 import type { ApprovalOutcome, CommandItem, FromWebview, ToWebview } from "./protocol";
-import { type Proposal, proposalScheme, type Review } from "./review";
+import type { Proposal, Review } from "./review";
 import type { TerminalLog } from "./terminal";
 
 /** Where a session's messages go: a webview that may not be ready yet. */
