@@ -208,6 +208,16 @@ test("each run's Changed link shows that run's change, not the file's latest", a
 		assert.equal(text(d.args[0]), before, `run ${c.run}: before`);
 		assert.equal(text(d.args[1]), after, `run ${c.run}: after`);
 	}
+	// Review all: the run's files in VS Code's multi-file diff, each its own before and after.
+	calls.length = 0;
+	view.webview.send({ type: "reviewRun", run: second.run });
+	const multi = await waitFor("the multi-file diff", (x) => x.kind === "executeCommand" && x.id === "vscode.changes", { event: "call", past: calls });
+	const [title, entries] = multi.args;
+	assert.match(title, /1 file/);
+	assert.equal(entries.length, 1);
+	assert.equal(entries[0][0].fsPath, path.join(work, "a.txt"));
+	assert.equal(text(entries[0][1]), "hello");
+	assert.equal(text(entries[0][2]), "bye");
 });
 
 test("Stop while a question waits: the card says aborted, the file is not written, nothing is left open", async (t) => {
@@ -576,4 +586,31 @@ test("Cycle Thinking on a model without levels says so", async (t) => {
 	if (levels.levels.length > 1) t.skip("faux-fast has thinking levels");
 	await vscode.commands.executeCommand("gopi.cycleThinking");
 	assert.ok(calls.some((c) => c.kind === "showInformationMessage" && /no thinking levels/.test(c.message)));
+});
+
+test("@selection carries the active editor's selection; @git carries git diff HEAD", async (t) => {
+	const { view, posted, work } = await start(t, { files: { "lib.go": "package lib\n\nfunc One() {}\nfunc Two() {}\n" } });
+	const git = (...a) => require("node:child_process").execFileSync("git", a, { cwd: work, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@e", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@e" } });
+	git("init", "-q");
+	git("add", "lib.go");
+	git("commit", "-qm", "lib");
+	await writeFile(path.join(work, "lib.go"), "package lib\n\nfunc One() {}\nfunc Two() { changed() }\n");
+	const lines = ["package lib", "", "func One() {}", "func Two() {}"];
+	const doc = {
+		uri: vscode.Uri.file(path.join(work, "lib.go")),
+		languageId: "go",
+		getText: (r) => lines.slice(r.start.line, r.end.line + 1).join("\n"),
+		lineAt: (i) => ({ text: lines[i] }),
+	};
+	vscode.window.activeTextEditor = {
+		document: doc,
+		selection: { isEmpty: false, start: { line: 2, character: 0 }, end: { line: 3, character: 5 } },
+	};
+	t.after(() => (vscode.window.activeTextEditor = undefined));
+	view.webview.send({ type: "send", text: "reply: look @selection and @git", images: [], mode: "prompt" });
+	const user = await waitFor("the user's message", isEvent("message_start", (e) => e.message.role === "user"), { past: posted });
+	const sent = textOf(user.event.message);
+	assert.match(sent, /<selection path="lib\.go" lines="3-4">\n```go\nfunc One\(\) \{\}\nfunc Two\(\) \{\}\n```\n<\/selection>/);
+	assert.match(sent, /<diff files="1">\n```diff\n[\s\S]*\+func Two\(\) \{ changed\(\) \}[\s\S]*```\n<\/diff>/);
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
 });
