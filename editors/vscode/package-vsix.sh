@@ -34,8 +34,8 @@ for target in "${targets[@]}"; do
 		else
 			(cd "$repo" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "-s -w -X main.version=$gopi_version" -o "$here/bin/gopi$exe" ./cmd/gopi)
 		fi
-		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --target "$target" -o "dist/gopi-$target-$version.vsix"
+		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links --target "$target" -o "dist/gopi-$target-$version.vsix"
 	else
-		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository -o "dist/gopi-universal-$version.vsix"
+		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links -o "dist/gopi-universal-$version.vsix"
 	fi
 done
