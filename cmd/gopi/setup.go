@@ -165,7 +165,10 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	}
 
 	sel := toolSelection(a, settings)
-	ts, err := tools.ByName(cwd, sel.ActiveBuiltins())
+	// The bash tool runs commands with the shell settings, as the user's
+	// bash command does (the host has them in Settings).
+	toolOpts := settings.ShellToolOptions()
+	ts, err := tools.ByName(cwd, sel.ActiveBuiltins(), toolOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +204,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		AgentDir:           ap.agentDir,
 		Registry:           ap.registry,
 		Tools:              ts,
-		AllTools:           allTools(cwd, ts, sel),
+		AllTools:           allTools(cwd, ts, sel, toolOpts),
 		ToolSelection:      sel,
 		Model:              model,
 		Thinking:           thinking,
@@ -282,9 +285,9 @@ func sessionDirOf(a *args, s host.Settings, cwd string) string {
 
 // allTools is every built-in tool for extensions to switch on: the
 // enabled ones as built, then the others the selection allows.
-func allTools(cwd string, enabled []agent.Tool, sel tools.Selection) []agent.Tool {
+func allTools(cwd string, enabled []agent.Tool, sel tools.Selection, opts []tools.Option) []agent.Tool {
 	out := slices.Clone(enabled)
-	for _, t := range tools.All(cwd) {
+	for _, t := range tools.All(cwd, opts...) {
 		name := t.Spec().Name
 		if sel.Allowed(name) && !slices.ContainsFunc(enabled, func(e agent.Tool) bool { return e.Spec().Name == name }) {
 			out = append(out, t)

@@ -76,7 +76,7 @@ func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Sto
 	res, err := tools.RunShell(ctx, tools.ShellOptions{
 		Command:    command,
 		Dir:        h.opts.Cwd,
-		Shell:      tools.LocalShell{Path: h.opts.Settings.ShellPath},
+		Shell:      h.opts.Settings.shell(),
 		Sanitize:   true,
 		TempPrefix: "gopi-bash",
 		// Every piece of output goes to the client as it comes (pi 1.5's

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -24,8 +27,13 @@ type Settings struct {
 	SteeringMode        string   `json:"steeringMode,omitempty"`
 	FollowUpMode        string   `json:"followUpMode,omitempty"`
 	EnabledModels       []string `json:"enabledModels,omitempty"`
-	ShellPath           string   `json:"shellPath,omitempty"`
-	ShellCommandPrefix  string   `json:"shellCommandPrefix,omitempty"`
+	// ShellPath is the shell commands run with (a leading "~" is expanded
+	// when the settings are loaded); empty means the default. Like
+	// ShellCommandPrefix it applies to the user's bash command and to the
+	// model's bash tool alike (see [Settings.ShellToolOptions]).
+	ShellPath string `json:"shellPath,omitempty"`
+	// ShellCommandPrefix goes on its own line before every command.
+	ShellCommandPrefix string `json:"shellCommandPrefix,omitempty"`
 	// ModelThinkingLevels are startup levels per model, keyed by exact
 	// "provider/modelId"; they win over DefaultThinkingLevel.
 	ModelThinkingLevels map[string]string `json:"modelThinkingLevels,omitempty"`
@@ -103,8 +111,33 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 		problems = append(problems, fmt.Errorf("settings: %w", err))
 		s = decodeLoose(merged)
 	}
+	s.ShellPath = expandHome(s.ShellPath)
 	s.Merged = data
 	return s, problems
+}
+
+// expandHome turns a leading "~" into the home directory, as pi does for
+// shellPath.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
+}
+
+// shell is the shell the settings choose.
+func (s Settings) shell() tools.LocalShell { return tools.LocalShell{Path: s.ShellPath} }
+
+// ShellToolOptions make the bash tool run commands as the user's bash
+// command does: with shellPath's shell and shellCommandPrefix on the line
+// before the command. pi applies both settings to the tool and to the
+// command.
+func (s Settings) ShellToolOptions() []tools.Option {
+	return []tools.Option{tools.WithShell(s.shell()), tools.WithCommandPrefix(s.ShellCommandPrefix)}
 }
 
 // mergeInto copies src over dst, merging nested objects.
