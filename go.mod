@@ -68,3 +68,18 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 )
+
+// staticcheck for `make lint` (the tool directive below) and what it needs;
+// none of these is linked into gopi.
+require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	golang.org/x/exp/typeparams v0.0.0-20260209203927-2842357ff358 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	honnef.co/go/tools v0.8.2 // indirect; staticcheck 2026.2.2, pinned here so `go tool staticcheck` needs only the module proxy
+)
+
+// `make lint` runs `go tool staticcheck ./...`: the version is pinned above
+// and its sums are in go.sum, so CI builds it from the module proxy alone
+// (GOFLAGS=-mod=readonly) and no binary is installed by hand.
+tool honnef.co/go/tools/cmd/staticcheck

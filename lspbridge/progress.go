@@ -35,7 +35,6 @@ type progress struct {
 	mu      sync.Mutex // guards the fields below
 	steps   []step
 	active  string // token of the open progress, "" when none
-	manualN int    // open progresses of manual commands (pi/compact)
 	ownedBy string // what opened the active progress: "run", "compaction", "retry"
 	n       int    // tokens handed out
 	stopped bool

@@ -75,7 +75,7 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	conn := rpc.NewConn(w, report)
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
-	emit := conn.Emit
+	var emit func(api.Event)
 	var server api.Server = ap.host
 	if a.fullUpdates {
 		server = olderServer{ap.host}

@@ -87,9 +87,7 @@ func TestRPCQueuesOfPi15(t *testing.T) {
 	assert.Equal(t, []any{"change course"}, u["steering"])
 	assert.Equal(t, []any{}, u["followUp"])
 
-	r := record{}
-
-	r = p.call("3", map[string]any{"type": "follow_up", "message": "then summarise"})
+	r := p.call("3", map[string]any{"type": "follow_up", "message": "then summarise"})
 	assert.Equal(t, map[string]any{"disposition": "queued"}, r["data"])
 	r = p.call("3b", map[string]any{"type": "prompt", "message": "and also", "streamingBehavior": "followUp"})
 	assert.Equal(t, map[string]any{"disposition": "queued"}, r["data"])

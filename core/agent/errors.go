@@ -6,7 +6,7 @@ var (
 	// ErrAborted is the cause a run's context is cancelled with by
 	// [Agent.Abort]. Its text is what an aborted assistant message carries
 	// as errorMessage, the same words pi uses, hence the capital.
-	ErrAborted = errors.New("Request was aborted") //nolint:staticcheck // wire text
+	ErrAborted = errors.New("Request was aborted")
 
 	// ErrBusy: a prompt or continuation was started while a run is active.
 	// Queue the message with [Agent.Steer] or [Agent.FollowUp] instead.

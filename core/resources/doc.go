@@ -3,7 +3,7 @@
 // (AGENTS.md or CLAUDE.md) of the agent directory and of the working
 // directory and its ancestors, prompt templates ("/name args") and skills
 // ("/skill:name", listed in the system prompt). Start with
-// [LoadContextFiles] and [BuildSystemPrompt]; then [LoadTemplates] with
+// [LoadContextFiles] and [BuildSystemSections]; then [LoadTemplates] with
 // [ExpandTemplate], and [LoadSkills] with [ExpandSkill] and
 // [FormatSkillsForPrompt].
 package resources

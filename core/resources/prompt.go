@@ -27,7 +27,7 @@ type ToolLine struct {
 	Summary string
 }
 
-// PromptOptions are the inputs of [BuildSystemPrompt].
+// PromptOptions are the inputs of [BuildSystemSections].
 type PromptOptions struct {
 	// Custom replaces the default prompt body (--system-prompt); context
 	// files, skills, date and cwd are still appended.
@@ -74,18 +74,10 @@ type PromptSection struct {
 	Text string
 }
 
-// BuildSystemPrompt assembles the system prompt: its sections, in order.
-func BuildSystemPrompt(o PromptOptions) string {
-	var b strings.Builder
-	for _, s := range BuildSystemSections(o) {
-		b.WriteString(s.Text)
-	}
-	return b.String()
-}
-
-// BuildSystemSections is the system prompt cut into its named sections;
-// their texts, concatenated, are [BuildSystemPrompt]'s result (each one
-// begins with the separator it needs). Empty sections are left out.
+// BuildSystemSections assembles the system prompt as its named sections,
+// in order; their texts, concatenated, are the prompt the model is given
+// (each one begins with the separator it needs). Empty sections are left
+// out.
 func BuildSystemSections(o PromptOptions) []PromptSection {
 	var out []PromptSection
 	add := func(name, text string) {

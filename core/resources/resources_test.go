@@ -33,9 +33,19 @@ func TestLoadContextFilesOrder(t *testing.T) {
 	assert.Equal(t, []string{"global", "work", "proj"}, got)
 }
 
-func TestBuildSystemPrompt(t *testing.T) {
+// systemPrompt is the prompt's text as the host makes it: the sections'
+// texts, concatenated.
+func systemPrompt(o PromptOptions) string {
+	var b strings.Builder
+	for _, s := range BuildSystemSections(o) {
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}
+
+func TestSystemPrompt(t *testing.T) {
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	p := BuildSystemPrompt(PromptOptions{
+	p := systemPrompt(PromptOptions{
 		Tools:        []ToolLine{{"read", "read files"}, {"bash", "run commands"}, {"edit", "edit"}},
 		Append:       "EXTRA",
 		ContextFiles: []ContextFile{{Path: "/p/AGENTS.md", Content: "be nice"}},
@@ -49,12 +59,12 @@ func TestBuildSystemPrompt(t *testing.T) {
 	assert.True(t, strings.HasSuffix(p, "Current date: 2026-11-21\nCurrent working directory: /p"), p)
 	assert.Less(t, strings.Index(p, "EXTRA"), strings.Index(p, "# Project Context"))
 
-	custom := BuildSystemPrompt(PromptOptions{Custom: "You are a cat.", Tools: []ToolLine{{"read", "read files"}}, Cwd: "/p", Now: now, Skills: "\n<skills/>"})
+	custom := systemPrompt(PromptOptions{Custom: "You are a cat.", Tools: []ToolLine{{"read", "read files"}}, Cwd: "/p", Now: now, Skills: "\n<skills/>"})
 	assert.True(t, strings.HasPrefix(custom, "You are a cat."))
 	assert.NotContains(t, custom, "Tools you can call")
 	assert.Contains(t, custom, "<skills/>")
 
-	none := BuildSystemPrompt(PromptOptions{Cwd: "/p", Now: now})
+	none := systemPrompt(PromptOptions{Cwd: "/p", Now: now})
 	assert.Contains(t, none, "no tools are enabled")
 	assert.NotContains(t, none, "Explore files")
 }

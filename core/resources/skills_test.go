@@ -262,22 +262,22 @@ func TestFormatSkillsForPrompt(t *testing.T) {
 	assert.NotContains(t, got, "hidden")
 }
 
-func TestBuildSystemPromptSkillsNeedRead(t *testing.T) {
+func TestSystemPromptSkillsNeedRead(t *testing.T) {
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	section := FormatSkillsForPrompt([]Skill{{Name: "a", Description: "d", Path: "/s/a/SKILL.md"}})
 	read := []ToolLine{{"bash", "run"}, {"read", "read files"}}
 
-	with := BuildSystemPrompt(PromptOptions{Tools: read, Skills: section, Cwd: "/p", Now: now,
+	with := systemPrompt(PromptOptions{Tools: read, Skills: section, Cwd: "/p", Now: now,
 		ContextFiles: []ContextFile{{Path: "/p/AGENTS.md", Content: "ctx"}}})
 	assert.Contains(t, with, section+"\nCurrent date: 2026-01-02")
 	assert.Less(t, strings.Index(with, "ctx"), strings.Index(with, "<available_skills>"))
 
-	noRead := BuildSystemPrompt(PromptOptions{Tools: []ToolLine{{"bash", "run"}}, Skills: section, Cwd: "/p", Now: now})
+	noRead := systemPrompt(PromptOptions{Tools: []ToolLine{{"bash", "run"}}, Skills: section, Cwd: "/p", Now: now})
 	assert.NotContains(t, noRead, "<available_skills>")
 
-	custom := BuildSystemPrompt(PromptOptions{Custom: "Custom.", Tools: read, Skills: section, Cwd: "/p", Now: now})
+	custom := systemPrompt(PromptOptions{Custom: "Custom.", Tools: read, Skills: section, Cwd: "/p", Now: now})
 	assert.Equal(t, "Custom."+section+"\nCurrent date: 2026-01-02\nCurrent working directory: /p", custom)
 
-	customNoTools := BuildSystemPrompt(PromptOptions{Custom: "Custom.", Skills: section, Cwd: "/p", Now: now})
+	customNoTools := systemPrompt(PromptOptions{Custom: "Custom.", Skills: section, Cwd: "/p", Now: now})
 	assert.NotContains(t, customNoTools, "<available_skills>")
 }
