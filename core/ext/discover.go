@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/gopi-dev/gopi/internal/homedir"
 )
 
 // DiscoverOptions say where extensions come from.
@@ -54,7 +52,7 @@ func Discover(o DiscoverOptions) []string {
 		configured = append(append([]string(nil), o.Configured...), o.Explicit...)
 	}
 	for _, p := range configured {
-		p = homedir.Expand(p)
+		p = expandHome(p)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(o.Cwd, p)
 		}
@@ -71,6 +69,15 @@ func Discover(o DiscoverOptions) []string {
 		add(p)
 	}
 	return out
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
 }
 
 func isExtensionFile(name string) bool {
