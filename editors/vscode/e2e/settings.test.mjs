@@ -41,20 +41,26 @@ e2e("settings: turning gopi.approval from off to writes in the Settings editor m
 
 // gopi.path, gopi.env and gopi.args have scope "machine": only the user's
 // settings may set them, never a folder's.
-for (const [where, key] of [
-	["user", "userSettings"],
-	["remote machine", "machineSettings"],
-]) {
-	e2e(`settings: the ${where}'s gopi.env and gopi.args reach gopi`, async ({ t, start }) => {
-		const value = `from the ${where}`;
-		const wb = await start({
-			folder: tempFolder(`${key}-env`),
-			[key]: { "gopi.env": { GOPI_E2E_SETTINGS_ENV: value }, "gopi.args": ["--name", `named by the ${where}`] },
-		});
-		await wb.openGopi();
-		const gopi = await wb.waitForGopi();
-		t.diagnostic(`gopi ran as: ${gopi.argv.join(" ")}`);
-		assert.equal(gopi.env.GOPI_E2E_SETTINGS_ENV, value, `the ${where}'s gopi.env`);
-		assert.ok(gopi.argv.includes(`named by the ${where}`), `the ${where}'s gopi.args: ${gopi.argv.join(" ")}`);
+e2e("settings: the user's gopi.env and gopi.args reach gopi", async ({ t, start }) => {
+	const wb = await start({
+		folder: tempFolder("user-env"),
+		userSettings: { "gopi.env": { GOPI_E2E_USER_ENV: "from the user" }, "gopi.args": ["--name", "named by the user"] },
 	});
-}
+	await wb.openGopi();
+	const gopi = await wb.waitForGopi();
+	t.diagnostic(`gopi ran as: ${gopi.argv.join(" ")}`);
+	assert.equal(gopi.env.GOPI_E2E_USER_ENV, "from the user", "the user's gopi.env");
+	assert.ok(gopi.argv.includes("named by the user"), `the user's gopi.args: ${gopi.argv.join(" ")}`);
+});
+
+e2e("settings: the remote machine's gopi.env and gopi.args reach gopi", async ({ t, start }) => {
+	const wb = await start({
+		folder: tempFolder("machine-env"),
+		machineSettings: { "gopi.env": { GOPI_E2E_MACHINE_ENV: "from the machine" }, "gopi.args": ["--name", "named by the machine"] },
+	});
+	await wb.openGopi();
+	const gopi = await wb.waitForGopi();
+	t.diagnostic(`gopi ran as: ${gopi.argv.join(" ")}`);
+	assert.equal(gopi.env.GOPI_E2E_MACHINE_ENV, "from the machine", "the machine's gopi.env");
+	assert.ok(gopi.argv.includes("named by the machine"), `the machine's gopi.args: ${gopi.argv.join(" ")}`);
+});
