@@ -135,8 +135,8 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		}),
 		reg("gopi.reviewChanges", async (arg?: number) => {
 			const s = await session();
-			if (typeof arg === "number") return s.reviewRun(arg);
 			const files = s.changedFiles();
+			if (typeof arg === "number") return s.reviewRun(arg);
 			if (!files.length) {
 				void vscode.window.showInformationMessage("gopi: no file was changed in this chat yet.");
 				return;
@@ -172,31 +172,22 @@ function answer(m: Manager, a: string, uri?: vscode.Uri): void {
 	if (!id || !m.approvals.answer(a, id)) void vscode.window.showInformationMessage("gopi: no question is waiting.");
 }
 
-/**
- * Switches s to want ("provider/id", or an id gopi has under one
- * provider); an error names a model that is not available.
- */
-export async function setModelByName(s: Session, want: string): Promise<void> {
-	const res = await s.client.request<{ models: { id: string; provider: string }[] }>("get_available_models");
-	const models = res?.models ?? [];
-	const m = models.find((x) => `${x.provider}/${x.id}` === want) ?? models.find((x) => x.id === want);
-	if (!m) throw new Error(`no available model ${want}`);
-	await s.client.request("set_model", { provider: m.provider, modelId: m.id });
-}
-
 /** The model picker: the current model marked and selected; with arg (provider/id) no picker. */
 async function switchModel(s: Session, arg?: string): Promise<void> {
-	if (typeof arg === "string" && arg.trim()) {
-		await setModelByName(s, arg.trim());
-		void s.refreshStatus();
-		return;
-	}
 	const [res, state] = await Promise.all([
 		s.client.request<{ models: { id: string; provider: string; name?: string; reasoning?: boolean }[] }>("get_available_models"),
 		s.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
 	]);
 	const models = res?.models ?? [];
 	const cur = state?.model ? `${state.model.provider}/${state.model.id}` : "";
+	if (typeof arg === "string" && arg.trim()) {
+		const want = arg.trim();
+		const m = models.find((x) => `${x.provider}/${x.id}` === want) ?? models.find((x) => x.id === want);
+		if (!m) throw new Error(`no available model ${want}`);
+		await s.client.request("set_model", { provider: m.provider, modelId: m.id });
+		void s.refreshStatus();
+		return;
+	}
 	const items = models.map((x) => {
 		const ref = `${x.provider}/${x.id}`;
 		return { label: `${ref === cur ? "$(check) " : ""}${x.name || x.id}`, description: ref === cur ? `${ref} (current)` : ref, model: x, current: ref === cur };

@@ -5,9 +5,7 @@
 // the run now); what else shapes how gopi starts (its binary, arguments,
 // environment) needs a new process, which the user is offered.
 import * as vscode from "vscode";
-import { setModelByName } from "./commands";
 import type { Manager } from "./extension";
-import type { Session } from "./session";
 
 /** Settings read when gopi starts: a change needs a restart, which the user is offered. */
 export const restartSettings = ["gopi.path", "gopi.args", "gopi.env"];
@@ -17,26 +15,36 @@ export function watchSettings(m: Manager): vscode.Disposable {
 		const sessions = await m.sessions();
 		if (!sessions.length) return;
 		const c = vscode.workspace.getConfiguration("gopi");
-		// Applies f to every running chat; a chat that refuses says why.
-		const live = async (what: string, f: (s: Session) => Promise<void>) => {
-			for (const s of sessions) {
-				if (!s.client.running) continue;
-				try {
-					await f(s);
-					void s.refreshStatus();
-				} catch (err) {
-					void vscode.window.showErrorMessage(`gopi: ${what} could not be applied: ${(err as Error).message}`);
-				}
-			}
-		};
 		if (e.affectsConfiguration("gopi.model") || e.affectsConfiguration("gopi.provider")) {
 			const model = c.get<string>("model", "");
 			const provider = c.get<string>("provider", "");
-			if (model) await live("the model setting", (s) => setModelByName(s, provider && !model.includes("/") ? `${provider}/${model}` : model));
+			if (model) {
+				for (const s of sessions) {
+					if (!s.client.running) continue;
+					try {
+						const modelId = model.includes("/") && !provider ? model.slice(model.indexOf("/") + 1) : model;
+						const prov = provider || (model.includes("/") ? model.slice(0, model.indexOf("/")) : "");
+						await s.client.request("set_model", prov ? { provider: prov, modelId } : { modelId });
+						void s.refreshStatus();
+					} catch (err) {
+						void vscode.window.showErrorMessage(`gopi: the model setting could not be applied: ${(err as Error).message}`);
+					}
+				}
+			}
 		}
 		if (e.affectsConfiguration("gopi.thinkingLevel")) {
 			const level = c.get<string>("thinkingLevel", "");
-			if (level) await live("the thinking level", (s) => s.client.request("set_thinking_level", { level }).then(() => undefined));
+			if (level) {
+				for (const s of sessions) {
+					if (!s.client.running) continue;
+					try {
+						await s.client.request("set_thinking_level", { level });
+						void s.refreshStatus();
+					} catch (err) {
+						void vscode.window.showErrorMessage(`gopi: the thinking level could not be applied: ${(err as Error).message}`);
+					}
+				}
+			}
 		}
 		if (e.affectsConfiguration("gopi.approval")) {
 			const mode = c.get<string>("approval", "writes");

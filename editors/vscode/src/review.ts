@@ -83,12 +83,9 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 		return this.snapshots.get(uri.toString()) ?? "";
 	}
 
-	/**
-	 * A read-only document holding text, named after file; query tells
-	 * snapshots of one file apart (the same query shows the same snapshot).
-	 */
-	private snapshot(file: string, text: string, query: string): vscode.Uri {
-		const uri = vscode.Uri.from({ scheme: snapshotScheme, path: file, query });
+	/** A read-only document holding text, named after file. */
+	private snapshot(file: string, text: string, what: string): vscode.Uri {
+		const uri = vscode.Uri.from({ scheme: snapshotScheme, path: file, query: `${what}-${++this.seq}` });
 		this.snapshots.set(uri.toString(), text);
 		return uri;
 	}
@@ -119,11 +116,11 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 		const name = path.basename(abs);
 		if (proposed === undefined) {
 			if (!diff) return {};
-			const uri = this.snapshot(`${abs}.diff`, diff, `diff-${++this.seq}`);
+			const uri = this.snapshot(`${abs}.diff`, diff, "diff");
 			await vscode.window.showTextDocument(uri, { preview: true });
 			return { shown: uri };
 		}
-		const left = current === undefined ? this.snapshot(abs, "", `new-${++this.seq}`) : vscode.Uri.file(abs);
+		const left = current === undefined ? this.snapshot(abs, "", "new") : vscode.Uri.file(abs);
 		// A directory per proposal keeps the file's own name (and so its language).
 		const right = vscode.Uri.from({ scheme: proposalScheme, path: `/${++this.seq}/${name}`, query: abs });
 		this.fs.set(right, proposed);
@@ -148,20 +145,16 @@ export class Review implements vscode.TextDocumentContentProvider, vscode.Dispos
 		else this.snapshots.delete(uri.toString());
 	}
 
-	/**
-	 * The two sides of a run's change of a file: read-only snapshots of
-	 * before and after, one pair per run (run names it across every chat)
-	 * however often it is opened.
-	 */
-	changeUris(abs: string, before: string | undefined, after: string | undefined, run: string): [vscode.Uri, vscode.Uri] {
-		const left = this.snapshot(abs, before ?? "", `run-${run}-before`);
-		const right = after === undefined ? vscode.Uri.file(abs) : this.snapshot(abs, after, `run-${run}-after`);
+	/** The two sides of a run's change of a file: read-only snapshots of before and after. */
+	changeUris(abs: string, before: string | undefined, after: string | undefined): [vscode.Uri, vscode.Uri] {
+		const left = this.snapshot(abs, before ?? "", "before");
+		const right = after === undefined ? vscode.Uri.file(abs) : this.snapshot(abs, after, "after");
 		return [left, right];
 	}
 
 	/** Opens a diff of a file before a run changed it against after it. */
-	async showChange(abs: string, before: string | undefined, after: string | undefined, run: number, chat: number): Promise<void> {
-		const [left, right] = this.changeUris(abs, before, after, `${chat}.${run}`);
+	async showChange(abs: string, before: string | undefined, after: string | undefined, run: number): Promise<void> {
+		const [left, right] = this.changeUris(abs, before, after);
 		await vscode.commands.executeCommand("vscode.diff", left, right, `${path.basename(abs)} (gopi's change, run ${run})`);
 	}
 

@@ -45,12 +45,8 @@ interface RunChanges {
 	files: Map<string, { before: string | undefined; after?: string }>;
 }
 
-let sessions = 0;
-
 export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	readonly client: GopiClient;
-	/** Tells this chat's snapshots from another's. */
-	private readonly id = ++sessions;
 	private view: ViewPort | undefined;
 	private pending: ToWebview[] = [];
 	private ready = false;
@@ -106,7 +102,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			this.stopped((err as Error).message);
 			throw err;
 		}
-		await this.showConversation();
+		await this.loadHistory();
+		await this.refreshStatus();
 		void this.sendCommands();
 	}
 
@@ -130,25 +127,24 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		else this.pending.push(msg);
 	}
 
-	/**
-	 * Shows the conversation gopi holds and the status it runs with; an
-	 * empty one gets the first-run view.
-	 */
-	private async showConversation(): Promise<void> {
+	private async loadHistory(): Promise<void> {
 		const res = await this.client.request<{ messages: unknown[] }>("get_messages");
 		const messages = res?.messages ?? [];
 		this.post({ type: "history", messages });
-		await this.refreshStatus();
 		if (!messages.length) void this.welcome();
 	}
 
-	/** The first-run view: which model runs (as refreshStatus found it), and what to do without a key. */
+	/** The first-run view: which model runs, and what to do without a key. */
 	private async welcome(): Promise<void> {
 		try {
-			const models = await this.client.request<{ models: { provider: string }[] }>("get_available_models");
+			const [state, models] = await Promise.all([
+				this.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
+				this.client.request<{ models: { provider: string }[] }>("get_available_models"),
+			]);
 			const providers = [...new Set((models?.models ?? []).map((m) => m.provider))].sort();
+			const model = state?.model ? `${state.model.provider}/${state.model.id}` : undefined;
 			const offline = providers.every((p) => p === "faux");
-			this.post({ type: "welcome", welcome: { model: this.status.model, offline, providers } });
+			this.post({ type: "welcome", welcome: { model, offline, providers } });
 		} catch {
 			// gopi stopped meanwhile; stopped() says so.
 		}
@@ -323,7 +319,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			this.post({ type: "notice", level: "warning", text: `gopi keeps no change of ${p} from that run (the chat was restarted since).` });
 			return;
 		}
-		await this.review.showChange(abs, c.before, c.after, run, this.id);
+		await this.review.showChange(abs, c.before, c.after, run);
 	}
 
 	/** Every file run changed, in VS Code's multi-file diff editor (each file's before against after). */
@@ -331,7 +327,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		const c = this.changesByRun.get(run);
 		if (!c) return;
 		const entries = [...c.files].map(([abs, f]) => {
-			const [left, right] = this.review.changeUris(abs, f.before, f.after, `${this.id}.${run}`);
+			const [left, right] = this.review.changeUris(abs, f.before, f.after);
 			return [vscode.Uri.file(abs), left, right];
 		});
 		await vscode.commands.executeCommand("vscode.changes", `gopi: run ${run} changed ${entries.length === 1 ? "1 file" : `${entries.length} files`}`, entries);
@@ -607,7 +603,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	/** Shows the history again (after gopi switched, forked or cloned the session). */
 	async restartView(): Promise<void> {
 		this.post({ type: "reset", label: this.label });
-		await this.showConversation();
+		await this.loadHistory();
+		await this.refreshStatus();
 	}
 
 	dispose(): void {
