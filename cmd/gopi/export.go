@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/export"
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/internal/homedir"
 )
 
 // runExport is --export <session file> [output]: the session as one HTML
@@ -16,7 +17,7 @@ import (
 // "pi-session-<file name without .jsonl>.html" in the cwd, as pi names
 // it; the page shows the branch the file ends on.
 func runExport(a *args, stdout, stderr io.Writer) int {
-	in := expandHome(a.export)
+	in := homedir.Expand(a.export)
 	if abs, err := filepath.Abs(in); err == nil {
 		in = abs
 	}
@@ -31,7 +32,7 @@ func runExport(a *args, stdout, stderr io.Writer) int {
 	}
 	out := "pi-session-" + strings.TrimSuffix(filepath.Base(in), ".jsonl") + ".html"
 	if len(a.messages) > 0 {
-		out = expandHome(a.messages[0])
+		out = homedir.Expand(a.messages[0])
 	}
 	page := export.Input{Header: st.Header(), Entries: st.Path(), Title: st.Name()}
 	if m := st.Context().Model; m != nil {

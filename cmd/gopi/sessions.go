@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/internal/homedir"
 )
 
 // openSession picks the session as pi does, first match wins:
@@ -138,7 +139,7 @@ type foundSession struct {
 // (gopi only) the name of a file in the cwd.
 func (l sessionLookup) find(arg string) (foundSession, error) {
 	if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".jsonl") {
-		p := expandHome(arg)
+		p := homedir.Expand(arg)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(l.cwd, p)
 		}
@@ -181,17 +182,4 @@ func (l sessionLookup) find(arg string) (foundSession, error) {
 func fileExists(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && !info.IsDir()
-}
-
-// expandHome turns a leading "~" into the home directory, as pi does for
-// paths on its command line.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, p[1:])
 }

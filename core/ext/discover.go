@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gopi-dev/gopi/internal/homedir"
 )
 
 // DiscoverOptions say where extensions come from.
@@ -52,7 +54,7 @@ func Discover(o DiscoverOptions) []string {
 		configured = append(append([]string(nil), o.Configured...), o.Explicit...)
 	}
 	for _, p := range configured {
-		p = expandHome(p)
+		p = homedir.Expand(p)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(o.Cwd, p)
 		}
@@ -69,15 +71,6 @@ func Discover(o DiscoverOptions) []string {
 		add(p)
 	}
 	return out
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, p[1:])
-		}
-	}
-	return p
 }
 
 func isExtensionFile(name string) bool {

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/gopi-dev/gopi/core/tools"
+	"github.com/gopi-dev/gopi/internal/homedir"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -111,22 +110,9 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 		problems = append(problems, fmt.Errorf("settings: %w", err))
 		s = decodeLoose(merged)
 	}
-	s.ShellPath = expandHome(s.ShellPath)
+	s.ShellPath = homedir.Expand(s.ShellPath)
 	s.Merged = data
 	return s, problems
-}
-
-// expandHome turns a leading "~" into the home directory, as pi does for
-// shellPath.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, p[1:])
 }
 
 // shell is the shell the settings choose.
