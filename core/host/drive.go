@@ -51,17 +51,6 @@ func DefaultRetrySettings() RetrySettings {
 	return RetrySettings{Enabled: true, MaxRetries: 3, BaseDelayMs: 2000, MaxDelayMs: 60000}
 }
 
-// settingsOf decodes a settings.json object over defaults.
-func settingsOf[T any](raw json.RawMessage, defaults T) T {
-	out := defaults
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return defaults
-		}
-	}
-	return out
-}
-
 // drive performs an accepted prompt's run and what follows it: retries of
 // transient failures and automatic compaction, which may each continue
 // the run. It runs in a goroutine the host owns.

@@ -52,7 +52,9 @@ type Options struct {
 	SystemPrompt       string
 	AppendSystemPrompt string
 	ContextFiles       []resources.ContextFile
-	// Settings are the merged settings.json values.
+	// Settings are the merged settings.json values, typed by
+	// [LoadSettings] (retry and compaction over pi's defaults, shellPath
+	// expanded): the host takes them as they are.
 	Settings Settings
 	// Scope is the --models list cycle_model moves through; empty means
 	// every available model.
@@ -187,8 +189,8 @@ func New(opts Options) (*Host, error) {
 	}
 	h := &Host{
 		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}, settled: map[string]bool{},
-		retrySettings:      settingsOf(opts.Settings.Retry, DefaultRetrySettings()),
-		compactionSettings: settingsOf(opts.Settings.Compaction, compaction.DefaultSettings()),
+		retrySettings:      opts.Settings.retrySettings(),
+		compactionSettings: opts.Settings.compactionSettings(),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/anthropic"
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
@@ -62,7 +62,7 @@ func TestPanicInAutoCompactionIsSurvived(t *testing.T) {
 	mu <- struct{}{}
 	h, err := New(Options{Cwd: t.TempDir(), AgentDir: agentDir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
 		Providers: Providers{llm.APIAnthropicMessages: prov},
-		Settings:  Settings{Compaction: json.RawMessage(`{"enabled":true,"keepRecentTokens":1}`)},
+		Settings:  Settings{Compaction: &compaction.Settings{Enabled: true, ReserveTokens: 16384, KeepRecentTokens: 1}},
 		Report:    func(err error) { <-mu; reports = append(reports, err); mu <- struct{}{} },
 	})
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -21,8 +20,10 @@ func newRetryHost(t *testing.T, turns ...llmtest.Turn) (*Host, *recorder) {
 	reg, agentDir := newRegistry(t, llm.APIAnthropicMessages, srv.AnthropicURL())
 	model, ok := reg.Find("scripted", "scripted-1")
 	require.True(t, ok)
+	retry := DefaultRetrySettings()
+	retry.BaseDelayMs = 1
 	h, err := New(Options{Cwd: t.TempDir(), AgentDir: agentDir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
-		Settings: Settings{Retry: json.RawMessage(`{"enabled":true,"maxRetries":3,"baseDelayMs":1}`)}})
+		Settings: Settings{Retry: &retry}})
 	require.NoError(t, err)
 	rec := &recorder{}
 	h.Subscribe(rec.add)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/internal/homedir"
 	"github.com/gopi-dev/gopi/internal/regularfile"
@@ -54,8 +55,12 @@ type Settings struct {
 	// ExtensionHost configures gopi's Node extension host.
 	ExtensionHost ExtensionHostSettings `json:"extensionHost,omitzero"`
 
-	Compaction json.RawMessage `json:"compaction,omitempty"`
-	Retry      json.RawMessage `json:"retry,omitempty"`
+	// Retry and Compaction are the "retry" and "compaction" objects,
+	// decoded by [LoadSettings] over pi's defaults (keys left out keep
+	// the default; an object that does not decode is the defaults). nil
+	// means the defaults.
+	Retry      *RetrySettings       `json:"-"`
+	Compaction *compaction.Settings `json:"-"`
 
 	// Merged is every key of the settings files, global and project
 	// merged, gopi's or not: what pi.getSettings() returns.
@@ -111,8 +116,47 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 		s = decodeLoose(merged)
 	}
 	s.ShellPath = homedir.Expand(s.ShellPath)
+	// The nested objects decode on their own, so a bad one never costs
+	// the other keys a warning.
+	var objects struct{ Retry, Compaction json.RawMessage }
+	_ = json.Unmarshal(data, &objects) // data is an object; raw values take anything
+	s.Retry = ptr(overDefaults(objects.Retry, DefaultRetrySettings()))
+	s.Compaction = ptr(overDefaults(objects.Compaction, compaction.DefaultSettings()))
 	s.Merged = data
 	return s, problems
+}
+
+// overDefaults decodes a settings.json object over defaults: keys it
+// leaves out keep theirs, and one that does not decode (a value of the
+// wrong type) gives the defaults whole.
+func overDefaults[T any](raw json.RawMessage, defaults T) T {
+	out := defaults
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return defaults
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// retrySettings is the "retry" object, or pi's defaults when there is
+// none.
+func (s Settings) retrySettings() RetrySettings {
+	if s.Retry == nil {
+		return DefaultRetrySettings()
+	}
+	return *s.Retry
+}
+
+// compactionSettings is the "compaction" object, or pi's defaults when
+// there is none.
+func (s Settings) compactionSettings() compaction.Settings {
+	if s.Compaction == nil {
+		return compaction.DefaultSettings()
+	}
+	return *s.Compaction
 }
 
 // shell is the shell the settings choose.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/tools"
 )
@@ -67,4 +68,47 @@ func TestShellToolOptions(t *testing.T) {
 	res, err = bash.Run(context.Background(), agent.Call{ID: "b2", Name: tools.NameBash, Args: args}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "prefix=\n", res.Content[0].(llm.TextContent).Text)
+}
+
+// TestLoadSettingsRetryAndCompaction: "retry" and "compaction" decode
+// once, when the settings load, over pi's defaults: a trusted project's
+// keys merge over the global ones, keys left out keep the default, an
+// object of the wrong shape is the defaults whole without a warning (as
+// when the host decoded them itself), and the other keys still load.
+func TestLoadSettingsRetryAndCompaction(t *testing.T) {
+	write := func(dir, body string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(body), 0o644))
+	}
+	agentDir, cwd := t.TempDir(), t.TempDir()
+	write(agentDir, `{"retry":{"maxRetries":7,"baseDelayMs":5},"compaction":{"enabled":false}}`)
+	write(filepath.Join(cwd, ".pi"), `{"retry":{"baseDelayMs":9},"compaction":{"reserveTokens":100}}`)
+
+	s, problems := LoadSettings(agentDir, cwd)
+	require.Empty(t, problems)
+	wantRetry := DefaultRetrySettings()
+	wantRetry.MaxRetries, wantRetry.BaseDelayMs = 7, 9
+	assert.Equal(t, wantRetry, *s.Retry)
+	wantCompaction := compaction.DefaultSettings()
+	wantCompaction.Enabled, wantCompaction.ReserveTokens = false, 100
+	assert.Equal(t, wantCompaction, *s.Compaction)
+
+	s, _ = LoadSettings(agentDir, "") // an untrusted project's are not read
+	assert.Equal(t, 5, int(s.Retry.BaseDelayMs))
+	assert.Equal(t, compaction.DefaultSettings().ReserveTokens, s.Compaction.ReserveTokens)
+
+	write(agentDir, `{"retry":{"maxRetries":"seven"},"compaction":5,"steeringMode":"all"}`)
+	s, problems = LoadSettings(agentDir, "")
+	assert.Empty(t, problems)
+	assert.Equal(t, DefaultRetrySettings(), *s.Retry)
+	assert.Equal(t, compaction.DefaultSettings(), *s.Compaction)
+	assert.Equal(t, "all", s.SteeringMode)
+
+	s, _ = LoadSettings(t.TempDir(), "") // no settings at all
+	assert.Equal(t, DefaultRetrySettings(), *s.Retry)
+	assert.Equal(t, compaction.DefaultSettings(), *s.Compaction)
+	// Settings built by hand without them run with the defaults too.
+	assert.Equal(t, DefaultRetrySettings(), Settings{}.retrySettings())
+	assert.Equal(t, compaction.DefaultSettings(), Settings{}.compactionSettings())
 }
