@@ -179,11 +179,7 @@ func listExtensions(agentDir string, argv []string, stdout io.Writer) int {
 	cwd, _ := os.Getwd()
 	a := parseArgs(argv)
 	trusted := projectTrusted(agentDir, a, cwd, stdout, nil)
-	projectDir := cwd
-	if !trusted {
-		projectDir = ""
-	}
-	settings, _ := host.LoadSettings(agentDir, projectDir)
+	settings, _ := loadSettings(agentDir, cwd, trusted)
 	paths := ext.Discover(ext.DiscoverOptions{
 		Cwd: cwd, AgentDir: agentDir, Explicit: a.extensions, Configured: settings.Extensions, NoDiscovery: a.noExtensions,
 		NoProject: !trusted,

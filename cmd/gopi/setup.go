@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
-	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
@@ -87,7 +85,9 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	return ap, nil
 }
 
-// buildHost wires the session runtime for cwd from the flags in a.
+// buildHost wires the session runtime for cwd from the flags in a: it
+// settles project trust, resolves flags and settings into the host's
+// options once (resolve.go), and builds what those options name.
 func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	trusted := projectTrusted(ap.agentDir, a, cwd, ap.stderr, func() (bool, bool, string) { return ap.askExtensions(a, cwd) })
 	// A host project_trust started and nothing took over stops here.
@@ -97,135 +97,32 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 			ap.early = nil
 		}
 	}()
-	projectDir := cwd
-	if !trusted {
-		projectDir = ""
-	}
-	settings, problems := host.LoadSettings(ap.agentDir, projectDir)
-	for _, p := range problems {
-		fmt.Fprintln(ap.stderr, "gopi: warning:", p)
-	}
-	approvalFlag := a.approval
-	if approvalFlag == "" {
-		approvalFlag = settings.Approval
-	}
-	approval, err := host.ParseApproval(approvalFlag)
+	r, err := ap.resolve(a, cwd, trusted)
 	if err != nil {
 		return nil, err
 	}
-
-	var model *llm.Model
-	var thinking llm.ThinkingLevel
-	if a.model != "" || a.provider != "" {
-		pattern := a.model
-		if pattern == "" {
-			m, ok := firstOfProvider(ap.registry, a.provider)
-			if !ok {
-				return nil, fmt.Errorf("no models known for provider %q", a.provider)
-			}
-			pattern = m.Provider + "/" + m.ID
-		}
-		res, err := ap.registry.ResolveCLI(a.provider, pattern)
-		if err != nil {
-			return nil, err
-		}
-		if res.Warning != "" {
-			fmt.Fprintln(ap.stderr, "gopi: warning:", res.Warning)
-		}
-		model = &res.Model
-		thinking = res.Thinking
-	}
-	if a.apiKey != "" {
-		target := a.provider
-		if model != nil {
-			target = model.Provider
-		} else if m, ok := ap.registry.Default(); ok {
-			target = m.Provider
-		}
-		ap.registry.SetAPIKeyOverride(target, a.apiKey)
-	}
-	if a.thinking != "" {
-		l, err := llm.ParseThinkingLevel(a.thinking)
-		if err != nil {
-			return nil, err
-		}
-		thinking = l
-	}
-	scopePatterns := a.models
-	if len(scopePatterns) == 0 {
-		scopePatterns = settings.EnabledModels
-	}
-	var scope []models.ScopedModel
-	if len(scopePatterns) > 0 {
-		var warns []string
-		scope, warns = ap.registry.Scope(scopePatterns)
-		for _, w := range warns {
-			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
-		}
-	}
-
-	sel := toolSelection(a, settings)
-	// The bash tool runs commands with the shell settings, as the user's
-	// bash command does (the host has them in Settings).
-	toolOpts := settings.ShellToolOptions()
-	ts, err := tools.ByName(cwd, sel.ActiveBuiltins(), toolOpts...)
-	if err != nil {
+	o := r.opts
+	if o.Tools, err = tools.ByName(cwd, o.ToolSelection.ActiveBuiltins(), r.shell...); err != nil {
 		return nil, err
 	}
-
-	store, err := openSession(a, sessionDirOf(a, settings, cwd), ap.agentDir, cwd, ap.stderr)
-	if err != nil {
+	o.AllTools = allTools(cwd, o.Tools, o.ToolSelection, r.shell)
+	if o.Store, err = openSession(a, r.sessionDir, ap.agentDir, cwd, ap.stderr); err != nil {
 		return nil, err
 	}
-	var ctxFiles []resources.ContextFile
 	if !a.noContextFiles {
-		var warns []error
-		ctxFiles, warns = resources.LoadContextFiles(ap.agentDir, cwd)
-		for _, w := range warns {
-			fmt.Fprintln(ap.stderr, "gopi: warning:", w)
-		}
+		o.ContextFiles = ap.contextFiles(cwd)
 	}
-	exts, err := ap.extensions(a, settings, cwd, trusted)
-	if err != nil {
+	if o.Extensions, err = ap.extensions(a, o.Settings, cwd, trusted); err != nil {
 		return nil, err
 	}
-	if exts.Empty() {
-		// Without extensions a name that is not a built-in tool is a
-		// typo (pi ignores such names silently).
-		for _, n := range append(slices.Clone(a.tools), a.excludeTools...) {
-			n = strings.TrimLeft(n, "+-")
-			if !strings.Contains(n, "*") && !slices.Contains(tools.AllNames, n) {
-				fmt.Fprintf(ap.stderr, "gopi: warning: no tool is called %q (built-in tools: %s)\n", n, strings.Join(tools.AllNames, ", "))
-			}
-		}
+	if o.Extensions.Empty() {
+		ap.warnUnknownTools(a)
 	}
-	h, err := host.New(host.Options{
-		Cwd:                cwd,
-		AgentDir:           ap.agentDir,
-		Registry:           ap.registry,
-		Tools:              ts,
-		AllTools:           allTools(cwd, ts, sel, toolOpts),
-		ToolSelection:      sel,
-		Model:              model,
-		Thinking:           thinking,
-		Settings:           settings,
-		Scope:              scope,
-		Approval:           approval,
-		TemplatePaths:      a.templatePaths,
-		SkillPaths:         a.skillPaths,
-		NoSkills:           a.noSkills,
-		NoPromptTemplates:  a.noTemplates,
-		UntrustedProject:   !trusted,
-		Store:              store,
-		SystemPrompt:       a.systemPrompt,
-		AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
-		ContextFiles:       ctxFiles,
-		Report:             func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) },
-		Extensions:         exts,
-		Shutdown:           ap.requestShutdown,
-	})
+	o.Report = func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) }
+	o.Shutdown = ap.requestShutdown
+	h, err := host.New(o)
 	if err != nil {
-		_ = exts.Close()
+		_ = o.Extensions.Close()
 		return nil, err
 	}
 	if err := ap.claimFlags(a, h); err != nil {
@@ -237,16 +134,26 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	return h, nil
 }
 
-func firstOfProvider(reg *models.Registry, provider string) (llm.Model, bool) {
-	if m, ok := reg.Default(); ok && m.Provider == provider {
-		return m, true
+// contextFiles are the AGENTS.md and CLAUDE.md files for cwd; those that
+// cannot be read are warnings.
+func (ap *app) contextFiles(cwd string) []resources.ContextFile {
+	files, warns := resources.LoadContextFiles(ap.agentDir, cwd)
+	for _, w := range warns {
+		ap.warn(w)
 	}
-	for _, m := range reg.All() {
-		if m.Provider == provider {
-			return m, true
+	return files
+}
+
+// warnUnknownTools says which --tools and --exclude-tools names are no
+// built-in tool: without extensions to register them they are typos
+// (pi ignores such names silently).
+func (ap *app) warnUnknownTools(a *args) {
+	for _, n := range append(slices.Clone(a.tools), a.excludeTools...) {
+		n = strings.TrimLeft(n, "+-")
+		if !strings.Contains(n, "*") && !slices.Contains(tools.AllNames, n) {
+			fmt.Fprintf(ap.stderr, "gopi: warning: no tool is called %q (built-in tools: %s)\n", n, strings.Join(tools.AllNames, ", "))
 		}
 	}
-	return llm.Model{}, false
 }
 
 func (ap *app) close() {
@@ -266,23 +173,6 @@ func (ap *app) close() {
 	}
 }
 
-// sessionDirOf is where sessions go, as pi decides it: --session-dir,
-// then $PI_CODING_AGENT_SESSION_DIR, then settings.json's sessionDir
-// (relative to the cwd); "" means the agent dir's default.
-func sessionDirOf(a *args, s host.Settings, cwd string) string {
-	dir := a.sessionDir
-	if dir == "" {
-		dir = os.Getenv("PI_CODING_AGENT_SESSION_DIR")
-	}
-	if dir == "" {
-		dir = s.SessionDir
-	}
-	if dir != "" && !filepath.IsAbs(dir) {
-		dir = filepath.Join(cwd, dir)
-	}
-	return dir
-}
-
 // allTools is every built-in tool for extensions to switch on: the
 // enabled ones as built, then the others the selection allows.
 func allTools(cwd string, enabled []agent.Tool, sel tools.Selection, opts []tools.Option) []agent.Tool {
@@ -294,22 +184,4 @@ func allTools(cwd string, enabled []agent.Tool, sel tools.Selection, opts []tool
 		}
 	}
 	return out
-}
-
-// toolSelection is pi's choice of tools from --tools, --no-tools,
-// --no-builtin-tools, --exclude-tools and the defaultTools setting.
-func toolSelection(a *args, settings host.Settings) tools.Selection {
-	o := tools.SelectOptions{
-		Tools:     a.tools,
-		NoTools:   a.noTools,
-		NoBuiltin: a.noBuiltinTools,
-		Exclude:   a.excludeTools,
-	}
-	if settings.DefaultTools != nil {
-		o.Defaults = *settings.DefaultTools
-		if o.Defaults == nil {
-			o.Defaults = []string{}
-		}
-	}
-	return tools.Select(o)
 }
