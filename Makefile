@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -108,6 +108,14 @@ fuzz:
 lint: fmtcheck
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+
+# The types the editors share with gopi, written from core/api's Go types
+# by cmd/gentypes: editors/vscode/src/gen/protocol.ts (TypeScript) and
+# editors/nvim/lua/gopi/types.lua (LuaLS annotations). Run it after
+# changing a type on the wire; cmd/gentypes' test (make test) and make lint
+# fail while the files are stale.
+generate:
+	$(GO) run ./cmd/gentypes
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
