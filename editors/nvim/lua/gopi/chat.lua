@@ -342,6 +342,8 @@ M.show_queue = show_queue
 
 --- Runs of text or thinking deltas become one delta each: a batch of
 --- thousands of deltas is one edit of the buffer, not thousands.
+---@param evs gopi.Event[]
+---@return gopi.Event[]
 local function coalesce(evs)
   local out = {}
   for _, ev in ipairs(evs) do
@@ -399,6 +401,7 @@ local function following(win)
 end
 
 --- What gopi sent, in one batch.
+---@param evs gopi.Event[]
 local function on_events(evs)
   evs = coalesce(evs)
   -- The windows at the chat's end (before the text grows) follow it.

@@ -66,6 +66,7 @@ local function split(text)
   return vim.split(text or "", "\n", { plain = true })
 end
 
+---@param content gopi.Content[]|string|nil
 local function content_text(content)
   if type(content) == "string" then
     return content
@@ -257,6 +258,7 @@ function R:fill_card(c, status, output)
 end
 
 --- A whole message (from history, or message_end of a user message).
+---@param m gopi.Message
 function R:message(m)
   if m.role == "user" then
     self:header("You")
@@ -293,6 +295,7 @@ function R:message(m)
   end
 end
 
+---@param m gopi.AssistantMessage
 function R:ending(m)
   if m.stopReason == "aborted" then
     self:notice("stopped")
@@ -301,7 +304,7 @@ function R:ending(m)
   end
 end
 
----@param ev table a pi event
+---@param ev gopi.Event a pi event
 ---@param state table the session's state: streaming, queue, changed files
 function R:event(ev, state)
   local t = ev.type
