@@ -206,10 +206,14 @@ end
 local function spin(on)
   if on and not S.timer then
     S.timer = (vim.uv or vim.loop).new_timer()
-    S.timer:start(0, 120, vim.schedule_wrap(function()
-      S.tick = (S.tick or 0) + 1
-      M.redraw_bars()
-    end))
+    S.timer:start(
+      0,
+      120,
+      vim.schedule_wrap(function()
+        S.tick = (S.tick or 0) + 1
+        M.redraw_bars()
+      end)
+    )
   elseif not on and S.timer then
     S.timer:stop()
     S.timer:close()
@@ -515,7 +519,9 @@ function M.start(opts)
       S.state.streaming = false
       spin(false)
       review.clear()
-      S.r:notice(string.format("gopi exited (code %d%s): :GopiRestart starts it again, :GopiLog has the log", code, signal ~= 0 and (", signal " .. signal) or ""))
+      S.r:notice(
+        string.format("gopi exited (code %d%s): :GopiRestart starts it again, :GopiLog has the log", code, signal ~= 0 and (", signal " .. signal) or "")
+      )
       note(string.format("gopi exited (code %d). :GopiRestart starts it again; :GopiLog has the log.", code), vim.log.levels.ERROR)
     end,
   })

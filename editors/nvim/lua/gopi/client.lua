@@ -4,7 +4,6 @@
 -- so a reply of thousands of deltas costs a few redraws, not thousands.
 local M = {}
 
-
 --- Where the gopi binary is, and how it was found.
 ---@return string|nil path, string how
 function M.binary(cfg)

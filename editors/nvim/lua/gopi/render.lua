@@ -372,7 +372,15 @@ function R:event(ev, state)
       self:notice("the context was compacted")
     end
   elseif t == "auto_retry_start" then
-    self:notice(string.format("retrying in %d s (attempt %d of %d): %s", math.floor((ev.delayMs or 0) / 1000 + 0.5), ev.attempt or 0, ev.maxAttempts or 0, (ev.errorMessage or ""):gsub("\n", " ")))
+    self:notice(
+      string.format(
+        "retrying in %d s (attempt %d of %d): %s",
+        math.floor((ev.delayMs or 0) / 1000 + 0.5),
+        ev.attempt or 0,
+        ev.maxAttempts or 0,
+        (ev.errorMessage or ""):gsub("\n", " ")
+      )
+    )
   elseif t == "auto_retry_end" then
     if not ev.success then
       self:notice("gave up retrying: " .. (ev.finalError or ""))
