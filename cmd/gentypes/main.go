@@ -1,6 +1,7 @@
 // Command gentypes writes the types the editors share with gopi: the
 // events, the commands' params and results and the extension UI requests
-// of package core/api (with the core/agent and core/llm values they carry),
+// of package core/api (with the core/agent and core/llm values they carry,
+// and the details core/host adds to an approval question),
 // as TypeScript for the VS Code extension and as LuaLS annotations for the
 // Neovim plugin. `make generate` runs it; its test fails when the files
 // checked in are not what it writes.

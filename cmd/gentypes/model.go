@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -166,8 +167,10 @@ func (b *builder) wire() {
 	}
 	b.commands()
 	// The extension UI sub-protocol: a request is an event too (above);
-	// its answer goes the other way.
+	// its answer goes the other way. An approval question's request
+	// carries the host's details.
 	b.typeOf(reflect.TypeFor[api.UIResponse]())
+	b.typeOf(reflect.TypeFor[host.ApprovalDetails]())
 }
 
 // union declares a discriminated union and its members.

@@ -14,7 +14,7 @@ import {
 	State,
 	type StaticFeature,
 } from "vscode-languageclient/node";
-import type { CommandName, CommandParams, CommandResult, Event } from "./gen/protocol";
+import type { ApprovalDetails, CommandName, CommandParams, CommandResult, Event } from "./gen/protocol";
 
 /** An event as gopi sends it in pi/event (gen/protocol.ts, from core/api). */
 export type PiEvent = Event;
@@ -40,7 +40,7 @@ export interface MessageRequest {
 	message: string;
 	actions?: { title: string }[];
 	/** gopi's approval gate: the tool, its call, its arguments, a unified diff and the real target. */
-	details?: { toolName?: string; toolCallId?: string; args?: Record<string, unknown>; diff?: string; resolvedPath?: string };
+	details?: ApprovalDetails;
 }
 
 /**

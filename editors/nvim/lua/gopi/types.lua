@@ -778,6 +778,17 @@
 ---@field cancelled? boolean
 ---@field content? string Content is gopi's extra for an approval question about an edit or write: the whole text the user wants the file to hold, the proposal as they changed it before answering Allow. nil keeps the proposal.
 
+--- ApprovalDetails is the extra "details" of an approval request, for
+--- clients that can show more than a title.
+---@class gopi.ApprovalDetails
+---@field toolName string
+---@field toolCallId? string ToolCallID is the call's id, as in its tool_execution_* events, so a client can show the question on the call's own card.
+---@field args any
+---@field diff? string Diff is a unified diff of the change an edit or write would make.
+---@field problem? string Problem says why an edit would not apply as asked.
+---@field resolvedPath? string ResolvedPath is the file a file tool's call really works on: its path made absolute with every symbolic link followed.
+---@field outsideProject? boolean OutsideProject: ResolvedPath is outside the project directory.
+
 --- Every command (pi/<name> in JSON-RPC): its params and its result.
 ---@class gopi.Commands
 ---@field abort {params: table, result: nil}

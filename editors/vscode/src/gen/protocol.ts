@@ -977,6 +977,31 @@ export interface UIResponse {
 	content?: string;
 }
 
+/**
+ * ApprovalDetails is the extra "details" of an approval request, for
+ * clients that can show more than a title.
+ */
+export interface ApprovalDetails {
+	toolName: string;
+	/**
+	 * ToolCallID is the call's id, as in its tool_execution_* events, so
+	 * a client can show the question on the call's own card.
+	 */
+	toolCallId?: string;
+	args: unknown;
+	/** Diff is a unified diff of the change an edit or write would make. */
+	diff?: string;
+	/** Problem says why an edit would not apply as asked. */
+	problem?: string;
+	/**
+	 * ResolvedPath is the file a file tool's call really works on: its
+	 * path made absolute with every symbolic link followed.
+	 */
+	resolvedPath?: string;
+	/** OutsideProject: ResolvedPath is outside the project directory. */
+	outsideProject?: boolean;
+}
+
 /** Every command (pi/<name> in JSON-RPC): its params and its result. */
 export interface Commands {
 	abort: { params: Record<string, never>; result: null };
