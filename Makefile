@@ -4,7 +4,7 @@ BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck clean
+.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck stylua-check generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -104,10 +104,29 @@ fuzz:
 	done
 
 # gofmt, go vet and staticcheck (the version go.mod's tool directive pins,
-# built from the module cache; staticcheck.conf says which checks are off).
-lint: fmtcheck
+# built from the module cache; staticcheck.conf says which checks are off);
+# whether the editors' generated types are current (make generate); and
+# stylua --check on the Neovim plugin (editors/nvim/stylua.toml), with
+# stylua installed from npm into ~/.cache/gopi on first use; skipped
+# without npm, except in CI.
+lint: fmtcheck stylua-check
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	$(GO) run ./cmd/gentypes -check
+
+stylua-check:
+	@if command -v npm >/dev/null 2>&1; then \
+		stylua=$$(editors/nvim/tests/install-stylua.sh) && cd editors/nvim && "$$stylua" --check .; \
+	elif [ -n "$$CI" ]; then echo "lint: npm is required in CI (stylua)" >&2; exit 1; \
+	else echo "lint: the Neovim plugin's stylua check skipped (npm is not installed)"; fi
+
+# The types the editors share with gopi, written from core/api's Go types
+# by cmd/gentypes: editors/vscode/src/gen/protocol.ts (TypeScript) and
+# editors/nvim/lua/gopi/types.lua (LuaLS annotations). Run it after
+# changing a type on the wire; cmd/gentypes' test (make test) and make lint
+# fail while the files are stale.
+generate:
+	$(GO) run ./cmd/gentypes
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -28,32 +28,60 @@ cmd("Gopi", function(o)
     gopi().toggle()
   end
 end, { nargs = "*", desc = "Toggle the gopi chat, or send it a prompt" })
-cmd("GopiAbort", function() gopi().abort() end, { desc = "Stop gopi's run" })
-cmd("GopiReview", function() gopi().review() end, { desc = "Open the question gopi waits on (a change to review)" })
-cmd("GopiNew", function() gopi().new_session() end, { desc = "A new gopi session" })
-cmd("GopiSessions", function() gopi().sessions() end, { desc = "Resume one of this directory's sessions" })
-cmd("GopiFork", function() gopi().fork() end, { desc = "Fork the session from an earlier message" })
-cmd("GopiClone", function() gopi().clone() end, { desc = "Go on in a copy of the session" })
-cmd("GopiRename", function(o) gopi().rename(o.args) end, { nargs = "?", desc = "Name the session" })
-cmd("GopiModel", function(o) gopi().model(o.args) end, {
+cmd("GopiAbort", function()
+  gopi().abort()
+end, { desc = "Stop gopi's run" })
+cmd("GopiReview", function()
+  gopi().review()
+end, { desc = "Open the question gopi waits on (a change to review)" })
+cmd("GopiNew", function()
+  gopi().new_session()
+end, { desc = "A new gopi session" })
+cmd("GopiSessions", function()
+  gopi().sessions()
+end, { desc = "Resume one of this directory's sessions" })
+cmd("GopiFork", function()
+  gopi().fork()
+end, { desc = "Fork the session from an earlier message" })
+cmd("GopiClone", function()
+  gopi().clone()
+end, { desc = "Go on in a copy of the session" })
+cmd("GopiRename", function(o)
+  gopi().rename(o.args)
+end, { nargs = "?", desc = "Name the session" })
+cmd("GopiModel", function(o)
+  gopi().model(o.args)
+end, {
   nargs = "?",
   complete = function(lead)
     return require("gopi.complete").model_args(lead)
   end,
   desc = "Switch gopi's model",
 })
-cmd("GopiThinking", function(o) gopi().thinking(o.args) end, {
+cmd("GopiThinking", function(o)
+  gopi().thinking(o.args)
+end, {
   nargs = "?",
   complete = function(lead)
     return require("gopi.complete").thinking_args(lead)
   end,
   desc = "Set or cycle the thinking level",
 })
-cmd("GopiCompact", function(o) gopi().compact(o.args) end, { nargs = "*", desc = "Compact the context" })
-cmd("GopiExport", function(o) gopi().export(o.args) end, { nargs = "?", complete = "file", desc = "Export the session to HTML (asks where) and open it" })
-cmd("GopiLog", function() gopi().log() end, { desc = "gopi's log" })
-cmd("GopiRestart", function() gopi().restart() end, { desc = "Restart gopi on the same session" })
-cmd("GopiChanges", function(o) gopi().changes(o.args) end, {
+cmd("GopiCompact", function(o)
+  gopi().compact(o.args)
+end, { nargs = "*", desc = "Compact the context" })
+cmd("GopiExport", function(o)
+  gopi().export(o.args)
+end, { nargs = "?", complete = "file", desc = "Export the session to HTML (asks where) and open it" })
+cmd("GopiLog", function()
+  gopi().log()
+end, { desc = "gopi's log" })
+cmd("GopiRestart", function()
+  gopi().restart()
+end, { desc = "Restart gopi on the same session" })
+cmd("GopiChanges", function(o)
+  gopi().changes(o.args)
+end, {
   nargs = "?",
   complete = function(lead)
     return gopi().changed_files(lead)
@@ -68,7 +96,9 @@ cmd("GopiAdd", function(o)
   end
 end, { range = true, nargs = "*", desc = "Add the file (or the range) to the prompt; its content goes along" })
 
-cmd("GopiImage", function(o) gopi().image(o.args, o.bang) end, {
+cmd("GopiImage", function(o)
+  gopi().image(o.args, o.bang)
+end, {
   nargs = "?",
   bang = true,
   complete = "file",

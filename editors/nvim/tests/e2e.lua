@@ -80,28 +80,38 @@ local function child(opts)
     t.wait(what, "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find((...), 1, true) ~= nil", text)
   end
   function t.chat()
-    local ok, lines = pcall(t.lua, [[
+    local ok, lines = pcall(
+      t.lua,
+      [[
       local s = require("gopi.chat").session
       if not s.buf then return {} end
       return vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)
-    ]])
+    ]]
+    )
     return ok and lines or {}
   end
   function t.chat_has(text)
     return table.concat(t.chat(), "\n"):find(text, 1, true) ~= nil
   end
-  local setup = vim.tbl_extend("force", { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes", bare = opts.bare }, opts.setup or {})
+  local setup = vim.tbl_extend(
+    "force",
+    { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes", bare = opts.bare },
+    opts.setup or {}
+  )
   local unset = {}
   -- Completion plugins (tests/install-plugins.sh) go on 'runtimepath' before
   -- gopi's setup, which registers the nvim-cmp source when it finds nvim-cmp.
   -- (With plugins_late, after it: a plugin that loads later.)
   local function load_plugins()
     for _, name in ipairs(opts.plugins or {}) do
-      t.lua([[
+      t.lua(
+        [[
         local dir = ...
         vim.opt.rtp:prepend(dir)
         for _, f in ipairs(vim.fn.glob(dir .. "/plugin/*.{lua,vim}", false, true)) do vim.cmd.source(f) end
-      ]], vim.env[plugin_env[name]])
+      ]],
+        vim.env[plugin_env[name]]
+      )
     end
   end
   if not opts.plugins_late then
@@ -206,11 +216,15 @@ end
 --- Sends stream: n and waits for the end of its reply, the chat's last line.
 local function stream(t, n)
   prompt(t, "stream: " .. n)
-  t.wait("the reply to stream: " .. n, [[
+  t.wait(
+    "the reply to stream: " .. n,
+    [[
     local s = require("gopi.chat").session
     local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
     return s.state.streaming == false and last:sub(-#(...)) == (...)
-  ]], string.format(" %d %d", n - 1, n))
+  ]],
+    string.format(" %d %d", n - 1, n)
+  )
 end
 
 --- The number of the first row of the screen that holds text.
@@ -253,7 +267,10 @@ test("a tool block shows its arguments and result, folded when it succeeded", fu
   ]])
   t.cmd("Gopi")
   prompt(t, "bash: echo hello from bash")
-  t.wait("the tool result", "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false")
+  t.wait(
+    "the tool result",
+    "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false"
+  )
   t.wait_chat("the reply after it", "Tool said")
   local chat = t.chat()
   local head
@@ -307,7 +324,9 @@ test("an approval waits for :GopiReview; its diff tab: ga accepts (the file is w
   eq(1, #t.lua("return vim.api.nvim_list_tabpages()"), "nothing opened by itself")
   t.cmd("GopiReview")
   t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
-  local proposed = t.lua("for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find('notes.txt (proposed)', 1, true) then return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end")
+  local proposed = t.lua(
+    "for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find('notes.txt (proposed)', 1, true) then return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end"
+  )
   eq({ "hello from gopi" }, proposed, "the proposed content")
   eq(true, t.lua("return vim.wo.diff"), "a diff")
   t.input("ga")
@@ -318,11 +337,16 @@ test("an approval waits for :GopiReview; its diff tab: ga accepts (the file is w
   t.wait("the question", pending)
   t.cmd("GopiReview")
   t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
-  local prop2 = t.lua("for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find('notes.txt (proposed)', 1, true) then return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end")
+  local prop2 = t.lua(
+    "for _, b in ipairs(vim.api.nvim_list_bufs()) do if vim.api.nvim_buf_get_name(b):find('notes.txt (proposed)', 1, true) then return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end"
+  )
   eq({ "goodbye from gopi" }, prop2, "the edit's result")
   t.cmd("q")
   t.wait("the review closed", "return #vim.api.nvim_list_tabpages() == 1")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false) > 0")
+  t.wait(
+    "settled",
+    "return require('gopi.chat').session.state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false) > 0"
+  )
   t.wait_chat("the tool failed", "✗ edit: notes.txt")
   eq({ "hello from gopi" }, vim.fn.readfile(t.work .. "/notes.txt"), "rejected: unchanged")
   eq(0, t.lua("return #require('gopi.review').pending"), "answered")
@@ -462,61 +486,72 @@ local inline_marks = "return #vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_crea
 local six = { "one", "two", "three", "four", "five", "six" }
 local two_hunks = "edit: a.txt :: two\nthree\nfour => TWO\nthree\nFOUR"
 
-test("an inline review (review = \"inline\"): in the file's window, ]x/[x move, one hunk accepted and one rejected: Deny, the accepted hunk written, undo restores", function(t)
-  vim.fn.writefile(six, t.work .. "/a.txt")
-  t.cmd("edit a.txt")
-  local file_win = t.lua("return vim.api.nvim_get_current_win()")
-  t.cmd("Gopi")
-  prompt(t, two_hunks)
-  t.wait("the question", pending)
-  eq(0, t.lua("return #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('a.txt'), vim.api.nvim_create_namespace('gopi.inline'), 0, -1, {})"), "nothing shown before it is opened")
-  t.cmd("GopiReview")
-  t.wait("the inline review", inline_marks)
-  eq(1, #t.lua("return vim.api.nvim_list_tabpages()"), "no tab")
-  eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "in the file's own window")
-  eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "nothing in the buffer yet")
-  local virt = t.lua([[
+test(
+  'an inline review (review = "inline"): in the file\'s window, ]x/[x move, one hunk accepted and one rejected: Deny, the accepted hunk written, undo restores',
+  function(t)
+    vim.fn.writefile(six, t.work .. "/a.txt")
+    t.cmd("edit a.txt")
+    local file_win = t.lua("return vim.api.nvim_get_current_win()")
+    t.cmd("Gopi")
+    prompt(t, two_hunks)
+    t.wait("the question", pending)
+    eq(
+      0,
+      t.lua("return #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('a.txt'), vim.api.nvim_create_namespace('gopi.inline'), 0, -1, {})"),
+      "nothing shown before it is opened"
+    )
+    t.cmd("GopiReview")
+    t.wait("the inline review", inline_marks)
+    eq(1, #t.lua("return vim.api.nvim_list_tabpages()"), "no tab")
+    eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "in the file's own window")
+    eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "nothing in the buffer yet")
+    local virt = t.lua([[
     local out = {}
     for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('gopi.inline'), 0, -1, { details = true })) do
       for _, l in ipairs(m[4].virt_lines or {}) do table.insert(out, vim.trim(l[1][1])) end
     end
     return out
   ]])
-  eq({ "TWO", "FOUR" }, virt, "the added lines, as virtual lines")
-  eq(2, t.lua("return vim.fn.line('.')"), "at the first hunk")
-  t.input("]x")
-  t.wait("the second hunk", "return vim.fn.line('.') == 4")
-  t.input("]x")
-  t.wait("around to the first", "return vim.fn.line('.') == 2")
-  t.input("[x")
-  t.wait("back to the second", "return vim.fn.line('.') == 4")
-  t.input("[x")
-  t.wait("the first again", "return vim.fn.line('.') == 2")
-  -- An accepted hunk is one undo step; undone, it is proposed again.
-  t.input("ga")
-  t.wait("the first hunk in the buffer", "return vim.api.nvim_buf_get_lines(0, 1, 2, false)[1] == 'TWO'")
-  eq("four", t.lua("return vim.api.nvim_buf_get_lines(0, 3, 4, false)[1]"), "the second hunk not yet")
-  t.input("u")
-  t.wait("undone, proposed again", "return vim.api.nvim_buf_get_lines(0, 1, 2, false)[1] == 'two' and #vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('gopi.inline'), 0, -1, { details = true }) >= 2")
-  eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "undo took the hunk out whole")
-  t.lua("vim.api.nvim_win_set_cursor(0, { 2, 0 })")
-  t.input("gr")
-  t.wait("one hunk left, at the cursor", "return vim.fn.line('.') == 4")
-  eq(1, t.lua("return #require('gopi.review').pending"), "still waiting")
-  t.input("ga")
-  t.wait("answered", "return #require('gopi.review').pending == 0")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
-  local want = { "one", "two", "three", "FOUR", "five", "six" }
-  eq(want, vim.fn.readfile(t.work .. "/a.txt"), "the file holds the accepted hunk only")
-  eq(want, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "and the buffer")
-  eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "written")
-  t.wait_chat("gopi was told no", "✗ edit: a.txt")
-  eq(false, t.lua("return " .. inline_marks:sub(8)), "the marks are gone")
-  t.lua("vim.api.nvim_set_current_win(...)", file_win)
-  t.input("u")
-  t.wait("undone", "return vim.api.nvim_buf_get_lines(0, 0, -1, false)[4] == 'four'")
-  eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "undo restores the buffer as it was")
-end, { setup = { review = "inline" } })
+    eq({ "TWO", "FOUR" }, virt, "the added lines, as virtual lines")
+    eq(2, t.lua("return vim.fn.line('.')"), "at the first hunk")
+    t.input("]x")
+    t.wait("the second hunk", "return vim.fn.line('.') == 4")
+    t.input("]x")
+    t.wait("around to the first", "return vim.fn.line('.') == 2")
+    t.input("[x")
+    t.wait("back to the second", "return vim.fn.line('.') == 4")
+    t.input("[x")
+    t.wait("the first again", "return vim.fn.line('.') == 2")
+    -- An accepted hunk is one undo step; undone, it is proposed again.
+    t.input("ga")
+    t.wait("the first hunk in the buffer", "return vim.api.nvim_buf_get_lines(0, 1, 2, false)[1] == 'TWO'")
+    eq("four", t.lua("return vim.api.nvim_buf_get_lines(0, 3, 4, false)[1]"), "the second hunk not yet")
+    t.input("u")
+    t.wait(
+      "undone, proposed again",
+      "return vim.api.nvim_buf_get_lines(0, 1, 2, false)[1] == 'two' and #vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('gopi.inline'), 0, -1, { details = true }) >= 2"
+    )
+    eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "undo took the hunk out whole")
+    t.lua("vim.api.nvim_win_set_cursor(0, { 2, 0 })")
+    t.input("gr")
+    t.wait("one hunk left, at the cursor", "return vim.fn.line('.') == 4")
+    eq(1, t.lua("return #require('gopi.review').pending"), "still waiting")
+    t.input("ga")
+    t.wait("answered", "return #require('gopi.review').pending == 0")
+    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    local want = { "one", "two", "three", "FOUR", "five", "six" }
+    eq(want, vim.fn.readfile(t.work .. "/a.txt"), "the file holds the accepted hunk only")
+    eq(want, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "and the buffer")
+    eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "written")
+    t.wait_chat("gopi was told no", "✗ edit: a.txt")
+    eq(false, t.lua("return " .. inline_marks:sub(8)), "the marks are gone")
+    t.lua("vim.api.nvim_set_current_win(...)", file_win)
+    t.input("u")
+    t.wait("undone", "return vim.api.nvim_buf_get_lines(0, 0, -1, false)[4] == 'four'")
+    eq(six, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "undo restores the buffer as it was")
+  end,
+  { setup = { review = "inline" } }
+)
 
 test("an inline review: accept all lets gopi write its edit; reject all leaves the file as it was; a file not shown opens in the previous window", function(t)
   vim.fn.writefile(six, t.work .. "/a.txt")
@@ -540,7 +575,9 @@ test("an inline review: accept all lets gopi write its edit; reject all leaves t
   eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "the buffer is the file")
   t.lua("vim.api.nvim_set_current_win(...)", file_win)
   -- The undo history is kept: the reload, then one step per hunk.
-  local steps = t.lua("local out = {} for i = 1, 3 do vim.cmd('silent undo') table.insert(out, table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), ',')) end return out")
+  local steps = t.lua(
+    "local out = {} for i = 1, 3 do vim.cmd('silent undo') table.insert(out, table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), ',')) end return out"
+  )
   eq({ "one,TWO,three,FOUR,five,six", "one,two,three,FOUR,five,six", "one,two,three,four,five,six" }, steps, "undo, step by step")
   t.lua("for i = 1, 3 do vim.cmd('silent redo') end")
   eq(all, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "redone")
@@ -558,42 +595,50 @@ test("an inline review: accept all lets gopi write its edit; reject all leaves t
   eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "not modified")
 end, { setup = { review = "inline" } })
 
-test("an inline review: the window already showing the file; withdrawn, its marks and keys go and the user's own come back; unsaved changes open the diff tab", function(t)
-  vim.fn.writefile(six, t.work .. "/a.txt")
-  t.cmd("edit a.txt")
-  local file_win = t.lua("return vim.api.nvim_get_current_win()")
-  t.lua("vim.keymap.set('n', 'ga', '<Cmd>let g:mine = 1<CR>', { buffer = 0 })")
-  t.cmd("vsplit other.txt")
-  t.cmd("Gopi")
-  prompt(t, two_hunks)
-  t.wait("the question", pending)
-  t.cmd("GopiReview")
-  t.wait("the inline review", inline_marks)
-  eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "in the window that showed a.txt")
-  -- ? lists the inline review's keys while it lasts.
-  t.lua("vim.api.nvim_feedkeys('?', 'x', false)")
-  local help = t.lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
-  lib.ok(help:find("In an inline review", 1, true) and help:find("]x", 1, true), "the inline review's keys: " .. help)
-  t.lua("vim.api.nvim_feedkeys('q', 'x', false)")
-  eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "back in the file's window")
-  t.cmd("GopiAbort")
-  t.wait("withdrawn", "return #require('gopi.review').pending == 0")
-  t.wait("the marks gone", "return #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('a.txt'), vim.api.nvim_create_namespace('gopi.inline'), 0, -1, {}) == 0")
-  eq(six, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "the buffer as it was")
-  t.lua("vim.api.nvim_set_current_win(...)", file_win)
-  eq("<Cmd>let g:mine = 1<CR>", t.lua("return vim.fn.maparg('ga', 'n')"), "the user's own ga is back")
-  eq("", t.lua("return vim.fn.maparg(']x', 'n')"), "]x unmapped again")
-  eq("", t.lua("return vim.fn.maparg('?', 'n')"), "? unmapped again")
-  -- A buffer with unsaved changes is not reviewed in place.
-  t.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'mine' })")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
-  prompt(t, two_hunks)
-  t.wait("the question", pending)
-  t.cmd("GopiReview")
-  t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
-  ok(t.lua("return vim.fn.execute('messages')"):find("unsaved changes", 1, true), "says why")
-  eq({ "mine", "two", "three", "four", "five", "six" }, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "the buffer untouched")
-end, { setup = { review = "inline" } })
+test(
+  "an inline review: the window already showing the file; withdrawn, its marks and keys go and the user's own come back; unsaved changes open the diff tab",
+  function(t)
+    vim.fn.writefile(six, t.work .. "/a.txt")
+    t.cmd("edit a.txt")
+    local file_win = t.lua("return vim.api.nvim_get_current_win()")
+    t.lua("vim.keymap.set('n', 'ga', '<Cmd>let g:mine = 1<CR>', { buffer = 0 })")
+    t.cmd("vsplit other.txt")
+    t.cmd("Gopi")
+    prompt(t, two_hunks)
+    t.wait("the question", pending)
+    t.cmd("GopiReview")
+    t.wait("the inline review", inline_marks)
+    eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "in the window that showed a.txt")
+    -- ? lists the inline review's keys while it lasts.
+    t.lua("vim.api.nvim_feedkeys('?', 'x', false)")
+    local help = t.lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+    lib.ok(help:find("In an inline review", 1, true) and help:find("]x", 1, true), "the inline review's keys: " .. help)
+    t.lua("vim.api.nvim_feedkeys('q', 'x', false)")
+    eq(file_win, t.lua("return vim.api.nvim_get_current_win()"), "back in the file's window")
+    t.cmd("GopiAbort")
+    t.wait("withdrawn", "return #require('gopi.review').pending == 0")
+    t.wait("the marks gone", "return #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr('a.txt'), vim.api.nvim_create_namespace('gopi.inline'), 0, -1, {}) == 0")
+    eq(six, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "the buffer as it was")
+    t.lua("vim.api.nvim_set_current_win(...)", file_win)
+    eq("<Cmd>let g:mine = 1<CR>", t.lua("return vim.fn.maparg('ga', 'n')"), "the user's own ga is back")
+    eq("", t.lua("return vim.fn.maparg(']x', 'n')"), "]x unmapped again")
+    eq("", t.lua("return vim.fn.maparg('?', 'n')"), "? unmapped again")
+    -- A buffer with unsaved changes is not reviewed in place.
+    t.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'mine' })")
+    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    prompt(t, two_hunks)
+    t.wait("the question", pending)
+    t.cmd("GopiReview")
+    t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
+    ok(t.lua("return vim.fn.execute('messages')"):find("unsaved changes", 1, true), "says why")
+    eq(
+      { "mine", "two", "three", "four", "five", "six" },
+      t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"),
+      "the buffer untouched"
+    )
+  end,
+  { setup = { review = "inline" } }
+)
 
 test("an inline review of a write over a file: gA accepts it and allows write from then on", function(t)
   vim.fn.writefile(six, t.work .. "/a.txt")
@@ -672,7 +717,10 @@ test("bash asks through vim.ui.select with the command shown, once opened; dismi
   eq(1, t.lua("return #require('gopi.review').pending"), "still waiting after a dismissal")
   t.lua("_G.answer = function() return 'Deny' end")
   t.cmd("GopiReview")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('✗ bash', 1, true) ~= nil")
+  t.wait(
+    "settled",
+    "return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('✗ bash', 1, true) ~= nil"
+  )
   eq(0, vim.fn.filereadable(t.work .. "/ran.txt"), "nothing ran")
 end)
 
@@ -735,7 +783,9 @@ test("a 10,000-delta reply leaves the editor responsive (measured)", function(t)
   local worst, samples = 0, 0
   while true do
     local t0 = uv.hrtime()
-    local done = t.lua("return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, -3, -1, false), ' '):find('9999 10000', 1, true) ~= nil")
+    local done = t.lua(
+      "return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, -3, -1, false), ' '):find('9999 10000', 1, true) ~= nil"
+    )
     local dt = (uv.hrtime() - t0) / 1e6
     worst, samples = math.max(worst, dt), samples + 1
     if done then
@@ -744,7 +794,14 @@ test("a 10,000-delta reply leaves the editor responsive (measured)", function(t)
     ok((uv.hrtime() - start) / 1e6 < 120000, "the reply finished")
     vim.wait(5)
   end
-  io.stdout:write(string.format("# 10,000 deltas: %.0f ms to the end of the reply; the editor answered %d requests meanwhile, the slowest in %.1f ms\n", (uv.hrtime() - start) / 1e6, samples, worst))
+  io.stdout:write(
+    string.format(
+      "# 10,000 deltas: %.0f ms to the end of the reply; the editor answered %d requests meanwhile, the slowest in %.1f ms\n",
+      (uv.hrtime() - start) / 1e6,
+      samples,
+      worst
+    )
+  )
 end)
 
 test("completion: / from gopi's commands, @ for files; :GopiAdd puts a range in the prompt", function(t)
@@ -771,7 +828,10 @@ test(":GopiFork puts the message back in the prompt; :GopiClone and :GopiExport 
   local first = t.lua("return require('gopi.chat').session.state.session_file")
   t.lua("_G.answer = function(items) return items[1] end")
   t.cmd("GopiFork")
-  t.wait("the forked message in the prompt", "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'reply: worth keeping'")
+  t.wait(
+    "the forked message in the prompt",
+    "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'reply: worth keeping'"
+  )
   t.cmd("GopiClone")
   t.wait("a new session file", "local f = require('gopi.chat').session.state.session_file return f ~= nil and f ~= ...", first)
   t.lua("_G.notes = {} vim.notify = function(m) table.insert(_G.notes, m) end vim.ui.open = function() end")
@@ -813,7 +873,10 @@ test("a gopi binary that is not there: one clear message, no traceback, no half-
   local notes = t.lua("return _G.notes")
   eq(1, #notes, "one message: " .. vim.inspect(notes))
   ok(notes[1]:find("^" .. t.lua("return vim.log.levels.ERROR") .. " "), "an error: " .. notes[1])
-  ok(notes[1]:find("nowhere/gopi", 1, true) and notes[1]:find("make build", 1, true) and notes[1]:find("PATH", 1, true), "what is missing and how to get it: " .. notes[1])
+  ok(
+    notes[1]:find("nowhere/gopi", 1, true) and notes[1]:find("make build", 1, true) and notes[1]:find("PATH", 1, true),
+    "what is missing and how to get it: " .. notes[1]
+  )
   eq(1, t.lua("return #vim.api.nvim_tabpage_list_wins(0)"), "no chat windows")
   -- Other commands too, each with one message.
   pcall(t.cmd, "GopiModel")
@@ -830,7 +893,9 @@ test("built-in slash commands run in the editor: /new, /compact, /model, /thinki
   vim.fn.writefile({ "---", "description: Review the change", "---", "Review it." }, t.root .. "/agent/prompts/review.md")
   t.cmd("Gopi")
   t.wait("the commands", "return #require('gopi.complete').commands > 0")
-  local words = vim.tbl_map(function(i) return i.word end, t.lua("return require('gopi.complete').items('/')"))
+  local words = vim.tbl_map(function(i)
+    return i.word
+  end, t.lua("return require('gopi.complete').items('/')"))
   for _, w in ipairs({ "/new", "/compact", "/model", "/fork", "/resume", "/export", "/help", "/review" }) do
     ok(vim.tbl_contains(words, w), w .. " offered: " .. vim.inspect(words))
   end
@@ -844,7 +909,10 @@ test("built-in slash commands run in the editor: /new, /compact, /model, /thinki
   t.wait("settled", settled)
   -- /compact compacts (the summary replaces the earlier messages).
   prompt(t, "/compact")
-  t.wait("compacted", "local r = require('gopi.chat').session.client:call('get_messages') for _, m in ipairs(r.messages) do if m.role == 'compactionSummary' then return true end end return false")
+  t.wait(
+    "compacted",
+    "local r = require('gopi.chat').session.client:call('get_messages') for _, m in ipairs(r.messages) do if m.role == 'compactionSummary' then return true end end return false"
+  )
   eq("", t.lua("return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false))"), "the prompt emptied")
   -- /model and /thinking with arguments.
   prompt(t, "/model faux/faux-1")
@@ -902,7 +970,10 @@ test("@file and :GopiAdd carry the file's content (a buffer's unsaved changes to
   eq({ "@notes.txt#L2-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
   t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
   t.input("<Esc>Awhat is this<Esc><CR>")
-  t.wait("the second reply", "return #vim.fn.split(table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'), '## gopi', 1) >= 3")
+  t.wait(
+    "the second reply",
+    "return #vim.fn.split(table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'), '## gopi', 1) >= 3"
+  )
   t.wait("settled", settled)
   local second = t.lua(users)[2]
   ok(second:find('<file path="notes.txt" lines="2-3">\n```\ntwo\nthree\n```', 1, true), "the range's lines:\n" .. second)
@@ -946,13 +1017,25 @@ test("#buffer (unsaved), #selection, #diagnostics, #quickfix and #diff reach gop
   t.wait_chat("the reply", "## gopi")
   t.wait("settled", settled)
   local user = t.lua(users)[1]
-  ok(user:find('<buffer path="main.go" modified="true">\n```go\npackage main\n\nfunc main() { println("unsaved") }\n```\n</buffer>', 1, true), "#buffer with the unsaved line:\n" .. user)
+  ok(
+    user:find('<buffer path="main.go" modified="true">\n```go\npackage main\n\nfunc main() { println("unsaved") }\n```\n</buffer>', 1, true),
+    "#buffer with the unsaved line:\n" .. user
+  )
   ok(user:find('<selection path="main.go" lines="1-2">\n```go\npackage main\n\n```\n</selection>', 1, true), "#selection:\n" .. user)
   ok(user:find('<diagnostics path="main.go" count="1">\n```\nmain.go:3:6: ERROR: main redeclared [compiler]\n```', 1, true), "#diagnostics:\n" .. user)
   ok(user:find('<quickfix title="grep" count="1">\n```\nnotes.txt:1:1: changed here\n```', 1, true), "#quickfix:\n" .. user)
-  ok(user:find('<diff files="1">\n```diff\ndiff --git a/notes.txt b/notes.txt', 1, true) and user:find("\n-committed\n+changed on disk\n", 1, true), "#diff:\n" .. user)
+  ok(
+    user:find('<diff files="1">\n```diff\ndiff --git a/notes.txt b/notes.txt', 1, true) and user:find("\n-committed\n+changed on disk\n", 1, true),
+    "#diff:\n" .. user
+  )
   local shown = table.concat(t.chat(), "\n")
-  for _, c in ipairs({ "[#buffer main.go (3 lines, unsaved)]", "[#selection main.go#L1-2 (2 lines)]", "[#diagnostics 1]", "[#quickfix 1]", "[#diff 1 file (7 lines)]" }) do
+  for _, c in ipairs({
+    "[#buffer main.go (3 lines, unsaved)]",
+    "[#selection main.go#L1-2 (2 lines)]",
+    "[#diagnostics 1]",
+    "[#quickfix 1]",
+    "[#diff 1 file (7 lines)]",
+  }) do
     ok(shown:find(c, 1, true), c .. " in the chat:\n" .. shown)
   end
   ok(not shown:find("main redeclared", 1, true) and not shown:find("diff --git", 1, true), "no content in the chat:\n" .. shown)
@@ -999,7 +1082,11 @@ test(":GopiExport asks where (a temporary file by default, not the project), wri
   t.wait("asked", "return #_G.inputs == 1")
   local default = t.lua("return _G.inputs[1].default")
   ok(default:find("%.html$") and not vim.startswith(default, t.work), "a default out of the project: " .. default)
-  ok(vim.startswith(vim.fn.resolve(default), vim.fn.resolve((vim.uv or vim.loop).os_tmpdir())) or vim.startswith(default, t.lua("return (vim.uv or vim.loop).os_tmpdir()")), "in the temporary directory: " .. default)
+  ok(
+    vim.startswith(vim.fn.resolve(default), vim.fn.resolve((vim.uv or vim.loop).os_tmpdir()))
+      or vim.startswith(default, t.lua("return (vim.uv or vim.loop).os_tmpdir()")),
+    "in the temporary directory: " .. default
+  )
   vim.wait(300)
   eq(true, t.lua("return _G.opened == nil"), "dismissed: nothing written")
   t.lua("_G.typed = ...", t.root .. "/out/session.html")
@@ -1023,7 +1110,9 @@ end)
 
 test("the chat as a float", function(t)
   t.cmd("Gopi")
-  local floats = t.lua("local n = 0 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do if vim.api.nvim_win_get_config(w).relative ~= '' then n = n + 1 end end return n")
+  local floats = t.lua(
+    "local n = 0 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do if vim.api.nvim_win_get_config(w).relative ~= '' then n = n + 1 end end return n"
+  )
   eq(2, floats, "the chat and the prompt float")
   prompt(t, "reply: afloat")
   t.wait_chat("the reply", "\nafloat")
@@ -1092,7 +1181,10 @@ test("after a compaction the window bar still shows how full the context is (est
   ok(pct > 0 and pct < 100, "an estimate: " .. tostring(pct))
   -- The next reply reports the size again.
   prompt(t, "reply: after")
-  t.wait("the size reported", "local s = require('gopi.chat').session.state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil")
+  t.wait(
+    "the size reported",
+    "local s = require('gopi.chat').session.state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil"
+  )
   ok(t.lua(bar):find(" · %d+%%%%"), "the context's percent after a reply: " .. t.lua(bar))
 end)
 
@@ -1170,7 +1262,11 @@ test("the chat follows a reply longer than its window, unless scrolled up; it fo
   t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
   t.cmd("redraw")
   stream(t, 2000)
-  eq(1, t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"), "the view stays at the top")
+  eq(
+    1,
+    t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"),
+    "the view stays at the top"
+  )
   view = chat_view(t)
   ok(view:find("## You", 1, true) and not view:find("1999 2000", 1, true), "the top stays on screen:\n" .. view)
   -- Back at the end, it follows again.
@@ -1181,7 +1277,8 @@ test("the chat follows a reply longer than its window, unless scrolled up; it fo
   ok(view:find("1499 1500", 1, true), "the end of the third reply on screen:\n" .. view)
   -- With the cursor in the chat's window: it follows from the last line,
   -- and not from further up.
-  local settle = "local s = require('gopi.chat').session local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
+  local settle =
+    "local s = require('gopi.chat').session local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
   t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
   t.cmd("normal! G")
   t.cmd("Gopi stream: 1200")
@@ -1208,7 +1305,10 @@ test("a session resumed (:GopiSessions) or restarted (:GopiRestart) opens at its
   ok(view:find("2499 2500", 1, true), "the end of the resumed session on screen:\n" .. view)
   t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
   t.cmd("GopiRestart")
-  t.wait("the history again", "local s = require('gopi.chat').session return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil")
+  t.wait(
+    "the history again",
+    "local s = require('gopi.chat').session return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil"
+  )
   view = chat_view(t)
   ok(view:find("2499 2500", 1, true), "the end of the restarted session on screen:\n" .. view)
 end)
@@ -1265,12 +1365,16 @@ test("extensions: setStatus in the statusline, setWidget above the prompt, setTi
   local text = t.lua("return require('gopi.chat').status_text()")
   ok(text:find("^gopi · faux%-fast · %d+%% · Turn 1 done$"), "the status: " .. text)
   -- (Read in one go: the context's percent may still change once.)
-  local ok_row = pcall(t.wait, "the status in the statusline", [[
+  local ok_row = pcall(
+    t.wait,
+    "the status in the statusline",
+    [[
     vim.cmd("redraw!")
     local cells = {}
     for c = 1, vim.o.columns do cells[c] = vim.fn.screenstring(vim.o.lines - vim.o.cmdheight, c) end
     return table.concat(cells):find(require('gopi.chat').status_text(), 1, true) ~= nil
-  ]])
+  ]]
+  )
   screen = t.screen()
   ok(ok_row, "the statusline row shows " .. text .. ":\n" .. table.concat(screen, "\n"))
 end, { ext = true })
@@ -1279,7 +1383,11 @@ test("extensions: /rpc-prefill sets the prompt window's text (setEditorText)", f
   ext_started(t)
   prompt(t, "/rpc-prefill")
   t.wait_note("rpc-demo's notify", "gopi: Editor prefilled")
-  eq({ "This text was set by the rpc-demo extension." }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
+  eq(
+    { "This text was set by the rpc-demo extension." },
+    t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"),
+    "the prompt"
+  )
   local screen = t.screen()
   local text, widget = find_row(screen, "This text was set by the rpc-demo extension."), find_row(screen, "Loaded and ready.")
   ok(text and widget and widget < text, "the text in the prompt window, the widget above it:\n" .. table.concat(screen, "\n"))
@@ -1305,7 +1413,10 @@ test("extensions: /rpc-editor opens the text in a buffer; :w sends it back, :q c
   ext_started(t)
   prompt(t, "/rpc-editor")
   t.wait("the editor tab", "return #vim.api.nvim_list_tabpages() == 2")
-  ok(t.lua("return vim.api.nvim_buf_get_name(0)"):find("gopi://editor/Edit some text", 1, true), "the buffer names the dialog: " .. t.lua("return vim.api.nvim_buf_get_name(0)"))
+  ok(
+    t.lua("return vim.api.nvim_buf_get_name(0)"):find("gopi://editor/Edit some text", 1, true),
+    "the buffer names the dialog: " .. t.lua("return vim.api.nvim_buf_get_name(0)")
+  )
   eq({ "Line 1", "Line 2", "Line 3" }, t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "the prefill")
   -- Edited: two more lines, and the second one changed.
   t.input("Go")
@@ -1472,13 +1583,15 @@ for _, name in ipairs({ "nvim-cmp", "blink.cmp" }) do
   test(name .. ": / offers an extension's commands; the one confirmed runs", function(t)
     t.lua(c.setup)
     ext_started(t)
-    t.wait("the extension's commands", "for _, c in ipairs(require('gopi.complete').commands) do if c.name == 'rpc-prefill' then return true end end return false")
+    t.wait(
+      "the extension's commands",
+      "for _, c in ipairs(require('gopi.complete').commands) do if c.name == 'rpc-prefill' then return true end end return false"
+    )
     eq({ "/rpc-prefill" }, complete_in_prompt(t, c, "/rpc-pre", "/rpc-prefill"), "the command completed")
     t.input("<Esc><CR>")
     t.wait_note("rpc-demo's notify", "gopi: Editor prefilled")
   end, { plugins = { name }, ext = true })
 end
-
 
 -- A 1×1 PNG, and bytes that start as a JPEG does.
 local png = vim.base64.decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -1535,8 +1648,15 @@ test(":GopiImage and @image.png attach images: gopi stores them with their type 
   prompt(t, "what is in these, @shot.png and @photo.jpg?")
   t.wait_chat("the reply", "## gopi")
   t.wait("settled", settled)
-  eq({ { { mimeType = "image/png", data = vim.base64.encode(png) }, { mimeType = "image/jpeg", data = vim.base64.encode(jpeg) } } }, t.lua(user_images), "the stored images")
-  ok(t.chat_has("[image: shot.png " .. #png .. " B]") and t.chat_has("[image: photo.jpg " .. #jpeg .. " B]"), "the chips in the chat:\n" .. table.concat(t.chat(), "\n"))
+  eq(
+    { { { mimeType = "image/png", data = vim.base64.encode(png) }, { mimeType = "image/jpeg", data = vim.base64.encode(jpeg) } } },
+    t.lua(user_images),
+    "the stored images"
+  )
+  ok(
+    t.chat_has("[image: shot.png " .. #png .. " B]") and t.chat_has("[image: photo.jpg " .. #jpeg .. " B]"),
+    "the chips in the chat:\n" .. table.concat(t.chat(), "\n")
+  )
   ok(not t.chat_has('<file path="photo.jpg"'), "no text block for an image:\n" .. table.concat(t.chat(), "\n"))
   eq(0, t.lua("return #require('gopi.chat').session.images"), "the attachments went with the message")
   eq("", under_prompt(t), "no chip left under the prompt")

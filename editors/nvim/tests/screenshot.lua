@@ -8,8 +8,22 @@ local text = f:read("*a")
 f:close()
 
 local base = {
-  [0] = "#1e1e1e", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
-  "#666666", "#f14c4c", "#23d18b", "#f5f543", "#3b8eea", "#d670d6", "#29b8db", "#ffffff",
+  [0] = "#1e1e1e",
+  "#cd3131",
+  "#0dbc79",
+  "#e5e510",
+  "#2472c8",
+  "#bc3fbc",
+  "#11a8cd",
+  "#e5e5e5",
+  "#666666",
+  "#f14c4c",
+  "#23d18b",
+  "#f5f543",
+  "#3b8eea",
+  "#d670d6",
+  "#29b8db",
+  "#ffffff",
 }
 local function xterm(n)
   if n < 16 then
@@ -34,26 +48,48 @@ local function apply(params)
     local p = ps[i]
     if p == 0 then
       fg, bg, bold, italic, under, rev = nil, nil, false, false, false, false
-    elseif p == 1 then bold = true
-    elseif p == 3 then italic = true
-    elseif p == 4 then under = true
-    elseif p == 7 then rev = true
-    elseif p == 22 then bold = false
-    elseif p == 23 then italic = false
-    elseif p == 24 then under = false
-    elseif p == 27 then rev = false
-    elseif p >= 30 and p <= 37 then fg = base[p - 30]
-    elseif p >= 90 and p <= 97 then fg = base[p - 90 + 8]
-    elseif p == 39 then fg = nil
-    elseif p >= 40 and p <= 47 then bg = base[p - 40]
-    elseif p >= 100 and p <= 107 then bg = base[p - 100 + 8]
-    elseif p == 49 then bg = nil
+    elseif p == 1 then
+      bold = true
+    elseif p == 3 then
+      italic = true
+    elseif p == 4 then
+      under = true
+    elseif p == 7 then
+      rev = true
+    elseif p == 22 then
+      bold = false
+    elseif p == 23 then
+      italic = false
+    elseif p == 24 then
+      under = false
+    elseif p == 27 then
+      rev = false
+    elseif p >= 30 and p <= 37 then
+      fg = base[p - 30]
+    elseif p >= 90 and p <= 97 then
+      fg = base[p - 90 + 8]
+    elseif p == 39 then
+      fg = nil
+    elseif p >= 40 and p <= 47 then
+      bg = base[p - 40]
+    elseif p >= 100 and p <= 107 then
+      bg = base[p - 100 + 8]
+    elseif p == 49 then
+      bg = nil
     elseif (p == 38 or p == 48) and ps[i + 1] == 5 then
-      if p == 38 then fg = xterm(ps[i + 2]) else bg = xterm(ps[i + 2]) end
+      if p == 38 then
+        fg = xterm(ps[i + 2])
+      else
+        bg = xterm(ps[i + 2])
+      end
       i = i + 2
     elseif (p == 38 or p == 48) and ps[i + 1] == 2 then
       local c = string.format("#%02x%02x%02x", ps[i + 2], ps[i + 3], ps[i + 4])
-      if p == 38 then fg = c else bg = c end
+      if p == 38 then
+        fg = c
+      else
+        bg = c
+      end
       i = i + 4
     end
     i = i + 1
@@ -74,10 +110,18 @@ local function span(s)
     f_, b_ = b_ or "#1e1e1e", fg or "#d4d4d4"
   end
   local style = "color:" .. f_
-  if b_ then style = style .. ";background:" .. b_ end
-  if bold then style = style .. ";font-weight:bold" end
-  if italic then style = style .. ";font-style:italic" end
-  if under then style = style .. ";text-decoration:underline" end
+  if b_ then
+    style = style .. ";background:" .. b_
+  end
+  if bold then
+    style = style .. ";font-weight:bold"
+  end
+  if italic then
+    style = style .. ";font-style:italic"
+  end
+  if under then
+    style = style .. ";text-decoration:underline"
+  end
   table.insert(out, '<span style="' .. style .. '">' .. esc(s) .. "</span>")
 end
 

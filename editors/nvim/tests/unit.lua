@@ -87,9 +87,27 @@ test("the renderer streams deltas in place and keeps tool blocks whole", functio
   local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
   eq(
     table.concat({
-      "## You", "", "hi", "there", "", "## gopi", "", "Hello, world", "second", "",
-      "✓ write: a.txt", "    content: x", "    path: a.txt", "    ---", "    wrote 1 byte", "",
-      "✗ bash: ls", "    command: ls", "    ---", "    no", "    way",
+      "## You",
+      "",
+      "hi",
+      "there",
+      "",
+      "## gopi",
+      "",
+      "Hello, world",
+      "second",
+      "",
+      "✓ write: a.txt",
+      "    content: x",
+      "    path: a.txt",
+      "    ---",
+      "    wrote 1 byte",
+      "",
+      "✗ bash: ls",
+      "    command: ls",
+      "    ---",
+      "    no",
+      "    way",
     }, "\n"),
     text,
     "the chat"
@@ -113,12 +131,16 @@ test("the status shows model, thinking, context (escaped) and cost", function()
   eq("gopi · ~12%%", chat.status())
   eq("gopi · ~12%", chat.status_text())
   -- The estimate: four characters (UTF-16 code units) a token, rounded up.
-  eq(5, chat.estimate({
-    { role = "compactionSummary", summary = "abcd" },
-    { role = "user", content = "é€" },
-    { role = "assistant", content = { { type = "toolCall", name = "ls", arguments = { a = 1 } } } },
-    { role = "bashExecution", command = "ls", output = "x" },
-  }), "(4 + 2 + 2 + 7 + 3 = 18 characters)")
+  eq(
+    5,
+    chat.estimate({
+      { role = "compactionSummary", summary = "abcd" },
+      { role = "user", content = "é€" },
+      { role = "assistant", content = { { type = "toolCall", name = "ls", arguments = { a = 1 } } } },
+      { role = "bashExecution", command = "ls", output = "x" },
+    }),
+    "(4 + 2 + 2 + 7 + 3 = 18 characters)"
+  )
 end)
 
 test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()
@@ -135,10 +157,20 @@ test("completion items: / from the commands, @ from files", function()
   local complete = require("gopi.complete")
   complete.commands = { { name = "review", description = "Review" }, { name = "refactor" }, { name = "skill:x" } }
   local items, start = complete.items("/ref")
-  eq({ "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(
+    { "/refactor" },
+    vim.tbl_map(function(i)
+      return i.word
+    end, items)
+  )
   -- The plugin's own slash commands come first, then gopi's.
   items = complete.items("/re")
-  eq({ "/resume", "/rename", "/restart", "/review", "/refactor" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(
+    { "/resume", "/rename", "/restart", "/review", "/refactor" },
+    vim.tbl_map(function(i)
+      return i.word
+    end, items)
+  )
   eq(0, start)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/src", "p")
@@ -146,7 +178,12 @@ test("completion items: / from the commands, @ from files", function()
   vim.fn.writefile({}, dir .. "/server_test.go")
   vim.cmd.cd(dir)
   local files, fstart = complete.items("see @serv")
-  eq({ "@src/server.go", "@server_test.go" }, vim.tbl_map(function(i) return i.word end, files))
+  eq(
+    { "@src/server.go", "@server_test.go" },
+    vim.tbl_map(function(i)
+      return i.word
+    end, files)
+  )
   eq(4, fstart)
   vim.fn.delete(dir, "rf")
 end)
@@ -163,7 +200,9 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   eq(true, src:is_available(), "available in the prompt")
   eq({ "/", "@", "#" }, src:get_trigger_characters())
   local got
-  src:complete({ context = { cursor_before_line = "/rev", cursor = { row = 2, col = 5 } } }, function(r) got = r end)
+  src:complete({ context = { cursor_before_line = "/rev", cursor = { row = 2, col = 5 } } }, function(r)
+    got = r
+  end)
   eq("/review", got.items[1].label)
   eq("Review", got.items[1].detail)
   -- The edit replaces all that was typed from the "/" (bytes, 0-based).
@@ -172,7 +211,9 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   local b = require("gopi.blink").new()
   eq(true, b:enabled())
   local bgot
-  b:get_completions({ line = "/rev and more", cursor = { 1, 4 } }, function(r) bgot = r end)
+  b:get_completions({ line = "/rev and more", cursor = { 1, 4 } }, function(r)
+    bgot = r
+  end)
   eq("/review", bgot.items[1].label)
   eq({ newText = "/review", range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 4 } } }, bgot.items[1].textEdit)
   vim.api.nvim_set_current_buf(vim.api.nvim_create_buf(false, true))
@@ -195,7 +236,9 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   chat.show_queue()
   local got = {}
   for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
-    local lines = vim.tbl_map(function(vl) return vl[1][1] end, m[4].virt_lines or {})
+    local lines = vim.tbl_map(function(vl)
+      return vl[1][1]
+    end, m[4].virt_lines or {})
     table.insert(got, { row = m[2], above = m[4].virt_lines_above or false, lines = lines })
   end
   eq({
@@ -250,7 +293,11 @@ test("doc/tags ships and is current (what :helptags makes of doc/gopi.txt)", fun
   vim.fn.mkdir(dir, "p")
   vim.fn.writefile(vim.fn.readfile(root .. "/doc/gopi.txt"), dir .. "/gopi.txt")
   vim.cmd.helptags(vim.fn.fnameescape(dir))
-  eq(vim.fn.readfile(dir .. "/tags"), vim.fn.filereadable(root .. "/doc/tags") == 1 and vim.fn.readfile(root .. "/doc/tags") or {}, "doc/tags (run :helptags doc in editors/nvim)")
+  eq(
+    vim.fn.readfile(dir .. "/tags"),
+    vim.fn.filereadable(root .. "/doc/tags") == 1 and vim.fn.readfile(root .. "/doc/tags") or {},
+    "doc/tags (run :helptags doc in editors/nvim)"
+  )
   -- Every command has its tag.
   local tags = table.concat(vim.fn.readfile(dir .. "/tags"), "\n")
   for _, c in ipairs(commands()) do
@@ -269,16 +316,25 @@ test("@file references carry the file's lines (a loaded buffer's first); the cha
   vim.cmd.edit("y.txt")
   vim.api.nvim_buf_set_lines(0, 0, -1, false, { "in the buffer", "two" })
   local out = context.expand("see @x.md, @y.txt#L2 and @nothing.txt or me@example.com")
-  eq(table.concat({
-    "see @x.md, @y.txt#L2 and @nothing.txt or me@example.com",
-    "",
-    '<file path="x.md">',
-    "````markdown", "a", "```", "c", "````",
-    "</file>",
-    '<file path="y.txt" lines="2-2">',
-    "```", "two", "```",
-    "</file>",
-  }, "\n"), out)
+  eq(
+    table.concat({
+      "see @x.md, @y.txt#L2 and @nothing.txt or me@example.com",
+      "",
+      '<file path="x.md">',
+      "````markdown",
+      "a",
+      "```",
+      "c",
+      "````",
+      "</file>",
+      '<file path="y.txt" lines="2-2">',
+      "```",
+      "two",
+      "```",
+      "</file>",
+    }, "\n"),
+    out
+  )
   eq("see @x.md, @y.txt#L2 and @nothing.txt or me@example.com\n[@x.md (3 lines)]\n[@y.txt#L2 (1 line)]", context.compact(out))
   eq("no refs", context.expand("no refs"))
   vim.cmd("bwipe!")
@@ -288,10 +344,20 @@ end)
 test("completion items: # from the mentions, at a word's start only", function()
   local complete = require("gopi.complete")
   local items, start = complete.items("fix #di")
-  eq({ "#diagnostics", "#diagnostics:all", "#diff" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(
+    { "#diagnostics", "#diagnostics:all", "#diff" },
+    vim.tbl_map(function(i)
+      return i.word
+    end, items)
+  )
   eq(4, start)
   items = complete.items("#")
-  eq({ "#buffer", "#selection", "#diagnostics", "#diagnostics:all", "#quickfix", "#diff" }, vim.tbl_map(function(i) return i.word end, items))
+  eq(
+    { "#buffer", "#selection", "#diagnostics", "#diagnostics:all", "#quickfix", "#diff" },
+    vim.tbl_map(function(i)
+      return i.word
+    end, items)
+  )
   eq({}, (complete.items("issue#bu")), "not inside a word")
   local got = require("gopi.cmp").items("see #q", 0)
   eq({ newText = "#quickfix", range = { start = { line = 0, character = 4 }, ["end"] = { line = 0, character = 6 } } }, got[1].textEdit)
@@ -318,13 +384,20 @@ test("#buffer: the last file buffer's text, unsaved changes included, not gopi's
   local p = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_set_current_buf(p)
   local out = context.expand("look at #buffer, please")
-  eq(table.concat({
-    "look at #buffer, please",
-    "",
-    '<buffer path="main.go" modified="true">',
-    "```go", "package main", "", "func main() { unsaved() }", "```",
-    "</buffer>",
-  }, "\n"), out)
+  eq(
+    table.concat({
+      "look at #buffer, please",
+      "",
+      '<buffer path="main.go" modified="true">',
+      "```go",
+      "package main",
+      "",
+      "func main() { unsaved() }",
+      "```",
+      "</buffer>",
+    }, "\n"),
+    out
+  )
   eq("look at #buffer, please\n[#buffer main.go (3 lines, unsaved)]", context.compact(out))
   eq("#buffers and #nothing stay", context.expand("#buffers and #nothing stay"))
   vim.cmd("bwipe! " .. p)
@@ -338,12 +411,19 @@ test("#selection: the last visual selection's text (charwise too) and its range;
   vim.cmd.edit("a.txt")
   vim.cmd("normal! 2GVj\27")
   local out = context.expand("#selection: why?")
-  eq(table.concat({
-    "#selection: why?", "",
-    '<selection path="a.txt" lines="2-3">',
-    "```text", "two three", "four", "```",
-    "</selection>",
-  }, "\n"), out)
+  eq(
+    table.concat({
+      "#selection: why?",
+      "",
+      '<selection path="a.txt" lines="2-3">',
+      "```text",
+      "two three",
+      "four",
+      "```",
+      "</selection>",
+    }, "\n"),
+    out
+  )
   eq("#selection: why?\n[#selection a.txt#L2-3 (2 lines)]", context.compact(out))
   -- Charwise: the selected text only.
   vim.cmd("normal! 2G0wv$h\27")
@@ -366,12 +446,20 @@ test("#diagnostics: the buffer's (or, :all, every buffer's) with place, severity
     { lnum = 0, col = 0, severity = vim.diagnostic.severity.HINT, message = "two\nlines" },
   })
   local out = context.expand("fix #diagnostics")
-  eq(table.concat({
-    "fix #diagnostics", "",
-    '<diagnostics path="a.go" count="2">',
-    "```", "a.go:1:1: HINT: two", "  lines", "a.go:2:3: ERROR: undefined: y [gopls UndeclaredName]", "```",
-    "</diagnostics>",
-  }, "\n"), out)
+  eq(
+    table.concat({
+      "fix #diagnostics",
+      "",
+      '<diagnostics path="a.go" count="2">',
+      "```",
+      "a.go:1:1: HINT: two",
+      "  lines",
+      "a.go:2:3: ERROR: undefined: y [gopls UndeclaredName]",
+      "```",
+      "</diagnostics>",
+    }, "\n"),
+    out
+  )
   eq("fix #diagnostics\n[#diagnostics 2]", context.compact(out))
   out = context.expand("fix #diagnostics:all")
   ok(out:find("a.go:2:3: ERROR: undefined: y [gopls UndeclaredName]\nb.go:1:1: WARN: in b\n", 1, true), out)
@@ -384,17 +472,28 @@ end)
 test("#quickfix: the list's entries with place and text, and its title; a chip", function()
   local context = require("gopi.context")
   local dir = workdir({ ["a.go"] = { "x", "y" } })
-  vim.fn.setqflist({}, " ", { title = 'grep "x"', items = {
-    { filename = "a.go", lnum = 2, col = 1, text = "y is here", type = "E" },
-    { text = "a note" },
-  } })
+  vim.fn.setqflist(
+    {},
+    " ",
+    { title = 'grep "x"', items = {
+      { filename = "a.go", lnum = 2, col = 1, text = "y is here", type = "E" },
+      { text = "a note" },
+    } }
+  )
   local out = context.expand("see #quickfix.")
-  eq(table.concat({
-    "see #quickfix.", "",
-    '<quickfix title="grep &quot;x&quot;" count="2">',
-    "```", "a.go:2:1: E: y is here", "a note", "```",
-    "</quickfix>",
-  }, "\n"), out)
+  eq(
+    table.concat({
+      "see #quickfix.",
+      "",
+      '<quickfix title="grep &quot;x&quot;" count="2">',
+      "```",
+      "a.go:2:1: E: y is here",
+      "a note",
+      "```",
+      "</quickfix>",
+    }, "\n"),
+    out
+  )
   eq("see #quickfix.\n[#quickfix 2]", context.compact(out))
   vim.fn.setqflist({}, "r")
   vim.cmd("silent %bwipe!")
@@ -413,16 +512,25 @@ test("#diff: git diff HEAD in the background, cut when too long; a chip", functi
   vim.fn.writefile({ "new" }, dir .. "/a.txt")
   -- The callback comes later, from the main loop: nothing waits for git.
   local got
-  eq(nil, context.expand("what changed? #diff", function(t) got = t end))
+  eq(
+    nil,
+    context.expand("what changed? #diff", function(t)
+      got = t
+    end)
+  )
   eq(nil, got, "not yet")
-  vim.wait(5000, function() return got ~= nil end)
+  vim.wait(5000, function()
+    return got ~= nil
+  end)
   ok(got and got:find('<diff files="1">\n```diff\ndiff --git a/a.txt b/a.txt\n', 1, true) and vim.endswith(got, "\n-old\n+new\n```\n</diff>"), got)
   eq("what changed? #diff\n[#diff 1 file (7 lines)]", context.compact(got))
   -- Over the limit: cut at a line's end, and said so.
   local max = context.max_diff_bytes
   context.max_diff_bytes = 100
   local long = {}
-  for i = 1, 200 do long[i] = "line " .. i end
+  for i = 1, 200 do
+    long[i] = "line " .. i
+  end
   vim.fn.writefile(long, dir .. "/a.txt")
   local cut = context.expand("#diff")
   context.max_diff_bytes = max
@@ -434,7 +542,9 @@ test("#diff: git diff HEAD in the background, cut when too long; a chip", functi
   eq("#diff\n[#diff no changes]", context.compact(context.expand("#diff")))
   local notes = {}
   local notify = vim.notify
-  vim.notify = function(m) table.insert(notes, m) end
+  vim.notify = function(m)
+    table.insert(notes, m)
+  end
   vim.cmd.cd(vim.fn.tempname():match("^(.*)/"))
   eq("#diff", context.expand("#diff"))
   vim.notify = notify
@@ -448,13 +558,21 @@ test("messages go to gopi in the order sent, one waiting on git diff or not", fu
   local chat = require("gopi.chat")
   local send, client = chat.send, chat.session.client
   local sent = {}
-  chat.send = function(text) table.insert(sent, text) end
-  chat.session.client = { running = function() return true end }
+  chat.send = function(text)
+    table.insert(sent, text)
+  end
+  chat.session.client = {
+    running = function()
+      return true
+    end,
+  }
   package.loaded.gopi = nil
   local g = require("gopi")
   g.send("first #diff")
   g.send("second")
-  vim.wait(5000, function() return #sent == 2 end)
+  vim.wait(5000, function()
+    return #sent == 2
+  end)
   chat.send, chat.session.client = send, client
   package.loaded.gopi = nil
   eq(2, #sent)
@@ -468,9 +586,15 @@ test("built-in slash commands run the plugin's functions; other / names do not",
   local slash = require("gopi.slash")
   local called = {}
   local saved = { compact = gopi.compact, model = gopi.model, new_session = gopi.new_session }
-  gopi.compact = function(a) table.insert(called, "compact:" .. a) end
-  gopi.model = function(a) table.insert(called, "model:" .. a) end
-  gopi.new_session = function() table.insert(called, "new") end
+  gopi.compact = function(a)
+    table.insert(called, "compact:" .. a)
+  end
+  gopi.model = function(a)
+    table.insert(called, "model:" .. a)
+  end
+  gopi.new_session = function()
+    table.insert(called, "new")
+  end
   eq(true, slash.run("/compact keep the API"))
   eq(true, slash.run("  /model faux/faux-1 "))
   eq(true, slash.run("/new"))
@@ -546,7 +670,6 @@ test("a turn's assistant messages share one heading, their parts a blank line ap
   vim.cmd("close")
 end)
 
-
 test("images: known by their first bytes and @path's extension; chips name them with their size", function()
   local image = require("gopi.image")
   eq("image/png", image.sniff("\137PNG\r\n\26\n...."))
@@ -569,7 +692,7 @@ test("images: known by their first bytes and @path's extension; chips name them 
   eq("notes.png is not an image gopi can send (png, jpeg, gif or webp)", why)
 end)
 
-test("the help lists the keys as configured: a remapped one as remapped, one set to \"\" not at all", function()
+test('the help lists the keys as configured: a remapped one as remapped, one set to "" not at all', function()
   local config = require("gopi.config")
   config.setup({ keys = { accept = "<leader>a", reject = "", send = { n = "<CR>", i = "<C-g>" } } })
   local text = table.concat(require("gopi.help").lines("review"), "\n")

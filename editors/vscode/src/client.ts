@@ -14,12 +14,10 @@ import {
 	State,
 	type StaticFeature,
 } from "vscode-languageclient/node";
+import type { ApprovalDetails, CommandName, CommandParams, CommandResult, Event } from "./gen/protocol";
 
-/** An event as gopi sends it in pi/event (pi's own event objects). */
-export interface PiEvent {
-	type: string;
-	[key: string]: unknown;
-}
+/** An event as gopi sends it in pi/event (gen/protocol.ts, from core/api). */
+export type PiEvent = Event;
 
 /** What a session does with what gopi sends it. */
 export interface ClientHost {
@@ -42,7 +40,7 @@ export interface MessageRequest {
 	message: string;
 	actions?: { title: string }[];
 	/** gopi's approval gate: the tool, its call, its arguments, a unified diff and the real target. */
-	details?: { toolName?: string; toolCallId?: string; args?: Record<string, unknown>; diff?: string; resolvedPath?: string };
+	details?: ApprovalDetails;
 }
 
 /**
@@ -188,10 +186,10 @@ export class GopiClient implements vscode.Disposable {
 		this.version = info?.version ?? "";
 	}
 
-	/** Sends pi/<command>; rejects with gopi's error text. */
-	async request<T = unknown>(command: string, params: Record<string, unknown> = {}): Promise<T> {
+	/** Sends pi/<command>; rejects with gopi's error text. Params and result are core/api's (gen/protocol.ts). */
+	async request<C extends CommandName>(command: C, params: CommandParams<C> = {}): Promise<CommandResult<C>> {
 		if (!this.lc || !this.running) throw new Error("gopi is not running");
-		return this.lc.sendRequest<T>(`pi/${command}`, params);
+		return this.lc.sendRequest<CommandResult<C>>(`pi/${command}`, params);
 	}
 
 	async stop(): Promise<void> {

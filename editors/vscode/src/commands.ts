@@ -26,7 +26,7 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		reg("gopi.showLog", () => m.output.show(true)),
 		reg("gopi.sessions", async () => {
 			const s = await session();
-			const res = await s.client.request<{ sessions: { path: string; name?: string; firstMessage: string; messageCount: number; modified: string }[] }>("list_sessions");
+			const res = await s.client.request("list_sessions");
 			const items = (res?.sessions ?? []).map((x) => ({
 				label: x.name || x.firstMessage.split("\n")[0] || "(empty)",
 				description: new Date(x.modified).toLocaleString(),
@@ -40,11 +40,11 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		}),
 		reg("gopi.fork", async () => {
 			const s = await session();
-			const res = await s.client.request<{ messages: { entryId: string; text: string }[] }>("get_fork_messages");
+			const res = await s.client.request("get_fork_messages");
 			const items = (res?.messages ?? []).map((x) => ({ label: x.text.split("\n")[0] || "(empty)", entryId: x.entryId, text: x.text }));
 			const pick = await vscode.window.showQuickPick(items, { title: "gopi: fork from a message" });
 			if (!pick) return;
-			const r = await s.client.request<{ text: string; cancelled: boolean }>("fork", { entryId: pick.entryId });
+			const r = await s.client.request("fork", { entryId: pick.entryId });
 			if (r?.cancelled) return;
 			await m.reload(s);
 			s.post({ type: "insert", text: r?.text ?? "", replace: true });
@@ -64,7 +64,7 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		reg("gopi.switchModel", async (arg?: string) => switchModel(await session(), arg)),
 		reg("gopi.cycleThinking", async () => {
 			const s = await session();
-			const r = await s.client.request<{ level: string } | null>("cycle_thinking_level");
+			const r = await s.client.request("cycle_thinking_level");
 			if (!r) {
 				const model = s.status.model ?? "this model";
 				void vscode.window.showInformationMessage(`gopi: ${model} has no thinking levels; its thinking stays off.`);
@@ -99,7 +99,7 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		}),
 		reg("gopi.stats", async () => {
 			const s = await session();
-			const st = await s.client.request<Record<string, unknown>>("get_session_stats");
+			const st = await s.client.request("get_session_stats");
 			s.post({ type: "stats", stats: st ?? {} });
 			await m.reveal(s);
 		}),
@@ -175,8 +175,8 @@ function answer(m: Manager, a: string, uri?: vscode.Uri): void {
 /** The model picker: the current model marked and selected; with arg (provider/id) no picker. */
 async function switchModel(s: Session, arg?: string): Promise<void> {
 	const [res, state] = await Promise.all([
-		s.client.request<{ models: { id: string; provider: string; name?: string; reasoning?: boolean }[] }>("get_available_models"),
-		s.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
+		s.client.request("get_available_models"),
+		s.client.request("get_state"),
 	]);
 	const models = res?.models ?? [];
 	const cur = state?.model ? `${state.model.provider}/${state.model.id}` : "";
@@ -224,7 +224,7 @@ async function exportHtml(s: Session): Promise<void> {
 		saveLabel: "Export",
 	});
 	if (!target) return;
-	const r = await s.client.request<{ path: string }>("export_html", { outputPath: target.fsPath });
+	const r = await s.client.request("export_html", { outputPath: target.fsPath });
 	const out = r?.path ?? target.fsPath;
 	showHtml(out);
 	const choice = await vscode.window.showInformationMessage(`gopi: exported the session to ${out}`, "Copy Path", "Open in Browser");
@@ -296,7 +296,7 @@ async function doctor(m: Manager): Promise<string> {
 	lines.push(`- handshake: ${s.client.running ? `ok (gopi ${s.client.version})` : "gopi is not running"}`);
 	if (s.client.running) {
 		try {
-			const res = await s.client.request<{ models: { provider: string }[] }>("get_available_models");
+			const res = await s.client.request("get_available_models");
 			const providers = [...new Set((res?.models ?? []).map((x) => x.provider))].sort();
 			lines.push(`- providers with credentials: ${providers.length ? providers.join(", ") : "none"}`);
 			if (providers.length === 1 && providers[0] === "faux") {

@@ -6,6 +6,7 @@
 // environment) needs a new process, which the user is offered.
 import * as vscode from "vscode";
 import type { Manager } from "./extension";
+import type { SetModelParams, ThinkingLevel } from "./gen/protocol";
 
 /** Settings read when gopi starts: a change needs a restart, which the user is offered. */
 export const restartSettings = ["gopi.path", "gopi.args", "gopi.env"];
@@ -24,7 +25,8 @@ export function watchSettings(m: Manager): vscode.Disposable {
 					try {
 						const modelId = model.includes("/") && !provider ? model.slice(model.indexOf("/") + 1) : model;
 						const prov = provider || (model.includes("/") ? model.slice(0, model.indexOf("/")) : "");
-						await s.client.request("set_model", prov ? { provider: prov, modelId } : { modelId });
+						// Without a provider gopi answers that one is required: the error below says so.
+						await s.client.request("set_model", prov ? { provider: prov, modelId } : ({ modelId } as SetModelParams));
 						void s.refreshStatus();
 					} catch (err) {
 						void vscode.window.showErrorMessage(`gopi: the model setting could not be applied: ${(err as Error).message}`);
@@ -33,7 +35,8 @@ export function watchSettings(m: Manager): vscode.Disposable {
 			}
 		}
 		if (e.affectsConfiguration("gopi.thinkingLevel")) {
-			const level = c.get<string>("thinkingLevel", "");
+			// The setting's enum is gopi's levels, and "".
+			const level = c.get<ThinkingLevel | "">("thinkingLevel", "");
 			if (level) {
 				for (const s of sessions) {
 					if (!s.client.running) continue;

@@ -1,10 +1,11 @@
 // Messages between the extension and the chat webview. Both sides import
-// this file; esbuild bundles it into each.
+// this file; esbuild bundles it into each. What gopi sends (events,
+// messages, statistics) is typed in gen/protocol.ts, generated from
+// core/api (make generate).
+import type { Event, ImageContent, Message, SessionStats } from "./gen/protocol";
 
-export interface ImageAttachment {
-	data: string; // base64
-	mimeType: string;
-}
+/** An image the composer attaches: gopi's image block without its type; data is base64. */
+export type ImageAttachment = Omit<ImageContent, "type">;
 
 /** An entry of / completion: a prompt template, skill or extension command from gopi, or one of the extension's own actions. */
 export interface CommandItem {
@@ -29,8 +30,8 @@ export interface Welcome {
 
 /** What the extension posts to the webview. */
 export type ToWebview =
-	| { type: "event"; event: { type: string; [k: string]: unknown } }
-	| { type: "history"; messages: unknown[] }
+	| { type: "event"; event: Event }
+	| { type: "history"; messages: Message[] }
 	| { type: "reset"; label: string }
 	| { type: "commands"; items: CommandItem[] }
 	| { type: "files"; query: string; items: string[] }
@@ -49,7 +50,7 @@ export type ToWebview =
 	| { type: "approvalDone"; id: string; outcome: ApprovalOutcome }
 	| { type: "welcome"; welcome: Welcome }
 	/** Session statistics (pi's get_session_stats), shown in the chat. */
-	| { type: "stats"; stats: Record<string, unknown> };
+	| { type: "stats"; stats: Partial<SessionStats> };
 
 /** What the webview posts to the extension. */
 export type FromWebview =

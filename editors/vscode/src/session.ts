@@ -7,6 +7,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { type ApprovalSurface, type Approvals, answerLabels } from "./approval";
 import { type AskResult, type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
+import type { PromptParams, ToolExecutionEnd, ToolExecutionStart } from "./gen/protocol";
 import { expandMentions, specialMentions } from "./mentions";
 import type { ApprovalOutcome, CommandItem, FromWebview, ToWebview } from "./protocol";
 import type { Proposal, Review } from "./review";
@@ -128,7 +129,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	}
 
 	private async loadHistory(): Promise<void> {
-		const res = await this.client.request<{ messages: unknown[] }>("get_messages");
+		const res = await this.client.request("get_messages");
 		const messages = res?.messages ?? [];
 		this.post({ type: "history", messages });
 		if (!messages.length) void this.welcome();
@@ -138,8 +139,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	private async welcome(): Promise<void> {
 		try {
 			const [state, models] = await Promise.all([
-				this.client.request<{ model?: { id: string; provider: string } | null }>("get_state"),
-				this.client.request<{ models: { provider: string }[] }>("get_available_models"),
+				this.client.request("get_state"),
+				this.client.request("get_available_models"),
 			]);
 			const providers = [...new Set((models?.models ?? []).map((m) => m.provider))].sort();
 			const model = state?.model ? `${state.model.provider}/${state.model.id}` : undefined;
@@ -154,7 +155,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	private async sendCommands(): Promise<void> {
 		let items: CommandItem[] = [];
 		try {
-			const res = await this.client.request<{ commands?: CommandItem[] }>("get_commands");
+			const res = await this.client.request("get_commands");
 			items = res?.commands ?? [];
 		} catch (err) {
 			this.ctx.output.appendLine(`[gopi] get_commands: ${(err as Error).message}`);
@@ -168,10 +169,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		if (!this.client.running) return;
 		try {
 			const [state, stats] = await Promise.all([
-				this.client.request<{ model?: { id: string; provider: string } | null; thinkingLevel?: string; sessionName?: string; sessionFile?: string }>(
-					"get_state",
-				),
-				this.client.request<{ tokens?: { total?: number }; cost?: number; contextUsage?: { percent?: number | null } }>("get_session_stats"),
+				this.client.request("get_state"),
+				this.client.request("get_session_stats"),
 			]);
 			this.status = {
 				model: state?.model ? `${state.model.provider}/${state.model.id}` : undefined,
@@ -250,8 +249,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			? text
 			: await expandMentions(text, { cwd: this.cwd, terminal: this.ctx.terminal }, (w) => this.post({ type: "notice", level: "warning", text: w }));
 		if (mode === "prompt" && !this.streaming) this.lastPrompt = { text: message, images };
-		const params: Record<string, unknown> = { message };
-		if (images.length) params.images = images.map((i) => ({ type: "image", data: i.data, mimeType: i.mimeType }));
+		const params: PromptParams = { message };
+		if (images.length) params.images = images.map((i) => ({ type: "image" as const, data: i.data, mimeType: i.mimeType }));
 		try {
 			if (this.streaming && mode !== "prompt") {
 				await this.client.request(mode === "steer" ? "steer" : "follow_up", params);
@@ -284,7 +283,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	/** Removes one queued message: pi clears the whole queue, so the rest go back. */
 	private async dequeue(kind: "steering" | "followUp", index: number): Promise<void> {
 		try {
-			const res = await this.client.request<{ steering?: string[]; followUp?: string[] }>("clear_queue");
+			const res = await this.client.request("clear_queue");
 			const steering = [...(res?.steering ?? [])];
 			const followUp = [...(res?.followUp ?? [])];
 			(kind === "steering" ? steering : followUp).splice(index, 1);
@@ -390,8 +389,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	 * An edit or write starts: keeps the file's text from before the run
 	 * first touched it. Nothing counts as changed until the call succeeds.
 	 */
-	private noteEdit(ev: PiEvent): void {
-		const name = ev.toolName as string;
+	private noteEdit(ev: ToolExecutionStart): void {
+		const name = ev.toolName;
 		const args = (ev.args ?? {}) as { path?: string };
 		if ((name !== "edit" && name !== "write") || typeof args.path !== "string") return;
 		const abs = path.resolve(this.cwd, args.path);
@@ -432,7 +431,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	}
 
 	/** An edit or write ended: the file changed only when it succeeded. */
-	private noteEditEnd(ev: PiEvent): void {
+	private noteEditEnd(ev: ToolExecutionEnd): void {
 		const id = String(ev.toolCallId ?? "");
 		const e = this.editing.get(id);
 		if (!e) return;
@@ -592,7 +591,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	 */
 	async newSession(): Promise<boolean> {
 		this.ctx.approvals.withdraw(this, "aborted");
-		const r = await this.client.request<{ cancelled?: boolean }>("new_session");
+		const r = await this.client.request("new_session");
 		if (r?.cancelled) return false;
 		this.changesByRun.clear();
 		this.lastPrompt = undefined;

@@ -206,10 +206,14 @@ end
 local function spin(on)
   if on and not S.timer then
     S.timer = (vim.uv or vim.loop).new_timer()
-    S.timer:start(0, 120, vim.schedule_wrap(function()
-      S.tick = (S.tick or 0) + 1
-      M.redraw_bars()
-    end))
+    S.timer:start(
+      0,
+      120,
+      vim.schedule_wrap(function()
+        S.tick = (S.tick or 0) + 1
+        M.redraw_bars()
+      end)
+    )
   elseif not on and S.timer then
     S.timer:stop()
     S.timer:close()
@@ -342,6 +346,8 @@ M.show_queue = show_queue
 
 --- Runs of text or thinking deltas become one delta each: a batch of
 --- thousands of deltas is one edit of the buffer, not thousands.
+---@param evs gopi.Event[]
+---@return gopi.Event[]
 local function coalesce(evs)
   local out = {}
   for _, ev in ipairs(evs) do
@@ -399,6 +405,7 @@ local function following(win)
 end
 
 --- What gopi sent, in one batch.
+---@param evs gopi.Event[]
 local function on_events(evs)
   evs = coalesce(evs)
   -- The windows at the chat's end (before the text grows) follow it.
@@ -512,7 +519,9 @@ function M.start(opts)
       S.state.streaming = false
       spin(false)
       review.clear()
-      S.r:notice(string.format("gopi exited (code %d%s): :GopiRestart starts it again, :GopiLog has the log", code, signal ~= 0 and (", signal " .. signal) or ""))
+      S.r:notice(
+        string.format("gopi exited (code %d%s): :GopiRestart starts it again, :GopiLog has the log", code, signal ~= 0 and (", signal " .. signal) or "")
+      )
       note(string.format("gopi exited (code %d). :GopiRestart starts it again; :GopiLog has the log.", code), vim.log.levels.ERROR)
     end,
   })

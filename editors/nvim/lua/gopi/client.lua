@@ -4,7 +4,6 @@
 -- so a reply of thousands of deltas costs a few redraws, not thousands.
 local M = {}
 
-
 --- Where the gopi binary is, and how it was found.
 ---@return string|nil path, string how
 function M.binary(cfg)
@@ -32,7 +31,7 @@ local Client = {}
 Client.__index = Client
 
 --- Starts gopi and its handshake; requests made meanwhile wait for it.
----@param o {cfg: table, cwd: string, on_events: fun(evs: table[]), on_exit: fun(code: integer, signal: integer), on_ready?: fun(c: table), on_error?: fun(msg: string), ui: table, session_file?: string, continue?: boolean}
+---@param o {cfg: table, cwd: string, on_events: fun(evs: gopi.Event[]), on_exit: fun(code: integer, signal: integer), on_ready?: fun(c: table), on_error?: fun(msg: string), ui: table, session_file?: string, continue?: boolean}
 function M.start(o)
   local bin, how = M.binary(o.cfg)
   if not bin then
@@ -149,6 +148,7 @@ end
 
 --- Events come in on the read loop; they are rendered on the main loop,
 --- all that gathered at once.
+---@param ev gopi.Event
 function Client:enqueue(ev)
   table.insert(self.queue, ev)
   if self.flushing then
@@ -174,7 +174,12 @@ function Client:open_gate()
 end
 
 --- Sends pi/<command>; cb(err, result) runs on the main loop. now: send
---- even before the gate is open (on_ready's own requests).
+--- even before the gate is open (on_ready's own requests). Each command's
+--- params and result are in gopi.Commands (types.lua, from core/api).
+---@param command gopi.CommandName
+---@param params? table
+---@param cb? fun(err: table|nil, result: any)
+---@param now? boolean
 function Client:request(command, params, cb, now)
   if self.closed or not self.rpc or self.rpc.is_closing() then
     if cb then

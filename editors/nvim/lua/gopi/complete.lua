@@ -6,6 +6,8 @@
 -- blink.cmp sources (see :help gopi-completion).
 local M = {}
 
+--- gopi's prompt templates, skills and extension commands (get_commands).
+---@type gopi.SlashCommand[]
 M.commands = {}
 
 --- The plugin's own slash commands, run in the editor (gopi.slash), listed

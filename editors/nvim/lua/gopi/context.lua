@@ -87,7 +87,6 @@ function M.refs(text)
   end)
 end
 
-
 -- `#name` mentions: what the editor holds, sent as content.
 -- #buffer       the current buffer's text (the last file buffer entered
 --               outside gopi's windows), unsaved changes included
@@ -128,8 +127,12 @@ function M.tags(text)
 end
 
 local function is_file_buffer(b)
-  return b and b > 0 and vim.api.nvim_buf_is_valid(b) and vim.api.nvim_buf_is_loaded(b)
-    and vim.bo[b].buftype == "" and not vim.api.nvim_buf_get_name(b):match("^gopi://")
+  return b
+    and b > 0
+    and vim.api.nvim_buf_is_valid(b)
+    and vim.api.nvim_buf_is_loaded(b)
+    and vim.bo[b].buftype == ""
+    and not vim.api.nvim_buf_get_name(b):match("^gopi://")
 end
 
 --- The buffer #buffer and its kin mean: the last file buffer entered

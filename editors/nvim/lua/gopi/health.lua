@@ -14,7 +14,7 @@ function M.check()
   if review == "tab" or review == "inline" then
     h.ok("review: " .. review)
   else
-    h.warn(string.format("review = %s: neither \"tab\" nor \"inline\"; edits are reviewed in a tab", vim.inspect(review)), { "See :help gopi-review-inline" })
+    h.warn(string.format('review = %s: neither "tab" nor "inline"; edits are reviewed in a tab', vim.inspect(review)), { "See :help gopi-review-inline" })
   end
   local bin, how = require("gopi.client").binary(config.options)
   if not bin then

@@ -27,8 +27,7 @@ function M.found()
     return true
   end
   vim.notify(
-    "gopi: the gopi binary was " .. how .. ". Run `make build` in the gopi repository,"
-      .. " put gopi on $PATH, or set `cmd` in setup() (:help gopi-binary).",
+    "gopi: the gopi binary was " .. how .. ". Run `make build` in the gopi repository," .. " put gopi on $PATH, or set `cmd` in setup() (:help gopi-binary).",
     vim.log.levels.ERROR
   )
   return false

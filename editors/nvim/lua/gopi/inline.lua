@@ -269,7 +269,11 @@ function M.watch(buf, path, before, after, tries)
       vim.api.nvim_buf_call(buf, function()
         vim.cmd("silent edit!")
       end)
-      vim.api.nvim_echo({ { "gopi: " .. vim.fn.fnamemodify(path, ":~:.") .. " was not written by gopi: its buffer shows the file again", "WarningMsg" } }, true, {})
+      vim.api.nvim_echo(
+        { { "gopi: " .. vim.fn.fnamemodify(path, ":~:.") .. " was not written by gopi: its buffer shows the file again", "WarningMsg" } },
+        true,
+        {}
+      )
     elseif vim.deep_equal(disk, before) then
       M.watch(buf, path, before, after, tries + 1)
     end

@@ -66,6 +66,7 @@ local function split(text)
   return vim.split(text or "", "\n", { plain = true })
 end
 
+---@param content gopi.Content[]|string|nil
 local function content_text(content)
   if type(content) == "string" then
     return content
@@ -257,6 +258,7 @@ function R:fill_card(c, status, output)
 end
 
 --- A whole message (from history, or message_end of a user message).
+---@param m gopi.Message
 function R:message(m)
   if m.role == "user" then
     self:header("You")
@@ -293,6 +295,7 @@ function R:message(m)
   end
 end
 
+---@param m gopi.AssistantMessage
 function R:ending(m)
   if m.stopReason == "aborted" then
     self:notice("stopped")
@@ -301,7 +304,7 @@ function R:ending(m)
   end
 end
 
----@param ev table a pi event
+---@param ev gopi.Event a pi event
 ---@param state table the session's state: streaming, queue, changed files
 function R:event(ev, state)
   local t = ev.type
@@ -369,7 +372,15 @@ function R:event(ev, state)
       self:notice("the context was compacted")
     end
   elseif t == "auto_retry_start" then
-    self:notice(string.format("retrying in %d s (attempt %d of %d): %s", math.floor((ev.delayMs or 0) / 1000 + 0.5), ev.attempt or 0, ev.maxAttempts or 0, (ev.errorMessage or ""):gsub("\n", " ")))
+    self:notice(
+      string.format(
+        "retrying in %d s (attempt %d of %d): %s",
+        math.floor((ev.delayMs or 0) / 1000 + 0.5),
+        ev.attempt or 0,
+        ev.maxAttempts or 0,
+        (ev.errorMessage or ""):gsub("\n", " ")
+      )
+    )
   elseif t == "auto_retry_end" then
     if not ev.success then
       self:notice("gave up retrying: " .. (ev.finalError or ""))

@@ -407,6 +407,9 @@ end
 --- them: they never take the keyboard. Other questions (an extension's
 --- select or confirm, which the user's own command started) go through
 --- vim.ui.select at once.
+---@param cwd string
+---@param p {type: integer, message: string, actions?: {title: string}[], details?: gopi.ApprovalDetails}
+---@param id integer
 function M.ask(cwd, p, id)
   local titles = {}
   for _, a in ipairs(p.actions or {}) do

@@ -84,6 +84,7 @@ end
 M.running = {}
 
 --- tool_execution_start: keeps the tool's arguments for its end.
+---@param ev gopi.ToolExecutionStart
 function M.tool_start(ev)
   if ev.toolName == "edit" or ev.toolName == "write" or ev.toolName == "bash" then
     M.running[ev.toolCallId or ""] = type(ev.args) == "table" and ev.args or {}
@@ -95,6 +96,9 @@ end
 --- file) are loaded again when they have no unsaved changes; one with
 --- unsaved changes whose file changed is kept, and note(message, level)
 --- warns of it.
+---@param cwd string
+---@param ev gopi.ToolExecutionEnd
+---@param note fun(message: string, level?: integer)
 function M.tool_end(cwd, ev, note)
   local args = M.running[ev.toolCallId or ""] or (type(ev.args) == "table" and ev.args) or {}
   M.running[ev.toolCallId or ""] = nil

@@ -2,6 +2,7 @@
 // session's history, notices) and sends back what the user does. It holds
 // no secrets and trusts no text: model output goes through markdown with
 // HTML off, tool output through textContent.
+import type { AssistantMessage, AssistantMessageEvent, Event as PiEvent, Message, ToolCall, UserMessage } from "../gen/protocol";
 import type { ApprovalOutcome, CommandItem, FromWebview, ImageAttachment, ToWebview, Welcome } from "../protocol";
 import { renderMarkdown } from "./markdown";
 import { chipLabel, composerMentions, parseBlocks, SPECIAL_MENTIONS } from "./mentions";
@@ -160,8 +161,8 @@ function labelCard(card: HTMLElement): void {
 	card.setAttribute("aria-label", card.classList.contains("pending") ? `${title} (waits for your answer)` : state ? `${title} (${state})` : title);
 }
 
-function toolTitle(name: string, args: Record<string, unknown> | undefined): string {
-	const a = args ?? {};
+function toolTitle(name: string, args: unknown): string {
+	const a = (args ?? {}) as Record<string, unknown>;
 	const arg = (a.command ?? a.path ?? a.pattern ?? a.query ?? "") as string;
 	return arg ? `${name}: ${String(arg).split("\n")[0]}` : name;
 }
@@ -199,7 +200,7 @@ function setResult(card: HTMLElement, text: string, isError: boolean): void {
 }
 
 /** Places a tool call's card in the current message and fills it in. */
-function placeToolCall(a: Assistant, i: number, call: { id?: string; name?: string; arguments?: Record<string, unknown> }): void {
+function placeToolCall(a: Assistant, i: number, call: ToolCall): void {
 	const b = block(a, i, "toolCall");
 	const id = call.id ?? "";
 	const known = id ? toolCards.get(id) : undefined;
@@ -215,7 +216,7 @@ function placeToolCall(a: Assistant, i: number, call: { id?: string; name?: stri
 
 // --- whole messages (history, message_start/end) ---
 
-function renderUser(m: { content?: unknown; [k: string]: unknown }): void {
+function renderUser(m: UserMessage): void {
 	const e = el("article", "msg user");
 	e.setAttribute("aria-label", "You");
 	hideWelcome();
@@ -247,7 +248,7 @@ function renderUser(m: { content?: unknown; [k: string]: unknown }): void {
 		e.append(row, ...bodies);
 	}
 	if (Array.isArray(m.content)) {
-		for (const b of m.content as { type?: string; data?: string; mimeType?: string }[]) {
+		for (const b of m.content) {
 			if (b?.type === "image" && b.data && /^image\/[a-z0-9.+-]+$/i.test(b.mimeType ?? "")) {
 				const img = el("img", "thumb");
 				img.src = `data:${b.mimeType};base64,${b.data}`;
@@ -259,13 +260,7 @@ function renderUser(m: { content?: unknown; [k: string]: unknown }): void {
 	log.append(e);
 }
 
-interface AssistantMsg {
-	content?: { type: string; text?: string; thinking?: string; id?: string; name?: string; arguments?: Record<string, unknown> }[];
-	stopReason?: string;
-	errorMessage?: string;
-}
-
-function fillAssistant(a: Assistant, m: AssistantMsg): void {
+function fillAssistant(a: Assistant, m: AssistantMessage): void {
 	(m.content ?? []).forEach((c, i) => {
 		if (c.type === "text") {
 			const b = block(a, i, "text");
@@ -287,15 +282,14 @@ function fillAssistant(a: Assistant, m: AssistantMsg): void {
 	if (m.stopReason === "error" && !a.el.querySelector(":scope > :not(.run-status)")) a.el.remove();
 }
 
-function renderMessage(m: { role?: string; [k: string]: unknown }): void {
+function renderMessage(m: Message): void {
 	switch (m.role) {
 		case "user":
 			renderUser(m);
 			break;
 		case "assistant": {
-			const am = m as AssistantMsg;
-			fillAssistant(newAssistant(), am);
-			if (am.stopReason === "error") historyError(am.errorMessage ?? "The model call failed.");
+			fillAssistant(newAssistant(), m);
+			if (m.stopReason === "error") historyError(m.errorMessage ?? "The model call failed.");
 			else resolveRun();
 			break;
 		}
@@ -614,7 +608,7 @@ function showWelcome(): void {
 
 // --- events ---
 
-function onEvent(ev: { type: string; [k: string]: unknown }): void {
+function onEvent(ev: PiEvent): void {
 	switch (ev.type) {
 		case "agent_start":
 			setStreaming(true);
@@ -638,13 +632,14 @@ setStreaming(false);
 			}
 			break;
 		case "message_start": {
-			const m = ev.message as { role?: string };
+			const m = ev.message;
 			if (m?.role === "assistant") current = newAssistant();
 			else if (m?.role !== "toolResult" && m?.role !== "system") renderMessage(m);
 			break;
 		}
 		case "message_update": {
-			const e = ev.assistantMessageEvent as { type: string; contentIndex?: number; delta?: string; content?: string; toolCall?: { id?: string; name?: string; arguments?: Record<string, unknown> } };
+			// start, done and error carry no contentIndex.
+			const e: AssistantMessageEvent & { contentIndex?: number } = ev.assistantMessageEvent;
 			if (!e) break;
 			current ??= newAssistant();
 			const i = e.contentIndex ?? 0;
@@ -689,7 +684,7 @@ setStreaming(false);
 			break;
 		}
 		case "message_end": {
-			const m = ev.message as AssistantMsg & { role?: string };
+			const m = ev.message;
 			if (m?.role === "assistant") {
 				current ??= newAssistant();
 				fillAssistant(current, m);
@@ -700,7 +695,7 @@ setStreaming(false);
 					else runFailed(error);
 				} else if (m.stopReason !== "aborted") resolveRun();
 			} else if (m?.role === "toolResult") {
-				renderMessage(m as unknown as { role?: string; [k: string]: unknown });
+				renderMessage(m);
 			}
 			scrollDown();
 			break;
@@ -709,7 +704,7 @@ setStreaming(false);
 			const id = String(ev.toolCallId ?? "");
 			const card = toolCards.get(id) ?? toolCard(id, "", "");
 			if (!card.isConnected) (current?.el ?? log).append(card);
-			toolCard(id, toolTitle(String(ev.toolName ?? "tool"), ev.args as Record<string, unknown>), JSON.stringify(ev.args ?? {}, null, 2));
+			toolCard(id, toolTitle(String(ev.toolName ?? "tool"), ev.args), JSON.stringify(ev.args ?? {}, null, 2));
 			card.classList.add("running");
 			break;
 		}
@@ -718,7 +713,7 @@ setStreaming(false);
 			if (!card) break;
 			const out = card.querySelector(".tool-output") as HTMLElement;
 			out.hidden = false;
-			const text = contentText((ev.partialResult as { content?: unknown })?.content);
+			const text = contentText(ev.partialResult?.content);
 			out.textContent = text.length > 20000 ? `…${text.slice(-20000)}` : text;
 			out.scrollTop = out.scrollHeight;
 			scrollDown();
@@ -726,7 +721,7 @@ setStreaming(false);
 		}
 		case "tool_execution_end": {
 			const card = toolCards.get(String(ev.toolCallId ?? ""));
-			if (card) setResult(card, contentText((ev.result as { content?: unknown })?.content), Boolean(ev.isError));
+			if (card) setResult(card, contentText(ev.result?.content), Boolean(ev.isError));
 			break;
 		}
 		case "compaction_start":
@@ -745,7 +740,7 @@ setStreaming(false);
 			else runFailed(String(ev.finalError ?? (runLine?.el.title || "The model call failed.")));
 			break;
 		case "queue_update":
-			showQueue((ev.steering as string[]) ?? [], (ev.followUp as string[]) ?? []);
+			showQueue(ev.steering ?? [], ev.followUp ?? []);
 			break;
 	}
 }
@@ -1070,7 +1065,7 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
 			onEvent(m.event);
 			break;
 		case "history":
-			for (const msg of m.messages as { role?: string }[]) renderMessage(msg);
+			for (const msg of m.messages) renderMessage(msg);
 			log.scrollTop = log.scrollHeight;
 			break;
 		case "reset":

@@ -1,7 +1,8 @@
 // The session's statistics (pi's get_session_stats) as a small table in
 // the chat. Every value is set as text.
+import type { ContextUsage, SessionStats, TokenStats } from "../gen/protocol";
 
-type Stats = Record<string, unknown>;
+type Stats = Partial<SessionStats>;
 
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
@@ -21,8 +22,8 @@ function cost(v: unknown): string {
 }
 
 export function statsRows(s: Stats): [string, string][] {
-	const t = (s.tokens ?? {}) as Stats;
-	const c = (s.contextUsage ?? undefined) as Stats | undefined;
+	const t: Partial<TokenStats> = s.tokens ?? {};
+	const c: ContextUsage | undefined = s.contextUsage ?? undefined;
 	const rows: [string, string][] = [];
 	const user = num(s.userMessages);
 	const asst = num(s.assistantMessages);
@@ -72,7 +73,7 @@ export function statsCard(s: Stats): HTMLElement {
 		tr.append(th, td);
 		table.append(tr);
 	}
-	const c = s.contextUsage as Stats | undefined;
+	const c = s.contextUsage;
 	const pct = num(c?.percent);
 	if (pct !== undefined) {
 		const meter = document.createElement("div");
