@@ -6,6 +6,7 @@
 // environment) needs a new process, which the user is offered.
 import * as vscode from "vscode";
 import type { Manager } from "./extension";
+import type { GopiClient } from "./client";
 import type { SetModelParams, ThinkingLevel } from "./gen/protocol";
 
 /** Settings read when gopi starts: a change needs a restart, which the user is offered. */
@@ -23,10 +24,7 @@ export function watchSettings(m: Manager): vscode.Disposable {
 				for (const s of sessions) {
 					if (!s.client.running) continue;
 					try {
-						const modelId = model.includes("/") && !provider ? model.slice(model.indexOf("/") + 1) : model;
-						const prov = provider || (model.includes("/") ? model.slice(0, model.indexOf("/")) : "");
-						// Without a provider gopi answers that one is required: the error below says so.
-						await s.client.request("set_model", prov ? { provider: prov, modelId } : ({ modelId } as SetModelParams));
+						await s.client.request("set_model", await modelParams(s.client, model, provider));
 						void s.refreshStatus();
 					} catch (err) {
 						void vscode.window.showErrorMessage(`gopi: the model setting could not be applied: ${(err as Error).message}`);
@@ -80,4 +78,21 @@ export function watchSettings(m: Manager): vscode.Disposable {
 			}
 		}
 	});
+}
+
+/**
+ * The set_model params for the model setting: "provider/id", or an id with
+ * gopi.provider, name the model directly; a bare id is looked up among the
+ * models gopi can use (the current provider's first when several offer it),
+ * as `--model` resolves it at start.
+ */
+export async function modelParams(client: Pick<GopiClient, "request">, model: string, provider: string): Promise<SetModelParams> {
+	if (provider) return { provider, modelId: model };
+	const slash = model.indexOf("/");
+	if (slash > 0) return { provider: model.slice(0, slash), modelId: model.slice(slash + 1) };
+	const [{ models }, state] = await Promise.all([client.request("get_available_models"), client.request("get_state")]);
+	const found = models.filter((m) => m.id === model);
+	if (!found.length) throw new Error(`no available model is named ${model}; write it as provider/id or pick one with gopi: Switch Model`);
+	const pick = found.find((m) => m.provider === state.model?.provider) ?? found[0];
+	return { provider: pick.provider, modelId: pick.id };
 }

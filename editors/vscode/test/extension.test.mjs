@@ -494,6 +494,18 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	vscode.__stub.changeSettings("gopi.model");
 	for (let i = 0; i < 100 && (await session.client.request("get_state")).model.id !== "faux-1"; i++) await new Promise((r) => setTimeout(r, 50));
 	assert.equal((await session.client.request("get_state")).model.id, "faux-1", "the model changed without a restart");
+	// A bare id with no gopi.provider is found among gopi's models, as --model finds it at start.
+	settings["gopi.provider"] = "";
+	settings["gopi.model"] = "faux-fast";
+	vscode.__stub.changeSettings("gopi.model");
+	for (let i = 0; i < 100 && (await session.client.request("get_state")).model.id !== "faux-fast"; i++) await new Promise((r) => setTimeout(r, 50));
+	assert.equal((await session.client.request("get_state")).model.id, "faux-fast", "a bare model id applied live");
+	assert.ok(!calls.some((c) => c.kind === "showErrorMessage" && /model setting/.test(c.message)), "no error for a bare id");
+	settings["gopi.model"] = "no-such-model";
+	vscode.__stub.changeSettings("gopi.model");
+	for (let i = 0; i < 100 && !calls.some((c) => c.kind === "showErrorMessage" && /no available model is named no-such-model/.test(c.message)); i++) await new Promise((r) => setTimeout(r, 50));
+	assert.ok(calls.some((c) => c.kind === "showErrorMessage" && /no available model is named no-such-model/.test(c.message)), "an unknown id is named in an error");
+	settings["gopi.provider"] = "faux";
 	answers.showInformationMessage = (msg, items) => (/gopi\.env changed/.test(msg) ? "Restart gopi" : undefined);
 	settings["gopi.env"] = { ...settings["gopi.env"], GOPI_TEST_MARK: "1" };
 	const before = session.client.version && session.client;
