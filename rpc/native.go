@@ -96,9 +96,10 @@ const commandParse = "parse"
 // Serve reads commands from in and answers them on the Conn's writer until
 // in ends or ctx is cancelled. When in ends, the commands already read are
 // still answered (every dialog then resolves as cancelled: nobody is left
-// to answer one); then long commands still running are cancelled. Serve
-// returns once every command has answered. A read error other than the
-// end of input is returned.
+// to answer one); then long commands still running are cancelled. When
+// ctx ends, commands whose turn had not come go unanswered. Serve returns
+// once every command that started has answered. A read error other than
+// the end of input is returned.
 //
 // The goroutine reading in is released when in is closed or returns an
 // error; Serve does not wait for it when ctx ends first (a blocked read of
@@ -107,6 +108,9 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // releases the reading goroutine
 	sched := api.NewScheduler(ctx, maxQueuedCommands)
+	// On the way out: dialogs resolve as cancelled from now on, the
+	// commands already read take their turn, then what still runs is
+	// cancelled (api.ErrShutdown) and waited for.
 	defer func() {
 		c.broker.Shut()
 		sched.Drain()

@@ -117,7 +117,8 @@ func (s *Scheduler) Queue() *Call {
 }
 
 // Run runs cmd against srv in the place c holds; it returns at once, and
-// cmd.Reply hears the outcome.
+// cmd.Reply hears the outcome. Every queued Call is run exactly once: the
+// commands behind it wait for its turn.
 func (c *Call) Run(srv Server, cmd Command) {
 	c.ctx = withCommandID(c.ctx, cmd.ID)
 	s := c.s
