@@ -57,6 +57,7 @@ type Bridge struct {
 	ctx    context.Context // the connection's; ends with it
 	cancel context.CancelCauseFunc
 	prog   *progress
+	sched  *api.Scheduler // runs the pi/ commands, in order
 
 	mu          sync.Mutex // guards the fields below
 	rt          Runtime
@@ -89,9 +90,6 @@ type Bridge struct {
 
 	running atomic.Bool // between agent_start and agent_end
 
-	turnMu   sync.Mutex    // guards lastTurn
-	lastTurn chan struct{} // closed when the latest command lets the next one go
-
 	afterMu sync.Mutex // guards after
 	after   map[jsonrpc2.ID]func()
 }
@@ -103,10 +101,7 @@ func New(opts Options) *Bridge {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	first := make(chan struct{})
-	close(first)
 	return &Bridge{
-		lastTurn: first,
 		opts:     opts,
 		rt:       opts.Runtime,
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
@@ -127,6 +122,8 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(api.ErrShutdown)
 	b.ctx, b.cancel = ctx, cancel
+	// Commands run under the connection's context: its end cancels them.
+	b.sched = api.NewScheduler(ctx, 0)
 
 	// Handler contexts derive from ctx, and the input's end cancels it:
 	// jsonrpc2 itself leaves running handlers alone when the peer goes.
@@ -161,6 +158,9 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 	if err := b.jc.Close(); err != nil {
 		b.opts.Report(fmt.Errorf("closing the connection: %w", err))
 	}
+	// Every handler has returned, so every command has been answered;
+	// this waits for the scheduler's goroutines to end.
+	b.sched.Close()
 	if err := b.jc.Err(); err != nil {
 		b.opts.Report(err)
 	}

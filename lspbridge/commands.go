@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -20,14 +19,17 @@ const RequestFailed jsonrpc2.Code = -32803
 // RequestCancelled is LSP's code for a request the client cancelled.
 const RequestCancelled jsonrpc2.Code = -32800
 
-// command runs pi/<name>. Every command releases the read loop at once
-// (jsonrpc2.Async), so one that waits on the client, such as a dialog
-// asked during preflight, cannot stall the connection. Order is kept by
-// turns taken on the read loop, as in the native dialect: a command
-// starts once the state commands before it have been answered and the
-// long ones before it (bash, compact, export_html, list_sessions) have
-// taken their first step. A response is written before anything the
-// command started (a prompt's run) emits events.
+// command runs pi/<name> through the bridge's [api.Scheduler], which
+// keeps the native dialect's order: state commands one at a time, in
+// arrival order, each after the response before it is written; long ones
+// (bash, compact, export_html, list_sessions) alongside later commands
+// after their first step; a response before anything its command started
+// emits. The place in that order is taken here, on the read loop; then
+// the handler releases the read loop (jsonrpc2.Async), so a command that
+// waits on the client, such as a dialog asked during preflight, cannot
+// stall the connection. The command's context is the scheduler's, under
+// the connection's, never ctx: jsonrpc2 recycles ctx once the handler
+// returns.
 func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string) (any, error) {
 	// name borrows the frame's bytes, which the reader reuses for the
 	// next frame once jsonrpc2.Async below releases the read loop.
@@ -41,69 +43,85 @@ func (b *Bridge) command(ctx context.Context, req *jsonrpc2.Request, name string
 	b.mu.Unlock()
 
 	id, isCall := req.ID(), req.IsCall()
-	wait, done := b.nextTurn()
-	// Contexts never derive from ctx itself: jsonrpc2 recycles it when
-	// the handler returns, and a context.WithCancel child would watch a
-	// recycled value from its own goroutine. The connection's context
-	// (which the input's end cancels) is the parent; ctx serves
-	// jsonrpc2.Async only.
-	rctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
-	defer cancel()
+	call := b.sched.Queue()
 	if isCall {
-		// bash_execution_update repeats the request's id, as the native
-		// dialect repeats a command's.
-		if raw, err := json.Marshal(idValue(id)); err == nil {
-			rctx = api.WithCommandID(rctx, raw)
-		}
-	}
-	cmdCtx, sent := api.WithAfterResponse(rctx)
-	if isCall {
-		b.track(id, cancel)
+		b.track(id, call.Cancel)
 		defer b.untrack(id)
 	}
-	// A batch's responses are written together once all its members are
-	// done, so a member cannot wait for its own response to let the next
-	// command go (nor, then, hold its run's events back behind it).
+	// jsonrpc2 writes a response after the handler returns, and the
+	// stream tells the bridge when (wrote). A batch's responses are
+	// written together once all its members are done, so a member cannot
+	// wait for its own response to let the next command go (nor, then,
+	// hold its run's events back behind it): like a notification, it
+	// counts as written when its handler returns.
 	if isCall && !b.stream.batch {
-		b.afterResponse(id, func() { sent(); done() })
+		b.afterResponse(id, call.Written)
 	} else {
-		defer func() { sent(); done() }()
+		defer call.Written()
 	}
 	// Async copies the borrowed params, so they stay valid from here on.
 	jsonrpc2.Async(ctx)
-	params := json.RawMessage(req.Params())
 
-	if !wait(rctx) {
+	var startsRun bool
+	var endProgress func()
+	out := make(chan commandOutcome, 1)
+	call.Run(rt, api.Command{
+		Name:         name,
+		Params:       json.RawMessage(req.Params()),
+		ID:           commandID(id, isCall),
+		WrittenLater: true,
+		BeforeStart:  func() { startsRun = name == api.CmdPrompt && !b.running.Load() },
+		AfterStart: func() {
+			if name == api.CmdCompact {
+				endProgress = b.prog.manual("Compacting context")
+			}
+		},
+		Reply: func(data any, err error) {
+			if endProgress != nil {
+				endProgress()
+			}
+			out <- commandOutcome{data, err}
+		},
+	})
+	res := <-out
+	if errors.Is(res.err, api.ErrNotStarted) {
 		if b.ctx.Err() != nil {
 			return nil, commandError(name, api.ErrShutdown)
 		}
 		return nil, jsonrpc2.NewError(RequestCancelled, name+" was cancelled before it started")
 	}
-	startsRun := name == api.CmdPrompt && !b.running.Load()
-	finish, err := api.Start(cmdCtx, rt, name, params)
-	if err == nil && api.KindOf(name) == api.KindLong {
-		if name == api.CmdCompact {
-			end := b.prog.manual("Compacting context")
-			defer end()
-		}
-		done() // later commands may start; this one's rest runs alongside
-	}
-	var data any
-	if err == nil {
-		data, err = finish()
-	}
-	if err != nil {
-		return nil, commandError(name, err)
+	if res.err != nil {
+		return nil, commandError(name, res.err)
 	}
 	if isCall && startsRun {
 		b.mu.Lock()
 		b.runPrompt = id
 		b.mu.Unlock()
 	}
-	if data == api.NoData {
+	if res.data == api.NoData {
 		return nil, nil
 	}
-	return data, nil
+	return res.data, nil
+}
+
+// commandOutcome is what the scheduler replied to one command.
+type commandOutcome struct {
+	data any
+	err  error
+}
+
+// commandID is a request's id as JSON, which bash_execution_update
+// repeats as the native dialect repeats a command's; nil for a
+// notification.
+func commandID(id jsonrpc2.ID, isCall bool) json.RawMessage {
+	if !isCall {
+		return nil
+	}
+	raw, err := json.Marshal(idValue(id))
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 // commandError maps a native failure onto JSON-RPC: bad params are
@@ -120,30 +138,7 @@ func commandError(name string, err error) error {
 	return &jsonrpc2.Error{Code: code, Message: msg, Data: data}
 }
 
-// nextTurn takes the next place in command order; it must be called on
-// the read loop. wait blocks until every earlier command has finished (or
-// reached its concurrent part) and reports false if ctx ended first; done
-// lets the next command go, and may be called more than once.
-func (b *Bridge) nextTurn() (wait func(ctx context.Context) bool, done func()) {
-	b.turnMu.Lock()
-	prev := b.lastTurn
-	mine := make(chan struct{})
-	b.lastTurn = mine
-	b.turnMu.Unlock()
-	var once sync.Once
-	return func(ctx context.Context) bool {
-			select {
-			case <-prev:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}, func() {
-			once.Do(func() { close(mine) })
-		}
-}
-
-// track makes a long request cancellable by $/cancelRequest.
+// track makes a request cancellable by $/cancelRequest (and shutdown).
 func (b *Bridge) track(id jsonrpc2.ID, cancel context.CancelFunc) {
 	b.mu.Lock()
 	b.inflight[id] = cancel

@@ -187,32 +187,29 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// Later requests are answered while a long command runs, several at once.
-func TestLongCommandDoesNotStallLaterRequests(t *testing.T) {
-	rt := stateRT()
-	bb := newBlockingBash(rt)
+// A $/cancelRequest for a request still waiting for its turn answers it
+// at once with RequestCancelled; it never runs, and the request before it
+// runs on.
+func TestCancelRequestBeforeItsTurn(t *testing.T) {
+	rt := newFakeRT()
+	started, release := make(chan struct{}), make(chan struct{})
+	rt.setSessionName = func(_ context.Context, p api.NameParams) error {
+		if p.Name == "hold" {
+			close(started)
+			<-release
+		}
+		return nil
+	}
 	h := startBridge(t, rt, config{})
-	bashID := h.call("pi/bash", `{"command":"sleep 100"}`)
-	waitClosed(t, bb.started, "bash to start")
-
-	ids := make([]int, 5)
-	for i := range ids {
-		ids[i] = h.call("pi/get_state", nil)
-	}
-	for _, id := range ids {
-		resp := h.await("get_state", isResponseTo(id))
-		assert.Nil(t, resp.errObj(), resp)
-	}
-	select {
-	case <-bb.cancelled:
-		t.Fatal("bash was cancelled")
-	default:
-	}
-
-	close(bb.release)
-	resp := h.await("bash", isResponseTo(bashID))
-	require.Nil(t, resp.errObj(), resp)
-	assert.Contains(t, string(resp.result()), `"output":"sleep 100"`)
+	first := h.call("pi/set_session_name", `{"name":"hold"}`)
+	waitClosed(t, started, "the first command")
+	second := h.call("pi/set_session_name", `{"name":"never"}`)
+	h.notify("$/cancelRequest", fmt.Sprintf(`{"id":%d}`, second))
+	e := errorResponse(t, h.await("the cancelled request", isResponseTo(second)), fmt.Sprint(second), int(RequestCancelled))
+	assert.Equal(t, "set_session_name was cancelled before it started", e.Message)
+	close(release)
+	require.Nil(t, h.await("the first command", isResponseTo(first)).errObj())
+	assert.Equal(t, []string{"hold"}, rt.sessionNames())
 }
 
 // The end of input cancels what still runs, and Serve returns once it has.

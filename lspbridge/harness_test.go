@@ -37,7 +37,7 @@ const (
 
 // fakeRT is a Runtime whose commands are scripted per test. The embedded
 // nil api.Server makes every method a test did not script panic, which
-// api.Start turns into the command's error.
+// the api.Scheduler turns into the command's error.
 type fakeRT struct {
 	api.Server
 

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,11 +21,11 @@ type RecordReader interface {
 // [api.Client] the runtime emits events and UI requests to, and it serves
 // the client's commands with [Conn.Serve].
 //
-// Scheduling follows architecture.md: state commands run one after another
-// on the reading goroutine, in arrival order; long commands (bash, compact,
-// export_html, list_sessions) run in goroutines the Conn owns and answer
-// when they finish. A prompt's run is started by the runtime after the
-// prompt's response has been written (see [api.AfterResponse]).
+// The Conn frames records, answers the ones that are not commands and
+// resolves extension_ui_response records; the order commands run in (and
+// that a prompt's response precedes its run's events) is an
+// [api.Scheduler]'s. Each response is written as soon as the command is
+// done.
 type Conn struct {
 	w      *Writer
 	broker *api.UIBroker
@@ -95,22 +94,28 @@ type envelope struct {
 const commandParse = "parse"
 
 // Serve reads commands from in and answers them on the Conn's writer until
-// in ends or ctx is cancelled. It returns after every long command it
-// started has answered (they are cancelled with ctx, or when in ends) and
-// every waiting UI dialog has been resolved as cancelled. A read error
-// other than the end of input is returned.
+// in ends or ctx is cancelled. When in ends, the commands already read are
+// still answered (every dialog then resolves as cancelled: nobody is left
+// to answer one); then long commands still running are cancelled. When
+// ctx ends, commands whose turn had not come go unanswered. Serve returns
+// once every command that started has answered. A read error other than
+// the end of input is returned.
 //
 // The goroutine reading in is released when in is closed or returns an
 // error; Serve does not wait for it when ctx ends first (a blocked read of
 // stdin cannot be interrupted; the process exits instead).
 func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	var long sync.WaitGroup
-	// On the way out: cancel long commands and waiting dialogs, then wait
-	// for the long commands to answer.
-	defer long.Wait()
-	defer c.broker.CancelAll()
-	defer cancel(api.ErrShutdown)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // releases the reading goroutine
+	sched := api.NewScheduler(ctx, maxQueuedCommands)
+	// On the way out: dialogs resolve as cancelled from now on, the
+	// commands already read take their turn, then what still runs is
+	// cancelled (api.ErrShutdown) and waited for.
+	defer func() {
+		c.broker.Shut()
+		sched.Drain()
+		sched.Close()
+	}()
 
 	type item struct {
 		rec []byte
@@ -143,26 +148,9 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 		}
 	}()
 
-	// Commands are answered one at a time, in arrival order, by a worker;
-	// the loop below goes on reading meanwhile, so the answer to a dialog
-	// that a command waits on (an extension's confirm during new_session)
-	// still gets through.
-	cmds := make(chan []byte, maxQueuedCommands)
-	var worker sync.WaitGroup
-	worker.Go(func() {
-		for rec := range cmds {
-			if ctx.Err() == nil {
-				c.handle(ctx, rec, srv, &long)
-			}
-		}
-	})
-	// At the end the queued commands are still answered, with every
-	// dialog resolved as cancelled: nobody is left to answer one.
-	defer func() {
-		c.broker.Shut()
-		close(cmds)
-		worker.Wait()
-	}()
+	// This loop only reads: commands run on the scheduler's goroutines, so
+	// the answer to a dialog that a command waits on (an extension's
+	// confirm during new_session) still gets through.
 	for {
 		var it item
 		var ok bool
@@ -177,13 +165,7 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 		var tooLarge *ErrRecordTooLarge
 		switch {
 		case it.err == nil:
-			if !c.resolveUI(it.rec) {
-				select {
-				case cmds <- it.rec:
-				case <-ctx.Done():
-					return nil
-				}
-			}
+			c.take(sched, it.rec, srv)
 		case errors.As(it.err, &tooLarge):
 			_ = c.write(response{Type: "response", Command: commandParse, Error: "Failed to parse command: " + tooLarge.Error()})
 		case errors.Is(it.err, io.EOF), errors.Is(it.err, io.ErrClosedPipe):
@@ -203,31 +185,12 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 // answered; past it, reading waits.
 const maxQueuedCommands = 256
 
-// resolveUI hands an extension_ui_response to the dialog waiting for it
-// and reports true; any other record is left alone.
-func (c *Conn) resolveUI(rec []byte) bool {
-	if !bytes.Contains(rec, []byte(api.CmdExtensionUIResponse)) {
-		return false
-	}
-	var env struct {
-		Type string          `json:"type"`
-		ID   json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(rec, &env) != nil || env.Type != api.CmdExtensionUIResponse {
-		return false
-	}
-	r, err := api.ParseUIResponse(rec)
-	if err != nil {
-		_ = c.write(response{ID: env.ID, Type: "response", Command: api.CmdExtensionUIResponse, Error: err.Error()})
-		return true
-	}
-	// A late or unknown answer is dropped, as pi does.
-	c.broker.Resolve(r)
-	return true
-}
-
-// handle answers one record.
-func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *sync.WaitGroup) {
+// take handles one record on the reading goroutine: an
+// extension_ui_response goes to the dialog waiting for it at once (a
+// command may be that dialog's asker); anything else takes its place in
+// the scheduler's order, a record that is no command included, so every
+// answer comes in arrival order.
+func (c *Conn) take(sched *api.Scheduler, rec []byte, srv api.Server) {
 	var env envelope
 	if err := json.Unmarshal(rec, &env); err != nil {
 		msg := err.Error()
@@ -235,13 +198,12 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 		if errors.As(err, &te) && te.Field == "" {
 			msg = "a command must be a JSON object, got " + te.Value
 		}
-		_ = c.write(response{Type: "response", Command: commandParse, Error: "Failed to parse command: " + msg})
+		sched.Queue().Run(srv, c.failed(nil, commandParse, "Failed to parse command: "+msg))
 		return
 	}
 	var name string
 	if len(env.Type) == 0 || json.Unmarshal(env.Type, &name) != nil || name == "" {
-		_ = c.write(response{ID: env.ID, Type: "response", Command: commandParse,
-			Error: `Failed to parse command: field "type" must be a string naming the command`})
+		sched.Queue().Run(srv, c.failed(env.ID, commandParse, `Failed to parse command: field "type" must be a string naming the command`))
 		return
 	}
 	if name == api.CmdExtensionUIResponse {
@@ -256,32 +218,31 @@ func (c *Conn) handle(ctx context.Context, rec []byte, srv api.Server, long *syn
 	}
 	if !api.Known(name) {
 		clipped := api.Clip(name, api.ClipName)
-		_ = c.write(response{ID: env.ID, Type: "response", Command: clipped, Error: "Unknown command: " + clipped})
+		sched.Queue().Run(srv, c.failed(env.ID, clipped, "Unknown command: "+clipped))
 		return
 	}
-	cmdCtx, sent := api.WithAfterResponse(api.WithCommandID(ctx, env.ID))
-	answer := func(data any, err error) {
-		resp := response{ID: env.ID, Type: "response", Command: name, Success: err == nil}
+	sched.Queue().Run(srv, api.Command{Name: name, Params: rec, ID: env.ID, Reply: c.replier(env.ID, name)})
+}
+
+// failed is a record answered with an error in its turn.
+func (c *Conn) failed(id json.RawMessage, command, text string) api.Command {
+	return api.Command{Err: errors.New(text), Reply: c.replier(id, command)}
+}
+
+// replier writes a command's response.
+func (c *Conn) replier(id json.RawMessage, command string) func(any, error) {
+	return func(data any, err error) {
+		if errors.Is(err, api.ErrNotStarted) {
+			return // the connection ended before its turn: nobody hears an answer
+		}
+		resp := response{ID: id, Type: "response", Command: command, Success: err == nil}
 		if err != nil {
 			resp.Error = errorText(err)
 		} else if data != api.NoData {
 			resp.Data = data
 		}
 		_ = c.write(resp)
-		sent()
 	}
-	// The first step runs here, in arrival order; a long command's rest
-	// runs in a goroutine the Conn owns.
-	finish, err := api.Start(cmdCtx, srv, name, rec)
-	if err != nil {
-		answer(nil, err)
-		return
-	}
-	if api.KindOf(name) == api.KindLong {
-		long.Go(func() { answer(finish()) })
-		return
-	}
-	answer(finish())
 }
 
 // errorText is the message a client reads; it never ends in a newline.

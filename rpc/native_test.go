@@ -17,7 +17,7 @@ import (
 )
 
 // fakeServer answers a few commands; the others panic through the nil
-// embedded interface, which Dispatch must turn into an error response.
+// embedded interface, which the scheduler turns into an error response.
 type fakeServer struct {
 	api.Server
 	conn *Conn
@@ -39,10 +39,11 @@ func (f *fakeServer) SetSessionName(_ context.Context, p api.NameParams) error {
 	return nil
 }
 
-// Prompt emits an event after its response, as the host's run does.
-func (f *fakeServer) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionResult, error) {
-	api.AfterResponse(ctx, func() { f.conn.Emit(api.AutoRetryEnd{Success: true, Attempt: len(p.Message)}) })
-	return api.DispositionResult{Disposition: api.DispositionStarted}, nil
+// NewSession asks the client first, as an extension's
+// session_before_switch handler may; anything but "yes" cancels.
+func (f *fakeServer) NewSession(ctx context.Context, _ api.NewSessionParams) (api.CancelledResult, error) {
+	r := f.conn.Ask(ctx, api.UIRequest{Method: api.UIConfirm, Title: "Start over?"})
+	return api.CancelledResult{Cancelled: r.Cancelled || r.Confirmed == nil || !*r.Confirmed}, nil
 }
 
 func (f *fakeServer) Bash(ctx context.Context, p api.BashParams) (api.BashResult, error) {
@@ -149,27 +150,22 @@ func TestNativeAnswersInOrderAndEchoesIDs(t *testing.T) {
 	assert.Equal(t, []string{"a\u2028b"}, h.srv.names, "U+2028 inside a string does not split the record")
 }
 
-func TestNativeResponsePrecedesTheEventsOfItsWork(t *testing.T) {
+// Reading goes on while a command waits on a dialog: the
+// extension_ui_response that answers it is read and resolved at once
+// (an extension's confirm during new_session).
+func TestNativeCommandWaitingOnADialogIsAnswered(t *testing.T) {
 	h := newHarness(t, 0)
-	h.send(`{"id":"p","type":"prompt","message":"abc"}` + "\n")
-	r := h.read()
-	assert.Equal(t, "response", r["type"])
-	ev := h.read()
-	assert.Equal(t, "auto_retry_end", ev["type"])
-	assert.NotContains(t, ev, "id", "events carry no id")
-}
-
-func TestNativeLongCommandsDoNotBlockStateCommands(t *testing.T) {
-	h := newHarness(t, 0)
-	h.send(`{"id":"b","type":"bash","command":"slow"}` + "\n")
-	<-h.srv.bashStarted
+	h.send(`{"id":"n","type":"new_session"}` + "\n")
+	req := h.read()
+	require.Equal(t, "extension_ui_request", req["type"], req)
+	assert.Equal(t, "confirm", req["method"])
 	h.send(`{"id":"s","type":"get_state"}` + "\n")
+	h.send(`{"type":"extension_ui_response","id":"` + req["id"].(string) + `","confirmed":true}` + "\n")
 	r := h.read()
-	assert.Equal(t, "s", r["id"], "get_state answered while bash runs")
-	close(h.srv.bashRelease)
+	assert.Equal(t, "n", r["id"])
+	assert.Equal(t, false, r["data"].(map[string]any)["cancelled"], "the answer reached new_session")
 	r = h.read()
-	assert.Equal(t, "b", r["id"])
-	assert.Equal(t, "slow", r["data"].(map[string]any)["output"])
+	assert.Equal(t, "s", r["id"], "get_state waited for new_session")
 }
 
 func TestNativeCancelsLongCommandsWhenInputEnds(t *testing.T) {

@@ -372,3 +372,35 @@ func TestJSONRPCDocumentNotificationStormDuringARun(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// The order the scheduler keeps, through the binary in this dialect
+// (issue 28): a pi/get_state sent right behind a pi/bash is answered while
+// the bash runs, a $/cancelRequest of the bash reaches it, and
+// pi/prompt's response precedes its run's agent_start.
+func TestJSONRPCCommandOrder(t *testing.T) {
+	w := newWorld(t, llmtest.Text("done"))
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
+	bash := p.request("pi/bash", map[string]any{"command": "sleep 37.75"})
+	state := p.request("pi/get_state", nil)
+	r := p.next()
+	require.True(t, r["method"] == nil && r["id"] == state, "get_state is answered while bash runs, got %v\n%s", r, p.transcript())
+	assert.Nil(t, r["error"])
+
+	p.notify("$/cancelRequest", map[string]any{"id": bash})
+	r = p.next()
+	require.True(t, r["method"] == nil && r["id"] == bash, "bash emits no events, got %v", r)
+	assert.Equal(t, true, r.obj("result")["cancelled"], "the cancel reached the bash")
+	assert.False(t, processRunning("sleep 37.75"))
+
+	prompt := p.request("pi/prompt", map[string]any{"message": "hi"})
+	r = p.next()
+	require.True(t, r["method"] == nil && r["id"] == prompt, "the prompt's response comes first, got %v\n%s", r, p.transcript())
+	assert.Equal(t, "started", r.obj("result")["disposition"])
+	r = p.next()
+	assert.True(t, event(r, "agent_start"), "then its run's agent_start, got %v", r)
+	p.until(func(r record) bool { return event(r, "agent_end") })
+
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

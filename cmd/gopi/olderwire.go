@@ -38,7 +38,7 @@ func isSystem(m llm.Message) bool { return m.MessageRole() == llm.RoleSystem }
 
 // olderServer is the host as the older document has it: get_messages
 // without system messages, and counts that leave them out. It embeds the
-// host itself, not api.Server, so the optional interfaces the dispatcher
+// host itself, not api.Server, so the optional interfaces the scheduler
 // looks for (starting bash and compact as long commands) stay visible.
 type olderServer struct{ *host.Host }
 

@@ -475,3 +475,38 @@ func TestRPCPromptRightAfterAgentEnd(t *testing.T) {
 	}
 	assert.Equal(t, 0, p.exit())
 }
+
+// The order the scheduler keeps, through the binary (issue 28): a bash
+// takes its first step in arrival order and finishes alongside later
+// commands, so a get_state sent right behind it is answered first and an
+// abort_bash behind that reaches it; a prompt's response precedes its
+// run's agent_start.
+func TestRPCCommandOrder(t *testing.T) {
+	w := newWorld(t, llmtest.Text("done"))
+	p := w.start()
+	p.send(map[string]any{"id": "1", "type": "bash", "command": "sleep 38.25"})
+	p.send(map[string]any{"id": "2", "type": "get_state"})
+	r := p.next()
+	require.True(t, r.is("response") && r["id"] == "2", "get_state is answered while bash runs, got %v\n%s", r, p.transcript())
+	assert.Equal(t, true, r["success"])
+
+	p.send(map[string]any{"id": "3", "type": "abort_bash"})
+	answered := map[any]record{}
+	for len(answered) < 2 {
+		r := p.next()
+		require.True(t, r.is("response"), "bash emits no events: %v", r)
+		answered[r["id"]] = r
+	}
+	assert.Equal(t, true, answered["3"]["success"])
+	assert.Equal(t, true, answered["1"].obj("data")["cancelled"], "abort_bash reached the bash before it")
+	assert.False(t, processRunning("sleep 38.25"))
+
+	p.send(map[string]any{"id": "4", "type": "prompt", "message": "hi"})
+	r = p.next()
+	require.True(t, r.is("response") && r["id"] == "4", "the prompt's response comes first, got %v\n%s", r, p.transcript())
+	assert.Equal(t, "started", r.obj("data")["disposition"])
+	r = p.next()
+	assert.True(t, r.is("agent_start"), "then its run's agent_start, got %v", r)
+	p.idle()
+	assert.Equal(t, 0, p.exit())
+}

@@ -12,30 +12,29 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
-// Kind says how a dialect should schedule a command (architecture.md,
-// "Concurrency model").
-type Kind int
+// kind says how the [Scheduler] runs a command.
+type kind int
 
 const (
-	// KindState commands are handled in arrival order on the reader:
-	// they are quick, and later commands may depend on them.
-	KindState Kind = iota
-	// KindLong commands run in a goroutine the connection owns; their
-	// response is written when they finish.
-	KindLong
+	// kindState commands run one at a time in arrival order: they are
+	// quick, and later commands may depend on them.
+	kindState kind = iota
+	// kindLong commands take their first step in arrival order and finish
+	// alongside later commands; their response is written when they do.
+	kindLong
 )
 
-// NoData is returned by [Dispatch] for commands whose success response
-// carries no "data" field (as opposed to "data": null).
+// NoData is the data the [Scheduler] replies with for commands whose
+// success response carries no "data" field (as opposed to "data": null).
 var NoData = noData{}
 
 type noData struct{}
 
 type command struct {
-	kind Kind
+	kind kind
 	call func(ctx context.Context, s Server, params json.RawMessage) (any, error)
 	// start, when set, replaces call: it begins the command in arrival
-	// order and returns the rest of its work ([Start]).
+	// order and returns the rest of its work ([start]).
 	start func(ctx context.Context, s Server, params json.RawMessage) (func() (any, error), error)
 }
 
@@ -85,7 +84,7 @@ func jsonKind(goKind string) string {
 }
 
 // with wraps a method taking params and returning data.
-func with[P, R any](name string, kind Kind, f func(Server, context.Context, P) (R, error)) command {
+func with[P, R any](name string, kind kind, f func(Server, context.Context, P) (R, error)) command {
 	return command{kind: kind, call: func(ctx context.Context, s Server, raw json.RawMessage) (any, error) {
 		p, err := decode[P](name, raw)
 		if err != nil {
@@ -96,7 +95,7 @@ func with[P, R any](name string, kind Kind, f func(Server, context.Context, P) (
 }
 
 // withP wraps a method taking params and returning no data.
-func withP[P any](name string, kind Kind, f func(Server, context.Context, P) error) command {
+func withP[P any](name string, kind kind, f func(Server, context.Context, P) error) command {
 	return command{kind: kind, call: func(ctx context.Context, s Server, raw json.RawMessage) (any, error) {
 		p, err := decode[P](name, raw)
 		if err != nil {
@@ -107,58 +106,58 @@ func withP[P any](name string, kind Kind, f func(Server, context.Context, P) err
 }
 
 // get wraps a method taking nothing and returning data.
-func get[R any](kind Kind, f func(Server, context.Context) (R, error)) command {
+func get[R any](kind kind, f func(Server, context.Context) (R, error)) command {
 	return command{kind: kind, call: func(ctx context.Context, s Server, _ json.RawMessage) (any, error) {
 		return f(s, ctx)
 	}}
 }
 
 // do wraps a method taking and returning nothing.
-func do(kind Kind, f func(Server, context.Context) error) command {
+func do(kind kind, f func(Server, context.Context) error) command {
 	return command{kind: kind, call: func(ctx context.Context, s Server, _ json.RawMessage) (any, error) {
 		return NoData, f(s, ctx)
 	}}
 }
 
 var commands = map[string]command{
-	CmdPrompt:     with(CmdPrompt, KindState, Server.Prompt),
-	CmdSteer:      with(CmdSteer, KindState, Server.Steer),
-	CmdFollowUp:   with(CmdFollowUp, KindState, Server.FollowUp),
-	CmdClearQueue: get(KindState, Server.ClearQueue),
+	CmdPrompt:     with(CmdPrompt, kindState, Server.Prompt),
+	CmdSteer:      with(CmdSteer, kindState, Server.Steer),
+	CmdFollowUp:   with(CmdFollowUp, kindState, Server.FollowUp),
+	CmdClearQueue: get(kindState, Server.ClearQueue),
 
-	CmdGetAvailableThinkingLevels: get(KindState, Server.GetAvailableThinkingLevels),
-	CmdGetEntries:                 with(CmdGetEntries, KindState, Server.GetEntries),
-	CmdGetTree:                    get(KindState, Server.GetTree),
-	CmdAbort:                      do(KindState, Server.Abort),
-	CmdNewSession:                 with(CmdNewSession, KindState, Server.NewSession),
-	CmdGetState:                   get(KindState, Server.GetState),
-	CmdGetMessages:                get(KindState, Server.GetMessages),
-	CmdSetModel:                   with(CmdSetModel, KindState, Server.SetModel),
-	CmdCycleModel:                 get(KindState, Server.CycleModel),
-	CmdGetAvailableModels:         get(KindState, Server.GetAvailableModels),
-	CmdSetThinkingLevel:           withP(CmdSetThinkingLevel, KindState, Server.SetThinkingLevel),
-	CmdCycleThinkingLevel:         get(KindState, Server.CycleThinkingLevel),
-	CmdSetSteeringMode:            withP(CmdSetSteeringMode, KindState, Server.SetSteeringMode),
-	CmdSetFollowUpMode:            withP(CmdSetFollowUpMode, KindState, Server.SetFollowUpMode),
+	CmdGetAvailableThinkingLevels: get(kindState, Server.GetAvailableThinkingLevels),
+	CmdGetEntries:                 with(CmdGetEntries, kindState, Server.GetEntries),
+	CmdGetTree:                    get(kindState, Server.GetTree),
+	CmdAbort:                      do(kindState, Server.Abort),
+	CmdNewSession:                 with(CmdNewSession, kindState, Server.NewSession),
+	CmdGetState:                   get(kindState, Server.GetState),
+	CmdGetMessages:                get(kindState, Server.GetMessages),
+	CmdSetModel:                   with(CmdSetModel, kindState, Server.SetModel),
+	CmdCycleModel:                 get(kindState, Server.CycleModel),
+	CmdGetAvailableModels:         get(kindState, Server.GetAvailableModels),
+	CmdSetThinkingLevel:           withP(CmdSetThinkingLevel, kindState, Server.SetThinkingLevel),
+	CmdCycleThinkingLevel:         get(kindState, Server.CycleThinkingLevel),
+	CmdSetSteeringMode:            withP(CmdSetSteeringMode, kindState, Server.SetSteeringMode),
+	CmdSetFollowUpMode:            withP(CmdSetFollowUpMode, kindState, Server.SetFollowUpMode),
 	CmdCompact:                    compactCommand(),
-	CmdSetAutoCompaction:          withP(CmdSetAutoCompaction, KindState, Server.SetAutoCompaction),
-	CmdSetAutoRetry:               withP(CmdSetAutoRetry, KindState, Server.SetAutoRetry),
-	CmdAbortRetry:                 do(KindState, Server.AbortRetry),
+	CmdSetAutoCompaction:          withP(CmdSetAutoCompaction, kindState, Server.SetAutoCompaction),
+	CmdSetAutoRetry:               withP(CmdSetAutoRetry, kindState, Server.SetAutoRetry),
+	CmdAbortRetry:                 do(kindState, Server.AbortRetry),
 	CmdBash:                       bashCommand(),
-	CmdAbortBash:                  do(KindState, Server.AbortBash),
-	CmdGetSessionStats:            get(KindState, Server.GetSessionStats),
-	CmdExportHTML:                 with(CmdExportHTML, KindLong, Server.ExportHTML),
-	CmdSwitchSession:              with(CmdSwitchSession, KindState, Server.SwitchSession),
-	CmdFork:                       with(CmdFork, KindState, Server.Fork),
-	CmdClone:                      get(KindState, Server.Clone),
-	CmdGetForkMessages:            get(KindState, Server.GetForkMessages),
-	CmdGetLastAssistantTxt:        get(KindState, Server.GetLastAssistantText),
-	CmdSetSessionName:             withP(CmdSetSessionName, KindState, Server.SetSessionName),
-	CmdGetCommands:                get(KindState, Server.GetCommands),
-	CmdListSessions:               with(CmdListSessions, KindLong, Server.ListSessions),
+	CmdAbortBash:                  do(kindState, Server.AbortBash),
+	CmdGetSessionStats:            get(kindState, Server.GetSessionStats),
+	CmdExportHTML:                 with(CmdExportHTML, kindLong, Server.ExportHTML),
+	CmdSwitchSession:              with(CmdSwitchSession, kindState, Server.SwitchSession),
+	CmdFork:                       with(CmdFork, kindState, Server.Fork),
+	CmdClone:                      get(kindState, Server.Clone),
+	CmdGetForkMessages:            get(kindState, Server.GetForkMessages),
+	CmdGetLastAssistantTxt:        get(kindState, Server.GetLastAssistantText),
+	CmdSetSessionName:             withP(CmdSetSessionName, kindState, Server.SetSessionName),
+	CmdGetCommands:                get(kindState, Server.GetCommands),
+	CmdListSessions:               with(CmdListSessions, kindLong, Server.ListSessions),
 }
 
-// Commands lists every command name Dispatch serves, sorted.
+// Commands lists every command name the Scheduler serves, sorted.
 func Commands() []string {
 	out := make([]string, 0, len(commands))
 	for k := range commands {
@@ -168,10 +167,10 @@ func Commands() []string {
 	return out
 }
 
-// KindOf tells how to schedule a command; unknown commands are KindState.
-func KindOf(name string) Kind { return commands[name].kind }
+// kindOf tells how to schedule a command; unknown commands are kindState.
+func kindOf(name string) kind { return commands[name].kind }
 
-// Known reports whether Dispatch serves name.
+// Known reports whether the Scheduler serves name.
 func Known(name string) bool {
 	_, ok := commands[name]
 	return ok
@@ -195,21 +194,21 @@ func bashCommand() command {
 
 // twoStep is a long command whose first step may run in arrival order:
 // when the Server offers a starter (starter returns it), the command is
-// decoded and started on the reader and finished in the background;
-// otherwise call does all of it in the background.
+// decoded and started in arrival order and finished alongside later
+// commands; otherwise call does all of it alongside them.
 func twoStep[P, R any](name string, call func(Server, context.Context, P) (R, error),
 	starter func(Server) (func(context.Context, P) (func() (R, error), error), bool)) command {
-	c := command{kind: KindLong}
+	c := command{kind: kindLong}
 	c.start = func(ctx context.Context, s Server, raw json.RawMessage) (func() (any, error), error) {
 		p, err := decode[P](name, raw)
 		if err != nil {
 			return nil, err
 		}
-		start, ok := starter(s)
+		begin, ok := starter(s)
 		if !ok {
 			return func() (any, error) { return call(s, ctx, p) }, nil
 		}
-		finish, err := start(ctx, p)
+		finish, err := begin(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -235,12 +234,17 @@ func compactCommand() command {
 	})
 }
 
-// Start is [Dispatch] in two steps for dialects that run long commands
-// concurrently: it decodes params and does whatever must happen in
-// arrival order (a bash command is registered so abort_bash can reach
-// it), and returns the rest of the work. Errors are Dispatch's; a panic in
-// either step becomes an error (and a report, when srv is a [Reporter]).
-func Start(ctx context.Context, srv Server, name string, params json.RawMessage) (finish func() (any, error), err error) {
+// start is the one way into the command table: it decodes params and
+// does whatever must happen in arrival order (a bash command is
+// registered so abort_bash can reach it), and returns the rest of the
+// work, which the [Scheduler] runs in order or alongside later commands.
+// The rest's result is the response's data: [NoData] when the command
+// has none, otherwise a value to encode (possibly a nil pointer, encoded
+// as null). Unknown commands fail with an error wrapping
+// [ErrUnknownCommand] whose text is pi's ("Unknown command: X"); bad
+// params with a [*ParamError]. A panic in either step becomes an error
+// (and a report, when srv is a [Reporter]).
+func start(ctx context.Context, srv Server, name string, params json.RawMessage) (finish func() (any, error), err error) {
 	c, ok := commands[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", errUnknown, name)
@@ -269,19 +273,6 @@ func recovered(srv Server, name string, err *error) {
 			r.Report(report)
 		}
 	}
-}
-
-// Dispatch decodes params for the named command and calls srv. The result
-// is the response's data: [NoData] when the command has none, otherwise a
-// value to encode (possibly a nil pointer, encoded as null). Unknown
-// commands fail with an error wrapping [ErrUnknownCommand] whose text is
-// pi's ("Unknown command: X"); bad params with a [*ParamError].
-func Dispatch(ctx context.Context, srv Server, name string, params json.RawMessage) (any, error) {
-	finish, err := Start(ctx, srv, name, params)
-	if err != nil {
-		return nil, err
-	}
-	return finish()
 }
 
 // errUnknown prints as pi's "Unknown command" while matching

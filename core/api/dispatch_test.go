@@ -120,9 +120,9 @@ func (r *recorder) ListSessions(context.Context, ListSessionsParams) (SessionsRe
 
 var _ Server = (*recorder)(nil)
 
-func TestDispatchDecodesParams(t *testing.T) {
+func TestCommandsDecodeParams(t *testing.T) {
 	r := &recorder{}
-	res, err := Dispatch(context.Background(), r, "prompt", json.RawMessage(`{"type":"prompt","id":"1","message":"hi","images":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"streamingBehavior":"steer"}`))
+	res, err := schedule(r, "prompt", json.RawMessage(`{"type":"prompt","id":"1","message":"hi","images":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"streamingBehavior":"steer"}`))
 	require.NoError(t, err)
 	assert.Equal(t, DispositionResult{Disposition: DispositionStarted}, res, "pi 1.5: data.disposition")
 	p := r.params.(PromptParams)
@@ -132,51 +132,50 @@ func TestDispatchDecodesParams(t *testing.T) {
 	assert.Equal(t, "image/png", p.Images[0].MimeType)
 }
 
-func TestDispatchErrors(t *testing.T) {
+func TestCommandErrors(t *testing.T) {
 	r := &recorder{}
-	ctx := context.Background()
 
-	_, err := Dispatch(ctx, r, "frobnicate", nil)
+	_, err := schedule(r, "frobnicate", nil)
 	assert.ErrorIs(t, err, ErrUnknownCommand)
 	assert.Equal(t, "Unknown command: frobnicate", err.Error())
 
-	_, err = Dispatch(ctx, r, "prompt", json.RawMessage(`{"message":42}`))
+	_, err = schedule(r, "prompt", json.RawMessage(`{"message":42}`))
 	var pe *ParamError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "message", pe.Field)
 	assert.Contains(t, err.Error(), `field "message" must be a string`)
 
-	_, err = Dispatch(ctx, r, "set_auto_retry", json.RawMessage(`{}`))
+	_, err = schedule(r, "set_auto_retry", json.RawMessage(`{}`))
 	assert.ErrorIs(t, err, ErrInvalidParams)
 	assert.Contains(t, err.Error(), "enabled")
 
-	_, err = Dispatch(ctx, r, "set_auto_retry", json.RawMessage(`{"enabled":"yes"}`))
+	_, err = schedule(r, "set_auto_retry", json.RawMessage(`{"enabled":"yes"}`))
 	assert.ErrorIs(t, err, ErrInvalidParams)
 
-	_, err = Dispatch(ctx, r, "set_thinking_level", json.RawMessage(`{"level":"extreme"}`))
+	_, err = schedule(r, "set_thinking_level", json.RawMessage(`{"level":"extreme"}`))
 	assert.ErrorIs(t, err, ErrInvalidParams)
 	assert.Contains(t, err.Error(), "level")
 
-	_, err = Dispatch(ctx, r, "set_steering_mode", json.RawMessage(`{"mode":"some"}`))
+	_, err = schedule(r, "set_steering_mode", json.RawMessage(`{"mode":"some"}`))
 	assert.ErrorIs(t, err, ErrInvalidParams)
 
-	_, err = Dispatch(ctx, r, "set_model", json.RawMessage(`{"provider":"x","modelId":"y"}`))
+	_, err = schedule(r, "set_model", json.RawMessage(`{"provider":"x","modelId":"y"}`))
 	assert.EqualError(t, err, "Model not found: x/y")
 
-	_, err = Dispatch(ctx, r, "prompt", json.RawMessage(`[1]`))
+	_, err = schedule(r, "prompt", json.RawMessage(`[1]`))
 	assert.ErrorIs(t, err, ErrInvalidParams)
 
 	// A panicking handler becomes an error, not a crash.
-	_, err = Dispatch(ctx, r, "bash", json.RawMessage(`{"command":"ls"}`))
+	_, err = schedule(r, "bash", json.RawMessage(`{"command":"ls"}`))
 	assert.ErrorContains(t, err, "internal error in bash: boom")
 
-	assert.Equal(t, KindLong, KindOf("bash"))
-	assert.Equal(t, KindState, KindOf("get_state"))
+	assert.Equal(t, kindLong, kindOf("bash"))
+	assert.Equal(t, kindState, kindOf("get_state"))
 	assert.Contains(t, Commands(), "get_fork_messages")
 }
 
-func TestDispatchNullData(t *testing.T) {
-	res, err := Dispatch(context.Background(), &recorder{}, "cycle_model", nil)
+func TestCommandNullData(t *testing.T) {
+	res, err := schedule(&recorder{}, "cycle_model", nil)
 	require.NoError(t, err)
 	b, _ := json.Marshal(res)
 	assert.Equal(t, "null", string(b))

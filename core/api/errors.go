@@ -14,6 +14,9 @@ var (
 	ErrAborted = errors.New("aborted by the client")
 	// ErrShutdown is the cause given when the connection ends.
 	ErrShutdown = errors.New("connection closed")
+	// ErrNotStarted is wrapped by the answer to a command cancelled (or
+	// left behind by the connection's end) before its turn came.
+	ErrNotStarted = errors.New("cancelled before it started")
 	// ErrNotImplemented marks a command gopi does not serve yet.
 	ErrNotImplemented = errors.New("not implemented")
 )

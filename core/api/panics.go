@@ -8,8 +8,8 @@ import (
 )
 
 // Reporter is implemented by a Server that logs the problems it survived
-// (cmd/gopi writes them to stderr). [Start] hands it every panic it stops,
-// with the stack.
+// (cmd/gopi writes them to stderr). The [Scheduler] hands it every panic
+// a command's handler raised, with the stack.
 type Reporter interface {
 	Report(err error)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -10,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// reportingServer is a recorder that hears about the panics Start stops.
+// reportingServer is a recorder that hears about the panics the
+// Scheduler stops.
 type reportingServer struct {
 	recorder
 	reports []error
@@ -22,7 +22,7 @@ func (s *reportingServer) Report(err error) { s.reports = append(s.reports, err)
 // with the stack of the handler that panicked, to a Server that reports.
 func TestStartReportsAPanicWithItsStack(t *testing.T) {
 	s := &reportingServer{}
-	_, err := Dispatch(context.Background(), s, "bash", json.RawMessage(`{"command":"ls"}`))
+	_, err := schedule(s, "bash", json.RawMessage(`{"command":"ls"}`))
 	assert.EqualError(t, err, "internal error in bash: boom")
 	require.Len(t, s.reports, 1)
 	assert.Contains(t, s.reports[0].Error(), "internal error in bash: boom\n")

@@ -9,8 +9,9 @@ import (
 // A command's response and the events its work emits share one stream, and
 // clients rely on the response coming first (pi answers "prompt" before
 // agent_start). A Server that starts work which emits events registers the
-// start with AfterResponse; the dialect installs the hook with
-// WithAfterResponse and fires it once the response is written.
+// start with AfterResponse; the [Scheduler] installs the hook in each
+// command's context and fires it when the dialect reports the response
+// written ([Call.Written]).
 
 type afterKey struct{}
 
@@ -20,10 +21,10 @@ type afterHook struct {
 	fs    []func()
 }
 
-// WithAfterResponse returns a context for one command and the function the
-// dialect calls after writing that command's response. Calling it more
-// than once is harmless.
-func WithAfterResponse(ctx context.Context) (context.Context, func()) {
+// withAfterResponse returns a context for one command and the function to
+// call after writing that command's response. Calling it more than once
+// is harmless.
+func withAfterResponse(ctx context.Context) (context.Context, func()) {
 	h := &afterHook{}
 	return context.WithValue(ctx, afterKey{}, h), func() {
 		h.mu.Lock()
@@ -37,8 +38,8 @@ func WithAfterResponse(ctx context.Context) (context.Context, func()) {
 }
 
 // AfterResponse runs f once the response to the command ctx belongs to has
-// been sent: later when the dialect installed a hook that has not fired
-// yet, at once otherwise. f must not block for long; start goroutines for
+// been sent: later when the command's hook has not fired yet, at once
+// otherwise (and for a context no Scheduler made). f must not block for long; start goroutines for
 // real work.
 func AfterResponse(ctx context.Context, f func()) {
 	h, _ := ctx.Value(afterKey{}).(*afterHook)
@@ -58,17 +59,18 @@ func AfterResponse(ctx context.Context, f func()) {
 
 type commandIDKey struct{}
 
-// WithCommandID records the id the client gave the command ctx belongs to
+// withCommandID records the id the client gave the command ctx belongs to
 // (as JSON: a string, or a JSON-RPC number), for events that repeat it
 // (bash_execution_update).
-func WithCommandID(ctx context.Context, id json.RawMessage) context.Context {
+func withCommandID(ctx context.Context, id json.RawMessage) context.Context {
 	if len(id) == 0 || string(id) == "null" {
 		return ctx
 	}
 	return context.WithValue(ctx, commandIDKey{}, id)
 }
 
-// CommandID is the id WithCommandID recorded, or nil.
+// CommandID is the id the client gave the command ctx belongs to
+// ([Command.ID]), or nil.
 func CommandID(ctx context.Context) json.RawMessage {
 	id, _ := ctx.Value(commandIDKey{}).(json.RawMessage)
 	return id

@@ -28,6 +28,6 @@ func (h *Host) survive(where string, cleanup func(err error)) {
 
 var _ api.Reporter = (*Host)(nil)
 
-// Report hands err to Options.Report: [api.Start] reports a panic in a
+// Report hands err to Options.Report: an [api.Scheduler] reports a panic in a
 // command through it.
 func (h *Host) Report(err error) { h.opts.Report(err) }
