@@ -228,14 +228,7 @@ func (s *streamState) stop(apiIdx int64) bool {
 		return true
 	}
 	delete(s.open, apiIdx)
-	switch ob.kind {
-	case blockText:
-		return s.yield(s.b.EndText(ob.idx))
-	case blockThinking:
-		return s.yield(s.b.EndThinking(ob.idx))
-	default:
-		return s.yield(s.b.EndToolCall(ob.idx))
-	}
+	return s.yield(s.b.End(ob.idx))
 }
 
 // stopReason records why the API ended the message.
