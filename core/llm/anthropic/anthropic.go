@@ -39,8 +39,7 @@ const defaultBaseURL = "https://api.anthropic.com"
 // Stream sends req to model and streams the reply. llm.RunStream keeps
 // the [llm.Provider] contract; call holds what is Anthropic's own.
 func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	missing := errors.New("anthropic: missing model or request")
-	return llm.RunStream(ctx, model, req, missing, func(r *llm.StreamRun) llm.StreamCall {
+	return llm.RunStream(ctx, model, req, errNoRequest, func(r *llm.StreamRun) llm.StreamCall {
 		return &call{model: model, req: req, st: newStreamState(r.Builder(), r.Emit)}
 	})
 }
@@ -63,7 +62,7 @@ func (c *call) Read(ctx context.Context) error {
 	}
 	events := ssestream.NewDecoder(raw)
 	if events == nil {
-		return llm.TransportFailure("anthropic: the response has no body", nil)
+		return errNoBody
 	}
 	defer events.Close()
 	if err := c.st.read(events, raw); err != nil && err != errStopped {
@@ -78,16 +77,11 @@ func (c *call) Finish() (llm.StopReason, error) {
 	switch {
 	case !c.st.stopped:
 		return "", errEndedEarly
-	case c.st.failure != "":
-		return "", errors.New(c.st.failure)
+	case c.st.failure != nil:
+		return "", c.st.failure
 	}
 	return "", nil
 }
-
-// errEndedEarly is a stream whose body ended cleanly but before
-// message_stop: a proxy or server gave up. The wording keeps it retryable
-// for the agent ("ended without").
-var errEndedEarly = llm.TransportFailure("anthropic stream ended unexpectedly: the response ended without message_stop", nil)
 
 // clientOptions configures the SDK from the model and the call alone.
 func clientOptions(model *llm.Model, opts *llm.Options, betas []string) []option.RequestOption {

@@ -15,7 +15,6 @@ package google
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -43,8 +42,7 @@ const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 // Stream sends req to model and streams the reply. llm.RunStream keeps
 // the [llm.Provider] contract; call holds what is Gemini's own.
 func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	missing := errors.New("google: missing model or request")
-	return llm.RunStream(ctx, model, req, missing, func(r *llm.StreamRun) llm.StreamCall {
+	return llm.RunStream(ctx, model, req, errNoRequest, func(r *llm.StreamRun) llm.StreamCall {
 		return &call{model: model, req: req, st: newStreamState(r.Builder(), r.Emit)}
 	})
 }

@@ -181,12 +181,12 @@ func (s *streamState) finish() (llm.StopReason, error) {
 		return "", nil
 	}
 	if s.blockReason != "" {
-		return "", fmt.Errorf("google: prompt blocked (%s)", s.blockReason)
+		return "", fmt.Errorf("%w (%s)", errPromptBlocked, s.blockReason)
 	}
 	s.b.SetRawStopReason(string(s.finishReason))
 	switch {
 	case s.finishReason == "":
-		return "", errors.New("google: stream ended without a finish reason")
+		return "", errNoFinishReason
 	case s.b.HasToolCalls():
 		return llm.StopToolUse, nil
 	case s.finishReason == genai.FinishReasonStop:
@@ -194,11 +194,10 @@ func (s *streamState) finish() (llm.StopReason, error) {
 	case s.finishReason == genai.FinishReasonMaxTokens:
 		return llm.StopLength, nil
 	default:
-		msg := fmt.Sprintf("google: generation stopped with finish reason %s", s.finishReason)
 		if s.finishMessage != "" {
-			msg += ": " + s.finishMessage
+			return "", fmt.Errorf("%w %s: %s", errFinishReason, s.finishReason, s.finishMessage)
 		}
-		return "", errors.New(msg)
+		return "", fmt.Errorf("%w %s", errFinishReason, s.finishReason)
 	}
 }
 

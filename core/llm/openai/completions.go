@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -371,8 +370,7 @@ func chatAssistant(model *llm.Model, m *llm.AssistantMessage, c chatCompat) (cha
 // Stream implements [llm.Provider]: llm.RunStream keeps the contract,
 // chatCall holds what is Chat Completions' own.
 func (p *Completions) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	missing := errors.New("openai-completions: no model or request")
-	return llm.RunStream(ctx, model, req, missing, func(r *llm.StreamRun) llm.StreamCall {
+	return llm.RunStream(ctx, model, req, errNoChatRequest, func(r *llm.StreamRun) llm.StreamCall {
 		return &chatCall{model: model, req: req, run: r,
 			s: chatState{b: r.Builder(), text: -1, thinking: -1, byIndex: map[int64]int{}, byID: map[string]int{}}}
 	})
@@ -408,10 +406,10 @@ func (c *chatCall) Read(ctx context.Context) error {
 // block, as pi does when the stream ends.
 func (c *chatCall) Finish() (llm.StopReason, error) {
 	switch {
-	case c.s.failure != "":
-		return "", errors.New(c.s.failure)
+	case c.s.failure != nil:
+		return "", c.s.failure
 	case !c.s.finished:
-		return "", llm.TransportFailure("stream ended before the model finished (no finish_reason)", nil)
+		return "", errChatEndedEarly
 	}
 	c.run.EmitAll(c.s.closeBlocks())
 	return "", nil
@@ -428,7 +426,7 @@ type chatState struct {
 	order          []int          // open blocks, in content order
 	gotID          bool
 	finished       bool
-	failure        string
+	failure        error
 }
 
 func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
@@ -590,7 +588,7 @@ func (s *chatState) finish(reason string) {
 	case "tool_calls", "function_call":
 		s.b.SetStopReason(llm.StopToolUse)
 	default:
-		s.failure = "Provider finish_reason: " + reason
+		s.failure = fmt.Errorf("%w: %s", errFinishReason, reason)
 	}
 }
 

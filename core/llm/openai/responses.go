@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -280,8 +279,7 @@ func respAssistant(model *llm.Model, m *llm.AssistantMessage, msgIndex int) []an
 // Stream implements [llm.Provider]: llm.RunStream keeps the contract,
 // respCall holds what is the Responses API's own.
 func (p *Responses) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	missing := errors.New("openai-responses: no model or request")
-	return llm.RunStream(ctx, model, req, missing, func(r *llm.StreamRun) llm.StreamCall {
+	return llm.RunStream(ctx, model, req, errNoRespRequest, func(r *llm.StreamRun) llm.StreamCall {
 		return &respCall{model: model, req: req, run: r, s: respState{b: r.Builder(), items: map[int64]*respBlock{}}}
 	})
 }
@@ -320,7 +318,7 @@ func (c *respCall) Read(ctx context.Context) error {
 // whose item never reported done.
 func (c *respCall) Finish() (llm.StopReason, error) {
 	if !c.s.finished {
-		return "", llm.TransportFailure("stream ended before the response completed", nil)
+		return "", errRespEndedEarly
 	}
 	c.run.EmitAll(c.s.closeOpen())
 	return "", nil
@@ -435,9 +433,9 @@ func (s *respState) event(ev responses.ResponseStreamEventUnion) ([]llm.StreamEv
 		case e.Message != "" || e.Code != "":
 			return nil, &llm.ProviderError{Type: string(e.Code), Message: fmt.Sprintf("%s: %s", orDefault(string(e.Code), "unknown"), orDefault(e.Message, "no message"))}
 		case details.Reason != "":
-			return nil, fmt.Errorf("incomplete: %s", details.Reason)
+			return nil, fmt.Errorf("%w: %s", errIncomplete, details.Reason)
 		default:
-			return nil, errors.New("response failed without error details")
+			return nil, errNoDetails
 		}
 	case "error":
 		return nil, &llm.ProviderError{Type: ev.Code, Message: fmt.Sprintf("Error Code %s: %s", orDefault(ev.Code, "unknown"), ev.Message)}
@@ -539,8 +537,10 @@ func (s *respState) complete(r responses.Response) error {
 	switch r.Status {
 	case "incomplete":
 		s.b.SetStopReason(llm.StopLength)
-	case "failed", "cancelled":
-		return fmt.Errorf("response %s", r.Status)
+	case "failed":
+		return errRespFailed
+	case "cancelled":
+		return errRespCancelled
 	default:
 		s.b.SetStopReason(llm.StopStop)
 	}
