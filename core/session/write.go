@@ -273,7 +273,7 @@ func openLocked(path string) (*os.File, fs.FileInfo, error) {
 		}
 		f.Close()
 	}
-	return nil, nil, fmt.Errorf("%s was replaced %d times while gopi waited to write it", path, maxReopen)
+	return nil, nil, fmt.Errorf("%s %w %d times while gopi waited to write it", path, ErrReplaced, maxReopen)
 }
 
 func lockAndStat(f *os.File) (fs.FileInfo, error) {
