@@ -1,6 +1,9 @@
 package session
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrNotSession marks a file whose first line is not a session header.
@@ -45,3 +48,6 @@ var (
 	errNotString    = errors.New("must be a string")
 	errTrailingData = errors.New("data after the object")
 )
+
+// errNoHeader is a file with something in it but no session header first.
+var errNoHeader = fmt.Errorf("%w: it does not start with a session header, and gopi leaves it as it is", ErrNotSession)
