@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -269,7 +268,7 @@ func printRegistrations(w io.Writer, regs ext.Registrations) {
 type listingPeer struct{}
 
 func (listingPeer) Request(context.Context, string, json.RawMessage) (any, error) {
-	return nil, errors.New("gopi extensions list only loads extensions")
+	return nil, errListingOnly
 }
 
 func (listingPeer) Notification(string, json.RawMessage) {}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +42,7 @@ func promptText(a *args, stdin io.Reader) (string, error) {
 	}
 	text := strings.TrimSpace(strings.Join(parts, "\n\n"))
 	if text == "" {
-		return "", errors.New("no prompt given: pass a message, @file, or pipe text on stdin (gopi --help)")
+		return "", errNoPrompt
 	}
 	return text, nil
 }
@@ -63,11 +62,11 @@ func (ap *app) runPrint(ctx context.Context, a *args, stdin io.Reader, stdout io
 	}
 	last := ap.host.LastAssistant()
 	if last == nil {
-		return errors.New("the model gave no reply")
+		return errNoReply
 	}
 	switch last.StopReason {
 	case llm.StopError:
-		return fmt.Errorf("model error: %s", last.ErrorMessage)
+		return fmt.Errorf("%w: %s", errModel, last.ErrorMessage)
 	case llm.StopAborted:
 		return context.Canceled
 	}

@@ -61,10 +61,10 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	go func() {
 		select {
 		case <-w.Gone():
-			report(fmt.Errorf("the client closed its output; stopping (%v)", w.Err()))
+			report(fmt.Errorf("%w (%v)", errClientGone, w.Err()))
 			cancel()
 		case <-ap.shutdown:
-			report(errors.New("an extension asked gopi to exit"))
+			report(errExtensionExit)
 			cancel()
 		case <-ctx.Done():
 		}

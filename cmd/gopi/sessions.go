@@ -42,7 +42,7 @@ func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*s
 	case a.fork != "":
 		if a.sessionIDSet {
 			if p := session.FindByID(l.dir, a.sessionID, l.ownCwd); p != "" {
-				return nil, fmt.Errorf("a session with id %q already exists: %s", a.sessionID, p)
+				return nil, fmt.Errorf("a session with id %q %w: %s", a.sessionID, errSessionExists, p)
 			}
 		}
 		f, err := l.find(a.fork)
@@ -62,7 +62,7 @@ func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*s
 		if f.elsewhere {
 			// pi asks on the terminal whether to fork it here; nobody
 			// can be asked here.
-			return nil, fmt.Errorf("session %s belongs to %s, not to this directory; to continue it here, fork it: --fork %s", a.session, f.cwd, a.session)
+			return nil, &elsewhereError{session: a.session, cwd: f.cwd}
 		}
 		return openSessionFile(f.path, cwd, stderr)
 	case a.resume || a.continue_:
@@ -176,7 +176,7 @@ func (l sessionLookup) find(arg string) (foundSession, error) {
 	if p := filepath.Join(l.cwd, arg); fileExists(p) {
 		return foundSession{path: p}, nil
 	}
-	return foundSession{}, fmt.Errorf("no session found matching %q", arg)
+	return foundSession{}, fmt.Errorf("%w %q", errNoSessionMatch, arg)
 }
 
 func fileExists(p string) bool {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -47,7 +46,7 @@ func (r *run) execute(prompts []llm.Message, skipInitialSteering bool) {
 		r.a.reportPanic("agent: run panicked: %v", v)
 		// Like pi, the failure joins the transcript and is the run's only
 		// reported message.
-		msg := r.failure(fmt.Errorf("agent run failed: %v", v))
+		msg := r.failure(fmt.Errorf("%w: %v", ErrRunPanicked, v))
 		r.a.AppendMessage(msg)
 		r.a.emit(Event{Type: EventAgentEnd, Messages: []llm.Message{msg}})
 	}()
@@ -193,17 +192,17 @@ func (r *run) events() iter.Seq[llm.StreamEvent] {
 		return fail(context.Cause(r.ctx))
 	}
 	if r.model == nil {
-		return fail(errors.New("no model selected"))
+		return fail(ErrNoModel)
 	}
 	if r.a.cfg.Providers == nil {
-		return fail(fmt.Errorf("no provider for API %q", r.model.API))
+		return fail(fmt.Errorf("%w %q", ErrNoProvider, r.model.API))
 	}
 	p, err := r.a.cfg.Providers(r.model.API)
 	if err != nil {
 		return fail(err)
 	}
 	if p == nil {
-		return fail(fmt.Errorf("no provider for API %q", r.model.API))
+		return fail(fmt.Errorf("%w %q", ErrNoProvider, r.model.API))
 	}
 	req, err := r.request()
 	if err != nil {
@@ -221,10 +220,10 @@ func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.a.reportPanic("agent: model stream panicked: %v", v)
-			final = r.failedFrom(partial, fmt.Errorf("model stream failed: %v", v))
+			final = r.failedFrom(partial, fmt.Errorf("%w: %v", ErrStreamPanicked, v))
 		}
 		if final == nil {
-			final = r.failedFrom(partial, errors.New("model stream ended without a final event"))
+			final = r.failedFrom(partial, ErrNoFinalEvent)
 		}
 		if !started {
 			r.emit(Event{Type: EventMessageStart, Message: final})
@@ -242,7 +241,7 @@ func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 			}
 		case llm.EventDone, llm.EventError:
 			if ev.Partial == nil {
-				return r.failedFrom(partial, fmt.Errorf("model stream ended with %s and no message", ev.Type))
+				return r.failedFrom(partial, fmt.Errorf("model stream ended with %s and %w", ev.Type, ErrNoFinalMessage))
 			}
 			return ev.Partial
 		default:

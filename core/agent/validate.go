@@ -50,7 +50,7 @@ func (v *validator) compile(params json.RawMessage) *compiledSchema {
 	}
 	if _, ok := doc.(map[string]any); !ok {
 		if _, isBool := doc.(bool); !isBool {
-			c.err = fmt.Errorf("a schema is an object or a boolean, not %s", jsonKind(doc))
+			c.err = fmt.Errorf("%w, not %s", errSchemaKind, jsonKind(doc))
 			return c
 		}
 	}
@@ -73,7 +73,7 @@ func decodeNumbers(b []byte) (any, error) {
 		return nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("more than one JSON value")
+		return nil, errTrailingValue
 	}
 	return v, nil
 }
@@ -86,14 +86,14 @@ func decodeNumbers(b []byte) (any, error) {
 func (v *validator) validate(name string, params, args json.RawMessage) (json.RawMessage, error) {
 	c := v.compile(params)
 	if c.err != nil {
-		return nil, fmt.Errorf("Tool %q has an invalid parameter schema: %v", name, c.err)
+		return nil, &SchemaError{Tool: name, Err: c.err}
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
 	inst, err := decodeNumbers(args)
 	if err != nil {
-		return nil, fmt.Errorf("Validation failed for tool %q:\n  - root: arguments are not valid JSON: %v\n\nReceived arguments:\n%s", name, err, args)
+		return nil, &ValidationError{Tool: name, Problems: []string{"  - root: arguments are not valid JSON: " + err.Error()}, Arguments: string(args), Err: err}
 	}
 	received := args
 	changed := dropOptionalNulls(inst, c.doc)
@@ -113,7 +113,7 @@ func (v *validator) validate(name string, params, args json.RawMessage) (json.Ra
 	if len(lines) == 0 {
 		lines = []string{"  - root: does not match the schema"}
 	}
-	return nil, fmt.Errorf("Validation failed for tool %q:\n%s\n\nReceived arguments:\n%s", name, strings.Join(lines, "\n"), indentJSON(received))
+	return nil, &ValidationError{Tool: name, Problems: lines, Arguments: indentJSON(received)}
 }
 
 // aggregates are keywords whose failure only says that a part failed;

@@ -3,7 +3,6 @@ package compaction
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -28,7 +27,7 @@ type BranchSummary struct {
 // the reply (0: the model's own bound). It never touches the session.
 func SummarizeBranch(ctx context.Context, p llm.Provider, model *llm.Model, auth llm.Auth, entries []session.Entry, customInstructions string, replace bool, maxTokens int) (BranchSummary, error) {
 	if model == nil {
-		return BranchSummary{}, errors.New("summarize branch: no model")
+		return BranchSummary{}, fmt.Errorf("summarize branch: %w", ErrNoModel)
 	}
 	msgs := messagesOf(entries)
 	if len(msgs) == 0 {

@@ -44,9 +44,6 @@ type Result struct {
 	Usage llm.Usage
 }
 
-// errSiblingFailed cancels one summary request when the other failed.
-var errSiblingFailed = errors.New("the other summary request failed")
-
 // Compact has model write the summary prep calls for, through p with
 // auth. customInstructions, when not empty, tells the summary what to
 // focus on (the argument of a manual compact).
@@ -62,10 +59,10 @@ var errSiblingFailed = errors.New("the other summary request failed")
 // Compact never touches the session.
 func Compact(ctx context.Context, p llm.Provider, model *llm.Model, auth llm.Auth, prep *Preparation, customInstructions string) (Result, error) {
 	if prep == nil {
-		return Result{}, errors.New("compact: no preparation")
+		return Result{}, fmt.Errorf("compact: %w", errNoPreparation)
 	}
 	if model == nil {
-		return Result{}, errors.New("compact: no model")
+		return Result{}, fmt.Errorf("compact: %w", ErrNoModel)
 	}
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, fmt.Errorf("compact: %w", err)

@@ -15,4 +15,11 @@ var (
 	// ErrSummaryFailed marks a summarisation request the model answered
 	// with an error, an abort of its own, or no text at all.
 	ErrSummaryFailed = errors.New("summary failed")
+	// ErrNoModel: a summary was asked for without a model.
+	ErrNoModel = errors.New("no model")
+
+	// errNoPreparation: Compact was called without a preparation.
+	errNoPreparation = errors.New("no preparation")
+	// errSiblingFailed cancels one summary request when the other failed.
+	errSiblingFailed = errors.New("the other summary request failed")
 )

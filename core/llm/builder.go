@@ -194,6 +194,19 @@ func (b *Builder) EndToolCall(i int) StreamEvent {
 	return ev
 }
 
+// End closes block i, whatever it holds, with [Builder.EndText],
+// [Builder.EndThinking] or [Builder.EndToolCall].
+func (b *Builder) End(i int) StreamEvent {
+	switch b.msg.Content[i].(type) {
+	case TextContent:
+		return b.EndText(i)
+	case ThinkingContent:
+		return b.EndThinking(i)
+	default:
+		return b.EndToolCall(i)
+	}
+}
+
 // Usage returns the live usage for the provider to fill in; call
 // [Builder.FinishUsage] after changing it.
 func (b *Builder) Usage() *Usage { return &b.msg.Usage }

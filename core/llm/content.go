@@ -110,7 +110,7 @@ func UnmarshalContent(data []byte) (Content, error) {
 	}
 	c, ok, err := contentOf(ContentType(typ), func(v any) error { return jsonv2.Unmarshal(data, v, Lenient) })
 	if !ok {
-		return nil, fmt.Errorf("content block: unknown type %q", typ)
+		return nil, fmt.Errorf("content block: %w %q", errUnknownContentType, typ)
 	}
 	return c, err
 }

@@ -64,7 +64,7 @@ func memberString(data []byte, name string) (string, error) {
 		return "", err
 	}
 	if tok.Kind() != '{' {
-		return "", fmt.Errorf("want a JSON object, not %s", kindName(tok.Kind()))
+		return "", fmt.Errorf("%w, not %s", errNotObject, kindName(tok.Kind()))
 	}
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadToken()
@@ -87,7 +87,7 @@ func memberString(data []byte, name string) (string, error) {
 		case 'n':
 			return "", nil
 		default:
-			return "", fmt.Errorf("%q is %s, not a string", name, kindName(val.Kind()))
+			return "", fmt.Errorf("%q is %s, %w", name, kindName(val.Kind()), errNotString)
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
@@ -159,7 +159,7 @@ func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if _, err := dec.ReadValue(); err != nil {
 			return err
 		}
-		return fmt.Errorf("content: want an array of blocks or a string")
+		return errContentShape
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err

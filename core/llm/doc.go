@@ -5,5 +5,6 @@
 // Start with [Message] (the union of every role pi stores), [Model] and
 // [Provider]. Providers turn a [Request] into a sequence of [StreamEvent]s;
 // they build the message as it streams with a [Builder], so every API family
-// emits the same event shapes.
+// emits the same event shapes, and run inside [RunStream], which owns the
+// start event, the abort check and the one final event.
 package llm

@@ -236,7 +236,7 @@ func RoleOf(data []byte) (Role, error) {
 		return "", fmt.Errorf("message: %w", err)
 	}
 	if r == "" {
-		return "", fmt.Errorf("message: missing role")
+		return "", fmt.Errorf("message: %w", errNoRole)
 	}
 	return Role(r), nil
 }
@@ -269,7 +269,7 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		// Kept as written, so it must be JSON through to its end.
 		raw := bytes.TrimSpace(data)
 		if !jsontext.Value(raw).IsValid(Lenient) {
-			return nil, fmt.Errorf("%s message: not valid JSON", role)
+			return nil, fmt.Errorf("%s message: %w", role, errNotJSON)
 		}
 		return &UnknownMessage{Role: role, Raw: append(json.RawMessage(nil), raw...)}, nil
 	}

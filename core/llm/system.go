@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -120,7 +119,7 @@ func (ss *Sections) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("sections: want an object")
+		return errSectionsShape
 	}
 	out := Sections{}
 	for dec.More() {

@@ -24,7 +24,7 @@ func ParseThinkingLevel(s string) (ThinkingLevel, error) {
 			return l, nil
 		}
 	}
-	return "", fmt.Errorf("invalid thinking level %q (want off, minimal, low, medium, high or xhigh)", s)
+	return "", fmt.Errorf("%w %q (want off, minimal, low, medium, high or xhigh)", ErrInvalidThinkingLevel, s)
 }
 
 // SupportedLevels lists the levels a model accepts: only "off" for a model

@@ -60,32 +60,10 @@ func readAuthFile(path string) (map[string]credential, error) {
 		out[provider] = c
 	}
 	if len(bad) > 0 {
-		return out, fmt.Errorf("parsing %s: malformed entries for %s", path, strings.Join(bad, ", "))
+		return out, fmt.Errorf("parsing %s: %w %s", path, errMalformedAuth, strings.Join(bad, ", "))
 	}
 	return out, nil
 }
-
-// ErrNoAPIKey is matched (errors.Is) by every [*NoAPIKeyError].
-var ErrNoAPIKey = errors.New("no API key")
-
-// NoAPIKeyError says a model's provider has no usable credentials.
-type NoAPIKeyError struct {
-	Provider string
-	// OAuth is set when auth.json holds an OAuth login for the provider,
-	// which gopi does not support.
-	OAuth bool
-}
-
-func (e *NoAPIKeyError) Error() string {
-	msg := "No API key found for " + e.Provider + "."
-	if e.OAuth {
-		msg += " auth.json holds an OAuth login for it, which gopi does not support; store an API key instead."
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrNoAPIKey) true.
-func (e *NoAPIKeyError) Is(target error) bool { return target == ErrNoAPIKey }
 
 // SetAPIKeyOverride makes key the provider's key ahead of every other
 // source (pi's --api-key); an empty key removes the override.
@@ -347,7 +325,7 @@ func (r *Registry) runCommand(ctx context.Context, cmd string) (string, error) {
 	}
 	s := strings.TrimSpace(string(out))
 	if s == "" {
-		return "", errors.New("command printed nothing")
+		return "", errKeyCommandSilent
 	}
 	return s, nil
 }

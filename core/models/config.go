@@ -98,7 +98,7 @@ func readModelsFile(path string, builtins []llm.Model, builtinProvs map[string]b
 
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("Failed to parse models.json: %v\n\nFile: %s", err, path)
+		return nil, fmt.Errorf("%w: %v\n\nFile: %s", ErrParseModels, err, path)
 	}
 	cfg := &modelsConfig{providers: map[string]providerConfig{}}
 	var issues []string
@@ -122,7 +122,7 @@ func readModelsFile(path string, builtins []llm.Model, builtinProvs map[string]b
 		}
 	}
 	if len(issues) > 0 {
-		return nil, fmt.Errorf("Invalid models.json schema:\n  - %s\n\nFile: %s", strings.Join(issues, "\n  - "), path)
+		return nil, fmt.Errorf("%w:\n  - %s\n\nFile: %s", ErrModelsSchema, strings.Join(issues, "\n  - "), path)
 	}
 	if err := cfg.validate(builtinProvs); err != nil {
 		return nil, fmt.Errorf("Failed to load models.json: %w\n\nFile: %s", err, path)
@@ -237,26 +237,26 @@ func (cfg *modelsConfig) validate(builtinProvs map[string]bool) error {
 		builtIn := builtinProvs[name]
 		if len(pc.Models) == 0 {
 			if pc.BaseURL == nil && pc.Headers == nil && len(pc.Compat) == 0 && len(pc.ModelOverrides) == 0 {
-				return fmt.Errorf(`Provider %s: must specify "baseUrl", "headers", "compat", "modelOverrides", or "models".`, name)
+				return fmt.Errorf("Provider %s: %w", name, errEmptyProvider)
 			}
 		} else if !builtIn {
 			if pc.BaseURL == nil {
-				return fmt.Errorf(`Provider %s: "baseUrl" is required when defining custom models.`, name)
+				return fmt.Errorf("Provider %s: %w", name, errNoBaseURL)
 			}
 			if pc.APIKey == nil {
-				return fmt.Errorf(`Provider %s: "apiKey" is required when defining custom models.`, name)
+				return fmt.Errorf("Provider %s: %w", name, errNoKey)
 			}
 		}
 		for _, md := range pc.Models {
 			id := *md.ID
 			if pc.API == nil && md.API == nil && !builtIn {
-				return fmt.Errorf(`Provider %s, model %s: no "api" specified. Set at provider or model level.`, name, id)
+				return fmt.Errorf("Provider %s, model %s: %w", name, id, errNoAPI)
 			}
 			if md.ContextWindow != nil && *md.ContextWindow <= 0 {
-				return fmt.Errorf("Provider %s, model %s: invalid contextWindow", name, id)
+				return fmt.Errorf("Provider %s, model %s: %w", name, id, ErrInvalidContextWindow)
 			}
 			if md.MaxTokens != nil && *md.MaxTokens <= 0 {
-				return fmt.Errorf("Provider %s, model %s: invalid maxTokens", name, id)
+				return fmt.Errorf("Provider %s, model %s: %w", name, id, ErrInvalidMaxTokens)
 			}
 		}
 	}
@@ -528,7 +528,7 @@ func objectKeys(raw json.RawMessage) ([]string, error) {
 		return nil, err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
+		return nil, errNotObject
 	}
 	var keys []string
 	seen := map[string]bool{}

@@ -27,7 +27,7 @@ type dynamicProvider struct {
 // config pi's schema or checks reject changes nothing and says why.
 func (r *Registry) RegisterProvider(name string, config json.RawMessage) error {
 	if strings.TrimSpace(name) == "" {
-		return fmt.Errorf("a provider needs a name")
+		return errNoProviderName
 	}
 	if len(bytes.TrimSpace(config)) == 0 {
 		config = json.RawMessage("{}")
@@ -88,23 +88,23 @@ func (r *Registry) knows(provider string) bool {
 func (pc *providerConfig) validateDynamic(name string, builtIn bool) error {
 	if len(pc.Models) == 0 {
 		if pc.BaseURL == nil && pc.Headers == nil && len(pc.Compat) == 0 && len(pc.ModelOverrides) == 0 && pc.APIKey == nil {
-			return fmt.Errorf(`provider %s: must specify "baseUrl", "apiKey", "headers", "compat", "modelOverrides", or "models"`, name)
+			return fmt.Errorf("provider %s: %w", name, errEmptyDynamic)
 		}
 		return nil
 	}
 	for _, md := range pc.Models {
 		id := *md.ID
 		if md.BaseURL == nil && pc.BaseURL == nil && !builtIn {
-			return fmt.Errorf(`provider %s, model %s: no "baseUrl"; set it on the provider or the model`, name, id)
+			return fmt.Errorf("provider %s, model %s: %w", name, id, errDynamicNoBaseURL)
 		}
 		if pc.API == nil && md.API == nil && !builtIn {
-			return fmt.Errorf(`provider %s, model %s: no "api"; set it on the provider or the model`, name, id)
+			return fmt.Errorf("provider %s, model %s: %w", name, id, errDynamicNoAPI)
 		}
 		if md.ContextWindow != nil && *md.ContextWindow <= 0 {
-			return fmt.Errorf("provider %s, model %s: invalid contextWindow", name, id)
+			return fmt.Errorf("provider %s, model %s: %w", name, id, ErrInvalidContextWindow)
 		}
 		if md.MaxTokens != nil && *md.MaxTokens <= 0 {
-			return fmt.Errorf("provider %s, model %s: invalid maxTokens", name, id)
+			return fmt.Errorf("provider %s, model %s: %w", name, id, ErrInvalidMaxTokens)
 		}
 	}
 	return nil

@@ -60,7 +60,7 @@ var sectionName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 // and not "preamble".
 func CheckSectionName(name string) error {
 	if !sectionName.MatchString(name) || name == "preamble" {
-		return fmt.Errorf("invalid system prompt section name: %q", name)
+		return fmt.Errorf("%w: %q", ErrSectionName, name)
 	}
 	return nil
 }

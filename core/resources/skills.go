@@ -220,7 +220,7 @@ func (w *skillWalk) dir(dir string, rootFiles bool) {
 func (l *skillLoader) explicit(p string) {
 	isDir, isFile, ok := statFollow(p)
 	if !ok {
-		l.errs = append(l.errs, &LoadError{Path: p, Err: errors.New("skill path does not exist"), Skipped: true})
+		l.errs = append(l.errs, &LoadError{Path: p, Err: errNoSkillPath, Skipped: true})
 		return
 	}
 	info := SourceInfo{Source: SourceLocal, Scope: ScopeTemporary, Origin: OriginTopLevel}
@@ -237,7 +237,7 @@ func (l *skillLoader) explicit(p string) {
 	case isFile && strings.HasSuffix(p, ".md"):
 		l.file(p, info)
 	default:
-		l.errs = append(l.errs, &LoadError{Path: p, Err: errors.New("skill path is not a markdown file"), Skipped: true})
+		l.errs = append(l.errs, &LoadError{Path: p, Err: errSkillNotMD, Skipped: true})
 	}
 }
 
@@ -303,10 +303,10 @@ func loadSkill(p string, info SourceInfo) (*Skill, []error) {
 	desc, okDesc := fmText(fm, "description")
 	name, okName := fmText(fm, "name")
 	if !okDesc {
-		return nil, []error{warn(true, "skill description must be text")}
+		return nil, []error{warn(true, "%w", errDescNotText)}
 	}
 	if !okName {
-		return nil, []error{warn(true, "skill name must be text")}
+		return nil, []error{warn(true, "%w", errNameNotText)}
 	}
 	dir := filepath.Dir(p)
 	parent := filepath.Base(dir)

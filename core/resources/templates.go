@@ -114,7 +114,7 @@ func (l *templateLoader) autoDir(dir string, info SourceInfo) {
 func (l *templateLoader) explicit(p string) {
 	isDir, isFile, ok := statFollow(p)
 	if !ok {
-		l.errs = append(l.errs, &LoadError{Path: p, Err: errors.New("prompt template path does not exist"), Skipped: true})
+		l.errs = append(l.errs, &LoadError{Path: p, Err: errNoTemplatePath, Skipped: true})
 		return
 	}
 	switch {

@@ -77,7 +77,7 @@ func lockDir(dir string) (unlock func(), err error) {
 			return nil, err
 		}
 		if attempt == 10 {
-			return nil, fmt.Errorf("%s is held by another process", dir)
+			return nil, fmt.Errorf("%s %w", dir, ErrTrustLocked)
 		}
 		if fi, serr := os.Stat(dir); serr == nil && time.Since(fi.ModTime()) > staleLock {
 			_ = os.Remove(dir)

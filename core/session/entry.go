@@ -348,7 +348,7 @@ func (e *MessageEntry) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	if len(w.Message) == 0 || string(w.Message) == "null" {
-		return fmt.Errorf("message entry without a message")
+		return errNoMessage
 	}
 	m, err := llm.UnmarshalMessage(w.Message)
 	if err != nil {
@@ -540,7 +540,7 @@ func decodeEntry(data []byte, head entryHead) (Entry, error) {
 	switch head.Type {
 	case EntryMessage:
 		if len(head.Message) == 0 || string(head.Message) == "null" {
-			return unknownEntry(data, head), fmt.Errorf("message entry without a message")
+			return unknownEntry(data, head), errNoMessage
 		}
 		// The head's read checked that the message is JSON; its body
 		// waits for its first use.
@@ -605,7 +605,7 @@ func readHead(data []byte, fast bool) (entryHead, error) {
 		return h, err
 	}
 	if tok.Kind() != '{' {
-		return h, fmt.Errorf("not a JSON object")
+		return h, errNotObject
 	}
 	// str reads a string or null member; a string pi wrote (no escapes)
 	// is copied once, not unquoted through a token.
@@ -625,7 +625,7 @@ func readHead(data []byte, fast bool) (entryHead, error) {
 		case 'n':
 			return "", true, nil
 		}
-		return "", false, fmt.Errorf("%q must be a string", name)
+		return "", false, fmt.Errorf("%q %w", name, errNotString)
 	}
 	for dec.PeekKind() != '}' {
 		key, err := dec.ReadValue()
@@ -682,7 +682,7 @@ func readHead(data []byte, fast bool) (entryHead, error) {
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		if err == nil {
-			err = fmt.Errorf("data after the object")
+			err = errTrailingData
 		}
 		return h, err
 	}

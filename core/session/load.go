@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -323,10 +322,10 @@ type line struct {
 // second header, an entry without an id), or nil for an entry.
 func (h entryHead) notEntry() error {
 	if h.Type == EntrySession {
-		return errors.New("second session header")
+		return errSecondHeader
 	}
 	if h.ID == "" {
-		return errors.New("entry without an id")
+		return errNoID
 	}
 	return nil
 }
@@ -353,7 +352,7 @@ func readLines(r io.Reader, rep *LoadReport) (lines []line, err error) {
 			return
 		}
 		if data[0] != '{' {
-			rep.Damaged = append(rep.Damaged, LineError{no, errors.New("not a JSON object")})
+			rep.Damaged = append(rep.Damaged, LineError{no, errNotObject})
 			return
 		}
 		lines = append(lines, line{no: no, data: data})

@@ -1,16 +1,12 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 )
-
-// ErrBadID rejects a session id pi would not accept.
-var ErrBadID = errors.New("a session id must be letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
 
 // idPattern is pi's rule for session ids chosen by the user.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)

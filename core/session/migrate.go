@@ -25,7 +25,7 @@ func parseObject(data []byte) (object, error) {
 		return nil, err
 	}
 	if tok != json.Delim('{') {
-		return nil, fmt.Errorf("not a JSON object")
+		return nil, errNotObject
 	}
 	var o object
 	for dec.More() {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -239,7 +238,7 @@ func rawJSON(v any) (json.RawMessage, error) {
 func (s *Store) AppendMessage(msg llm.Message) (string, error) {
 	switch msg.(type) {
 	case nil:
-		return "", fmt.Errorf("append message: nil message")
+		return "", fmt.Errorf("append message: %w", errNilMessage)
 	case *llm.CompactionSummaryMessage, *llm.BranchSummaryMessage:
 		return "", fmt.Errorf("append %s message: %w", msg.MessageRole(), ErrSummaryMessage)
 	}
@@ -349,7 +348,7 @@ func NewContextReplacement(raw json.RawMessage) (*ContextReplacement, error) {
 	}
 	var r ContextReplacement
 	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || (r.Content[0] != '"' && r.Content[0] != '[') {
-		return nil, errors.New("a context edit's replacement must be null or hold string or array content")
+		return nil, ErrBadReplacement
 	}
 	return &r, nil
 }
@@ -364,7 +363,7 @@ func checkContextEdit(path []Entry, targetID string, rep *ContextReplacement) (*
 		}
 	}
 	if target == nil {
-		return nil, fmt.Errorf("entry %s is not on the active branch", targetID)
+		return nil, fmt.Errorf("entry %s %w", targetID, ErrOffBranch)
 	}
 	role := llm.RoleCustom
 	switch t := target.(type) {
@@ -372,10 +371,10 @@ func checkContextEdit(path []Entry, targetID string, rep *ContextReplacement) (*
 	case *MessageEntry:
 		role = t.Role()
 		if role != llm.RoleUser && role != llm.RoleAssistant && role != llm.RoleToolResult {
-			return nil, fmt.Errorf("entry %s does not contribute editable model content", targetID)
+			return nil, fmt.Errorf("entry %s %w", targetID, ErrNotEditable)
 		}
 	default:
-		return nil, fmt.Errorf("entry %s does not contribute editable model content", targetID)
+		return nil, fmt.Errorf("entry %s %w", targetID, ErrNotEditable)
 	}
 	if rep != nil && rep.Content[0] == '"' && (role == llm.RoleAssistant || role == llm.RoleToolResult) {
 		var text string
@@ -418,7 +417,7 @@ func (s *Store) PreviewContext(entries []Entry) (Context, []ProjectedEntry, erro
 		case *CompactionEntry:
 			e.Meta = m
 		default:
-			return Context{}, nil, fmt.Errorf("a %s entry cannot be previewed", e.Type())
+			return Context{}, nil, fmt.Errorf("a %s entry %w", e.Type(), ErrNotPreviewable)
 		}
 		path = append(path, e)
 		parent = m.ID

@@ -230,9 +230,6 @@ func fileIDs(r io.Reader) (map[string]bool, error) {
 	return ids, nil
 }
 
-// errNoHeader is a file with something in it but no session header first.
-var errNoHeader = fmt.Errorf("%w: it does not start with a session header, and gopi leaves it as it is", ErrNotSession)
-
 // maxReopen bounds how often openLocked opens the path again because it
 // was removed or replaced while waiting for the lock.
 const maxReopen = 10
@@ -273,7 +270,7 @@ func openLocked(path string) (*os.File, fs.FileInfo, error) {
 		}
 		f.Close()
 	}
-	return nil, nil, fmt.Errorf("%s was replaced %d times while gopi waited to write it", path, maxReopen)
+	return nil, nil, fmt.Errorf("%s %w %d times while gopi waited to write it", path, ErrReplaced, maxReopen)
 }
 
 func lockAndStat(f *os.File) (fs.FileInfo, error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path"
@@ -236,11 +237,10 @@ func runFd(ctx context.Context, fd, pattern, root string, limit int) ([]string, 
 		out = append(out, rel)
 	}
 	if err != nil && len(out) == 0 {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = fmt.Sprintf("fd failed: %v", err)
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, errors.New(msg)
 		}
-		return nil, fmt.Errorf("%s", msg)
+		return nil, fmt.Errorf("%w: %v", errFdFailed, err)
 	}
 	return out, nil
 }

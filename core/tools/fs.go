@@ -49,14 +49,6 @@ func (LocalFS) ReadDir(_ context.Context, name string) ([]fs.DirEntry, error) {
 // fallback, previews): beyond it they say so rather than fill memory.
 const MaxWholeFile = 64 << 20
 
-var (
-	// ErrNotRegular: the path is a FIFO, device, socket or other special
-	// file, which the file tools neither read nor replace.
-	ErrNotRegular = regularfile.ErrNotRegular
-	// ErrTooLarge: the file is over MaxWholeFile.
-	ErrTooLarge = errors.New("file too large to read whole")
-)
-
 // kindOf names a special file's type for error messages.
 func kindOf(m fs.FileMode) string { return regularfile.Kind(m) }
 

@@ -112,7 +112,7 @@ func Settle(toolName string, args json.RawMessage, content string) (settled json
 func readForPreview(ctx context.Context, fsys FS, abs string) (string, error) {
 	data, err := fsys.ReadFile(ctx, abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s does not exist", abs)
+		return "", fmt.Errorf("%s %w", abs, errNoFile)
 	}
 	if err != nil {
 		return "", err

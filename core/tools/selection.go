@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -124,12 +123,12 @@ func CheckSelection(entries []string) error {
 		if isModifier(e) {
 			n++
 			if strings.Contains(e, "*") {
-				return fmt.Errorf("+name and -name entries name one tool each, not a pattern: %s", e)
+				return fmt.Errorf("%w: %s", ErrSelectionPattern, e)
 			}
 		}
 	}
 	if n > 0 && n < len(entries) {
-		return errors.New("plain tool names cannot be mixed with +name or -name entries")
+		return ErrSelectionMixed
 	}
 	return nil
 }

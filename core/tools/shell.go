@@ -75,7 +75,7 @@ func (s LocalShell) shell() (string, error) {
 
 func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	if info, err := os.Stat(req.Dir); err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("working directory does not exist: %s", req.Dir)
+		return nil, fmt.Errorf("%w: %s", ErrNoWorkDir, req.Dir)
 	}
 	sh, err := s.shell()
 	if err != nil {
@@ -186,9 +186,6 @@ func exitCode(cmd *exec.Cmd, err error) (*int, error) {
 	}
 	return &code, nil
 }
-
-// errShellTimeout is the cancel cause of a command that ran out of time.
-var errShellTimeout = errors.New("command timed out")
 
 // ShellOptions configure [RunShell].
 type ShellOptions struct {

@@ -126,7 +126,7 @@ func RealPath(abs string) (string, error) {
 		}
 		p = filepath.Clean(dest)
 	}
-	return "", fmt.Errorf("resolve %s: too many symbolic links", abs)
+	return "", fmt.Errorf("resolve %s: %w", abs, errLinkLoop)
 }
 
 // realDir follows the links of dir's existing part; the rest does not

@@ -104,7 +104,7 @@ func newTool(name, cwd string, c *config) (agent.Tool, error) {
 	case NameLs:
 		return &lsTool{prompter: NameLs, cwd: cwd, c: c}, nil
 	}
-	return nil, fmt.Errorf("unknown tool %q (have %s)", name, strings.Join(AllNames, ", "))
+	return nil, fmt.Errorf("%w %q (have %s)", ErrUnknownTool, name, strings.Join(AllNames, ", "))
 }
 
 // ByName builds the named tools, in the order given.

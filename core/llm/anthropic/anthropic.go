@@ -36,64 +36,52 @@ func New() *Provider { return &Provider{} }
 
 const defaultBaseURL = "https://api.anthropic.com"
 
-// Stream sends req to model and streams the reply. It follows the
-// [llm.Provider] contract: a start event, then block events, then exactly
-// one done or error event.
+// Stream sends req to model and streams the reply. llm.RunStream keeps
+// the [llm.Provider] contract; call holds what is Anthropic's own.
 func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	return func(yield func(llm.StreamEvent) bool) {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		b := llm.NewBuilder(model)
-		if !yield(b.Start()) {
-			return
-		}
-		if model == nil || req == nil {
-			yield(b.Fail(ctx, errors.New("anthropic: missing model or request")))
-			return
-		}
-		params, betas := buildParams(model, req)
-		client := sdk.NewClient(clientOptions(model, &req.Options, betas)...)
-		var raw *http.Response
-		err := client.Execute(ctx, http.MethodPost, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
-		if err != nil {
-			yield(b.Fail(ctx, describeError(err)))
-			return
-		}
-		events := ssestream.NewDecoder(raw)
-		if events == nil {
-			yield(b.Fail(ctx, llm.TransportFailure("anthropic: the response has no body", nil)))
-			return
-		}
-		defer events.Close()
-
-		st := newStreamState(b, yield)
-		if err := st.read(events, raw); err != nil {
-			if err != errStopped {
-				yield(b.Fail(ctx, describeError(err)))
-			}
-			return // the consumer stopped; Close releases the connection
-		}
-		if ctx.Err() != nil {
-			yield(b.Fail(ctx, ctx.Err()))
-			return
-		}
-		if !st.stopped {
-			yield(b.Fail(ctx, errEndedEarly))
-			return
-		}
-		if st.failure != "" {
-			yield(b.Fail(ctx, errors.New(st.failure)))
-			return
-		}
-		yield(b.Done(""))
-	}
+	return llm.RunStream(ctx, model, req, errNoRequest, func(r *llm.StreamRun) llm.StreamCall {
+		return &call{model: model, req: req, st: newStreamState(r.Builder(), r.Emit)}
+	})
 }
 
-// errEndedEarly is a stream whose body ended cleanly but before
-// message_stop: a proxy or server gave up. The wording keeps it retryable
-// for the agent ("ended without").
-var errEndedEarly = llm.TransportFailure("anthropic stream ended unexpectedly: the response ended without message_stop", nil)
+// call is one request to the Messages API.
+type call struct {
+	model *llm.Model
+	req   *llm.Request
+	st    *streamState
+}
+
+// Read sends the request and maps its event stream onto the builder.
+func (c *call) Read(ctx context.Context) error {
+	params, betas := buildParams(c.model, c.req)
+	client := sdk.NewClient(clientOptions(c.model, &c.req.Options, betas)...)
+	var raw *http.Response
+	err := client.Execute(ctx, http.MethodPost, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+	if err != nil {
+		return describeError(err)
+	}
+	events := ssestream.NewDecoder(raw)
+	if events == nil {
+		return errNoBody
+	}
+	defer events.Close()
+	if err := c.st.read(events, raw); err != nil && err != errStopped {
+		return describeError(err)
+	}
+	return nil // on errStopped RunStream knows the consumer stopped
+}
+
+// Finish fails a message the API cut short or ended in a way gopi treats
+// as an error.
+func (c *call) Finish() (llm.StopReason, error) {
+	switch {
+	case !c.st.stopped:
+		return "", errEndedEarly
+	case c.st.failure != nil:
+		return "", c.st.failure
+	}
+	return "", nil
+}
 
 // clientOptions configures the SDK from the model and the call alone.
 func clientOptions(model *llm.Model, opts *llm.Options, betas []string) []option.RequestOption {

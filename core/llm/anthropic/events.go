@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -47,7 +46,7 @@ type streamState struct {
 	stopped bool // message_stop seen
 	// failure is set when the API ended the message in a way gopi treats
 	// as an error (a refusal, an unknown stop reason).
-	failure string
+	failure error
 
 	cur deltaEvent // the content_block_delta being decoded
 }
@@ -145,9 +144,6 @@ func (s *streamState) start(apiIdx int64, cb sdk.ContentBlockStartEventContentBl
 	return true
 }
 
-// errStopped: the consumer stopped reading; nothing more is to be said.
-var errStopped = errors.New("anthropic: the consumer stopped")
-
 // read applies the stream's events until it ends. The SDK's own stream
 // decodes every event into its union type through reflection, about 14 µs
 // an event; content_block_delta, nearly every event of a reply, is decoded
@@ -164,7 +160,7 @@ func (s *streamState) read(events ssestream.Decoder, resp *http.Response) error 
 			aerr := &sdk.Error{Request: resp.Request, Response: resp, StatusCode: resp.StatusCode,
 				RequestID: resp.Header.Get("request-id")}
 			if aerr.UnmarshalJSON(data) != nil {
-				return fmt.Errorf("received error while streaming: %s", data)
+				return fmt.Errorf("%w: %s", errStreamEvent, data)
 			}
 			return aerr
 		}
@@ -228,14 +224,7 @@ func (s *streamState) stop(apiIdx int64) bool {
 		return true
 	}
 	delete(s.open, apiIdx)
-	switch ob.kind {
-	case blockText:
-		return s.yield(s.b.EndText(ob.idx))
-	case blockThinking:
-		return s.yield(s.b.EndThinking(ob.idx))
-	default:
-		return s.yield(s.b.EndToolCall(ob.idx))
-	}
+	return s.yield(s.b.End(ob.idx))
 }
 
 // stopReason records why the API ended the message.
@@ -250,12 +239,12 @@ func (s *streamState) stopReason(r sdk.StopReason, details sdk.RefusalStopDetail
 	case sdk.StopReasonToolUse:
 		s.b.SetStopReason(llm.StopToolUse)
 	case sdk.StopReasonRefusal, "sensitive":
-		msg := fmt.Sprintf("the model declined to answer (stop_reason %s)", r)
 		if details.Explanation != "" {
-			msg += ": " + details.Explanation
+			s.failure = fmt.Errorf("%w (stop_reason %s): %s", errRefused, r, details.Explanation)
+		} else {
+			s.failure = fmt.Errorf("%w (stop_reason %s)", errRefused, r)
 		}
-		s.failure = msg
 	default:
-		s.failure = fmt.Sprintf("unhandled stop reason: %s", r)
+		s.failure = fmt.Errorf("%w: %s", errUnknownStop, r)
 	}
 }

@@ -92,3 +92,19 @@ func TestRecordedRedactedThinking(t *testing.T) {
 	assert.Equal(t, 1200, msg.Usage.CacheWrite)
 	assert.Equal(t, 57, msg.Usage.Output)
 }
+
+// BenchmarkRecordedStream plays a recorded reply (thinking, text, a tool
+// call) through Stream from memory: the cost of one call's frame and events.
+func BenchmarkRecordedStream(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sse", "anthropic-thinking-tool.sse"))
+	require.NoError(b, err)
+	model := testModel("http://recorded.invalid")
+	req := userReq("list the files")
+	req.Options.HTTPClient = llmtest.RecordedClient(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		if msg := llm.Collect(New().Stream(b.Context(), model, req)); msg.StopReason != llm.StopToolUse {
+			b.Fatal(msg.StopReason, msg.ErrorMessage)
+		}
+	}
+}

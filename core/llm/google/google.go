@@ -15,7 +15,6 @@ package google
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -40,45 +39,43 @@ func New() *Provider { return &Provider{} }
 // DefaultBaseURL is used when a model names no baseUrl.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 
-// Stream sends req to model and streams the reply. It follows the
-// [llm.Provider] contract: a start event, then block events, then exactly
-// one done or error event.
+// Stream sends req to model and streams the reply. llm.RunStream keeps
+// the [llm.Provider] contract; call holds what is Gemini's own.
 func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	return func(yield func(llm.StreamEvent) bool) {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		b := llm.NewBuilder(model)
-		if !yield(b.Start()) {
-			return
-		}
-		if model == nil || req == nil {
-			yield(b.Fail(ctx, errors.New("google: missing model or request")))
-			return
-		}
-		client, err := newClient(ctx, model, &req.Options)
-		if err != nil {
-			yield(b.Fail(ctx, fmt.Errorf("google: creating client: %w", err)))
-			return
-		}
-		contents := convertMessages(model, req.Messages)
-		config := buildConfig(model, req)
+	return llm.RunStream(ctx, model, req, errNoRequest, func(r *llm.StreamRun) llm.StreamCall {
+		return &call{model: model, req: req, st: newStreamState(r.Builder(), r.Emit)}
+	})
+}
 
-		st := newStreamState(b, yield)
-		for resp, err := range client.Models.GenerateContentStream(ctx, model.ID, contents, config) {
-			if err != nil {
-				yield(b.Fail(ctx, describeError(ctx, err, st.gotChunk)))
-				return
-			}
-			if !st.handle(resp) {
-				return // the consumer stopped; leaving the loop closes the body
-			}
+// call is one request to the Gemini API.
+type call struct {
+	model *llm.Model
+	req   *llm.Request
+	st    *streamState
+}
+
+// Read sends the request and maps its response chunks onto the builder.
+func (c *call) Read(ctx context.Context) error {
+	client, err := newClient(ctx, c.model, &c.req.Options)
+	if err != nil {
+		return fmt.Errorf("google: creating client: %w", err)
+	}
+	contents := convertMessages(c.model, c.req.Messages)
+	config := buildConfig(c.model, c.req)
+	for resp, err := range client.Models.GenerateContentStream(ctx, c.model.ID, contents, config) {
+		if err != nil {
+			return describeError(ctx, err, c.st.gotChunk)
 		}
-		if ev, ok := st.finish(ctx); ok {
-			yield(ev)
+		if !c.st.handle(resp) {
+			return nil // the consumer stopped; leaving the loop closes the body
 		}
 	}
+	return nil
 }
+
+// Finish closes the open block and turns Gemini's finish reason into the
+// stop reason.
+func (c *call) Finish() (llm.StopReason, error) { return c.st.finish() }
 
 // noKey stands in for a missing API key: the SDK would otherwise fill an
 // empty key from GOOGLE_API_KEY or GEMINI_API_KEY. keylessTransport strips

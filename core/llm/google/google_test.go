@@ -528,3 +528,22 @@ func TestThinkingConfigLevels(t *testing.T) {
 	assert.EqualValues(t, -1, *thinkingConfig(m, &llm.Options{Thinking: llm.ThinkingMedium}).ThinkingBudget)
 	assert.Nil(t, thinkingConfig(&llm.Model{ID: "gemini-2.0-flash"}, &llm.Options{Thinking: llm.ThinkingHigh}))
 }
+
+// BenchmarkRecordedStream plays a recorded reply (thinking, text, a tool
+// call) through Stream from memory: the cost of one call's frame and events.
+func BenchmarkRecordedStream(b *testing.B) {
+	raw, err := os.ReadFile("../../../testdata/sse/google-gemini-2.5-flash-thinking-tool.sse")
+	require.NoError(b, err)
+	model := testModel("http://recorded.invalid/v1beta")
+	req := &llm.Request{
+		Messages: []llm.Message{llm.UserText("what is here?")},
+		Tools:    []llm.ToolSpec{{Name: "bash", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Options:  llm.Options{APIKey: "k", HTTPClient: llmtest.RecordedClient(raw), Thinking: llm.ThinkingLow},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if msg := llm.Collect(New().Stream(b.Context(), model, req)); msg.StopReason != llm.StopToolUse {
+			b.Fatal(msg.StopReason, msg.ErrorMessage)
+		}
+	}
+}

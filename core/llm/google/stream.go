@@ -170,40 +170,34 @@ func (s *streamState) closeOpen() bool {
 	}
 	i := s.open
 	s.open = -1
-	if s.openKind == llm.ContentThinking {
-		return s.yield(s.b.EndThinking(i))
-	}
-	return s.yield(s.b.EndText(i))
+	return s.yield(s.b.End(i))
 }
 
-// finish closes the message after the stream ended without a transport
-// error. ok is false when the consumer stopped while blocks were closed.
-func (s *streamState) finish(ctx context.Context) (ev llm.StreamEvent, ok bool) {
-	if err := ctx.Err(); err != nil {
-		return s.b.Fail(ctx, err), true
-	}
+// finish closes the message after the stream ended cleanly: the open
+// block, then the stop reason or the error the message fails with. After
+// the consumer stopped what it returns is dropped.
+func (s *streamState) finish() (llm.StopReason, error) {
 	if !s.closeOpen() {
-		return llm.StreamEvent{}, false
+		return "", nil
 	}
 	if s.blockReason != "" {
-		return s.b.Fail(ctx, fmt.Errorf("google: prompt blocked (%s)", s.blockReason)), true
+		return "", fmt.Errorf("%w (%s)", errPromptBlocked, s.blockReason)
 	}
 	s.b.SetRawStopReason(string(s.finishReason))
 	switch {
 	case s.finishReason == "":
-		return s.b.Fail(ctx, errors.New("google: stream ended without a finish reason")), true
+		return "", errNoFinishReason
 	case s.b.HasToolCalls():
-		return s.b.Done(llm.StopToolUse), true
+		return llm.StopToolUse, nil
 	case s.finishReason == genai.FinishReasonStop:
-		return s.b.Done(llm.StopStop), true
+		return llm.StopStop, nil
 	case s.finishReason == genai.FinishReasonMaxTokens:
-		return s.b.Done(llm.StopLength), true
+		return llm.StopLength, nil
 	default:
-		msg := fmt.Sprintf("google: generation stopped with finish reason %s", s.finishReason)
 		if s.finishMessage != "" {
-			msg += ": " + s.finishMessage
+			return "", fmt.Errorf("%w %s: %s", errFinishReason, s.finishReason, s.finishMessage)
 		}
-		return s.b.Fail(ctx, errors.New(msg)), true
+		return "", fmt.Errorf("%w %s", errFinishReason, s.finishReason)
 	}
 }
 

@@ -464,3 +464,28 @@ func Recorded(t testing.TB, body []byte) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// RecordedClient answers every request with a recorded SSE stream without
+// a network, so a benchmark times the provider and not the loopback.
+func RecordedClient(body []byte) *http.Client {
+	return &http.Client{Transport: recordedTransport(body)}
+}
+
+type recordedTransport []byte
+
+func (b recordedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		Status:     "200 OK",
+		StatusCode: http.StatusOK,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     http.Header{"Content-Type": {"text/event-stream"}},
+		Body:       io.NopCloser(bytes.NewReader(b)),
+		Request:    r,
+	}, nil
+}

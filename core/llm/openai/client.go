@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -94,6 +95,27 @@ func httpError(resp *http.Response, err error) error {
 		return err
 	}
 	return llm.TransportFailure(err.Error(), err)
+}
+
+// readStream passes each event of stream to handle until the stream ends,
+// handle returns false (the reply is complete, or the consumer stopped) or
+// an error (returned as it is). A stream that fails is classified with
+// httpError; resp is the response requestOptions recorded.
+func readStream[T any](stream *ssestream.Stream[T], resp **http.Response, handle func(T) (more bool, err error)) error {
+	defer stream.Close()
+	for stream.Next() {
+		more, err := handle(stream.Current())
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return httpError(*resp, err)
+	}
+	return nil
 }
 
 // maxTokens is the reply cap: the call's, else the model's up to 32000.

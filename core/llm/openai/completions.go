@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -368,62 +367,52 @@ func chatAssistant(model *llm.Model, m *llm.AssistantMessage, c chatCompat) (cha
 	return msg, true
 }
 
-// Stream implements [llm.Provider].
+// Stream implements [llm.Provider]: llm.RunStream keeps the contract,
+// chatCall holds what is Chat Completions' own.
 func (p *Completions) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	return func(yield func(llm.StreamEvent) bool) {
-		b := llm.NewBuilder(model)
-		if !yield(b.Start()) {
-			return
-		}
-		if model == nil || req == nil {
-			yield(b.Fail(ctx, errors.New("openai-completions: no model or request")))
-			return
-		}
-		c := resolveCompat(model)
-		body, err := json.Marshal(buildChatRequest(model, req, c))
-		if err != nil {
-			yield(b.Fail(ctx, fmt.Errorf("encoding request: %w", err)))
-			return
-		}
-		var headers map[string]string
-		if id := req.Options.SessionID; id != "" && c.sendSessionAffinityHeaders && cacheRetention(&req.Options) != "none" {
-			headers = map[string]string{"session_id": id, "x-client-request-id": id, "x-session-affinity": id}
-		}
-		var resp *http.Response
-		svc := sdk.NewChatCompletionService(requestOptions(model, &req.Options, headers, body, &resp)...)
-		stream := svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{})
-		defer stream.Close()
+	return llm.RunStream(ctx, model, req, errNoChatRequest, func(r *llm.StreamRun) llm.StreamCall {
+		return &chatCall{model: model, req: req, run: r,
+			s: chatState{b: r.Builder(), text: -1, thinking: -1, byIndex: map[int64]int{}, byID: map[string]int{}}}
+	})
+}
 
-		s := chatState{b: b, text: -1, thinking: -1, byIndex: map[int64]int{}, byID: map[string]int{}}
-		for stream.Next() {
-			for _, ev := range s.chunk(stream.Current()) {
-				if !yield(ev) {
-					return
-				}
-			}
-		}
-		if err := stream.Err(); err != nil || ctx.Err() != nil {
-			if err == nil {
-				err = ctx.Err()
-			}
-			yield(b.Fail(ctx, httpError(resp, err)))
-			return
-		}
-		if s.failure != "" {
-			yield(b.Fail(ctx, errors.New(s.failure)))
-			return
-		}
-		if !s.finished {
-			yield(b.Fail(ctx, llm.TransportFailure("stream ended before the model finished (no finish_reason)", nil)))
-			return
-		}
-		for _, ev := range s.closeBlocks() {
-			if !yield(ev) {
-				return
-			}
-		}
-		yield(b.Done(""))
+// chatCall is one request to a Chat Completions server.
+type chatCall struct {
+	model *llm.Model
+	req   *llm.Request
+	run   *llm.StreamRun
+	s     chatState
+}
+
+// Read sends the request and maps its chunks onto the builder.
+func (c *chatCall) Read(ctx context.Context) error {
+	compat := resolveCompat(c.model)
+	body, err := json.Marshal(buildChatRequest(c.model, c.req, compat))
+	if err != nil {
+		return fmt.Errorf("encoding request: %w", err)
 	}
+	var headers map[string]string
+	if id := c.req.Options.SessionID; id != "" && compat.sendSessionAffinityHeaders && cacheRetention(&c.req.Options) != "none" {
+		headers = map[string]string{"session_id": id, "x-client-request-id": id, "x-session-affinity": id}
+	}
+	var resp *http.Response
+	svc := sdk.NewChatCompletionService(requestOptions(c.model, &c.req.Options, headers, body, &resp)...)
+	return readStream(svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}), &resp, func(ch sdk.ChatCompletionChunk) (bool, error) {
+		return c.run.EmitAll(c.s.chunk(ch)), nil
+	})
+}
+
+// Finish fails a reply without a usable finish_reason and closes every
+// block, as pi does when the stream ends.
+func (c *chatCall) Finish() (llm.StopReason, error) {
+	switch {
+	case c.s.failure != nil:
+		return "", c.s.failure
+	case !c.s.finished:
+		return "", errChatEndedEarly
+	}
+	c.run.EmitAll(c.s.closeBlocks())
+	return "", nil
 }
 
 // chatState maps chat.completion.chunk deltas onto the builder. Like pi it
@@ -437,7 +426,7 @@ type chatState struct {
 	order          []int          // open blocks, in content order
 	gotID          bool
 	finished       bool
-	failure        string
+	failure        error
 }
 
 func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
@@ -599,7 +588,7 @@ func (s *chatState) finish(reason string) {
 	case "tool_calls", "function_call":
 		s.b.SetStopReason(llm.StopToolUse)
 	default:
-		s.failure = "Provider finish_reason: " + reason
+		s.failure = fmt.Errorf("%w: %s", errFinishReason, reason)
 	}
 }
 
@@ -607,14 +596,7 @@ func (s *chatState) finish(reason string) {
 func (s *chatState) closeBlocks() []llm.StreamEvent {
 	evs := make([]llm.StreamEvent, 0, len(s.order))
 	for _, i := range s.order {
-		switch {
-		case i == s.text:
-			evs = append(evs, s.b.EndText(i))
-		case i == s.thinking:
-			evs = append(evs, s.b.EndThinking(i))
-		default:
-			evs = append(evs, s.b.EndToolCall(i))
-		}
+		evs = append(evs, s.b.End(i))
 	}
 	s.order = nil
 	return evs

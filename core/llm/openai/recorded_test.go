@@ -139,3 +139,28 @@ func TestStreamErrorsAndEarlyEnds(t *testing.T) {
 		})
 	}
 }
+
+// benchmarkRecorded plays a recorded reply through p from memory: the cost
+// of one call's frame and events.
+func benchmarkRecorded(b *testing.B, p llm.Provider, api, file string, want llm.StopReason) {
+	body, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sse", file))
+	require.NoError(b, err)
+	m := testModel(api, "http://recorded.invalid/v1")
+	m.Reasoning = true
+	req := userReq("summarise the project")
+	req.Options.HTTPClient = llmtest.RecordedClient(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		if msg := llm.Collect(p.Stream(b.Context(), m, req)); msg.StopReason != want {
+			b.Fatal(msg.StopReason, msg.ErrorMessage)
+		}
+	}
+}
+
+func BenchmarkRecordedChat(b *testing.B) {
+	benchmarkRecorded(b, NewCompletions(), llm.APIOpenAICompletions, "openai-chat-gpt-4.1-text-tool.sse", llm.StopToolUse)
+}
+
+func BenchmarkRecordedResponses(b *testing.B) {
+	benchmarkRecorded(b, NewResponses(), llm.APIOpenAIResponses, "openai-responses-gpt-5-reasoning-tool.sse", llm.StopToolUse)
+}

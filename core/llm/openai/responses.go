@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -277,65 +276,52 @@ func respAssistant(model *llm.Model, m *llm.AssistantMessage, msgIndex int) []an
 	return out
 }
 
-// Stream implements [llm.Provider].
+// Stream implements [llm.Provider]: llm.RunStream keeps the contract,
+// respCall holds what is the Responses API's own.
 func (p *Responses) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
-	return func(yield func(llm.StreamEvent) bool) {
-		b := llm.NewBuilder(model)
-		if !yield(b.Start()) {
-			return
-		}
-		if model == nil || req == nil {
-			yield(b.Fail(ctx, errors.New("openai-responses: no model or request")))
-			return
-		}
-		body, err := json.Marshal(buildRespRequest(model, req))
-		if err != nil {
-			yield(b.Fail(ctx, fmt.Errorf("encoding request: %w", err)))
-			return
-		}
-		var headers map[string]string
-		if id := req.Options.SessionID; id != "" && cacheRetention(&req.Options) != "none" {
-			headers = map[string]string{"session_id": id, "x-client-request-id": id}
-		}
-		var resp *http.Response
-		svc := responses.NewResponseService(requestOptions(model, &req.Options, headers, body, &resp)...)
-		stream := svc.NewStreaming(ctx, responses.ResponseNewParams{})
-		defer stream.Close()
+	return llm.RunStream(ctx, model, req, errNoRespRequest, func(r *llm.StreamRun) llm.StreamCall {
+		return &respCall{model: model, req: req, run: r, s: respState{b: r.Builder(), items: map[int64]*respBlock{}}}
+	})
+}
 
-		s := respState{b: b, items: map[int64]*respBlock{}}
-		for stream.Next() {
-			evs, err := s.event(stream.Current())
-			for _, ev := range evs {
-				if !yield(ev) {
-					return
-				}
-			}
-			if err != nil {
-				yield(b.Fail(ctx, err))
-				return
-			}
-			if s.finished {
-				break
-			}
-		}
-		if err := stream.Err(); err != nil || ctx.Err() != nil {
-			if err == nil {
-				err = ctx.Err()
-			}
-			yield(b.Fail(ctx, httpError(resp, err)))
-			return
-		}
-		if !s.finished {
-			yield(b.Fail(ctx, llm.TransportFailure("stream ended before the response completed", nil)))
-			return
-		}
-		for _, ev := range s.closeOpen() {
-			if !yield(ev) {
-				return
-			}
-		}
-		yield(b.Done(""))
+// respCall is one request to the Responses API.
+type respCall struct {
+	model *llm.Model
+	req   *llm.Request
+	run   *llm.StreamRun
+	s     respState
+}
+
+// Read sends the request and maps its events onto the builder, up to the
+// response's completion.
+func (c *respCall) Read(ctx context.Context) error {
+	body, err := json.Marshal(buildRespRequest(c.model, c.req))
+	if err != nil {
+		return fmt.Errorf("encoding request: %w", err)
 	}
+	var headers map[string]string
+	if id := c.req.Options.SessionID; id != "" && cacheRetention(&c.req.Options) != "none" {
+		headers = map[string]string{"session_id": id, "x-client-request-id": id}
+	}
+	var resp *http.Response
+	svc := responses.NewResponseService(requestOptions(c.model, &c.req.Options, headers, body, &resp)...)
+	return readStream(svc.NewStreaming(ctx, responses.ResponseNewParams{}), &resp, func(ev responses.ResponseStreamEventUnion) (bool, error) {
+		evs, err := c.s.event(ev)
+		if !c.run.EmitAll(evs) || err != nil {
+			return false, err
+		}
+		return !c.s.finished, nil
+	})
+}
+
+// Finish fails a response that never completed and closes the blocks
+// whose item never reported done.
+func (c *respCall) Finish() (llm.StopReason, error) {
+	if !c.s.finished {
+		return "", errRespEndedEarly
+	}
+	c.run.EmitAll(c.s.closeOpen())
+	return "", nil
 }
 
 // respBlock is the content block an output item streams into.
@@ -447,9 +433,9 @@ func (s *respState) event(ev responses.ResponseStreamEventUnion) ([]llm.StreamEv
 		case e.Message != "" || e.Code != "":
 			return nil, &llm.ProviderError{Type: string(e.Code), Message: fmt.Sprintf("%s: %s", orDefault(string(e.Code), "unknown"), orDefault(e.Message, "no message"))}
 		case details.Reason != "":
-			return nil, fmt.Errorf("incomplete: %s", details.Reason)
+			return nil, fmt.Errorf("%w: %s", errIncomplete, details.Reason)
 		default:
-			return nil, errors.New("response failed without error details")
+			return nil, errNoDetails
 		}
 	case "error":
 		return nil, &llm.ProviderError{Type: ev.Code, Message: fmt.Sprintf("Error Code %s: %s", orDefault(ev.Code, "unknown"), ev.Message)}
@@ -551,8 +537,10 @@ func (s *respState) complete(r responses.Response) error {
 	switch r.Status {
 	case "incomplete":
 		s.b.SetStopReason(llm.StopLength)
-	case "failed", "cancelled":
-		return fmt.Errorf("response %s", r.Status)
+	case "failed":
+		return errRespFailed
+	case "cancelled":
+		return errRespCancelled
 	default:
 		s.b.SetStopReason(llm.StopStop)
 	}
@@ -567,14 +555,7 @@ func (s *respState) closeOpen() []llm.StreamEvent {
 			continue
 		}
 		blk.open = false
-		switch blk.kind {
-		case "reasoning":
-			evs = append(evs, s.b.EndThinking(blk.index))
-		case "message":
-			evs = append(evs, s.b.EndText(blk.index))
-		default:
-			evs = append(evs, s.b.EndToolCall(blk.index))
-		}
+		evs = append(evs, s.b.End(blk.index))
 	}
 	return evs
 }

@@ -1,0 +1,18 @@
+package llm
+
+import "errors"
+
+// ErrInvalidThinkingLevel rejects a thinking level name that is none of
+// [ThinkingLevels]; the error names it.
+var ErrInvalidThinkingLevel = errors.New("invalid thinking level")
+
+// Decoding errors; each is wrapped with the place it was found.
+var (
+	errUnknownContentType = errors.New("unknown type")
+	errNoRole             = errors.New("missing role")
+	errNotJSON            = errors.New("not valid JSON")
+	errNotObject          = errors.New("want a JSON object")
+	errNotString          = errors.New("not a string")
+	errContentShape       = errors.New("content: want an array of blocks or a string")
+	errSectionsShape      = errors.New("sections: want an object")
+)
