@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -18,6 +16,7 @@ import (
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
+	"github.com/gopi-dev/gopi/internal/fanout"
 )
 
 // Options configure a [Host].
@@ -102,6 +101,8 @@ type Host struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup // prompt runs started by Prompt
 
+	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
+
 	mu    sync.Mutex // guards the fields below
 	store *session.Store
 	// sections are the system prompt's named parts, which system
@@ -113,12 +114,7 @@ type Host struct {
 	promptInputs json.RawMessage
 	// saveFailing: a session write failed and none has worked since.
 	saveFailing bool
-	subs        map[int]func(api.Event)
-	next        int
-	// subList is subs in subscription order, rebuilt on every change
-	// and never modified in place, so emit reads it without copying.
-	subList []func(api.Event)
-	client  api.Client
+	client      api.Client
 	// allowed are the tools answered "Allow always" this session.
 	allowed map[string]bool
 	// settled are the ids of approved calls whose content the user
@@ -188,7 +184,7 @@ func New(opts Options) (*Host, error) {
 		opts.Report = func(error) {}
 	}
 	h := &Host{
-		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}, settled: map[string]bool{},
+		opts: opts, store: opts.Store, allowed: map[string]bool{}, settled: map[string]bool{},
 		retrySettings:      opts.Settings.retrySettings(),
 		compactionSettings: opts.Settings.compactionSettings(),
 	}
@@ -338,40 +334,15 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 }
 
 func (h *Host) emit(ev api.Event) {
-	h.mu.Lock()
-	subs := h.subList
-	h.mu.Unlock()
-	for _, s := range subs {
-		s(ev)
-	}
+	h.subs.Emit(ev)
 	h.notifyExtensions(ev)
 }
 
 // Subscribe registers f for every event; the returned func removes it.
 func (h *Host) Subscribe(f func(api.Event)) func() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	id := h.next
-	h.next++
-	h.subs[id] = f
-	h.rebuildSubs()
+	unsubscribe := h.subs.Subscribe(f)
 	h.subscribedOnce.Do(func() { close(h.subscribed) })
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs, id)
-		h.rebuildSubs()
-	}
-}
-
-// rebuildSubs makes a new subList, in subscription order; h.mu is held.
-func (h *Host) rebuildSubs() {
-	ids := slices.Sorted(maps.Keys(h.subs))
-	out := make([]func(api.Event), 0, len(ids))
-	for _, id := range ids {
-		out = append(out, h.subs[id])
-	}
-	h.subList = out
+	return unsubscribe
 }
 
 // Agent exposes the agent (for modes that drive it directly).
