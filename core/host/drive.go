@@ -56,11 +56,7 @@ func DefaultRetrySettings() RetrySettings {
 // the run. It runs in a goroutine the host owns.
 func (h *Host) drive(run func()) {
 	defer func() {
-		h.mu.Lock()
-		h.driving = false
-		done := h.driveDone
-		h.driveDone = nil
-		h.mu.Unlock()
+		done := h.run.endDrive()
 		// A bash command the user ran during the run joins the transcript
 		// now, so it is saved even if no prompt follows (pi holds it for
 		// the next prompt and loses it when none comes).
@@ -74,9 +70,7 @@ func (h *Host) drive(run func()) {
 		// progress, so a client that sees it may prompt at once.
 		last := h.LastAssistant()
 		h.emit(api.AgentSettled{Aborted: last != nil && last.StopReason == llm.StopAborted})
-		if done != nil {
-			close(done)
-		}
+		close(done)
 	}()
 	for run != nil {
 		run()
@@ -129,31 +123,13 @@ func (h *Host) afterRunGuarded() (next func()) {
 }
 
 // settle reports whether a prompt is in progress: streaming, waiting to
-// retry or compacting. It first waits out the moment after a run's
-// agent_end, while the agent winds down and the drive decides there is
-// nothing more to do: a client that has seen agent_end may prompt at once.
+// retry or compacting. It first waits out runSettling, the moment after a
+// run's agent_end while the agent winds down and the drive decides there
+// is nothing more to do: a client that has seen agent_end may prompt at
+// once. ctx ending counts as in progress.
 func (h *Host) settle(ctx context.Context) bool {
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for {
-		streaming := h.agent.IsStreaming()
-		h.mu.Lock()
-		driving, ended, done := h.driving, h.runEnded, h.driveDone
-		pausing := h.retryCancel != nil || h.compactCancel != nil || h.compactPending != nil
-		h.mu.Unlock()
-		switch {
-		case streaming && !ended, pausing:
-			return true
-		case !streaming && !driving:
-			return false
-		}
-		select {
-		case <-done:
-		case <-t.C:
-		case <-ctx.Done():
-			return true
-		}
-	}
+	p, ok := h.run.await(ctx, func(p runPhase) bool { return p != runSettling })
+	return !ok || p != runIdle
 }
 
 // afterRun looks at how the run ended and returns the next part to run,
@@ -246,13 +222,9 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 	h.dropLastAssistant()
 
 	ctx, cancel := context.WithCancel(h.ctx)
-	h.mu.Lock()
-	h.retryCancel = cancel
-	h.mu.Unlock()
+	h.run.waitRetry(cancel)
 	defer func() {
-		h.mu.Lock()
-		h.retryCancel = nil
-		h.mu.Unlock()
+		h.run.retryOver()
 		cancel()
 	}()
 	t := time.NewTimer(delay)
@@ -307,11 +279,7 @@ func (h *Host) dropLastAssistant() {
 // AbortRetry cancels a retry's wait; the prompt then ends with
 // auto_retry_end success false.
 func (h *Host) AbortRetry(context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.retryCancel != nil {
-		h.retryCancel()
-	}
+	h.run.cancelRetry()
 	return nil
 }
 
@@ -471,19 +439,14 @@ var errCompactionAborted = errors.New("Compaction cancelled")
 func (h *Host) summaryWork(ctx context.Context) (_ context.Context, release func(), ok bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.compactCancel != nil {
+	if !h.run.claimSummary(func() { cancel(errCompactionAborted) }) {
 		stop()
 		cancel(nil)
 		return ctx, nil, false
 	}
-	h.compactCancel = func() { cancel(errCompactionAborted) }
 	return ctx, func() {
 		stop()
-		h.mu.Lock()
-		h.compactCancel = nil
-		h.mu.Unlock()
+		h.run.releaseSummary()
 		cancel(nil)
 	}, true
 }
@@ -612,22 +575,17 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	if err := h.Abort(ctx); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	if h.compactPending != nil || h.compactCancel != nil {
-		h.mu.Unlock()
-		return nil, errors.New("A compaction is already running")
-	}
 	// An abort read right behind compact must reach it even before the
 	// summariser has started.
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &manualCompaction{done: make(chan struct{}), cancel: func() { cancel(errCompactionAborted) }}
-	h.compactPending = c
-	h.mu.Unlock()
+	if !h.run.registerManual(c) {
+		cancel(nil)
+		return nil, errors.New("A compaction is already running")
+	}
 	return func() (api.CompactionResult, error) {
 		defer func() {
-			h.mu.Lock()
-			h.compactPending = nil
-			h.mu.Unlock()
+			h.run.endManual()
 			// A prompt waiting for this compaction starts once compact's
 			// answer is out, so the client reads that answer before the
 			// prompt's events.
@@ -657,19 +615,12 @@ type manualCompaction struct {
 
 // waitingPrompt is a prompt that waits for a manual compaction to end.
 type waitingPrompt struct {
-	aborted bool // an abort arrived while it waited; guarded by Host.mu
+	aborted bool // an abort arrived while it waited; guarded by runState.mu
 }
 
 // pendingCompaction is the channel closed when the registered manual
 // compaction ends, or nil.
-func (h *Host) pendingCompaction() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.compactPending == nil {
-		return nil
-	}
-	return h.compactPending.done
-}
+func (h *Host) pendingCompaction() <-chan struct{} { return h.run.manualDone() }
 
 // latestCompaction is the time of the newest compaction on the path.
 func latestCompaction(path []session.Entry) (int64, bool) {
@@ -685,11 +636,7 @@ func latestCompaction(path []session.Entry) (int64, bool) {
 	return 0, false
 }
 
-func (h *Host) compacting() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.compactCancel != nil
-}
+func (h *Host) compacting() bool { return h.run.compacting() }
 
 func (h *Host) autoCompaction() bool {
 	h.mu.Lock()

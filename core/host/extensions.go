@@ -95,15 +95,10 @@ func (h *Host) startExtensions() {
 // WaitIdle returns once no prompt is in progress (or ctx ends, or the
 // host closes).
 func (h *Host) WaitIdle(ctx context.Context) {
-	for h.settle(ctx) && h.ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.ctx.Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.ctx, cancel)()
+	h.run.await(ctx, func(p runPhase) bool { return p == runIdle })
 }
 
 // extensionsFirst waits for the extensions to load before a command that
@@ -172,10 +167,7 @@ func (h *Host) extSnapshot() *ext.State {
 		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters})
 	}
 	cmds := h.commands()
-	busy := h.agent.IsStreaming()
-	h.mu.Lock()
-	busy = busy || h.driving
-	h.mu.Unlock()
+	busy := h.agent.IsStreaming() || h.run.driving()
 	fields := map[string]any{
 		"cwd":             h.opts.Cwd,
 		"model":           model,

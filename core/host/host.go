@@ -102,6 +102,9 @@ type Host struct {
 	runs   sync.WaitGroup // prompt runs started by Prompt
 
 	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
+	// run is the prompt in progress: its run plus the retries and
+	// compactions that follow it (runstate.go, drive.go).
+	run runState
 
 	mu    sync.Mutex // guards the fields below
 	store *session.Store
@@ -137,23 +140,11 @@ type Host struct {
 	templates []resources.Template
 	skills    []resources.Skill
 
-	// A prompt in progress: its run plus the retries and compactions that
-	// follow it (drive.go).
-	driving            bool
-	runEnded           bool          // the agent's current run delivered agent_end
-	driveDone          chan struct{} // closed when the drive ends
+	// The drive's settings and counters (drive.go).
 	retrySettings      RetrySettings
 	retryAttempt       int
-	retryCancel        context.CancelFunc // cancels a retry's wait
 	compactionSettings compaction.Settings
-	compactCancel      func() // aborts the running compaction
-	// compactPending is the manual compaction registered by StartCompact,
-	// until it ends; nil when there is none.
-	compactPending *manualCompaction
-	// waitingPrompt is a prompt accepted during a manual compaction, until
-	// its run is claimed.
-	waitingPrompt *waitingPrompt
-	overflowTried bool // one compact-and-retry per overflow
+	overflowTried      bool // one compact-and-retry per overflow
 	// nextTurn are extension messages (sendMessage with deliverAs
 	// "nextTurn") that join the next prompt.
 	nextTurn []llm.Message
@@ -315,10 +306,8 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 	case agent.EventAgentStart, agent.EventAgentEnd:
 		// The agent still counts as streaming for a moment after it
 		// delivered agent_end; a client that saw agent_end must be able
-		// to prompt at once (see settle).
-		h.mu.Lock()
-		h.runEnded = ev.Type == agent.EventAgentEnd
-		h.mu.Unlock()
+		// to prompt at once, so the prompt settles (see settle).
+		h.run.agentEvent(ev.Type == agent.EventAgentEnd)
 	}
 	if ev.Type == agent.EventAgentEnd {
 		ev.WillRetry = h.willContinue(ev.Messages)
@@ -355,9 +344,18 @@ func (h *Host) Store() *session.Store {
 	return h.store
 }
 
-// Run sends one user message and waits for the run to end.
+// Run sends one user message and waits for the run to end, without the
+// retries and compactions a prompt's drive adds.
 func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
-	return h.agent.Prompt(ctx, llm.UserText(text, images...))
+	run, err := h.run.beginDrive(func() (func(), error) {
+		return h.agent.StartPrompt(ctx, llm.UserText(text, images...))
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { close(h.run.endDrive()) }()
+	run()
+	return nil
 }
 
 // LastAssistantText is the text of the latest assistant message, and
@@ -390,13 +388,8 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.bashCancel != nil {
 		h.bashCancel()
 	}
-	if h.retryCancel != nil {
-		h.retryCancel()
-	}
-	if h.compactCancel != nil {
-		h.compactCancel()
-	}
 	h.mu.Unlock()
+	h.run.cancelPauses()
 	done := make(chan struct{})
 	go func() {
 		h.runs.Wait()
