@@ -108,11 +108,11 @@ func (h *Host) leftoverQueue() func() {
 func (h *Host) afterRunGuarded() (next func()) {
 	defer h.survive("the prompt's retry or compaction", func(err error) {
 		next = nil
-		h.mu.Lock()
+		h.driveMu.Lock()
 		h.overflowTried = false
 		attempt := h.retryAttempt
 		h.retryAttempt = 0
-		h.mu.Unlock()
+		h.driveMu.Unlock()
 		if attempt > 0 {
 			// The retry the client was told about ends here; a later
 			// success must not report it.
@@ -172,10 +172,10 @@ func (h *Host) willContinue(msgs []llm.Message) bool {
 	if last == nil || last.StopReason != llm.StopError || h.ctx.Err() != nil {
 		return false
 	}
-	h.mu.Lock()
+	h.driveMu.Lock()
 	retry, attempt := h.retrySettings, h.retryAttempt
 	compact, overflowTried := h.compactionSettings, h.overflowTried
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if m := h.agent.Model(); m != nil && llm.IsContextOverflow(last, m.ContextWindow) {
 		return compact.Enabled && !overflowTried
 	}
@@ -185,10 +185,10 @@ func (h *Host) willContinue(msgs []llm.Message) bool {
 // retry handles a failed reply: handled is false when there is nothing
 // to retry (success, a permanent error, or retries off).
 func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	attempt := h.retryAttempt
 	settings := h.retrySettings
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if last.StopReason != llm.StopError {
 		if attempt > 0 {
 			h.setRetryAttempt(0)
@@ -262,9 +262,9 @@ func (h *Host) restart() (run func(), err error) {
 }
 
 func (h *Host) setRetryAttempt(n int) {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	h.retryAttempt = n
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 }
 
 // dropLastAssistant removes a failed reply from the context (not from
@@ -285,16 +285,16 @@ func (h *Host) AbortRetry(context.Context) error {
 
 // SetAutoRetry turns retrying transient failures on or off.
 func (h *Host) SetAutoRetry(_ context.Context, p api.EnabledParams) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	h.retrySettings.Enabled = p.Enabled
 	return nil
 }
 
 // SetAutoCompaction turns automatic compaction on or off.
 func (h *Host) SetAutoCompaction(_ context.Context, p api.EnabledParams) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	h.compactionSettings.Enabled = p.Enabled
 	return nil
 }
@@ -304,13 +304,13 @@ const overflowGaveUp = "Context overflow recovery failed after one compact-and-r
 // autoCompact compacts when the reply overflowed the context (then
 // retries it) or the context passed the threshold.
 func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	settings := h.compactionSettings
 	overflowTried := h.overflowTried
 	if last.StopReason != llm.StopError {
 		h.overflowTried = false
 	}
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if !settings.Enabled || last.StopReason == llm.StopAborted {
 		return nil
 	}
@@ -328,9 +328,9 @@ func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
 			h.compactionEnded("overflow", api.AutoCompactionEnd{ErrorMessage: overflowGaveUp})
 			return nil
 		}
-		h.mu.Lock()
+		h.driveMu.Lock()
 		h.overflowTried = true
-		h.mu.Unlock()
+		h.driveMu.Unlock()
 		h.dropLastAssistant()
 		if _, ok := h.compactWithEvents("overflow", true); !ok {
 			return nil
@@ -470,9 +470,9 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 		return nil, errors.New("A compaction is already running")
 	}
 	defer release()
-	h.mu.Lock()
+	h.driveMu.Lock()
 	settings := h.compactionSettings
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 
 	model := h.agent.Model()
 	if model == nil {
@@ -639,7 +639,7 @@ func latestCompaction(path []session.Entry) (int64, bool) {
 func (h *Host) compacting() bool { return h.run.compacting() }
 
 func (h *Host) autoCompaction() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	return h.compactionSettings.Enabled
 }

@@ -1227,13 +1227,9 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
-		h.mu.Lock()
-		h.nextTurn = append(h.nextTurn, msg)
-		h.mu.Unlock()
+		hold(&h.held, &h.held.nextTurn, llm.Message(msg))
 	case busy && noTurn:
-		h.mu.Lock()
-		h.pendingCustom = append(h.pendingCustom, msg)
-		h.mu.Unlock()
+		hold(&h.held, &h.held.custom, msg)
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
@@ -1259,7 +1255,7 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 // session and the transcript, each reported as a message; it says whether
 // there were any.
 func (h *Host) flushPendingCustom() bool {
-	pending := takeHeld(h, &h.pendingCustom)
+	pending := takeHeld(&h.held, &h.held.custom)
 	for _, msg := range pending {
 		h.appendCustom(msg)
 	}
@@ -1268,9 +1264,7 @@ func (h *Host) flushPendingCustom() bool {
 
 // pendingCustomCount is how many custom messages wait for the turn's end.
 func (h *Host) pendingCustomCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.pendingCustom)
+	return h.held.customCount()
 }
 
 // afterTurnEnd is the agent's AfterTurnEnd: the custom messages held

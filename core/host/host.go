@@ -117,37 +117,22 @@ type Host struct {
 	promptInputs json.RawMessage
 	// saveFailing: a session write failed and none has worked since.
 	saveFailing bool
-	client      api.Client
-	// allowed are the tools answered "Allow always" this session.
-	allowed map[string]bool
-	// settled are the ids of approved calls whose content the user
-	// changed, until their results are told so (takeUserVersion).
-	settled map[string]bool
-	// noDialogsTold: the client heard that it cannot answer approval
-	// questions (tellNoDialogs).
-	noDialogsTold bool
-	// pendingBash are bash results recorded during a run, added to the
-	// transcript before the next prompt so they never split a tool call
-	// from its result.
-	pendingBash []*llm.BashExecutionMessage
-	// pendingCustom are extension messages sent during a run with
-	// triggerTurn: false, added to the session when the turn ends (as in
-	// pi: never between a tool call and its result, and no turn of their
-	// own).
-	pendingCustom []*llm.CustomMessage
-	bashCancel    context.CancelFunc // the running bash command's, or nil
+	bashCancel  context.CancelFunc // the running bash command's, or nil
 
 	templates []resources.Template
 	skills    []resources.Skill
 
 	// The drive's settings and counters (drive.go).
+	driveMu            sync.Mutex // guards the four fields below
 	retrySettings      RetrySettings
 	retryAttempt       int
 	compactionSettings compaction.Settings
 	overflowTried      bool // one compact-and-retry per overflow
-	// nextTurn are extension messages (sendMessage with deliverAs
-	// "nextTurn") that join the next prompt.
-	nextTurn []llm.Message
+
+	clientMu sync.Mutex   // guards client
+	client   api.Client   // receives the host's UI requests (Bind)
+	approval approvalMemo // what the approval gate remembers (approval.go)
+	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
 	extWG sync.WaitGroup // extension work the host started
@@ -175,7 +160,7 @@ func New(opts Options) (*Host, error) {
 		opts.Report = func(error) {}
 	}
 	h := &Host{
-		opts: opts, store: opts.Store, allowed: map[string]bool{}, settled: map[string]bool{},
+		opts: opts, store: opts.Store,
 		retrySettings:      opts.Settings.retrySettings(),
 		compactionSettings: opts.Settings.compactionSettings(),
 	}

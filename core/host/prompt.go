@@ -70,9 +70,9 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err != nil {
 		return err
 	}
-	h.mu.Lock()
+	h.driveMu.Lock()
 	h.overflowTried = false
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
 	return nil
 }
@@ -90,7 +90,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
 	base, baseJSON := h.refreshSystemPrompt()
-	extra := takeHeld(h, &h.nextTurn)
+	extra := takeHeld(&h.held, &h.held.nextTurn)
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
 	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
@@ -109,9 +109,9 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	if err := h.run.beginWaiting(w); err != nil {
 		return err // another prompt already waits for the compaction
 	}
-	h.mu.Lock()
+	h.driveMu.Lock()
 	h.overflowTried = false
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	api.AfterResponse(ctx, func() {
 		// With a nil run, drive only ends the prompt.
 		h.runs.Go(func() { h.drive(h.awaitCompaction(done, w, msg)) })
