@@ -106,7 +106,7 @@ type Host struct {
 	// compactions that follow it (runstate.go, drive.go).
 	run runState
 
-	mu    sync.Mutex // guards the fields below
+	mu    sync.Mutex // guards the fields below, through skills
 	store *session.Store
 	// sections are the system prompt's named parts, which system
 	// messages record (see withSystem).
@@ -129,8 +129,9 @@ type Host struct {
 	compactionSettings compaction.Settings
 	overflowTried      bool // one compact-and-retry per overflow
 
-	clientMu sync.Mutex   // guards client
-	client   api.Client   // receives the host's UI requests (Bind)
+	clientMu sync.Mutex // guards client
+	client   api.Client // receives the host's UI requests (Bind)
+
 	approval approvalMemo // what the approval gate remembers (approval.go)
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
