@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/fanout"
 )
 
 // QueueMode says how many queued messages one interruption point delivers
@@ -134,13 +135,7 @@ type Agent struct {
 	steerMode    QueueMode
 	followUpMode QueueMode
 
-	subMu  sync.Mutex // guards subs and nextSub
-	subs   map[int]Sink
-	subIDs []int // subscription order
-	// sinkList is subs in subscription order, rebuilt on every change
-	// and never modified in place, so emit reads it without copying.
-	sinkList []Sink
-	nextSub  int
+	subs fanout.Fanout[Event] // the sinks, in subscription order
 }
 
 // New returns an idle agent with an empty transcript and thinking off.
@@ -155,7 +150,6 @@ func New(cfg Config) *Agent {
 		toolExec:     cfg.ToolExecution,
 		steerMode:    cfg.SteeringMode,
 		followUpMode: cfg.FollowUpMode,
-		subs:         make(map[int]Sink),
 	}
 	if a.toolExec == "" {
 		a.toolExec = ToolsParallel
@@ -186,37 +180,7 @@ func DefaultConvertToLLM(msgs []llm.Message) []llm.Message {
 // agent's own state reflects the event. Events carry shared messages:
 // sinks must not modify them. The returned func removes the sink.
 func (a *Agent) Subscribe(s Sink) (unsubscribe func()) {
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
-	id := a.nextSub
-	a.nextSub++
-	a.subs[id] = s
-	a.subIDs = append(a.subIDs, id)
-	a.rebuildSinks()
-	return func() {
-		a.subMu.Lock()
-		defer a.subMu.Unlock()
-		delete(a.subs, id)
-		a.subIDs = slices.DeleteFunc(a.subIDs, func(x int) bool { return x == id })
-		a.rebuildSinks()
-	}
-}
-
-// rebuildSinks makes a new sinkList; a.subMu is held.
-func (a *Agent) rebuildSinks() {
-	out := make([]Sink, 0, len(a.subIDs))
-	for _, id := range a.subIDs {
-		out = append(out, a.subs[id])
-	}
-	a.sinkList = out
-}
-
-// sinks returns the sinks in subscription order. The slice is shared and
-// must not be modified.
-func (a *Agent) sinks() []Sink {
-	a.subMu.Lock()
-	defer a.subMu.Unlock()
-	return a.sinkList
+	return a.subs.Subscribe(func(ev Event) { a.deliver(s, ev) })
 }
 
 func (a *Agent) report(format string, args ...any) {
@@ -247,9 +211,7 @@ func (a *Agent) emit(ev Event) {
 		a.streamingMsg = nil
 	}
 	a.mu.Unlock()
-	for _, s := range a.sinks() {
-		a.deliver(s, ev)
-	}
+	a.subs.Emit(ev)
 }
 
 func (a *Agent) deliver(s Sink, ev Event) {

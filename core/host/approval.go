@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
@@ -24,6 +25,63 @@ const (
 	ApprovalWrites ApprovalMode = "writes" // edit, write and bash ask
 	ApprovalAll    ApprovalMode = "all"    // every tool asks
 )
+
+// approvalMemo is what the approval gate remembers this session.
+type approvalMemo struct {
+	mu sync.Mutex // guards the fields below
+	// allowed are the tools answered "Allow always".
+	allowed map[string]bool
+	// settled are the ids of approved calls whose content the user
+	// changed, until their results are told so (takeUserVersion).
+	settled map[string]bool
+	// noDialogsTold: the client heard that it cannot answer approval
+	// questions (tellNoDialogs).
+	noDialogsTold bool
+}
+
+func (m *approvalMemo) allowedAlways(tool string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.allowed[tool]
+}
+
+func (m *approvalMemo) allowAlways(tool string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.allowed == nil {
+		m.allowed = map[string]bool{}
+	}
+	m.allowed[tool] = true
+}
+
+// markSettled records that the user changed call id's content.
+func (m *approvalMemo) markSettled(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.settled == nil {
+		m.settled = map[string]bool{}
+	}
+	m.settled[id] = true
+}
+
+// takeSettled reports and forgets whether call id's content was changed.
+func (m *approvalMemo) takeSettled(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	settled := m.settled[id]
+	delete(m.settled, id)
+	return settled
+}
+
+// firstNoDialogs reports whether the client has not yet been told it
+// cannot answer, and marks it told.
+func (m *approvalMemo) firstNoDialogs() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	told := m.noDialogsTold
+	m.noDialogsTold = true
+	return !told
+}
 
 // ParseApproval reads an --approval value ("" is off).
 func ParseApproval(s string) (ApprovalMode, error) {
@@ -84,14 +142,14 @@ type ApprovalDetails struct {
 // Bind sets the client that receives the host's UI requests (approval
 // questions); nil detaches it, after which questions are answered Deny.
 func (h *Host) Bind(c api.Client) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.clientMu.Lock()
+	defer h.clientMu.Unlock()
 	h.client = c
 }
 
 func (h *Host) uiClient() api.Client {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.clientMu.Lock()
+	defer h.clientMu.Unlock()
 	return h.client
 }
 
@@ -106,9 +164,7 @@ func (h *Host) needsApproval(tool string) bool {
 	default:
 		return false
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return !h.allowed[tool]
+	return !h.approval.allowedAlways(tool)
 }
 
 // approve is the agent's BeforeToolCall: it asks the client and blocks the
@@ -155,9 +211,7 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	switch *resp.Value {
 	case AnswerAllow:
 	case AnswerAllowAlways:
-		h.mu.Lock()
-		h.allowed[call.Name] = true
-		h.mu.Unlock()
+		h.approval.allowAlways(call.Name)
 	default:
 		return true, deniedReason
 	}
@@ -192,20 +246,14 @@ func (h *Host) takeUserVersion(call *agent.Call, p tools.Preview, content string
 		return
 	}
 	call.Args = args
-	h.mu.Lock()
-	h.settled[call.ID] = true
-	h.mu.Unlock()
+	h.approval.markSettled(call.ID)
 }
 
 // tellSettled adds to the result of a call the user changed (see
 // takeUserVersion) that the file holds the user's version, not the
 // model's, or that neither was applied.
 func (h *Host) tellSettled(call agent.Call, res agent.Result) agent.Result {
-	h.mu.Lock()
-	settled := h.settled[call.ID]
-	delete(h.settled, call.ID)
-	h.mu.Unlock()
-	if !settled {
+	if !h.approval.takeSettled(call.ID) {
 		return res
 	}
 	note := settledNote
@@ -280,11 +328,7 @@ func approvalTitle(call agent.Call, t tools.Target) string {
 // tellNoDialogs tells the client and the log, once per host, that gated
 // tool calls are not run because the client cannot show the questions.
 func (h *Host) tellNoDialogs(c api.Client) {
-	h.mu.Lock()
-	told := h.noDialogsTold
-	h.noDialogsTold = true
-	h.mu.Unlock()
-	if told {
+	if !h.approval.firstNoDialogs() {
 		return
 	}
 	msg := fmt.Sprintf("tool calls that need approval (--approval %s) are not run: this client cannot show approval dialogs; "+

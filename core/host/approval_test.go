@@ -21,7 +21,7 @@ import (
 func TestApprovalTakesTheUserVersion(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644))
-	h := &Host{settled: map[string]bool{}}
+	h := &Host{}
 	edit := json.RawMessage(`{"path":"a.txt","edits":[{"oldText":"two","newText":"2"}]}`)
 	p, ok := tools.PreviewChange(context.Background(), dir, tools.NameEdit, edit)
 	require.True(t, ok)
@@ -49,5 +49,5 @@ func TestApprovalTakesTheUserVersion(t *testing.T) {
 	bash := &agent.Call{ID: "b1", Name: tools.NameBash, Args: json.RawMessage(`{"command":"true"}`)}
 	h.takeUserVersion(bash, tools.Preview{}, "echo other")
 	assert.Equal(t, `{"command":"true"}`, string(bash.Args))
-	assert.Empty(t, h.settled)
+	assert.Empty(t, h.approval.settled)
 }

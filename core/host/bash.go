@@ -128,9 +128,7 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 		return
 	}
 	if h.agent.IsStreaming() {
-		h.mu.Lock()
-		h.pendingBash = append(h.pendingBash, m)
-		h.mu.Unlock()
+		hold(&h.held, &h.held.bash, m)
 		return
 	}
 	h.appendMessage(m)
@@ -139,19 +137,9 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 // flushPendingBash adds bash results held during a run (called when the
 // run settles, and before the next prompt starts).
 func (h *Host) flushPendingBash() {
-	for _, m := range takeHeld(h, &h.pendingBash) {
+	for _, m := range takeHeld(&h.held, &h.held.bash) {
 		h.appendMessage(m)
 	}
-}
-
-// takeHeld empties a list of messages held during a run (guarded by
-// h.mu) and returns what it held.
-func takeHeld[M llm.Message](h *Host, held *[]M) []M {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := *held
-	*held = nil
-	return out
 }
 
 // appendMessage adds a message outside a run to the transcript and the

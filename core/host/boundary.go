@@ -112,12 +112,11 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
 	pending := append(steer, follow...)
-	h.mu.Lock()
-	held := len(h.pendingCustom)
-	for _, m := range h.pendingCustom {
+	custom := h.held.customNow()
+	held := len(custom)
+	for _, m := range custom {
 		pending = append(pending, m)
 	}
-	h.mu.Unlock()
 	can := canContinue(event, llmMsgs, len(pending)-held, held)
 	return map[string]any{
 		"contextEntries":  ctxEntries,

@@ -56,11 +56,7 @@ func DefaultRetrySettings() RetrySettings {
 // the run. It runs in a goroutine the host owns.
 func (h *Host) drive(run func()) {
 	defer func() {
-		h.mu.Lock()
-		h.driving = false
-		done := h.driveDone
-		h.driveDone = nil
-		h.mu.Unlock()
+		done := h.run.endDrive()
 		// A bash command the user ran during the run joins the transcript
 		// now, so it is saved even if no prompt follows (pi holds it for
 		// the next prompt and loses it when none comes).
@@ -74,9 +70,7 @@ func (h *Host) drive(run func()) {
 		// progress, so a client that sees it may prompt at once.
 		last := h.LastAssistant()
 		h.emit(api.AgentSettled{Aborted: last != nil && last.StopReason == llm.StopAborted})
-		if done != nil {
-			close(done)
-		}
+		close(done)
 	}()
 	for run != nil {
 		run()
@@ -114,11 +108,11 @@ func (h *Host) leftoverQueue() func() {
 func (h *Host) afterRunGuarded() (next func()) {
 	defer h.survive("the prompt's retry or compaction", func(err error) {
 		next = nil
-		h.mu.Lock()
+		h.driveMu.Lock()
 		h.overflowTried = false
 		attempt := h.retryAttempt
 		h.retryAttempt = 0
-		h.mu.Unlock()
+		h.driveMu.Unlock()
 		if attempt > 0 {
 			// The retry the client was told about ends here; a later
 			// success must not report it.
@@ -129,31 +123,13 @@ func (h *Host) afterRunGuarded() (next func()) {
 }
 
 // settle reports whether a prompt is in progress: streaming, waiting to
-// retry or compacting. It first waits out the moment after a run's
-// agent_end, while the agent winds down and the drive decides there is
-// nothing more to do: a client that has seen agent_end may prompt at once.
+// retry or compacting. It first waits out runSettling, the moment after a
+// run's agent_end while the agent winds down and the drive decides there
+// is nothing more to do: a client that has seen agent_end may prompt at
+// once. ctx ending counts as in progress.
 func (h *Host) settle(ctx context.Context) bool {
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for {
-		streaming := h.agent.IsStreaming()
-		h.mu.Lock()
-		driving, ended, done := h.driving, h.runEnded, h.driveDone
-		pausing := h.retryCancel != nil || h.compactCancel != nil || h.compactPending != nil
-		h.mu.Unlock()
-		switch {
-		case streaming && !ended, pausing:
-			return true
-		case !streaming && !driving:
-			return false
-		}
-		select {
-		case <-done:
-		case <-t.C:
-		case <-ctx.Done():
-			return true
-		}
-	}
+	p, ok := h.run.await(ctx, func(p runPhase) bool { return p != runSettling })
+	return !ok || p != runIdle
 }
 
 // afterRun looks at how the run ended and returns the next part to run,
@@ -196,10 +172,10 @@ func (h *Host) willContinue(msgs []llm.Message) bool {
 	if last == nil || last.StopReason != llm.StopError || h.ctx.Err() != nil {
 		return false
 	}
-	h.mu.Lock()
+	h.driveMu.Lock()
 	retry, attempt := h.retrySettings, h.retryAttempt
 	compact, overflowTried := h.compactionSettings, h.overflowTried
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if m := h.agent.Model(); m != nil && llm.IsContextOverflow(last, m.ContextWindow) {
 		return compact.Enabled && !overflowTried
 	}
@@ -209,10 +185,10 @@ func (h *Host) willContinue(msgs []llm.Message) bool {
 // retry handles a failed reply: handled is false when there is nothing
 // to retry (success, a permanent error, or retries off).
 func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	attempt := h.retryAttempt
 	settings := h.retrySettings
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if last.StopReason != llm.StopError {
 		if attempt > 0 {
 			h.setRetryAttempt(0)
@@ -246,13 +222,9 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 	h.dropLastAssistant()
 
 	ctx, cancel := context.WithCancel(h.ctx)
-	h.mu.Lock()
-	h.retryCancel = cancel
-	h.mu.Unlock()
+	h.run.waitRetry(cancel)
 	defer func() {
-		h.mu.Lock()
-		h.retryCancel = nil
-		h.mu.Unlock()
+		h.run.retryOver()
 		cancel()
 	}()
 	t := time.NewTimer(delay)
@@ -290,9 +262,9 @@ func (h *Host) restart() (run func(), err error) {
 }
 
 func (h *Host) setRetryAttempt(n int) {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	h.retryAttempt = n
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 }
 
 // dropLastAssistant removes a failed reply from the context (not from
@@ -307,26 +279,22 @@ func (h *Host) dropLastAssistant() {
 // AbortRetry cancels a retry's wait; the prompt then ends with
 // auto_retry_end success false.
 func (h *Host) AbortRetry(context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.retryCancel != nil {
-		h.retryCancel()
-	}
+	h.run.cancelRetry()
 	return nil
 }
 
 // SetAutoRetry turns retrying transient failures on or off.
 func (h *Host) SetAutoRetry(_ context.Context, p api.EnabledParams) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	h.retrySettings.Enabled = p.Enabled
 	return nil
 }
 
 // SetAutoCompaction turns automatic compaction on or off.
 func (h *Host) SetAutoCompaction(_ context.Context, p api.EnabledParams) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	h.compactionSettings.Enabled = p.Enabled
 	return nil
 }
@@ -336,13 +304,13 @@ const overflowGaveUp = "Context overflow recovery failed after one compact-and-r
 // autoCompact compacts when the reply overflowed the context (then
 // retries it) or the context passed the threshold.
 func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	settings := h.compactionSettings
 	overflowTried := h.overflowTried
 	if last.StopReason != llm.StopError {
 		h.overflowTried = false
 	}
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	if !settings.Enabled || last.StopReason == llm.StopAborted {
 		return nil
 	}
@@ -360,9 +328,9 @@ func (h *Host) autoCompact(last *llm.AssistantMessage) func() {
 			h.compactionEnded("overflow", api.AutoCompactionEnd{ErrorMessage: overflowGaveUp})
 			return nil
 		}
-		h.mu.Lock()
+		h.driveMu.Lock()
 		h.overflowTried = true
-		h.mu.Unlock()
+		h.driveMu.Unlock()
 		h.dropLastAssistant()
 		if _, ok := h.compactWithEvents("overflow", true); !ok {
 			return nil
@@ -471,19 +439,14 @@ var errCompactionAborted = errors.New("Compaction cancelled")
 func (h *Host) summaryWork(ctx context.Context) (_ context.Context, release func(), ok bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.compactCancel != nil {
+	if !h.run.claimSummary(func() { cancel(errCompactionAborted) }) {
 		stop()
 		cancel(nil)
 		return ctx, nil, false
 	}
-	h.compactCancel = func() { cancel(errCompactionAborted) }
 	return ctx, func() {
 		stop()
-		h.mu.Lock()
-		h.compactCancel = nil
-		h.mu.Unlock()
+		h.run.releaseSummary()
 		cancel(nil)
 	}, true
 }
@@ -507,9 +470,9 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 		return nil, errors.New("A compaction is already running")
 	}
 	defer release()
-	h.mu.Lock()
+	h.driveMu.Lock()
 	settings := h.compactionSettings
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 
 	model := h.agent.Model()
 	if model == nil {
@@ -612,22 +575,17 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	if err := h.Abort(ctx); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	if h.compactPending != nil || h.compactCancel != nil {
-		h.mu.Unlock()
-		return nil, errors.New("A compaction is already running")
-	}
 	// An abort read right behind compact must reach it even before the
 	// summariser has started.
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &manualCompaction{done: make(chan struct{}), cancel: func() { cancel(errCompactionAborted) }}
-	h.compactPending = c
-	h.mu.Unlock()
+	if !h.run.registerManual(c) {
+		cancel(nil)
+		return nil, errors.New("A compaction is already running")
+	}
 	return func() (api.CompactionResult, error) {
 		defer func() {
-			h.mu.Lock()
-			h.compactPending = nil
-			h.mu.Unlock()
+			h.run.endManual()
 			// A prompt waiting for this compaction starts once compact's
 			// answer is out, so the client reads that answer before the
 			// prompt's events.
@@ -657,19 +615,12 @@ type manualCompaction struct {
 
 // waitingPrompt is a prompt that waits for a manual compaction to end.
 type waitingPrompt struct {
-	aborted bool // an abort arrived while it waited; guarded by Host.mu
+	aborted bool // an abort arrived while it waited; guarded by runState.mu
 }
 
 // pendingCompaction is the channel closed when the registered manual
 // compaction ends, or nil.
-func (h *Host) pendingCompaction() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.compactPending == nil {
-		return nil
-	}
-	return h.compactPending.done
-}
+func (h *Host) pendingCompaction() <-chan struct{} { return h.run.manualDone() }
 
 // latestCompaction is the time of the newest compaction on the path.
 func latestCompaction(path []session.Entry) (int64, bool) {
@@ -685,14 +636,10 @@ func latestCompaction(path []session.Entry) (int64, bool) {
 	return 0, false
 }
 
-func (h *Host) compacting() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.compactCancel != nil
-}
+func (h *Host) compacting() bool { return h.run.compacting() }
 
 func (h *Host) autoCompaction() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.driveMu.Lock()
+	defer h.driveMu.Unlock()
 	return h.compactionSettings.Enabled
 }

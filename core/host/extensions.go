@@ -95,15 +95,10 @@ func (h *Host) startExtensions() {
 // WaitIdle returns once no prompt is in progress (or ctx ends, or the
 // host closes).
 func (h *Host) WaitIdle(ctx context.Context) {
-	for h.settle(ctx) && h.ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.ctx.Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.ctx, cancel)()
+	h.run.await(ctx, func(p runPhase) bool { return p == runIdle })
 }
 
 // extensionsFirst waits for the extensions to load before a command that
@@ -172,10 +167,7 @@ func (h *Host) extSnapshot() *ext.State {
 		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters})
 	}
 	cmds := h.commands()
-	busy := h.agent.IsStreaming()
-	h.mu.Lock()
-	busy = busy || h.driving
-	h.mu.Unlock()
+	busy := h.agent.IsStreaming() || h.run.driving()
 	fields := map[string]any{
 		"cwd":             h.opts.Cwd,
 		"model":           model,
@@ -1235,13 +1227,9 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
-		h.mu.Lock()
-		h.nextTurn = append(h.nextTurn, msg)
-		h.mu.Unlock()
+		hold(&h.held, &h.held.nextTurn, llm.Message(msg))
 	case busy && noTurn:
-		h.mu.Lock()
-		h.pendingCustom = append(h.pendingCustom, msg)
-		h.mu.Unlock()
+		hold(&h.held, &h.held.custom, msg)
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
@@ -1267,7 +1255,7 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 // session and the transcript, each reported as a message; it says whether
 // there were any.
 func (h *Host) flushPendingCustom() bool {
-	pending := takeHeld(h, &h.pendingCustom)
+	pending := takeHeld(&h.held, &h.held.custom)
 	for _, msg := range pending {
 		h.appendCustom(msg)
 	}
@@ -1276,9 +1264,7 @@ func (h *Host) flushPendingCustom() bool {
 
 // pendingCustomCount is how many custom messages wait for the turn's end.
 func (h *Host) pendingCustomCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.pendingCustom)
+	return h.held.customCount()
 }
 
 // afterTurnEnd is the agent's AfterTurnEnd: the custom messages held

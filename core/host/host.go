@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -18,6 +16,7 @@ import (
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
+	"github.com/gopi-dev/gopi/internal/fanout"
 )
 
 // Options configure a [Host].
@@ -102,7 +101,12 @@ type Host struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup // prompt runs started by Prompt
 
-	mu    sync.Mutex // guards the fields below
+	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
+	// run is the prompt in progress: its run plus the retries and
+	// compactions that follow it (runstate.go, drive.go).
+	run runState
+
+	mu    sync.Mutex // guards the fields below, through skills
 	store *session.Store
 	// sections are the system prompt's named parts, which system
 	// messages record (see withSystem).
@@ -113,54 +117,23 @@ type Host struct {
 	promptInputs json.RawMessage
 	// saveFailing: a session write failed and none has worked since.
 	saveFailing bool
-	subs        map[int]func(api.Event)
-	next        int
-	// subList is subs in subscription order, rebuilt on every change
-	// and never modified in place, so emit reads it without copying.
-	subList []func(api.Event)
-	client  api.Client
-	// allowed are the tools answered "Allow always" this session.
-	allowed map[string]bool
-	// settled are the ids of approved calls whose content the user
-	// changed, until their results are told so (takeUserVersion).
-	settled map[string]bool
-	// noDialogsTold: the client heard that it cannot answer approval
-	// questions (tellNoDialogs).
-	noDialogsTold bool
-	// pendingBash are bash results recorded during a run, added to the
-	// transcript before the next prompt so they never split a tool call
-	// from its result.
-	pendingBash []*llm.BashExecutionMessage
-	// pendingCustom are extension messages sent during a run with
-	// triggerTurn: false, added to the session when the turn ends (as in
-	// pi: never between a tool call and its result, and no turn of their
-	// own).
-	pendingCustom []*llm.CustomMessage
-	bashCancel    context.CancelFunc // the running bash command's, or nil
+	bashCancel  context.CancelFunc // the running bash command's, or nil
 
 	templates []resources.Template
 	skills    []resources.Skill
 
-	// A prompt in progress: its run plus the retries and compactions that
-	// follow it (drive.go).
-	driving            bool
-	runEnded           bool          // the agent's current run delivered agent_end
-	driveDone          chan struct{} // closed when the drive ends
+	// The drive's settings and counters (drive.go).
+	driveMu            sync.Mutex // guards the four fields below
 	retrySettings      RetrySettings
 	retryAttempt       int
-	retryCancel        context.CancelFunc // cancels a retry's wait
 	compactionSettings compaction.Settings
-	compactCancel      func() // aborts the running compaction
-	// compactPending is the manual compaction registered by StartCompact,
-	// until it ends; nil when there is none.
-	compactPending *manualCompaction
-	// waitingPrompt is a prompt accepted during a manual compaction, until
-	// its run is claimed.
-	waitingPrompt *waitingPrompt
-	overflowTried bool // one compact-and-retry per overflow
-	// nextTurn are extension messages (sendMessage with deliverAs
-	// "nextTurn") that join the next prompt.
-	nextTurn []llm.Message
+	overflowTried      bool // one compact-and-retry per overflow
+
+	clientMu sync.Mutex // guards client
+	client   api.Client // receives the host's UI requests (Bind)
+
+	approval approvalMemo // what the approval gate remembers (approval.go)
+	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
 	extWG sync.WaitGroup // extension work the host started
@@ -188,7 +161,7 @@ func New(opts Options) (*Host, error) {
 		opts.Report = func(error) {}
 	}
 	h := &Host{
-		opts: opts, store: opts.Store, subs: map[int]func(api.Event){}, allowed: map[string]bool{}, settled: map[string]bool{},
+		opts: opts, store: opts.Store,
 		retrySettings:      opts.Settings.retrySettings(),
 		compactionSettings: opts.Settings.compactionSettings(),
 	}
@@ -319,10 +292,8 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 	case agent.EventAgentStart, agent.EventAgentEnd:
 		// The agent still counts as streaming for a moment after it
 		// delivered agent_end; a client that saw agent_end must be able
-		// to prompt at once (see settle).
-		h.mu.Lock()
-		h.runEnded = ev.Type == agent.EventAgentEnd
-		h.mu.Unlock()
+		// to prompt at once, so the prompt settles (see settle).
+		h.run.agentEvent(ev.Type == agent.EventAgentEnd)
 	}
 	if ev.Type == agent.EventAgentEnd {
 		ev.WillRetry = h.willContinue(ev.Messages)
@@ -338,40 +309,15 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 }
 
 func (h *Host) emit(ev api.Event) {
-	h.mu.Lock()
-	subs := h.subList
-	h.mu.Unlock()
-	for _, s := range subs {
-		s(ev)
-	}
+	h.subs.Emit(ev)
 	h.notifyExtensions(ev)
 }
 
 // Subscribe registers f for every event; the returned func removes it.
 func (h *Host) Subscribe(f func(api.Event)) func() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	id := h.next
-	h.next++
-	h.subs[id] = f
-	h.rebuildSubs()
+	unsubscribe := h.subs.Subscribe(f)
 	h.subscribedOnce.Do(func() { close(h.subscribed) })
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs, id)
-		h.rebuildSubs()
-	}
-}
-
-// rebuildSubs makes a new subList, in subscription order; h.mu is held.
-func (h *Host) rebuildSubs() {
-	ids := slices.Sorted(maps.Keys(h.subs))
-	out := make([]func(api.Event), 0, len(ids))
-	for _, id := range ids {
-		out = append(out, h.subs[id])
-	}
-	h.subList = out
+	return unsubscribe
 }
 
 // Agent exposes the agent (for modes that drive it directly).
@@ -384,9 +330,18 @@ func (h *Host) Store() *session.Store {
 	return h.store
 }
 
-// Run sends one user message and waits for the run to end.
+// Run sends one user message and waits for the run to end, without the
+// retries and compactions a prompt's drive adds.
 func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
-	return h.agent.Prompt(ctx, llm.UserText(text, images...))
+	run, err := h.run.beginDrive(func() (func(), error) {
+		return h.agent.StartPrompt(ctx, llm.UserText(text, images...))
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { close(h.run.endDrive()) }()
+	run()
+	return nil
 }
 
 // LastAssistantText is the text of the latest assistant message, and
@@ -419,13 +374,8 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.bashCancel != nil {
 		h.bashCancel()
 	}
-	if h.retryCancel != nil {
-		h.retryCancel()
-	}
-	if h.compactCancel != nil {
-		h.compactCancel()
-	}
 	h.mu.Unlock()
+	h.run.cancelPauses()
 	done := make(chan struct{})
 	go func() {
 		h.runs.Wait()

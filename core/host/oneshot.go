@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
@@ -20,23 +19,14 @@ func (h *Host) PromptAndWait(ctx context.Context, text string, images []llm.Imag
 	stop := context.AfterFunc(ctx, func() { _ = h.Abort(context.Background()) })
 	defer stop()
 	for {
-		h.mu.Lock()
-		done := h.driveDone
-		h.mu.Unlock()
-		if done == nil && !h.settle(ctx) {
+		// A drive's end is its done channel (closed after agent_settled);
+		// without a drive, the next change of the run state.
+		p, done, wait := h.run.state()
+		switch {
+		case done != nil:
+			wait = done
+		case p == runIdle:
 			return ctx.Err()
-		}
-		wait := done
-		if wait == nil {
-			// Between runs (a queued message about to start): look again soon.
-			t := time.NewTimer(5 * time.Millisecond)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			}
-			continue
 		}
 		select {
 		case <-wait:

@@ -61,7 +61,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 		return err
 	}
 	msgs := h.runMessages(ctx, msg)
-	run, err := h.agent.StartPrompt(h.ctx, msgs...)
+	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
 		_, err := h.queue(p.StreamingBehavior, msg)
@@ -70,11 +70,9 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err != nil {
 		return err
 	}
-	h.mu.Lock()
-	h.driving = true
-	h.driveDone = make(chan struct{})
+	h.driveMu.Lock()
 	h.overflowTried = false
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
 	return nil
 }
@@ -92,7 +90,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
 	base, baseJSON := h.refreshSystemPrompt()
-	extra := takeHeld(h, &h.nextTurn)
+	extra := takeHeld(&h.held, &h.held.nextTurn)
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
 	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
@@ -107,17 +105,13 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	if h.driving {
-		h.mu.Unlock()
-		return errStreaming // another prompt already waits for the compaction
-	}
-	h.driving = true
-	h.driveDone = make(chan struct{})
-	h.overflowTried = false
 	w := &waitingPrompt{}
-	h.waitingPrompt = w
-	h.mu.Unlock()
+	if err := h.run.beginWaiting(w); err != nil {
+		return err // another prompt already waits for the compaction
+	}
+	h.driveMu.Lock()
+	h.overflowTried = false
+	h.driveMu.Unlock()
 	api.AfterResponse(ctx, func() {
 		// With a nil run, drive only ends the prompt.
 		h.runs.Go(func() { h.drive(h.awaitCompaction(done, w, msg)) })
@@ -129,13 +123,7 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 // behind and claims the prompt's run; nil when there is nothing to run
 // (the host closed, the claim failed, or a panic).
 func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.Message) (run func()) {
-	defer func() {
-		h.mu.Lock()
-		if h.waitingPrompt == w {
-			h.waitingPrompt = nil
-		}
-		h.mu.Unlock()
-	}()
+	defer h.run.dropWaiting(w)
 	defer h.survive("the prompt waiting for compaction", func(error) { run = nil })
 	select {
 	case <-done:
@@ -143,17 +131,14 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 		return nil
 	}
 	msgs := h.runMessages(h.ctx, msg)
-	// Claimed under h.mu, so an abort either marked the prompt before or
-	// finds its run.
-	h.mu.Lock()
-	h.waitingPrompt = nil
-	run, err := h.agent.StartPrompt(h.ctx, msgs...)
-	h.mu.Unlock()
+	// Claimed under the run state's lock, so an abort either marked the
+	// prompt before or finds its run.
+	run, aborted, err := h.run.claimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
 		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
 		return nil
 	}
-	if w.aborted {
+	if aborted {
 		// As when pi is aborted right after a prompt: the run starts and
 		// ends at once as aborted.
 		h.agent.Abort()
@@ -225,21 +210,7 @@ const abortWait = 10 * time.Second
 // Abort stops the running prompt and answers once the run has ended (its
 // agent_end is on the wire before the response, as in pi).
 func (h *Host) Abort(ctx context.Context) error {
-	h.mu.Lock()
-	done := h.driveDone
-	if h.retryCancel != nil {
-		h.retryCancel()
-	}
-	if h.compactCancel != nil {
-		h.compactCancel()
-	}
-	if h.compactPending != nil {
-		h.compactPending.cancel()
-	}
-	if h.waitingPrompt != nil {
-		h.waitingPrompt.aborted = true
-	}
-	h.mu.Unlock()
+	done := h.run.abort()
 	h.agent.Abort()
 	// Extensions' ctx.signal aborts with the run.
 	h.exts().Notify("runAbort", map[string]any{})

@@ -25,9 +25,9 @@ func (h *Host) summarize(ctx context.Context, reason string, attempt func() (com
 // outcome. A permanent failure, retries switched off or ctx ending stops
 // at once.
 func retrySummary[T any](ctx context.Context, h *Host, source, reason string, attempt func() (T, error)) (T, error) {
-	h.mu.Lock()
+	h.driveMu.Lock()
 	settings := h.retrySettings
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	retried := false
 	defer func() {
 		if retried {

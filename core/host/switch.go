@@ -151,10 +151,12 @@ func (h *Host) adopt(next *session.Store) error {
 	h.agent.ReplaceMessages(sc.Messages)
 	h.mu.Lock()
 	h.store = next
-	h.pendingBash = nil
+	h.mu.Unlock()
+	h.held.dropBash()
+	h.driveMu.Lock()
 	h.retryAttempt = 0
 	h.overflowTried = false
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 
 	model := h.agent.Model()
 	level := h.agent.ThinkingLevel()

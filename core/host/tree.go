@@ -201,9 +201,9 @@ func (h *Host) summarizeBranch(ctx context.Context, model *llm.Model, leaving []
 			return compaction.BranchSummary{}, fmt.Errorf("no API key for %s: %w", model.Provider, err)
 		}
 	}
-	h.mu.Lock()
+	h.driveMu.Lock()
 	reserve := h.compactionSettings.ReserveTokens
-	h.mu.Unlock()
+	h.driveMu.Unlock()
 	return retrySummary(ctx, h, "branchSummary", "", func() (compaction.BranchSummary, error) {
 		return compaction.SummarizeBranch(ctx, provider, model, auth, leaving, instructions, replace, reserve*8/10)
 	})
