@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,8 +10,6 @@ import (
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
 )
-
-var errBashRunning = errors.New("A bash command is already running; wait for it or send abort_bash.")
 
 // Bash runs a command for the user (not the model) and records it as a
 // bashExecution message, which reaches the model with the next prompt. No

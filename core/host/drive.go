@@ -430,8 +430,6 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 	}
 }
 
-var errCompactionAborted = errors.New("Compaction cancelled")
-
 // summaryWork claims the one slot compactions and tree navigations share
 // (pi's isCompacting): abort, or the host closing, cancels the returned
 // context with errCompactionAborted; release frees the slot. ok is false
@@ -451,10 +449,6 @@ func (h *Host) summaryWork(ctx context.Context) (_ context.Context, release func
 	}, true
 }
 
-// errNothingToCompact: the branch is too short to summarise anything (pi's
-// words, which clients may match).
-var errNothingToCompact = errors.New("Nothing to compact (session too small)")
-
 // overflowAsIs is compaction_end's note when an overflowed request cannot
 // be made smaller: it is tried once more as it is (as pi does), and a
 // second overflow ends the prompt with overflowGaveUp.
@@ -467,7 +461,7 @@ const overflowAsIs = "Nothing to compact (session too small); the request is tri
 func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*api.CompactionResult, error) {
 	ctx, release, ok := h.summaryWork(ctx)
 	if !ok {
-		return nil, errors.New("A compaction is already running")
+		return nil, errCompactionRunning
 	}
 	defer release()
 	h.driveMu.Lock()
@@ -476,7 +470,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 
 	model := h.agent.Model()
 	if model == nil {
-		return nil, errors.New("No model selected.")
+		return nil, errNoModelToCompact
 	}
 	provider, err := h.opts.Providers.Lookup(model.API)
 	if err != nil {
@@ -492,7 +486,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	prep, err := compaction.Prepare(store.Path(), settings)
 	switch {
 	case errors.Is(err, compaction.ErrAlreadyCompacted):
-		return nil, errors.New("Already compacted")
+		return nil, errAlreadyCompacted
 	case errors.Is(err, compaction.ErrNothingToCompact):
 		return nil, errNothingToCompact
 	case err != nil:
@@ -581,7 +575,7 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	c := &manualCompaction{done: make(chan struct{}), cancel: func() { cancel(errCompactionAborted) }}
 	if !h.run.registerManual(c) {
 		cancel(nil)
-		return nil, errors.New("A compaction is already running")
+		return nil, errCompactionRunning
 	}
 	return func() (api.CompactionResult, error) {
 		defer func() {

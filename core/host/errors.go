@@ -1,7 +1,71 @@
 package host
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
-// errStreaming is pi's answer to a prompt sent during a run without a
-// streamingBehavior.
-var errStreaming = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+// The texts below are pi's answers, word for word: clients show them and
+// some match them, so they change only when pi's do (staticcheck.conf says
+// why their capitals and full stops stay).
+var (
+	// errStreaming answers a prompt sent during a run without a
+	// streamingBehavior.
+	errStreaming = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+	// errNoModel answers a prompt with no model selected.
+	errNoModel = errors.New("No model selected. Use set_model or start gopi with --model.")
+	// errEmptyPrompt answers a prompt with neither text nor images.
+	errEmptyPrompt = errors.New("prompt needs a message")
+	// errBashRunning answers a bash command sent while one runs.
+	errBashRunning = errors.New("A bash command is already running; wait for it or send abort_bash.")
+
+	// errCompactionAborted is the cause a compaction or tree summary is
+	// cancelled with (abort, or the host closing).
+	errCompactionAborted = errors.New("Compaction cancelled")
+	// errCompactionRunning answers a compaction asked during another.
+	errCompactionRunning = errors.New("A compaction is already running")
+	// errNoModelToCompact answers a compaction with no model selected.
+	errNoModelToCompact = errors.New("No model selected.")
+	// errAlreadyCompacted: the branch ends in a compaction already.
+	errAlreadyCompacted = errors.New("Already compacted")
+	// errNothingToCompact: the branch is too short to summarise anything.
+	errNothingToCompact = errors.New("Nothing to compact (session too small)")
+
+	// errNothingToExport answers an export before any message.
+	errNothingToExport = errors.New("Nothing to export yet - start a conversation first")
+	// errEntryNotFound answers get_entries with an unknown since id
+	// (wrapped with the id).
+	errEntryNotFound = errors.New("Entry not found")
+	// errEmptySessionName answers set_session_name with a blank name.
+	errEmptySessionName = errors.New("Session name cannot be empty")
+	// errSessionNotFound and errNotSessionFile answer switch_session with a
+	// path that is missing or a directory (wrapped with the path).
+	errSessionNotFound = errors.New("Session file not found")
+	errNotSessionFile  = errors.New("Not a session file")
+	// errForkEntry answers a fork from an entry that is not a user
+	// message of this session.
+	errForkEntry = errors.New("Invalid entry ID for forking")
+	// errCloneEmpty answers a clone before the first entry.
+	errCloneEmpty = errors.New("Cannot clone session: no current entry selected")
+
+	// errNavigateStreaming, errNavigateBusy and errNoSummaryModel answer a
+	// tree navigation during a run, during a compaction or another
+	// navigation, and one asked to summarise with no model.
+	errNavigateStreaming = errors.New("Wait for the current response to finish before navigating the session tree.")
+	errNavigateBusy      = errors.New("Wait for the current compaction or tree navigation to finish before navigating the session tree.")
+	errNoSummaryModel    = errors.New("No model available for summarization")
+)
+
+// noAPIKeyError answers a prompt whose model's provider has no
+// credentials.
+type noAPIKeyError struct{ provider string }
+
+func (e *noAPIKeyError) Error() string {
+	return fmt.Sprintf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", e.provider)
+}
+
+// entryMissingError answers a tree navigation to an id the session does
+// not have.
+type entryMissingError struct{ id string }
+
+func (e *entryMissingError) Error() string { return fmt.Sprintf("Entry %s not found", e.id) }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,6 @@ import (
 	"github.com/gopi-dev/gopi/core/export"
 	"github.com/gopi-dev/gopi/core/session"
 )
-
-// errNothingToExport is pi's answer to an export before any message.
-var errNothingToExport = errors.New("Nothing to export yet - start a conversation first")
 
 // ExportHTML writes the active branch as one self-contained HTML page and
 // returns its absolute path. Without p.OutputPath the page goes to the

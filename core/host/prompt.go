@@ -18,7 +18,7 @@ import (
 func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionResult, error) {
 	started := api.DispositionResult{Disposition: api.DispositionStarted}
 	if p.Message == "" && len(p.Images) == 0 {
-		return api.DispositionResult{}, errors.New("prompt needs a message")
+		return api.DispositionResult{}, errEmptyPrompt
 	}
 	behavior := ""
 	if h.agent.IsStreaming() {
@@ -48,10 +48,10 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 func (h *Host) readyToPrompt() error {
 	model := h.agent.Model()
 	if model == nil {
-		return errors.New("No model selected. Use set_model or start gopi with --model.")
+		return errNoModel
 	}
 	if !h.opts.Registry.HasAuth(model) {
-		return fmt.Errorf("No API key found for %s. Set the provider's API key environment variable, add it to auth.json, or start gopi with --api-key.", model.Provider)
+		return &noAPIKeyError{provider: model.Provider}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -107,7 +106,7 @@ func (h *Host) GetLastAssistantText(_ context.Context) (api.TextResult, error) {
 func (h *Host) SetSessionName(_ context.Context, p api.NameParams) error {
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
-		return errors.New("Session name cannot be empty")
+		return errEmptySessionName
 	}
 	store := h.Store()
 	if _, err := store.AppendSessionInfo(name); err != nil {

@@ -13,13 +13,6 @@ import (
 	"github.com/gopi-dev/gopi/core/session"
 )
 
-// errForkEntry is pi's answer to a fork from an entry that is not a user
-// message of this session.
-var errForkEntry = errors.New("Invalid entry ID for forking")
-
-// errCloneEmpty is pi's answer to a clone before the first entry.
-var errCloneEmpty = errors.New("Cannot clone session: no current entry selected")
-
 // SwitchSession aborts any run and continues the session saved at
 // p.SessionPath (relative paths are taken from the cwd). Files of every
 // version pi wrote load; older ones are upgraded in place, and damaged
@@ -34,11 +27,11 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return api.CancelledResult{}, fmt.Errorf("Session file not found: %s", path)
+		return api.CancelledResult{}, fmt.Errorf("%w: %s", errSessionNotFound, path)
 	case err != nil:
 		return api.CancelledResult{}, fmt.Errorf("opening session: %w", err)
 	case info.IsDir():
-		return api.CancelledResult{}, fmt.Errorf("Not a session file: %s is a directory", path)
+		return api.CancelledResult{}, fmt.Errorf("%w: %s is a directory", errNotSessionFile, path)
 	}
 	if h.sessionBefore(ctx, map[string]any{"type": "session_before_switch", "reason": "resume", "targetSessionFile": path}) {
 		return api.CancelledResult{Cancelled: true}, nil

@@ -39,11 +39,11 @@ type NavigateResult struct {
 // a compaction or another navigation is under way.
 func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateOptions) (NavigateResult, error) {
 	if h.agent.IsStreaming() {
-		return NavigateResult{}, errors.New("Wait for the current response to finish before navigating the session tree.")
+		return NavigateResult{}, errNavigateStreaming
 	}
 	ctx, release, ok := h.summaryWork(ctx)
 	if !ok {
-		return NavigateResult{}, errors.New("Wait for the current compaction or tree navigation to finish before navigating the session tree.")
+		return NavigateResult{}, errNavigateBusy
 	}
 	defer release()
 
@@ -54,11 +54,11 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	}
 	model := h.agent.Model()
 	if opts.Summarize && model == nil {
-		return NavigateResult{}, errors.New("No model available for summarization")
+		return NavigateResult{}, errNoSummaryModel
 	}
 	target, ok := store.Entry(targetID)
 	if !ok {
-		return NavigateResult{}, fmt.Errorf("Entry %s not found", targetID)
+		return NavigateResult{}, &entryMissingError{id: targetID}
 	}
 	leaving, ancestor := branchLeft(store, oldLeaf, targetID)
 
