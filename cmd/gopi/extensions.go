@@ -267,8 +267,8 @@ func printRegistrations(w io.Writer, regs ext.Registrations) {
 // an extension asking for anything while loading is told so.
 type listingPeer struct{}
 
-func (listingPeer) Request(context.Context, string, json.RawMessage) (any, error) {
+func (listingPeer) Request(context.Context, ext.Method, json.RawMessage) (any, error) {
 	return nil, errListingOnly
 }
 
-func (listingPeer) Notification(string, json.RawMessage) {}
+func (listingPeer) Notification(ext.Method, json.RawMessage) {}

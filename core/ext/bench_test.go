@@ -13,8 +13,8 @@ import (
 // nopPeer answers nothing; the benchmarks' extensions ask nothing.
 type nopPeer struct{}
 
-func (nopPeer) Request(context.Context, string, json.RawMessage) (any, error) { return nil, nil }
-func (nopPeer) Notification(string, json.RawMessage)                          {}
+func (nopPeer) Request(context.Context, Method, json.RawMessage) (any, error) { return nil, nil }
+func (nopPeer) Notification(Method, json.RawMessage)                          {}
 
 // benchHost starts a Node host with one extension whose tool_call handler
 // lets every call through. It needs GOPI_NODE and GOPI_PI_PACKAGE (make

@@ -23,12 +23,12 @@ type notedPeer struct {
 	methods []string
 }
 
-func (p *notedPeer) Request(context.Context, string, json.RawMessage) (any, error) { return nil, nil }
+func (p *notedPeer) Request(context.Context, Method, json.RawMessage) (any, error) { return nil, nil }
 
-func (p *notedPeer) Notification(method string, _ json.RawMessage) {
+func (p *notedPeer) Notification(method Method, _ json.RawMessage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.methods = append(p.methods, method)
+	p.methods = append(p.methods, string(method))
 }
 
 // readOnly is a stream end that reads r and discards what is written.

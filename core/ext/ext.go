@@ -3,17 +3,18 @@
 // commands.
 //
 // The protocol between gopi and an extension host is the interface: an
-// [Extension] answers the host methods gopi calls ("toolCall", "input",
-// "executeTool", ...) and calls back the [Peer] methods ("ui/ask",
-// "sendMessage", ...), both named and shaped as on the Node host's pipe
-// (docs/extensions.md lists them). The Node host ([NodeHost]) is one
-// Extension; Go code, tests among it, can be another ([Func]).
+// [Extension] answers the host methods gopi calls ([HostToolCall],
+// [HostInput], [HostExecuteTool], ...) and calls back the [Peer] methods
+// ([PeerUIAsk], [PeerSendMessage], ...), both named and shaped as on the
+// Node host's pipe: protocol.go names every method, params.go and
+// events.go type what they carry, and core/host serves the Peer side
+// through [Routes]. The Node host ([NodeHost]) is one Extension; Go code,
+// tests among it, can be another ([Func]).
 package ext
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -25,10 +26,10 @@ type Extension interface {
 	Start(ctx context.Context, peer Peer) (Registrations, error)
 	// Call invokes a host method and decodes its result into result (nil
 	// discards it).
-	Call(ctx context.Context, method string, params, result any) error
+	Call(ctx context.Context, method Method, params, result any) error
 	// Notify sends a host method without waiting for it; notifications
 	// arrive in the order they are sent, before any later Call.
-	Notify(method string, params any)
+	Notify(method Method, params any)
 	// Close stops the extension; nothing of it outlives Close.
 	Close() error
 }
@@ -45,8 +46,8 @@ type Reloader interface {
 // sendUserMessage may call the extension again, the others must not (they
 // may be delivered while the extension waits for gopi).
 type Peer interface {
-	Request(ctx context.Context, method string, params json.RawMessage) (any, error)
-	Notification(method string, params json.RawMessage)
+	Request(ctx context.Context, method Method, params json.RawMessage) (any, error)
+	Notification(method Method, params json.RawMessage)
 }
 
 // Registrations are what extensions registered while loading.
@@ -106,21 +107,12 @@ type Shortcut struct {
 	Path        string `json:"path,omitempty"`
 }
 
-// ErrorEvent is a handler's failure, as the host reports it (the fields of
-// pi's extension_error event).
-type ErrorEvent struct {
-	ExtensionPath string `json:"extensionPath"`
-	Event         string `json:"event"`
-	Error         string `json:"error"`
-	Stack         string `json:"stack,omitempty"`
-}
-
 // Func is an [Extension] written in Go: each host method is a function.
 // Methods without a function answer "method not found"; notifications
 // without one are dropped.
 type Func struct {
 	Regs    Registrations
-	Methods map[string]func(ctx context.Context, peer Peer, params json.RawMessage) (any, error)
+	Methods map[Method]func(ctx context.Context, peer Peer, params json.RawMessage) (any, error)
 	peer    Peer
 }
 
@@ -133,14 +125,14 @@ func (f *Func) Start(_ context.Context, peer Peer) (Registrations, error) {
 }
 
 // Call implements [Extension].
-func (f *Func) Call(ctx context.Context, method string, params, result any) error {
+func (f *Func) Call(ctx context.Context, method Method, params, result any) error {
 	m := f.Methods[method]
 	if m == nil {
 		return fmt.Errorf("%w: %s", ErrNoMethod, method)
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return err
+		return fmt.Errorf("extension %s: %w", method, err)
 	}
 	out, err := m(ctx, f.peer, raw)
 	if err != nil || result == nil {
@@ -148,21 +140,24 @@ func (f *Func) Call(ctx context.Context, method string, params, result any) erro
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return err
+		return fmt.Errorf("extension %s: %w", method, err)
 	}
-	return json.Unmarshal(b, result)
+	if err := json.Unmarshal(b, result); err != nil {
+		return fmt.Errorf("extension %s: reading its answer: %w", method, err)
+	}
+	return nil
 }
 
 // Notify implements [Extension].
-func (f *Func) Notify(method string, params any) {
+func (f *Func) Notify(method Method, params any) {
 	if m := f.Methods[method]; m != nil {
-		raw, _ := json.Marshal(params)
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return
+		}
 		_, _ = m(context.Background(), f.peer, raw)
 	}
 }
 
 // Close implements [Extension].
 func (f *Func) Close() error { return nil }
-
-// ErrNoMethod is returned for a host method an extension does not have.
-var ErrNoMethod = errors.New("extension has no such method")

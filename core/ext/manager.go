@@ -75,12 +75,12 @@ func (m *Manager) Start(ctx context.Context, peer Peer) {
 		wg.Go(func() {
 			regs, err := mem.ext.Start(ctx, &memberPeer{m: m, mem: mem})
 			if err != nil {
-				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "load", Error: err.Error()}))
+				peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "load", Error: err.Error()}))
 				return
 			}
 			mem.set(regs)
 			for _, le := range regs.Errors {
-				peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
+				peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
 			}
 		})
 	}
@@ -141,7 +141,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 		}
 		mem.set(regs)
 		for _, le := range regs.Errors {
-			peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
+			peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: le.Path, Event: "load", Error: le.Error}))
 		}
 	}
 	return nil
@@ -239,27 +239,27 @@ type memberPeer struct {
 	mem *member
 }
 
-func (p *memberPeer) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (p *memberPeer) Request(ctx context.Context, method Method, params json.RawMessage) (any, error) {
 	p.m.mu.Lock()
 	peer := p.m.peer
 	p.m.mu.Unlock()
 	return peer.Request(ctx, method, params)
 }
 
-func (p *memberPeer) Notification(method string, params json.RawMessage) {
+func (p *memberPeer) Notification(method Method, params json.RawMessage) {
 	p.m.mu.Lock()
 	peer := p.m.peer
 	p.m.mu.Unlock()
 	switch method {
-	case "registrations":
-		var regs Registrations
-		if json.Unmarshal(params, &regs) == nil {
+	case PeerRegistrations:
+		// Bad params are the peer's to report: it decodes them too.
+		if regs, err := decode[Registrations](method, params); err == nil {
 			old, _ := p.mem.registrations()
 			regs.Loaded, regs.Errors = old.Loaded, old.Errors
 			p.mem.set(regs)
 			p.m.merge()
 		}
-	case "restarted":
+	case PeerRestarted:
 		p.mem.syncMu.Lock()
 		p.mem.sent, p.mem.store, p.mem.restarts = nil, nil, p.mem.restarts+1
 		p.mem.syncMu.Unlock()
@@ -357,7 +357,7 @@ func (m *Manager) sync(mem *member, st *State) {
 		}
 	}
 	if len(out) > 0 {
-		mem.ext.Notify("state", out)
+		mem.ext.Notify(HostState, StateUpdate(out))
 	}
 }
 
@@ -392,9 +392,9 @@ func (m *Manager) Sync(st *State) {
 // NotifyEvent passes an event that only informs (agent, turn, message and
 // tool events, model_select, ...) to the extensions that listen to it,
 // without waiting.
-func (m *Manager) NotifyEvent(typ string, event any, st *State) {
-	_ = m.each(typ, st, func(mem *member) (bool, error) {
-		mem.ext.Notify("emit", map[string]any{"event": event})
+func (m *Manager) NotifyEvent(event Event, st *State) {
+	_ = m.each(event.EventType(), st, func(mem *member) (bool, error) {
+		mem.ext.Notify(HostEmit, EventParams[Event]{event})
 		return false, nil
 	})
 }
@@ -402,14 +402,14 @@ func (m *Manager) NotifyEvent(typ string, event any, st *State) {
 // UserBash runs user_bash: the first handler that answers decides (its
 // { result } or { operations }); nil when none did. A handler that throws
 // is an error, as in pi (the command does not run).
-func (m *Manager) UserBash(ctx context.Context, event map[string]any, st *State) (json.RawMessage, error) {
-	var out json.RawMessage
-	err := m.each("user_bash", st, func(mem *member) (bool, error) {
-		var r json.RawMessage
-		if err := mem.ext.Call(ctx, "userBash", map[string]any{"event": event}, &r); err != nil {
+func (m *Manager) UserBash(ctx context.Context, event UserBashEvent, st *State) (*UserBashResult, error) {
+	var out *UserBashResult
+	err := m.each(event.EventType(), st, func(mem *member) (bool, error) {
+		var r *UserBashResult
+		if err := mem.ext.Call(ctx, HostUserBash, EventParams[UserBashEvent]{event}, &r); err != nil {
 			return true, err
 		}
-		if len(r) > 0 && string(r) != "null" {
+		if r != nil {
 			out = r
 			return true, nil
 		}
@@ -423,7 +423,7 @@ func (m *Manager) UserBash(ctx context.Context, event map[string]any, st *State)
 // answered): pi awaits them before it settles. Bounded like a hook.
 func (m *Manager) Drain(ctx context.Context) error {
 	return m.each("", nil, func(mem *member) (bool, error) {
-		if err := mem.ext.Call(ctx, "drain", map[string]any{}, nil); err != nil && !errors.Is(err, ErrNoMethod) {
+		if err := mem.ext.Call(ctx, HostDrain, Empty{}, nil); err != nil && !errors.Is(err, ErrNoMethod) {
 			return false, err
 		}
 		return false, nil // a Go extension handles its events as they come
@@ -431,7 +431,7 @@ func (m *Manager) Drain(ctx context.Context) error {
 }
 
 // Notify sends a host method to every running extension.
-func (m *Manager) Notify(method string, params any) {
+func (m *Manager) Notify(method Method, params any) {
 	_ = m.each("", nil, func(mem *member) (bool, error) {
 		mem.ext.Notify(method, params)
 		return false, nil
@@ -441,19 +441,18 @@ func (m *Manager) Notify(method string, params any) {
 // Emit runs an event's handlers and waits for them. For pi's
 // session_before_* events the answer is the last handler's result, and
 // the first that cancels ends it.
-func (m *Manager) Emit(ctx context.Context, event map[string]any, st *State) (json.RawMessage, error) {
-	typ, _ := event["type"].(string)
+func (m *Manager) Emit(ctx context.Context, event Event, st *State) (json.RawMessage, error) {
 	var result json.RawMessage
-	err := m.each(typ, st, func(mem *member) (bool, error) {
+	err := m.each(event.EventType(), st, func(mem *member) (bool, error) {
 		var r json.RawMessage
-		if err := mem.ext.Call(ctx, "emit", map[string]any{"event": event}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostEmit, EventParams[Event]{event}, &r); err != nil {
 			return true, err
 		}
 		if len(r) > 0 && string(r) != "null" {
 			result = r
-			var c struct {
-				Cancel bool `json:"cancel"`
-			}
+			// An answer that is not {cancel} (a handler's own result)
+			// cancels nothing.
+			var c CancelResult
 			if json.Unmarshal(r, &c) == nil && c.Cancel {
 				return true, nil
 			}
@@ -463,28 +462,33 @@ func (m *Manager) Emit(ctx context.Context, event map[string]any, st *State) (js
 	return result, err
 }
 
-// BoundaryResult is what turn_end or agent_before_settle handlers
-// proposed: session entries to append (pi's drafts: custom,
-// custom_message, context_edit, compaction) and whether to make one more
-// model request. Valid is false when the proposal failed gopi's checks;
-// nothing is then appended.
-type BoundaryResult struct {
-	Entries  []json.RawMessage `json:"entries"`
-	Continue bool              `json:"continue"`
-	Valid    bool              `json:"valid"`
+// EmitFor is [Manager.Emit] with the answer decoded into R: the zero R
+// when no handler answered, or the answer does not fit R (an error
+// naming the event then). Like Emit's, the answer may come with an error,
+// from the handlers before the one that failed.
+func EmitFor[R any](ctx context.Context, m *Manager, event Event, st *State) (R, error) {
+	var r R
+	raw, err := m.Emit(ctx, event, st)
+	if raw == nil {
+		return r, err
+	}
+	if uerr := json.Unmarshal(raw, &r); uerr != nil {
+		var zero R
+		return zero, errors.Join(err, fmt.Errorf("reading the %s handlers' answer: %w", event.EventType(), uerr))
+	}
+	return r, err
 }
 
 // Boundary runs an actionable boundary's handlers (event is turn_end or
 // agent_before_settle without its proposal fields). Within one extension
 // host each handler sees the proposal so far and a preview of the context
-// it makes (the host asks gopi for it: the peer's "boundaryPreview");
-// across hosts the proposals are joined in order.
-func (m *Manager) Boundary(ctx context.Context, event map[string]any, st *State) (BoundaryResult, error) {
-	typ, _ := event["type"].(string)
+// it makes (the host asks gopi for it: [PeerBoundaryPreview]); across
+// hosts the proposals are joined in order.
+func (m *Manager) Boundary(ctx context.Context, event Event, st *State) (BoundaryResult, error) {
 	out := BoundaryResult{Valid: true}
-	err := m.each(typ, st, func(mem *member) (bool, error) {
+	err := m.each(event.EventType(), st, func(mem *member) (bool, error) {
 		var r BoundaryResult
-		if err := mem.ext.Call(ctx, "boundary", map[string]any{"event": event}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostBoundary, EventParams[Event]{event}, &r); err != nil {
 			if errors.Is(err, ErrNoMethod) {
 				return false, nil
 			}
@@ -504,21 +508,14 @@ func (m *Manager) Boundary(ctx context.Context, event map[string]any, st *State)
 	return out, err
 }
 
-// ToolCallResult is the outcome of the tool_call handlers.
-type ToolCallResult struct {
-	Block  bool            `json:"block"`
-	Reason string          `json:"reason,omitempty"`
-	Input  json.RawMessage `json:"input,omitempty"`
-}
-
 // ToolCall runs the tool_call handlers. A handler that fails blocks the
 // call, as in pi: the error is the reason.
 func (m *Manager) ToolCall(ctx context.Context, name, id string, input json.RawMessage, st *State) (ToolCallResult, error) {
 	res := ToolCallResult{Input: input}
-	err := m.each("tool_call", st, func(mem *member) (bool, error) {
+	err := m.each(EventToolCall, st, func(mem *member) (bool, error) {
 		var r ToolCallResult
-		ev := map[string]any{"type": "tool_call", "toolName": name, "toolCallId": id, "input": res.Input}
-		if err := mem.ext.Call(ctx, "toolCall", map[string]any{"event": ev}, &r); err != nil {
+		ev := ToolCallEvent{ToolName: name, ToolCallID: id, Input: res.Input}
+		if err := mem.ext.Call(ctx, HostToolCall, EventParams[ToolCallEvent]{ev}, &r); err != nil {
 			return true, err
 		}
 		if len(r.Input) > 0 {
@@ -533,54 +530,39 @@ func (m *Manager) ToolCall(ctx context.Context, name, id string, input json.RawM
 	return res, err
 }
 
-// ToolResultPatch is what tool_result handlers changed (nil fields are
-// unchanged).
-type ToolResultPatch struct {
-	Content json.RawMessage `json:"content,omitempty"`
-	Details json.RawMessage `json:"details,omitempty"`
-	IsError *bool           `json:"isError,omitempty"`
-}
-
 // ToolResult runs the tool_result handlers over a finished call; nil
 // means nothing changed. Handler failures are reported by the host and
 // change nothing.
-func (m *Manager) ToolResult(ctx context.Context, ev map[string]any, st *State) (*ToolResultPatch, error) {
-	var out *ToolResultPatch
-	err := m.each("tool_result", st, func(mem *member) (bool, error) {
+func (m *Manager) ToolResult(ctx context.Context, ev ToolResultEvent, st *State) (*ToolResultPatch, error) {
+	changed := false
+	err := m.each(ev.EventType(), st, func(mem *member) (bool, error) {
 		var r *ToolResultPatch
-		if err := mem.ext.Call(ctx, "toolResult", map[string]any{"event": ev}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostToolResult, EventParams[ToolResultEvent]{ev}, &r); err != nil {
 			return true, err
 		}
 		if r != nil {
-			out = r
+			changed = true
 			if r.Content != nil {
-				ev["content"] = r.Content
+				ev.Content = r.Content
 			}
 			if r.Details != nil {
-				ev["details"] = r.Details
+				ev.Details = r.Details
 			}
 			if r.IsError != nil {
-				ev["isError"] = *r.IsError
+				ev.IsError = *r.IsError
 			}
 		}
 		return false, nil
 	})
-	if out != nil {
-		// The combined change of every handler.
-		c, _ := json.Marshal(ev["content"])
-		d, _ := json.Marshal(ev["details"])
-		isErr, _ := ev["isError"].(bool)
-		out = &ToolResultPatch{Content: c, Details: d, IsError: &isErr}
+	if !changed {
+		return nil, err
 	}
-	return out, err
-}
-
-// InputResult is what the input handlers decided: "continue",
-// "transform" (Text and Images replace the input) or "handled".
-type InputResult struct {
-	Action string          `json:"action"`
-	Text   string          `json:"text,omitempty"`
-	Images json.RawMessage `json:"images,omitempty"`
+	// The combined change of every handler.
+	details, merr := Marshal(ev.Details)
+	if merr != nil {
+		return nil, errors.Join(err, fmt.Errorf("the tool_result handlers' details: %w", merr))
+	}
+	return &ToolResultPatch{Content: ev.Content, Details: details, IsError: &ev.IsError}, err
 }
 
 // Input runs the input handlers: transforms chain, "handled" ends it.
@@ -589,14 +571,11 @@ func (m *Manager) Input(ctx context.Context, text string, images json.RawMessage
 	changed := false
 	err := m.each("input", st, func(mem *member) (bool, error) {
 		var r InputResult
-		p := map[string]any{"text": res.Text, "source": source}
+		p := InputParams{Text: res.Text, Source: source, StreamingBehavior: behavior}
 		if len(res.Images) > 0 && string(res.Images) != "null" {
-			p["images"] = res.Images
+			p.Images = res.Images
 		}
-		if behavior != "" {
-			p["streamingBehavior"] = behavior
-		}
-		if err := mem.ext.Call(ctx, "input", p, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostInput, p, &r); err != nil {
 			return true, err
 		}
 		switch r.Action {
@@ -623,10 +602,8 @@ func (m *Manager) Context(ctx context.Context, messages json.RawMessage, st *Sta
 	var out json.RawMessage
 	cur := messages
 	err := m.each("context", st, func(mem *member) (bool, error) {
-		var r struct {
-			Messages json.RawMessage `json:"messages"`
-		}
-		if err := mem.ext.Call(ctx, "context", map[string]any{"messages": cur}, &r); err != nil {
+		var r Messages
+		if err := mem.ext.Call(ctx, HostContext, Messages{Messages: cur}, &r); err != nil {
 			return true, err
 		}
 		if len(r.Messages) > 0 {
@@ -637,38 +614,13 @@ func (m *Manager) Context(ctx context.Context, messages json.RawMessage, st *Sta
 	return out, err
 }
 
-// BeforeAgentStartEvent is what before_agent_start tells the handlers
-// (pi's event less its type): what started the run and the system prompt
-// it would have.
-type BeforeAgentStartEvent struct {
-	// MessageType is "user" (a prompt: Prompt, Images) or "custom" (an
-	// extension message that starts a run: Message).
-	MessageType string          `json:"messageType"`
-	Prompt      string          `json:"prompt,omitempty"`
-	Images      json.RawMessage `json:"images,omitempty"`
-	Message     json.RawMessage `json:"message,omitempty"`
-	// SystemPrompt is the prompt as built; SystemPromptOptions what it is
-	// built from, which handlers may change.
-	SystemPrompt        string          `json:"systemPrompt"`
-	SystemPromptOptions json.RawMessage `json:"systemPromptOptions,omitempty"`
-}
-
-// BeforeAgentStartResult is what before_agent_start handlers added: custom
-// messages for the prompt, a replacement system prompt (nil when
-// unchanged) and the system prompt options as they left them.
-type BeforeAgentStartResult struct {
-	Messages            []json.RawMessage `json:"messages"`
-	SystemPrompt        *string           `json:"systemPrompt,omitempty"`
-	SystemPromptOptions json.RawMessage   `json:"systemPromptOptions,omitempty"`
-}
-
 // BeforeAgentStart runs the before_agent_start handlers; each sees the
 // system prompt and options as those before it left them.
 func (m *Manager) BeforeAgentStart(ctx context.Context, ev BeforeAgentStartEvent, st *State) (BeforeAgentStartResult, error) {
 	var res BeforeAgentStartResult
 	err := m.each("before_agent_start", st, func(mem *member) (bool, error) {
 		var r BeforeAgentStartResult
-		if err := mem.ext.Call(ctx, "beforeAgentStart", ev, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostBeforeAgentStart, ev, &r); err != nil {
 			return true, err
 		}
 		res.Messages = append(res.Messages, r.Messages...)
@@ -692,7 +644,7 @@ func (m *Manager) MessageEnd(ctx context.Context, message json.RawMessage, st *S
 	cur := message
 	err := m.each("message_end", st, func(mem *member) (bool, error) {
 		var r json.RawMessage
-		if err := mem.ext.Call(ctx, "messageEnd", map[string]any{"message": cur}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostMessageEnd, MessageParams{Message: cur}, &r); err != nil {
 			return true, err
 		}
 		if len(r) > 0 && string(r) != "null" {
@@ -711,7 +663,7 @@ func (m *Manager) BeforeProviderRequest(ctx context.Context, payload json.RawMes
 	cur := payload
 	err := m.each("before_provider_request", st, func(mem *member) (bool, error) {
 		var r json.RawMessage
-		if err := mem.ext.Call(ctx, "beforeProviderRequest", map[string]any{"payload": cur}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostBeforeProviderRequest, PayloadParams{Payload: cur}, &r); err != nil {
 			return true, err
 		}
 		if len(r) > 0 && string(r) != "null" && string(r) != string(cur) {
@@ -733,7 +685,7 @@ func (m *Manager) BeforeProviderHeaders(ctx context.Context, headers map[string]
 	changed := false
 	err := m.each("before_provider_headers", st, func(mem *member) (bool, error) {
 		var r map[string]*string
-		if err := mem.ext.Call(ctx, "beforeProviderHeaders", map[string]any{"headers": cur}, &r); err != nil {
+		if err := mem.ext.Call(ctx, HostBeforeProviderHeaders, HeadersParams{Headers: cur}, &r); err != nil {
 			return true, err
 		}
 		if r != nil {
@@ -760,14 +712,6 @@ func (m *Manager) owner(has func(Registrations) bool) *member {
 	return nil
 }
 
-// ToolOutput is an extension tool's result.
-type ToolOutput struct {
-	Content   json.RawMessage `json:"content"`
-	Details   json.RawMessage `json:"details,omitempty"`
-	IsError   bool            `json:"isError"`
-	Terminate bool            `json:"terminate"`
-}
-
 // ExecuteTool runs an extension's tool; update receives partial results.
 func (m *Manager) ExecuteTool(ctx context.Context, name, toolCallID string, params json.RawMessage, update func(json.RawMessage), st *State) (ToolOutput, error) {
 	var out ToolOutput
@@ -775,15 +719,15 @@ func (m *Manager) ExecuteTool(ctx context.Context, name, toolCallID string, para
 		return slices.ContainsFunc(r.Tools, func(t ToolDef) bool { return t.Name == name })
 	})
 	if mem == nil {
-		return out, fmt.Errorf("no extension provides the tool %s", name)
+		return out, fmt.Errorf("%w %s", errNoTool, name)
 	}
 	m.sync(mem, st)
-	p := map[string]any{"name": name, "toolCallId": toolCallID, "params": params}
+	p := ExecuteToolParams{Name: name, ToolCallID: toolCallID, Params: params}
 	if nh, ok := mem.ext.(*NodeHost); ok {
-		err := nh.ExecuteTool(ctx, p, toolCallID, update, &out)
+		err := nh.ExecuteTool(ctx, p, update, &out)
 		return out, err
 	}
-	err := mem.ext.Call(ctx, "executeTool", p, &out)
+	err := mem.ext.Call(ctx, HostExecuteTool, p, &out)
 	return out, err
 }
 
@@ -800,10 +744,10 @@ func (m *Manager) RunCommand(ctx context.Context, name, args string, st *State) 
 		return slices.ContainsFunc(r.Commands, func(c Command) bool { return c.Name == name })
 	})
 	if mem == nil {
-		return fmt.Errorf("no extension provides the command /%s", name)
+		return fmt.Errorf("%w /%s", errNoCommand, name)
 	}
 	m.sync(mem, st)
-	return mem.ext.Call(ctx, "command", map[string]any{"name": name, "args": args}, nil)
+	return mem.ext.Call(ctx, HostCommand, CommandParams{Name: name, Args: args}, nil)
 }
 
 // Resources are the skill, prompt template and theme files extensions
@@ -819,15 +763,8 @@ type Resources struct {
 func (m *Manager) ResourcesDiscover(ctx context.Context, cwd, reason string, st *State) (Resources, error) {
 	var out Resources
 	err := m.each("resources_discover", st, func(mem *member) (bool, error) {
-		type offered struct {
-			Path string `json:"path"`
-		}
-		var r struct {
-			SkillPaths  []offered `json:"skillPaths"`
-			PromptPaths []offered `json:"promptPaths"`
-			ThemePaths  []offered `json:"themePaths"`
-		}
-		if err := mem.ext.Call(ctx, "resourcesDiscover", map[string]any{"cwd": cwd, "reason": reason}, &r); err != nil {
+		var r ResourcesOffered
+		if err := mem.ext.Call(ctx, HostResourcesDiscover, ResourcesDiscoverParams{Cwd: cwd, Reason: reason}, &r); err != nil {
 			return true, err
 		}
 		for _, p := range r.SkillPaths {

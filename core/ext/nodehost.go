@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -24,8 +24,11 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-//go:embed nodehost/host.mjs
-var hostScript []byte
+// hostFiles are the extension host's script and the module of method
+// names it imports (generated from protocol.go).
+//
+//go:embed nodehost/host.mjs nodehost/methods.gen.mjs
+var hostFiles embed.FS
 
 // NodeHost runs pi extensions in a Node process (nodehost/host.mjs) and
 // talks to it over a private pair of pipes (fds 3 and 4 of the child),
@@ -83,9 +86,6 @@ const (
 	maxRestarts   = 3
 	restartWindow = time.Minute
 )
-
-// ErrHookTimeout is the cause of a hook call that took too long.
-var ErrHookTimeout = errors.New("the extension hook did not answer in time")
 
 // hostProc is one run of the Node process.
 type hostProc struct {
@@ -187,16 +187,6 @@ func (n *NodeHost) loadTimeout() time.Duration {
 	return n.LoadTimeout
 }
 
-// TrustAnswer is what the project_trust handlers decided.
-type TrustAnswer struct {
-	// Trusted is "yes", "no" or "undecided" (no handler decided).
-	Trusted string `json:"trusted"`
-	// Remember asks for a yes or no to be saved in trust.json.
-	Remember bool `json:"remember"`
-	// Errors are the handlers that failed.
-	Errors []ErrorEvent `json:"errors"`
-}
-
 // ProjectTrust starts the host before gopi knows whether the project is
 // trusted, loads n.Paths there (the extensions that may decide: the
 // user's and the command line's, never the project's) and runs their
@@ -218,7 +208,7 @@ func (n *NodeHost) ProjectTrust(ctx context.Context, cwd string) (TrustAnswer, e
 	lctx, cancel := context.WithTimeout(ctx, n.loadTimeout())
 	defer cancel()
 	var ans TrustAnswer
-	if err := n.callOn(lctx, p, "projectTrust", map[string]any{"cwd": cwd, "paths": n.Paths}, &ans); err != nil {
+	if err := n.callOn(lctx, p, HostProjectTrust, ProjectTrustParams{Cwd: cwd, Paths: n.Paths}, &ans); err != nil {
 		n.kill(p)
 		return TrustAnswer{}, fmt.Errorf("asking the extensions about the project's trust: %w%s", err, tailNote(p.stderrTail))
 	}
@@ -226,7 +216,7 @@ func (n *NodeHost) ProjectTrust(ctx context.Context, cwd string) (TrustAnswer, e
 	if n.closed {
 		n.mu.Unlock()
 		n.kill(p)
-		return TrustAnswer{}, errors.New("the extension host has been stopped")
+		return TrustAnswer{}, ErrStopped
 	}
 	n.early = p
 	n.mu.Unlock()
@@ -253,13 +243,14 @@ func (n *NodeHost) Reload(ctx context.Context) (Registrations, error) {
 	}
 	if old != nil {
 		done := old.retire()
-		go func() {
+		stop := func() {
 			select {
 			case <-done:
 			case <-old.exited:
 			}
 			n.kill(old)
-		}()
+		}
+		go stop()
 	}
 	return p.regs, nil
 }
@@ -272,38 +263,84 @@ func (n *NodeHost) Generation() int {
 	return n.gen
 }
 
+// scriptPath writes the host's files to a directory named after their
+// hash, once, and returns the script's path there.
 func (n *NodeHost) scriptPath() (string, error) {
-	dir := n.ScriptDir
-	if dir == "" {
+	base := n.ScriptDir
+	if base == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			cache = os.TempDir()
 		}
-		dir = filepath.Join(cache, "gopi")
+		base = filepath.Join(cache, "gopi")
 	}
-	sum := sha256.Sum256(hostScript)
-	path := filepath.Join(dir, "extension-host-"+hex.EncodeToString(sum[:6])+".mjs")
-	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, hostScript) {
-		return path, nil
+	files, sum, err := hostScripts()
+	if err != nil {
+		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := filepath.Join(base, "extension-host-"+sum)
+	script := filepath.Join(dir, "host.mjs")
+	if sameFiles(dir, files) {
+		return script, nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("writing the extension host script: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "extension-host-*.tmp")
+	tmp, err := os.MkdirTemp(base, "extension-host-*.tmp")
 	if err != nil {
 		return "", fmt.Errorf("writing the extension host script: %w", err)
 	}
-	_, werr := tmp.Write(hostScript)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("writing the extension host script: %w", err)
+	defer func() { _ = os.RemoveAll(tmp) }()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			return "", fmt.Errorf("writing the extension host script: %w", err)
+		}
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("writing the extension host script: %w", err)
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another gopi wrote it first, or a damaged copy is in the way.
+		if sameFiles(dir, files) {
+			return script, nil
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("writing the extension host script: %w", err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return "", fmt.Errorf("writing the extension host script: %w", err)
+		}
 	}
-	return path, nil
+	return script, nil
+}
+
+// hostScripts are the embedded host files by name, and a short hash of
+// them all.
+func hostScripts() (map[string][]byte, string, error) {
+	entries, err := hostFiles.ReadDir("nodehost")
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the embedded extension host: %w", err)
+	}
+	files := map[string][]byte{}
+	h := sha256.New()
+	for _, e := range entries { // sorted by name
+		b, err := hostFiles.ReadFile("nodehost/" + e.Name())
+		if err != nil {
+			return nil, "", fmt.Errorf("reading the embedded extension host: %w", err)
+		}
+		files[e.Name()] = b
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return files, hex.EncodeToString(h.Sum(nil)[:6]), nil
+}
+
+// sameFiles reports whether dir holds exactly files' contents.
+func sameFiles(dir string, files map[string][]byte) bool {
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, want) {
+			return false
+		}
+	}
+	return true
 }
 
 // launch starts a Node process and connects to it. Its notifications
@@ -345,16 +382,19 @@ func (n *NodeHost) launch() (*hostProc, error) {
 		return nil, fmt.Errorf("starting the extension host (%s): %w", n.Runtime.Node, err)
 	}
 	p := &hostProc{cmd: cmd, exited: make(chan struct{}), stderrTail: tail, queue: newOrderedQueue()}
+	// The connection owns its read loop and the handlers it runs: its
+	// Close (in kill) waits for them.
 	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: fromHostR, w: toHostW}), jsonrpc2.WithCodec(rpccodec.Std{}))
 	p.conn.Go(context.Background(), n.handler(p))
-	go func() {
+	wait := func() {
 		p.err = cmd.Wait()
 		restarted := n.markExited(p)
 		close(p.exited)
 		_ = p.conn.Close()
 		p.queue.close()
 		n.exited(p, restarted)
-	}()
+	}
+	go wait()
 	return p, nil
 }
 
@@ -372,12 +412,12 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 // notifications go to the peer from now on, and it loads n.Paths
 // (keeping what it loaded for ProjectTrust).
 func (n *NodeHost) adopt(ctx context.Context, p *hostProc) (*hostProc, error) {
-	go p.queue.run(func(method string, params json.RawMessage) { n.deliver(method, params) })
+	go p.queue.run(n.deliver)
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
 		n.kill(p)
-		return nil, errors.New("the extension host has been stopped")
+		return nil, ErrStopped
 	}
 	n.proc = p
 	n.gen++
@@ -385,9 +425,9 @@ func (n *NodeHost) adopt(ctx context.Context, p *hostProc) (*hostProc, error) {
 
 	lctx, cancel := context.WithTimeout(ctx, n.loadTimeout())
 	defer cancel()
-	params := map[string]any{"cwd": n.Cwd, "paths": n.Paths, "flagValues": n.FlagValues,
-		"state": map[string]any{"cwd": n.Cwd, "projectTrusted": !n.Untrusted}}
-	if err := n.callOn(lctx, p, "initialize", params, &p.regs); err != nil {
+	params := InitializeParams{Cwd: n.Cwd, Paths: n.Paths, FlagValues: n.FlagValues,
+		State: InitialState{Cwd: n.Cwd, ProjectTrusted: !n.Untrusted}}
+	if err := n.callOn(lctx, p, HostInitialize, params, &p.regs); err != nil {
 		n.mu.Lock()
 		if n.proc == p {
 			n.proc = nil
@@ -406,23 +446,13 @@ func tailNote(t *tailWriter) string {
 	return ""
 }
 
-// queuedNotifications are delivered by the ordered queue's goroutine:
-// they may start a run, whose hooks call the host, so they must not run on
-// the read loop those calls' answers arrive on. Every other notification
-// (UI updates, errors, session edits) is delivered on the read loop, so it
-// takes effect before the answer to the call that caused it, as in pi;
-// the peer must handle those without calling the host.
-var queuedNotifications = map[string]bool{"sendMessage": true, "sendUserMessage": true, "toolUpdate": true}
-
-// afterQueue are the requests that first wait for the notifications sent
-// before them to be delivered.
-var afterQueue = map[string]bool{
-	"waitForIdle": true, "newSession": true, "fork": true, "switchSession": true,
-	"navigateTree": true, "reload": true, "compact": true,
-}
-
 // handler answers the host's calls. Requests run concurrently (a dialog
-// may wait for the user).
+// may wait for the user). Notifications are delivered on the read loop,
+// so each takes effect before the answer to the call that caused it, as
+// in pi, and the peer must handle those without calling the host; the
+// [MethodSpec.Queued] ones (they may start a run, whose hooks call the
+// host and wait for answers on this read loop) go through the ordered
+// queue instead.
 func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		// The request borrows jsonrpc2's read buffer until the handler
@@ -430,15 +460,16 @@ func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 		// queued notification's method name read later would have been
 		// overwritten by the next message (a sendUserMessage lost now and
 		// then under load).
-		method := strings.Clone(req.Method())
+		method := Method(strings.Clone(req.Method()))
 		params := append(json.RawMessage(nil), req.Params()...)
+		sp, _ := spec(PeerSide, method)
 		n.mu.Lock()
 		peer := n.peer
 		n.mu.Unlock()
 		if !req.IsCall() {
 			switch {
-			case method == "ready":
-			case queuedNotifications[method] || peer == nil:
+			case method == PeerReady:
+			case sp.Queued || peer == nil:
 				// Before Start there is no one to deliver to: the queue
 				// keeps it until then.
 				p.queue.push(method, params)
@@ -453,45 +484,57 @@ func (n *NodeHost) handler(p *hostProc) jsonrpc2.Handler {
 		// that a queued sendMessage is itself waiting on must not.
 		seq := p.queue.count()
 		jsonrpc2.Async(ctx)
-		if afterQueue[method] && !p.queue.waitFor(ctx, seq) {
-			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "the extension host is stopping")
+		if sp.AfterQueue && !p.queue.waitFor(ctx, seq) {
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, errStopping.Error())
 		}
 		if peer == nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, "gopi is still deciding whether the project is trusted: "+method+" is not available yet")
+			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("%s: %s is not available yet", errTrustPending, method))
 		}
-		if method == "ui/ask" {
+		if method == PeerUIAsk {
 			n.dialogs.Add(1)
 			defer n.dialogs.Add(-1)
 		}
 		res, err := peer.Request(jsonrpc2.DetachContext(ctx), method, params)
 		if err != nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+			return nil, wireError(err)
 		}
 		return res, nil
 	}
 }
 
+// wireError is err as the host gets it: the JSON-RPC code of its kind,
+// and its text.
+func wireError(err error) error {
+	code := jsonrpc2.InternalError
+	switch {
+	case errors.Is(err, ErrInvalidParams):
+		code = jsonrpc2.InvalidParams
+	case errors.Is(err, ErrNoMethod):
+		code = jsonrpc2.MethodNotFound
+	}
+	return jsonrpc2.NewError(code, err.Error())
+}
+
 // deliver hands one notification to the peer (tool updates go to the
 // call that waits for them).
-func (n *NodeHost) deliver(method string, params json.RawMessage) {
-	if method == "toolUpdate" {
-		var u struct {
-			ToolCallID string          `json:"toolCallId"`
-			Partial    json.RawMessage `json:"partial"`
-		}
-		if json.Unmarshal(params, &u) == nil {
-			n.mu.Lock()
-			f := n.updates[u.ToolCallID]
-			n.mu.Unlock()
-			if f != nil {
-				f(u.Partial)
-			}
-		}
-		return
-	}
+func (n *NodeHost) deliver(method Method, params json.RawMessage) {
 	n.mu.Lock()
 	peer := n.peer
 	n.mu.Unlock()
+	if method == PeerToolUpdate {
+		u, err := decode[ToolUpdateParams](method, params)
+		if err != nil {
+			peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: string(method), Error: err.Error()}))
+			return
+		}
+		n.mu.Lock()
+		f := n.updates[u.ToolCallID]
+		n.mu.Unlock()
+		if f != nil {
+			f(u.Partial)
+		}
+		return
+	}
 	peer.Notification(method, params)
 }
 
@@ -550,15 +593,15 @@ func (n *NodeHost) exited(p *hostProc, restarted chan struct{}) {
 	} else {
 		msg += "; it crashed too often, so extensions stay off"
 	}
-	peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_exit", Error: msg}))
+	peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_exit", Error: msg}))
 	if !again {
 		return
 	}
 	if _, err := n.spawn(context.Background()); err != nil {
-		peer.Notification("error", mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_restart", Error: err.Error()}))
+		peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_restart", Error: err.Error()}))
 		return
 	}
-	peer.Notification("restarted", nil)
+	peer.Notification(PeerRestarted, nil)
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -575,7 +618,7 @@ func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
 		n.mu.Unlock()
 		switch {
 		case closed:
-			return nil, errors.New("the extension host has been stopped")
+			return nil, ErrStopped
 		case restarting != nil:
 			select {
 			case <-restarting:
@@ -583,7 +626,7 @@ func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
 				return nil, ctx.Err()
 			}
 		case p == nil:
-			return nil, errors.New("the extension host is not running")
+			return nil, errNotRunning
 		default:
 			select {
 			case <-p.conn.Done():
@@ -600,10 +643,6 @@ func (n *NodeHost) current(ctx context.Context) (*hostProc, error) {
 	}
 }
 
-// untimed are the host methods that may take as long as they need (tools,
-// commands, a session switch a command asked for).
-var untimed = map[string]bool{"executeTool": true, "command": true, "initialize": true, "projectTrust": true}
-
 type untimedKey struct{}
 
 // Untimed marks ctx so that a hook called with it has no timeout (a
@@ -611,7 +650,7 @@ type untimedKey struct{}
 func Untimed(ctx context.Context) context.Context { return context.WithValue(ctx, untimedKey{}, true) }
 
 // Call implements [Extension].
-func (n *NodeHost) Call(ctx context.Context, method string, params, result any) error {
+func (n *NodeHost) Call(ctx context.Context, method Method, params, result any) error {
 	p, err := n.current(ctx)
 	if err != nil {
 		return err
@@ -619,7 +658,7 @@ func (n *NodeHost) Call(ctx context.Context, method string, params, result any) 
 	return n.callOn(ctx, p, method, params, result)
 }
 
-func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, params, result any) error {
+func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method Method, params, result any) error {
 	p.begin()
 	defer p.end()
 	b, err := json.Marshal(params)
@@ -630,7 +669,7 @@ func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, param
 	raw := withRID(b, rid)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if !untimed[method] && ctx.Value(untimedKey{}) == nil {
+	if sp, _ := spec(HostSide, method); !sp.Untimed && ctx.Value(untimedKey{}) == nil {
 		timeout := n.HookTimeout
 		if timeout == 0 {
 			timeout = DefaultHookTimeout
@@ -640,11 +679,11 @@ func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method string, param
 		go n.watchdog(timeout, stop, cancel)
 	}
 	var out json.RawMessage
-	_, err = p.conn.Call(ctx, method, raw, &out)
+	_, err = p.conn.Call(ctx, string(method), raw, &out)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Tell the handler to give up (ctx.signal, a tool's signal).
-			_ = p.conn.Notify(context.Background(), "cancel", map[string]any{"rid": rid})
+			_ = p.conn.Notify(context.Background(), string(HostCancel), CancelParams{RID: rid})
 			if cause := context.Cause(ctx); cause != nil {
 				err = cause
 			}
@@ -700,16 +739,16 @@ func withRID(raw json.RawMessage, rid int64) json.RawMessage {
 }
 
 // ExecuteTool runs an extension tool; update receives its partial results.
-func (n *NodeHost) ExecuteTool(ctx context.Context, params map[string]any, toolCallID string, update func(json.RawMessage), result any) error {
+func (n *NodeHost) ExecuteTool(ctx context.Context, params ExecuteToolParams, update func(json.RawMessage), result any) error {
 	n.mu.Lock()
-	n.updates[toolCallID] = update
+	n.updates[params.ToolCallID] = update
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
-		delete(n.updates, toolCallID)
+		delete(n.updates, params.ToolCallID)
 		n.mu.Unlock()
 	}()
-	err := n.Call(ctx, "executeTool", params, result)
+	err := n.Call(ctx, HostExecuteTool, params, result)
 	// The tool's last updates were read before its answer: deliver them
 	// before the tool counts as finished.
 	n.mu.Lock()
@@ -721,19 +760,15 @@ func (n *NodeHost) ExecuteTool(ctx context.Context, params map[string]any, toolC
 	return err
 }
 
-// Notify implements [Extension].
-func (n *NodeHost) Notify(method string, params any) {
+// Notify implements [Extension]; with no host running it is dropped.
+func (n *NodeHost) Notify(method Method, params any) {
 	n.mu.Lock()
 	p := n.proc
 	n.mu.Unlock()
-	var err error
 	if p == nil {
-		err = errors.New("not running")
-	}
-	if err != nil {
 		return
 	}
-	_ = p.conn.Notify(context.Background(), method, params)
+	_ = p.conn.Notify(context.Background(), string(method), params)
 }
 
 // Close implements [Extension]: the host's pipe closes, which ends it;
@@ -784,7 +819,7 @@ type orderedQueue struct {
 }
 
 type queued struct {
-	method string
+	method Method
 	params json.RawMessage
 }
 
@@ -794,7 +829,7 @@ func newOrderedQueue() *orderedQueue {
 	return q
 }
 
-func (q *orderedQueue) push(method string, params json.RawMessage) {
+func (q *orderedQueue) push(method Method, params json.RawMessage) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -840,7 +875,7 @@ func (q *orderedQueue) close() {
 }
 
 // run delivers until the queue is closed and drained.
-func (q *orderedQueue) run(deliver func(string, json.RawMessage)) {
+func (q *orderedQueue) run(deliver func(Method, json.RawMessage)) {
 	for {
 		q.mu.Lock()
 		for len(q.items) == 0 && !q.closed {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -100,14 +101,14 @@ func (d boundaryDraft) entry() session.Entry {
 // context the proposal makes (pi's BoundaryContextPreview: the entries it
 // is built from, the drafts among them with preview ids, and its
 // messages). An error says why the proposal cannot be appended.
-func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string]any, error) {
+func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (ext.BoundaryPreview, error) {
 	entries := make([]session.Entry, len(drafts))
 	for i, d := range drafts {
 		entries[i] = d.entry()
 	}
 	c, ctxEntries, err := h.Store().PreviewContext(entries)
 	if err != nil {
-		return nil, err
+		return ext.BoundaryPreview{}, err
 	}
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
@@ -118,12 +119,12 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (map[string
 		pending = append(pending, m)
 	}
 	can := canContinue(event, llmMsgs, len(pending)-held, held)
-	return map[string]any{
-		"contextEntries":  ctxEntries,
-		"contextMessages": nonNilMessages(c.Messages),
-		"llmMessages":     nonNilMessages(llmMsgs),
-		"pendingMessages": nonNilMessages(pending),
-		"canContinue":     can,
+	return ext.BoundaryPreview{
+		ContextEntries:  ctxEntries,
+		ContextMessages: nonNilMessages(c.Messages),
+		LLMMessages:     nonNilMessages(llmMsgs),
+		PendingMessages: nonNilMessages(pending),
+		CanContinue:     can,
 	}, nil
 }
 
@@ -159,17 +160,10 @@ func nonNilMessages(ms []llm.Message) []llm.Message {
 }
 
 // boundaryPreview answers the extension host's preview request.
-func (h *Host) boundaryPreview(params json.RawMessage) (any, error) {
-	var p struct {
-		Event   string            `json:"event"`
-		Entries []json.RawMessage `json:"entries"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, err
-	}
+func (h *Host) boundaryPreview(_ context.Context, p ext.BoundaryPreviewParams) (ext.BoundaryPreview, error) {
 	drafts, err := parseDrafts(p.Entries)
 	if err != nil {
-		return nil, err
+		return ext.BoundaryPreview{}, err
 	}
 	return h.boundaryContext(p.Event, drafts)
 }
@@ -178,8 +172,8 @@ func (h *Host) boundaryPreview(params json.RawMessage) (any, error) {
 // the agent's transcript is then the session's context again. rebuilt is
 // that context when entries were appended (nil otherwise), and more says
 // whether one more request was asked for and can be made.
-func (h *Host) runBoundary(ctx context.Context, event map[string]any) (rebuilt []llm.Message, more bool) {
-	typ, _ := event["type"].(string)
+func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.Message, more bool) {
+	typ := event.EventType()
 	m := h.exts()
 	res, err := m.Boundary(ctx, event, h.extSnapshot())
 	if err != nil {
@@ -280,9 +274,9 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 	if results == nil {
 		results = []*llm.ToolResultMessage{}
 	}
-	return h.runBoundary(ctx, map[string]any{
-		"type": "turn_end", "turnIndex": index, "message": msg, "toolResults": results,
-		"messageEntryId": msgID, "toolResultEntryIds": ids, "outcome": outcomeOf(msg),
+	return h.runBoundary(ctx, ext.TurnEndEvent{
+		TurnIndex: index, Message: msg, ToolResults: results,
+		MessageEntryID: msgID, ToolResultEntryIDs: ids, Outcome: outcomeOf(msg),
 	})
 }
 
@@ -304,7 +298,7 @@ func (h *Host) beforeSettle() func() {
 	if last != nil {
 		outcome = outcomeOf(last)
 	}
-	_, more := h.runBoundary(h.ctx, map[string]any{"type": "agent_before_settle", "outcome": outcome})
+	_, more := h.runBoundary(h.ctx, ext.AgentBeforeSettleEvent{Outcome: outcome})
 	h.flushPendingCustom()
 	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
 		more = true

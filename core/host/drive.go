@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -422,9 +423,9 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 	}
 	h.emit(api.CompactionEnd{Reason: reason, Result: end.Result, Aborted: end.Aborted, WillRetry: end.WillRetry, ErrorMessage: end.ErrorMessage})
 	if end.Result == nil {
-		ev := map[string]any{"type": "session_compact_failed", "reason": reason, "aborted": end.Aborted, "willRetry": end.WillRetry, "fromExtension": false}
+		ev := ext.SessionCompactFailedEvent{Reason: reason, Aborted: end.Aborted, WillRetry: end.WillRetry}
 		if !end.Aborted {
-			ev["errorMessage"] = end.ErrorMessage
+			ev.ErrorMessage = &end.ErrorMessage
 		}
 		h.extEvent(ev)
 	}

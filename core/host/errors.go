@@ -69,3 +69,25 @@ func (e *noAPIKeyError) Error() string {
 type entryMissingError struct{ id string }
 
 func (e *entryMissingError) Error() string { return fmt.Sprintf("Entry %s not found", e.id) }
+
+// pi's words for what extensions did, as clients and the model see them.
+var (
+	// errExtensionFailed blocks a tool call whose tool_call handlers failed.
+	errExtensionFailed = errors.New("Extension failed, blocking execution")
+	// errBlocked is a block without a reason.
+	errBlocked = errors.New("Blocked by extension")
+	// errStreamingDeliverAs is pi.sendUserMessage's during a run without
+	// deliverAs.
+	errStreamingDeliverAs = errors.New("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message.")
+	// errCompactionCancelled: a session_before_compact handler cancelled.
+	errCompactionCancelled = errors.New("Compaction cancelled by an extension")
+)
+
+// gopi's refusals of what extensions asked for.
+var (
+	errReloadRunning  = errors.New("ctx.reload(): cannot reload while the agent is running; wait for it (ctx.waitForIdle())")
+	errBashOperations = errors.New("an extension supplies its own bash operations (JavaScript), which gopi cannot run; the command was not run")
+	errMessageEndRole = errors.New("message_end handlers must return a message with the same role")
+	errProviderCode   = errors.New("JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)")
+	errNoEntry        = errors.New("no entry")
+)

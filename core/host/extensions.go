@@ -82,11 +82,11 @@ func (h *Host) startExtensions() {
 		case <-h.extStop:
 			return
 		}
-		if m.Handles("session_start") {
+		if m.Handles(ext.EventSessionStart) {
 			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
 			defer cancel()
-			if _, err := m.Emit(ctx, map[string]any{"type": "session_start", "reason": "startup"}, h.extSnapshot()); err != nil {
-				h.extFailed("session_start", err)
+			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "startup"}, h.extSnapshot()); err != nil {
+				h.extFailed(ext.EventSessionStart, err)
 			}
 		}
 	})
@@ -137,9 +137,10 @@ func (h *Host) stopExtensions() {
 	default:
 	}
 	close(h.extStop)
-	if m.Ready() && m.Handles("session_shutdown") {
+	if m.Ready() && m.Handles(ext.EventSessionShutdown) {
+		// gopi is going: a handler that fails has no one left to tell.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, _ = m.Emit(ctx, map[string]any{"type": "session_shutdown", "reason": "quit"}, h.extSnapshot())
+		_, _ = m.Emit(ctx, ext.SessionShutdownEvent{Reason: "quit"}, h.extSnapshot())
 		cancel()
 	}
 	_ = m.Close()
@@ -404,12 +405,12 @@ func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, stri
 		res, err := m.ToolCall(ctx, call.Name, call.ID, call.Args, h.extSnapshot())
 		if err != nil {
 			h.extFailed("tool_call", err)
-			return true, "Extension failed, blocking execution: " + err.Error()
+			return true, fmt.Errorf("%w: %w", errExtensionFailed, err).Error()
 		}
 		if res.Block {
 			reason := res.Reason
 			if reason == "" {
-				reason = "Blocked by extension"
+				reason = errBlocked.Error()
 			}
 			return true, reason
 		}
@@ -426,27 +427,33 @@ func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, stri
 func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
 	res = h.tellSettled(call, res)
 	m := h.exts()
-	if !m.Handles("tool_result") {
+	if !m.Handles(ext.EventToolResult) {
 		return res
 	}
 	content := res.Content
 	if content == nil {
 		content = llm.Contents{}
 	}
-	ev := map[string]any{
-		"type": "tool_result", "toolName": call.Name, "toolCallId": call.ID, "input": call.Args,
-		"content": content, "details": res.Details, "isError": res.IsError,
+	rawContent, err := ext.Marshal(content)
+	if err != nil {
+		h.extFailed(ext.EventToolResult, fmt.Errorf("the tool's result: %w", err))
+		return res
 	}
+	ev := ext.ToolResultEvent{ToolName: call.Name, ToolCallID: call.ID, Input: call.Args,
+		Content: rawContent, Details: res.Details, IsError: res.IsError}
 	patch, err := m.ToolResult(ctx, ev, h.extSnapshot())
 	if err != nil {
-		h.extFailed("tool_result", err)
+		h.extFailed(ext.EventToolResult, err)
 		return res
 	}
 	if patch == nil {
 		return res
 	}
 	var c llm.Contents
-	if json.Unmarshal(patch.Content, &c) == nil {
+	if err := json.Unmarshal(patch.Content, &c); err != nil {
+		// The rest of the patch still counts, as it did.
+		h.extFailed(ext.EventToolResult, fmt.Errorf("the handlers returned content gopi cannot read: %w", err))
+	} else {
 		res.Content = c
 	}
 	if len(patch.Details) > 0 && string(patch.Details) != "null" {
@@ -535,7 +542,9 @@ func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageCon
 		outImages = images
 		if len(res.Images) > 0 && string(res.Images) != "null" {
 			var imgs []llm.ImageContent
-			if json.Unmarshal(res.Images, &imgs) == nil {
+			if err := json.Unmarshal(res.Images, &imgs); err != nil {
+				h.extFailed("input", fmt.Errorf("the handlers returned images gopi cannot read: %w", err))
+			} else {
 				outImages = imgs
 			}
 		}
@@ -589,13 +598,9 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promp
 	}
 	var out []llm.Message
 	for _, raw := range res.Messages {
-		var cm struct {
-			CustomType string          `json:"customType"`
-			Content    json.RawMessage `json:"content"`
-			Display    bool            `json:"display"`
-			Details    json.RawMessage `json:"details"`
-		}
+		var cm ext.CustomMessage
 		if err := json.Unmarshal(raw, &cm); err != nil {
+			h.extFailed("before_agent_start", fmt.Errorf("a message gopi cannot read: %w", err))
 			continue
 		}
 		out = append(out, &llm.CustomMessage{
@@ -666,7 +671,7 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	typ := ev.EventType()
 	if typ == "agent_start" {
 		// A new run: ctx.signal is a fresh AbortSignal until it ends.
-		m.Notify("runStart", map[string]any{})
+		m.Notify(ext.HostRunStart, ext.Empty{})
 		h.ext.mu.Lock()
 		h.ext.turnIndex = 0
 		h.ext.mu.Unlock()
@@ -684,7 +689,7 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	case "agent_start", "agent_end", "turn_end", "message_end", "tool_execution_end":
 		st = h.extSnapshot()
 	}
-	m.NotifyEvent(typ, ev, st)
+	m.NotifyEvent(ev, st)
 }
 
 // extUserBash runs user_bash for the client's bash command: an extension
@@ -694,27 +699,20 @@ func (h *Host) notifyExtensions(ev api.Event) {
 // the extension's intent. A handler that throws refuses it too, as in pi.
 func (h *Host) extUserBash(ctx context.Context, p api.BashParams) (api.BashResult, bool, error) {
 	m := h.exts()
-	if err := h.extensionsReady(ctx); err != nil || !m.Handles("user_bash") {
+	if err := h.extensionsReady(ctx); err != nil || !m.Handles(ext.EventUserBash) {
 		return api.BashResult{}, false, nil
 	}
-	raw, err := m.UserBash(ctx, map[string]any{
-		"type": "user_bash", "command": p.Command, "excludeFromContext": p.ExcludeFromContext, "cwd": h.opts.Cwd,
-	}, h.extSnapshot())
+	ev := ext.UserBashEvent{Command: p.Command, ExcludeFromContext: p.ExcludeFromContext, Cwd: h.opts.Cwd}
+	r, err := m.UserBash(ctx, ev, h.extSnapshot())
 	if err != nil {
 		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", err)
 	}
-	var r struct {
-		Operations json.RawMessage `json:"operations"`
-		Result     *api.BashResult `json:"result"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil {
-		return api.BashResult{}, false, nil
-	}
 	switch {
+	case r == nil:
 	case r.Result != nil:
 		return *r.Result, true, nil
 	case r.Operations != nil:
-		return api.BashResult{}, false, errors.New("user_bash: an extension supplies its own bash operations (JavaScript), which gopi cannot run; the command was not run")
+		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", errBashOperations)
 	}
 	return api.BashResult{}, false, nil
 }
@@ -735,33 +733,29 @@ func (h *Host) drainExtensions() {
 
 // extEvent passes an event that only extensions see (model_select,
 // thinking_level_select) to those that listen to it.
-func (h *Host) extEvent(ev map[string]any) {
+func (h *Host) extEvent(ev ext.Event) {
 	m := h.exts()
-	typ, _ := ev["type"].(string)
-	if m.Empty() || !m.Handles(typ) {
+	if m.Empty() || !m.Handles(ev.EventType()) {
 		return
 	}
-	m.NotifyEvent(typ, ev, h.extSnapshot())
+	m.NotifyEvent(ev, h.extSnapshot())
 }
 
 // sessionBefore asks extensions whether a session switch or fork may go
 // ahead (session_before_switch / session_before_fork); true means one
 // cancelled it.
-func (h *Host) sessionBefore(ctx context.Context, event map[string]any) bool {
+func (h *Host) sessionBefore(ctx context.Context, ev ext.Event) bool {
 	m := h.exts()
-	typ, _ := event["type"].(string)
+	typ := ev.EventType()
 	if err := h.extensionsReady(ctx); err != nil || !m.Handles(typ) {
 		return false
 	}
-	res, err := m.Emit(ctx, event, h.extSnapshot())
+	r, err := ext.EmitFor[ext.CancelResult](ctx, m, ev, h.extSnapshot())
 	if err != nil {
 		h.extFailed(typ, err)
 		return false
 	}
-	var r struct {
-		Cancel bool `json:"cancel"`
-	}
-	return res != nil && json.Unmarshal(res, &r) == nil && r.Cancel
+	return r.Cancel
 }
 
 // sessionReplaced tells extensions the session changed: session_shutdown
@@ -771,246 +765,17 @@ func (h *Host) sessionReplaced(ctx context.Context, reason, previous, target str
 	if m.Empty() || !m.Ready() {
 		return
 	}
-	if m.Handles("session_shutdown") {
-		ev := map[string]any{"type": "session_shutdown", "reason": reason}
-		if target != "" {
-			ev["targetSessionFile"] = target
-		}
+	if m.Handles(ext.EventSessionShutdown) {
+		ev := ext.SessionShutdownEvent{Reason: reason, TargetSessionFile: target}
 		if _, err := m.Emit(ctx, ev, nil); err != nil {
-			h.extFailed("session_shutdown", err)
+			h.extFailed(ext.EventSessionShutdown, err)
 		}
 	}
-	if m.Handles("session_start") {
-		ev := map[string]any{"type": "session_start", "reason": reason}
-		if previous != "" {
-			ev["previousSessionFile"] = previous
-		}
+	if m.Handles(ext.EventSessionStart) {
+		ev := ext.SessionStartEvent{Reason: reason, PreviousSessionFile: previous}
 		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed("session_start", err)
+			h.extFailed(ext.EventSessionStart, err)
 		}
-	}
-}
-
-// extPeer is gopi as the extensions call it.
-type extPeer struct{ h *Host }
-
-func (p extPeer) Request(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	h := p.h
-	switch method {
-	case "ui/ask":
-		return h.extAsk(ctx, params)
-	case "boundaryPreview":
-		return h.boundaryPreview(params)
-	case "setModel":
-		var a struct{ Provider, ID string }
-		if err := json.Unmarshal(params, &a); err != nil {
-			return nil, err
-		}
-		m, ok := h.opts.Registry.Find(a.Provider, a.ID)
-		if !ok || !h.opts.Registry.HasAuth(&m) {
-			return map[string]any{"ok": false}, nil
-		}
-		set, err := h.SetModel(ctx, api.SetModelParams{Provider: a.Provider, ModelID: a.ID})
-		if err != nil {
-			return map[string]any{"ok": false}, nil
-		}
-		return map[string]any{"ok": true, "model": set, "thinkingLevel": h.agent.ThinkingLevel()}, nil
-	case "compact":
-		var a struct {
-			CustomInstructions string `json:"customInstructions"`
-		}
-		_ = json.Unmarshal(params, &a)
-		return h.Compact(h.ctx, api.CompactParams{CustomInstructions: a.CustomInstructions})
-	case "waitForIdle":
-		h.WaitIdle(ctx)
-		return map[string]any{}, ctx.Err()
-	case "newSession":
-		var a struct {
-			Options struct {
-				ParentSession string `json:"parentSession"`
-			} `json:"options"`
-		}
-		_ = json.Unmarshal(params, &a)
-		return h.NewSession(ctx, api.NewSessionParams{ParentSession: a.Options.ParentSession})
-	case "fork":
-		var a struct {
-			EntryID string `json:"entryId"`
-		}
-		_ = json.Unmarshal(params, &a)
-		r, err := h.Fork(ctx, api.ForkParams{EntryID: a.EntryID})
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"cancelled": r.Cancelled, "selectedText": r.Text}, nil
-	case "switchSession":
-		var a struct {
-			SessionPath string `json:"sessionPath"`
-		}
-		_ = json.Unmarshal(params, &a)
-		return h.SwitchSession(ctx, api.SwitchSessionParams{SessionPath: a.SessionPath})
-	case "getApiKey":
-		var a struct{ Provider, ID string }
-		if err := json.Unmarshal(params, &a); err != nil {
-			return nil, err
-		}
-		m, ok := h.opts.Registry.Find(a.Provider, a.ID)
-		if !ok {
-			return map[string]any{"ok": false, "error": "unknown model " + a.Provider + "/" + a.ID}, nil
-		}
-		// No credentials is not a failure: pi answers ok without a key.
-		out := map[string]any{"ok": true, "headers": m.Headers}
-		if auth, err := h.opts.Registry.RequestAuth(ctx, &m); err == nil {
-			if auth.APIKey != "" {
-				out["apiKey"] = auth.APIKey
-			}
-			if len(auth.Headers) > 0 {
-				out["headers"] = auth.Headers
-			}
-		}
-		return out, nil
-	case "navigateTree":
-		var a struct {
-			TargetID string          `json:"targetId"`
-			Options  NavigateOptions `json:"options"`
-		}
-		if err := json.Unmarshal(params, &a); err != nil {
-			return nil, fmt.Errorf("ctx.navigateTree: %w", err)
-		}
-		return h.NavigateTree(ctx, a.TargetID, a.Options)
-	case "reload":
-		return nil, h.extReload(ctx)
-	}
-	return nil, fmt.Errorf("gopi has no extension method %q", method)
-}
-
-func (p extPeer) Notification(method string, params json.RawMessage) {
-	h := p.h
-	defer h.survive("an extension's "+method, nil)
-	switch method {
-	case "error":
-		var e ext.ErrorEvent
-		if json.Unmarshal(params, &e) == nil {
-			h.opts.Report(fmt.Errorf("extension %s (%s): %s", e.ExtensionPath, e.Event, e.Error))
-			ev := api.ExtensionError{ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
-			select {
-			case <-h.subscribed:
-				h.emit(ev)
-			default:
-				// An error while loading may come before the client
-				// listens: it waits for the first subscriber.
-				h.extWG.Go(func() {
-					select {
-					case <-h.subscribed:
-					case <-h.extStop:
-					case <-time.After(10 * time.Second):
-					}
-					h.emit(ev)
-				})
-			}
-		}
-	case "ui":
-		var r api.UIRequest
-		if json.Unmarshal(params, &r) == nil {
-			if c := h.uiClient(); c != nil {
-				c.Notify(r)
-			}
-		}
-	case "ui/cancel":
-		var a struct {
-			RID string `json:"rid"`
-		}
-		if json.Unmarshal(params, &a) == nil {
-			h.ext.mu.Lock()
-			cancel := h.ext.dialogs[a.RID]
-			h.ext.mu.Unlock()
-			if cancel != nil {
-				cancel()
-			}
-		}
-	case "sendMessage":
-		h.extSendMessage(params)
-	case "sendUserMessage":
-		h.extSendUserMessage(params)
-	case "appendEntry":
-		var a struct {
-			CustomType string          `json:"customType"`
-			Data       json.RawMessage `json:"data"`
-		}
-		if json.Unmarshal(params, &a) == nil {
-			store := h.Store()
-			id, err := store.AppendCustom(a.CustomType, optional(a.Data))
-			if h.saved(store, "an extension's entry", err) == nil {
-				if e, ok := store.Entry(id); ok {
-					if b, err := json.Marshal(e); err == nil {
-						h.emit(api.EntryAppended{Entry: b})
-					}
-				}
-			}
-		}
-	case "setSessionName":
-		var a struct{ Name string }
-		if json.Unmarshal(params, &a) == nil {
-			if err := h.SetSessionName(h.ctx, api.NameParams{Name: a.Name}); err != nil {
-				h.extFailed("setSessionName", err)
-			}
-		}
-	case "setLabel":
-		var a struct {
-			EntryID string `json:"entryId"`
-			Label   string `json:"label"`
-		}
-		if json.Unmarshal(params, &a) == nil {
-			store := h.Store()
-			if _, ok := store.Entry(a.EntryID); !ok {
-				h.extFailed("setLabel", fmt.Errorf("no entry %s in this session", a.EntryID))
-				return
-			}
-			_, err := store.AppendLabel(a.EntryID, a.Label)
-			_ = h.saved(store, "a label", err)
-		}
-	case "setActiveTools":
-		var a struct{ Names []string }
-		if json.Unmarshal(params, &a) == nil {
-			h.setActiveTools(a.Names)
-		}
-	case "setThinkingLevel":
-		var a struct{ Level string }
-		if json.Unmarshal(params, &a) == nil {
-			if l, err := llm.ParseThinkingLevel(a.Level); err == nil {
-				_ = h.SetThinkingLevel(h.ctx, api.ThinkingParams{Level: l})
-			}
-		}
-	case "registrations":
-		h.applyExtensionTools()
-	case "restarted":
-		select {
-		case <-h.extStop:
-			return
-		default:
-		}
-		// The new host process lost what its extensions kept in memory;
-		// session_start lets them rebuild it from the session.
-		h.extWG.Go(func() {
-			defer h.survive("restarting the extensions", nil)
-			h.applyExtensionTools()
-			if m := h.exts(); m.Handles("session_start") {
-				ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
-				defer cancel()
-				_, _ = m.Emit(ctx, map[string]any{"type": "session_start", "reason": "reload"}, h.extSnapshot())
-			}
-		})
-	case "abort":
-		h.extWG.Go(func() { _ = h.Abort(h.ctx) })
-	case "shutdown":
-		if f := h.opts.Shutdown; f != nil {
-			f()
-		}
-	case "registerProvider":
-		h.extRegisterProvider(params)
-	case "unregisterProvider":
-		var a struct{ Name string }
-		_ = json.Unmarshal(params, &a)
-		h.opts.Registry.UnregisterProvider(a.Name)
 	}
 }
 
@@ -1021,12 +786,12 @@ func (p extPeer) Notification(method string, params json.RawMessage) {
 // under way, as pi refuses it.
 func (h *Host) extReload(ctx context.Context) error {
 	if h.agent.IsStreaming() {
-		return errors.New("ctx.reload(): cannot reload while the agent is running; wait for it (ctx.waitForIdle())")
+		return errReloadRunning
 	}
 	m := h.exts()
-	if m.Handles("session_shutdown") {
-		if _, err := m.Emit(ctx, map[string]any{"type": "session_shutdown", "reason": "reload"}, h.extSnapshot()); err != nil {
-			h.extFailed("session_shutdown", err)
+	if m.Handles(ext.EventSessionShutdown) {
+		if _, err := m.Emit(ctx, ext.SessionShutdownEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
+			h.extFailed(ext.EventSessionShutdown, err)
 		}
 	}
 	if err := m.Reload(ext.Untimed(ctx)); err != nil {
@@ -1039,9 +804,9 @@ func (h *Host) extReload(ctx context.Context) error {
 	h.loadResources()
 	h.discoverResources("reload")
 	h.applyExtensionTools()
-	if m.Handles("session_start") {
-		if _, err := m.Emit(ctx, map[string]any{"type": "session_start", "reason": "reload"}, h.extSnapshot()); err != nil {
-			h.extFailed("session_start", err)
+	if m.Handles(ext.EventSessionStart) {
+		if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
+			h.extFailed(ext.EventSessionStart, err)
 		}
 	}
 	return nil
@@ -1101,23 +866,23 @@ func (h *Host) providerResponseHook(ctx context.Context, status int, header http
 	if !m.Ready() {
 		return nil
 	}
-	if m.Handles("after_provider_response") {
-		ev := map[string]any{"type": "after_provider_response", "status": status, "headers": lowerHeaders(header)}
+	if m.Handles(ext.EventAfterProviderResponse) {
+		ev := ext.AfterProviderResponseEvent{Status: status, Headers: lowerHeaders(header)}
 		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed("after_provider_response", err)
+			h.extFailed(ext.EventAfterProviderResponse, err)
 		}
 	}
 	model := h.agent.Model()
-	if !m.Handles("provider_stream_event") || model == nil {
+	if !m.Handles(ext.EventProviderStream) || model == nil {
 		return nil
 	}
 	// One snapshot for the whole stream: nothing an extension reads
 	// changes while the answer streams in.
 	st := h.extSnapshot()
 	return func(data []byte) {
-		ev := map[string]any{"type": "provider_stream_event", "provider": model.Provider, "api": model.API, "model": model.ID, "data": json.RawMessage(data)}
+		ev := ext.ProviderStreamEvent{Provider: model.Provider, API: model.API, Model: model.ID, Data: data}
 		if _, err := m.Emit(ctx, ev, st); err != nil {
-			h.extFailed("provider_stream_event", err)
+			h.extFailed(ext.EventProviderStream, err)
 		}
 	}
 }
@@ -1132,93 +897,10 @@ func lowerHeaders(header http.Header) map[string]string {
 	return flat
 }
 
-// providerCode are the parts of pi.registerProvider's config that are
-// JavaScript code: gopi calls its own SDKs, never provider code in an
-// extension, so a provider that needs them is refused.
-var providerCode = []string{"stream", "streamSimple", "refreshModels", "getModels", "filterModels"}
-
-// extRegisterProvider applies pi.registerProvider(name, config) in its
-// declarative form (models.json's provider entry); see
-// [models.Registry.RegisterProvider].
-func (h *Host) extRegisterProvider(params json.RawMessage) {
-	var a struct {
-		Name      string          `json:"name"`
-		Config    json.RawMessage `json:"config"`
-		Functions []string        `json:"functions"`
-	}
-	if err := json.Unmarshal(params, &a); err != nil {
-		h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider: %w", err))
-		return
-	}
-	for _, f := range a.Functions {
-		if slices.Contains(providerCode, f) {
-			h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider(%q): its %s is JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)", a.Name, f))
-			return
-		}
-	}
-	if err := h.opts.Registry.RegisterProvider(a.Name, a.Config); err != nil {
-		h.extFailed("registerProvider", fmt.Errorf("pi.registerProvider: %w", err))
-	}
-}
-
-// extAsk puts an extension's dialog in front of the user.
-func (h *Host) extAsk(ctx context.Context, params json.RawMessage) (any, error) {
-	var a struct {
-		api.UIRequest
-		RID string `json:"rid"`
-	}
-	if err := json.Unmarshal(params, &a); err != nil {
-		return nil, err
-	}
-	c := h.uiClient()
-	if c == nil {
-		return api.Cancelled(""), nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		// A dialog never outlives the session.
-		select {
-		case <-h.ctx.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if a.RID != "" {
-		h.ext.mu.Lock()
-		h.ext.dialogs[a.RID] = cancel
-		h.ext.mu.Unlock()
-		defer func() {
-			h.ext.mu.Lock()
-			delete(h.ext.dialogs, a.RID)
-			h.ext.mu.Unlock()
-		}()
-	}
-	req := a.UIRequest
-	req.ID = ""
-	return c.Ask(ctx, req), nil
-}
-
 // extSendMessage is pi.sendMessage: a custom message joins the
 // conversation now, steers or follows up a run, waits for the next turn,
 // or starts a turn of its own (triggerTurn).
-func (h *Host) extSendMessage(params json.RawMessage) {
-	var a struct {
-		Message struct {
-			CustomType string          `json:"customType"`
-			Content    json.RawMessage `json:"content"`
-			Display    bool            `json:"display"`
-			Details    json.RawMessage `json:"details"`
-		} `json:"message"`
-		Options struct {
-			TriggerTurn *bool  `json:"triggerTurn"`
-			DeliverAs   string `json:"deliverAs"`
-		} `json:"options"`
-	}
-	if err := json.Unmarshal(params, &a); err != nil {
-		h.extFailed("sendMessage", err)
-		return
-	}
+func (h *Host) extSendMessage(a ext.SendMessageParams) {
 	msg := &llm.CustomMessage{
 		CustomType: a.Message.CustomType, Content: customContent(a.Message.Content), Display: a.Message.Display,
 		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
@@ -1236,7 +918,7 @@ func (h *Host) extSendMessage(params json.RawMessage) {
 		h.agent.Steer(msg)
 	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
 		if err := h.startMessages(h.ctx, msg); err != nil {
-			h.extFailed("sendMessage", err)
+			h.extFailed(string(ext.PeerSendMessage), err)
 		}
 	default:
 		h.appendCustom(msg)
@@ -1280,17 +962,7 @@ func (h *Host) afterTurnEnd(context.Context) []llm.Message {
 
 // extSendUserMessage is pi.sendUserMessage: a user message, as if typed,
 // that always leads to a turn; during a run deliverAs says how it queues.
-func (h *Host) extSendUserMessage(params json.RawMessage) {
-	var a struct {
-		Content json.RawMessage `json:"content"`
-		Options struct {
-			DeliverAs string `json:"deliverAs"`
-		} `json:"options"`
-	}
-	if err := json.Unmarshal(params, &a); err != nil {
-		h.extFailed("sendUserMessage", err)
-		return
-	}
+func (h *Host) extSendUserMessage(a ext.SendUserMessageParams) {
 	content := customContent(a.Content)
 	text := content.Text()
 	var images []llm.ImageContent
@@ -1307,12 +979,12 @@ func (h *Host) extSendUserMessage(params json.RawMessage) {
 		case "steer":
 			h.agent.Steer(msg)
 		default:
-			h.extFailed("sendUserMessage", errors.New("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message."))
+			h.extFailed(string(ext.PeerSendUserMessage), errStreamingDeliverAs)
 		}
 		return
 	}
 	if err := h.startMessages(h.ctx, msg); err != nil {
-		h.extFailed("sendUserMessage", err)
+		h.extFailed(string(ext.PeerSendUserMessage), err)
 	}
 }
 
@@ -1325,7 +997,7 @@ func (h *Host) startMessages(ctx context.Context, msg llm.Message) error {
 // the compaction (an error) or return the compaction itself (fromHook).
 func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *compaction.Preparation, reason, instructions string) (res compaction.Result, fromHook bool, err error) {
 	m := h.exts()
-	if err := h.extensionsReady(ctx); err != nil || !m.Handles("session_before_compact") {
+	if err := h.extensionsReady(ctx); err != nil || !m.Handles(ext.EventSessionBeforeCompact) {
 		return res, false, nil
 	}
 	files := prep.Files.Details()
@@ -1335,43 +1007,29 @@ func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *co
 			branch = append(branch, b)
 		}
 	}
-	ev := map[string]any{
-		"type": "session_before_compact",
-		"preparation": map[string]any{
-			"firstKeptEntryId":    prep.FirstKeptEntryID,
-			"messagesToSummarize": nonNil(prep.Messages),
-			"turnPrefixMessages":  nonNil(prep.TurnPrefix),
-			"isSplitTurn":         prep.IsSplitTurn,
-			"tokensBefore":        prep.TokensBefore,
-			"previousSummary":     prep.PreviousSummary,
-			"fileOps":             map[string]any{"read": files.ReadFiles, "modified": files.ModifiedFiles},
-			"settings":            prep.Settings,
+	ev := ext.SessionBeforeCompactEvent{
+		Preparation: ext.CompactPreparation{
+			FirstKeptEntryID:    prep.FirstKeptEntryID,
+			MessagesToSummarize: nonNil(prep.Messages),
+			TurnPrefixMessages:  nonNil(prep.TurnPrefix),
+			IsSplitTurn:         prep.IsSplitTurn,
+			TokensBefore:        prep.TokensBefore,
+			PreviousSummary:     prep.PreviousSummary,
+			FileOps:             ext.FileOps{Read: files.ReadFiles, Modified: files.ModifiedFiles},
+			Settings:            prep.Settings,
 		},
-		"branchEntries":      branch,
-		"customInstructions": instructions,
-		"reason":             reason,
-		"willRetry":          false,
+		BranchEntries:      branch,
+		CustomInstructions: instructions,
+		Reason:             reason,
 	}
 	// A custom summary may call a model: no hook timeout here.
-	raw, err := m.Emit(ext.Untimed(ctx), ev, h.extSnapshot())
+	r, err := ext.EmitFor[ext.BeforeCompactResult](ext.Untimed(ctx), m, ev, h.extSnapshot())
 	if err != nil {
-		h.extFailed("session_before_compact", err)
-		return res, false, nil
-	}
-	var r struct {
-		Cancel     bool `json:"cancel"`
-		Compaction *struct {
-			Summary          string             `json:"summary"`
-			FirstKeptEntryID string             `json:"firstKeptEntryId"`
-			TokensBefore     int                `json:"tokensBefore"`
-			Details          compaction.Details `json:"details"`
-		} `json:"compaction"`
-	}
-	if raw == nil || json.Unmarshal(raw, &r) != nil {
+		h.extFailed(ext.EventSessionBeforeCompact, err)
 		return res, false, nil
 	}
 	if r.Cancel {
-		return res, false, errors.New("Compaction cancelled by an extension")
+		return res, false, errCompactionCancelled
 	}
 	if c := r.Compaction; c != nil && strings.TrimSpace(c.Summary) != "" {
 		res = compaction.Result{Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: c.Details}
@@ -1390,18 +1048,19 @@ func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *co
 // (session_compact).
 func (h *Host) afterCompact(store *session.Store, entryID, reason string, fromHook bool) {
 	m := h.exts()
-	if !m.Handles("session_compact") {
+	if !m.Handles(ext.EventSessionCompact) {
 		return
 	}
 	e, ok := store.Entry(entryID)
 	if !ok {
 		return
 	}
-	b, _ := json.Marshal(e)
-	m.NotifyEvent("session_compact", map[string]any{
-		"type": "session_compact", "compactionEntry": json.RawMessage(b), "fromExtension": fromHook,
-		"reason": reason, "willRetry": false,
-	}, h.extSnapshot())
+	b, err := json.Marshal(e)
+	if err != nil {
+		h.extFailed(ext.EventSessionCompact, fmt.Errorf("the compaction entry: %w", err))
+		return
+	}
+	m.NotifyEvent(ext.SessionCompactEvent{CompactionEntry: b, FromExtension: fromHook, Reason: reason}, h.extSnapshot())
 }
 
 func nonNil(msgs []llm.Message) []llm.Message {
@@ -1437,7 +1096,7 @@ func (h *Host) finishMessage(ctx context.Context, msg llm.Message) llm.Message {
 		return msg
 	}
 	if reflect.TypeOf(next) != reflect.TypeOf(msg) {
-		h.extFailed("message_end", errors.New("message_end handlers must return a message with the same role"))
+		h.extFailed("message_end", errMessageEndRole)
 		return msg
 	}
 	return next

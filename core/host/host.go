@@ -245,7 +245,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 		h.emit(api.ThinkingLevelChanged{Level: string(level)})
 	}
 	if prev != level {
-		h.extEvent(map[string]any{"type": "thinking_level_select", "level": level, "previousLevel": prev})
+		h.extEvent(ext.ThinkingLevelSelectEvent{Level: level, PreviousLevel: prev})
 	}
 	if fresh {
 		// A fresh session starts with both, as pi's files do.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/models"
 )
@@ -146,11 +147,7 @@ func (h *Host) GetAvailableThinkingLevels(context.Context) (api.LevelsResult, er
 
 // modelSelected tells extensions about a model change (model_select).
 func (h *Host) modelSelected(m, prev *llm.Model, source string) {
-	ev := map[string]any{"type": "model_select", "model": m, "source": source}
-	if prev != nil {
-		ev["previousModel"] = prev
-	}
-	h.extEvent(ev)
+	h.extEvent(ext.ModelSelectEvent{Model: m, PreviousModel: prev, Source: source})
 }
 
 // freshChoice is the model and thinking level a conversation starts

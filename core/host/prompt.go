@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -213,7 +214,7 @@ func (h *Host) Abort(ctx context.Context) error {
 	done := h.run.abort()
 	h.agent.Abort()
 	// Extensions' ctx.signal aborts with the run.
-	h.exts().Notify("runAbort", map[string]any{})
+	h.exts().Notify(ext.HostRunAbort, ext.Empty{})
 	ctx, cancel := context.WithTimeout(ctx, abortWait)
 	defer cancel()
 	if done != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -130,7 +131,7 @@ func (h *Host) GetForkMessages(_ context.Context) (api.ForkMessagesResult, error
 // current one (in memory when the current one is), recording
 // parentSession in its header.
 func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.CancelledResult, error) {
-	if h.sessionBefore(ctx, map[string]any{"type": "session_before_switch", "reason": "new"}) {
+	if h.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "new"}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -33,7 +34,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	case info.IsDir():
 		return api.CancelledResult{}, fmt.Errorf("%w: %s is a directory", errNotSessionFile, path)
 	}
-	if h.sessionBefore(ctx, map[string]any{"type": "session_before_switch", "reason": "resume", "targetSessionFile": path}) {
+	if h.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "resume", TargetSessionFile: path}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -66,7 +67,7 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	if !h.forkable(p.EntryID) {
 		return api.ForkResult{}, errForkEntry
 	}
-	if h.sessionBefore(ctx, map[string]any{"type": "session_before_fork", "entryId": p.EntryID}) {
+	if h.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: p.EntryID}) {
 		return api.ForkResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -108,7 +109,7 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 	if h.Store().Leaf() == "" {
 		return api.CancelledResult{}, errCloneEmpty
 	}
-	if h.sessionBefore(ctx, map[string]any{"type": "session_before_fork", "entryId": h.Store().Leaf(), "position": "at"}) {
+	if h.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: h.Store().Leaf(), Position: "at"}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {

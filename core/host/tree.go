@@ -7,25 +7,16 @@ import (
 	"fmt"
 
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
 
 // NavigateOptions are ctx.navigateTree's options.
-type NavigateOptions struct {
-	Summarize           bool    `json:"summarize"`
-	CustomInstructions  *string `json:"customInstructions"`
-	ReplaceInstructions *bool   `json:"replaceInstructions"`
-	Label               *string `json:"label"`
-}
+type NavigateOptions = ext.NavigateOptions
 
 // NavigateResult is what ctx.navigateTree resolves to.
-type NavigateResult struct {
-	Cancelled    bool            `json:"cancelled"`
-	Aborted      bool            `json:"aborted,omitempty"`
-	EditorText   *string         `json:"editorText,omitempty"`
-	SummaryEntry json.RawMessage `json:"summaryEntry,omitempty"`
-}
+type NavigateResult = ext.NavigateResult
 
 // NavigateTree moves the session's leaf to targetID inside the same file,
 // as pi's tree navigation does (an extension's ctx.navigateTree): a user
@@ -76,43 +67,32 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	var summary *compaction.BranchSummary
 	var summaryDetails json.RawMessage // a hook's summary's details
 	fromHook := false
-	if m := h.exts(); m.Ready() && m.Handles("session_before_tree") {
-		prep := map[string]any{
-			"targetId": targetID, "oldLeafId": nullable(oldLeaf), "commonAncestorId": nullable(ancestor),
-			"entriesToSummarize": leaving, "userWantsSummary": opts.Summarize,
-			"customInstructions": opts.CustomInstructions, "replaceInstructions": opts.ReplaceInstructions, "label": opts.Label,
+	if m := h.exts(); m.Ready() && m.Handles(ext.EventSessionBeforeTree) {
+		prep := ext.TreePreparation{
+			TargetID: targetID, OldLeafID: nullable(oldLeaf), CommonAncestorID: nullable(ancestor),
+			EntriesToSummarize: leaving, UserWantsSummary: opts.Summarize,
+			CustomInstructions: opts.CustomInstructions, ReplaceInstructions: opts.ReplaceInstructions, Label: opts.Label,
 		}
-		raw, err := m.Emit(ctx, map[string]any{"type": "session_before_tree", "preparation": prep}, h.extSnapshot())
+		r, err := ext.EmitFor[ext.BeforeTreeResult](ctx, m, ext.SessionBeforeTreeEvent{Preparation: prep}, h.extSnapshot())
 		if err != nil {
-			h.extFailed("session_before_tree", err)
+			h.extFailed(ext.EventSessionBeforeTree, err)
 		}
-		var r struct {
-			Cancel  bool `json:"cancel"`
-			Summary *struct {
-				Summary string          `json:"summary"`
-				Details json.RawMessage `json:"details"`
-			} `json:"summary"`
-			CustomInstructions  *string `json:"customInstructions"`
-			ReplaceInstructions *bool   `json:"replaceInstructions"`
-			Label               *string `json:"label"`
+		// The handlers before one that failed may have answered.
+		if r.Cancel {
+			return NavigateResult{Cancelled: true}, nil
 		}
-		if len(raw) > 0 && json.Unmarshal(raw, &r) == nil {
-			if r.Cancel {
-				return NavigateResult{Cancelled: true}, nil
-			}
-			if r.Summary != nil && opts.Summarize {
-				summary, fromHook = &compaction.BranchSummary{Summary: r.Summary.Summary}, true
-				summaryDetails = r.Summary.Details
-			}
-			if r.CustomInstructions != nil {
-				instructions = *r.CustomInstructions
-			}
-			if r.ReplaceInstructions != nil {
-				replace = *r.ReplaceInstructions
-			}
-			if r.Label != nil {
-				label = *r.Label
-			}
+		if r.Summary != nil && opts.Summarize {
+			summary, fromHook = &compaction.BranchSummary{Summary: r.Summary.Summary}, true
+			summaryDetails = r.Summary.Details
+		}
+		if r.CustomInstructions != nil {
+			instructions = *r.CustomInstructions
+		}
+		if r.ReplaceInstructions != nil {
+			replace = *r.ReplaceInstructions
+		}
+		if r.Label != nil {
+			label = *r.Label
 		}
 	}
 
@@ -174,14 +154,13 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	}
 	h.agent.ReplaceMessages(store.Context().Messages)
 
-	if m := h.exts(); m.Ready() && m.Handles("session_tree") {
-		ev := map[string]any{"type": "session_tree", "newLeafId": nullable(store.Leaf()), "oldLeafId": nullable(oldLeaf)}
+	if m := h.exts(); m.Ready() && m.Handles(ext.EventSessionTree) {
+		ev := ext.SessionTreeEvent{NewLeafID: nullable(store.Leaf()), OldLeafID: nullable(oldLeaf)}
 		if out.SummaryEntry != nil {
-			ev["summaryEntry"] = out.SummaryEntry
-			ev["fromExtension"] = fromHook
+			ev.SummaryEntry, ev.FromExtension = out.SummaryEntry, &fromHook
 		}
 		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed("session_tree", err)
+			h.extFailed(ext.EventSessionTree, err)
 		}
 	}
 	return out, nil
@@ -229,9 +208,9 @@ func branchLeft(store *session.Store, leaf, target string) (leaving []session.En
 }
 
 // nullable is id, or JSON null for "".
-func nullable(id string) any {
+func nullable(id string) *string {
 	if id == "" {
 		return nil
 	}
-	return id
+	return &id
 }

@@ -19,6 +19,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
+// The pipe's method names, generated from gopi's core/ext/protocol.go.
+import { gopi, served } from "./methods.gen.mjs";
 
 const piDir = process.argv[2];
 if (!piDir) {
@@ -144,7 +146,7 @@ async function dispatch(msg) {
 				started = Promise.reject(err);
 			}
 			const done = started.catch((err) => process.stderr.write(`notification ${msg.method} failed: ${err?.stack ?? err}\n`));
-			if (msg.method === "emit") {
+			if (msg.method === served.emit) {
 				pendingEvents.add(done);
 				done.finally(() => pendingEvents.delete(done));
 			}
@@ -312,12 +314,12 @@ const sessionManager = {
 // ctx.modelRegistry: the models gopi knows.
 const modelRegistry = {
 	find: (provider, id) => state.models.find((m) => m.provider === provider && m.id === id),
-	getApiKeyAndHeaders: (model) => request("getApiKey", { provider: model?.provider, id: model?.id }),
-	getApiKey: async (model) => (await request("getApiKey", { provider: model?.provider, id: model?.id }))?.apiKey,
+	getApiKeyAndHeaders: (model) => request(gopi.getApiKey, { provider: model?.provider, id: model?.id }),
+	getApiKey: async (model) => (await request(gopi.getApiKey, { provider: model?.provider, id: model?.id }))?.apiKey,
 	getAll: () => state.models.slice(),
 	getAvailable: () => state.models.filter((m) => m.available !== false),
 	registerProvider: (name, config) => registerProvider(name, config),
-	unregisterProvider: (name) => notify("unregisterProvider", { name }),
+	unregisterProvider: (name) => notify(gopi.unregisterProvider, { name }),
 };
 
 function registerProvider(name, config) {
@@ -325,7 +327,7 @@ function registerProvider(name, config) {
 	const functions = Object.entries(config ?? {})
 		.filter(([, v]) => typeof v === "function")
 		.map(([k]) => k);
-	notify("registerProvider", { name, config: plain, functions });
+	notify(gopi.registerProvider, { name, config: plain, functions });
 }
 
 // ---- UI: dialogs are requests to gopi, the rest notifications --------------
@@ -334,14 +336,14 @@ let theme;
 function dialog(req, opts, fallback, pick) {
 	if (opts?.signal?.aborted) return Promise.resolve(fallback);
 	const rid = `ui-${nextId}`;
-	const p = request("ui/ask", { ...req, rid }).then(
+	const p = request(gopi.uiAsk, { ...req, rid }).then(
 		(r) => (r?.cancelled ? fallback : pick(r)),
 		() => fallback,
 	);
 	if (!opts?.signal) return p;
 	return new Promise((resolve) => {
 		const onAbort = () => {
-			notify("ui/cancel", { rid });
+			notify(gopi.uiCancel, { rid });
 			resolve(fallback);
 		};
 		opts.signal.addEventListener("abort", onAbort, { once: true });
@@ -359,17 +361,17 @@ const ui = {
 	input: (title, placeholder, opts) =>
 		dialog({ method: "input", title, placeholder, timeout: opts?.timeout }, opts, undefined, (r) => r.value),
 	editor: (title, prefill) => dialog({ method: "editor", title, prefill }, undefined, undefined, (r) => r.value),
-	notify: (message, type) => notify("ui", { method: "notify", message, notifyType: type }),
-	setStatus: (key, text) => notify("ui", { method: "setStatus", statusKey: key, statusText: text }),
+	notify: (message, type) => notify(gopi.ui, { method: "notify", message, notifyType: type }),
+	setStatus: (key, text) => notify(gopi.ui, { method: "setStatus", statusKey: key, statusText: text }),
 	setWidget(key, content, options) {
 		// Lines only: component factories need pi's TUI.
 		if (content === undefined || Array.isArray(content)) {
-			notify("ui", { method: "setWidget", widgetKey: key, widgetLines: content, widgetPlacement: options?.placement });
+			notify(gopi.ui, { method: "setWidget", widgetKey: key, widgetLines: content, widgetPlacement: options?.placement });
 		}
 	},
-	setTitle: (title) => notify("ui", { method: "setTitle", title }),
-	setEditorText: (text) => notify("ui", { method: "set_editor_text", text }),
-	pasteToEditor: (text) => notify("ui", { method: "set_editor_text", text }),
+	setTitle: (title) => notify(gopi.ui, { method: "setTitle", title }),
+	setEditorText: (text) => notify(gopi.ui, { method: "set_editor_text", text }),
+	pasteToEditor: (text) => notify(gopi.ui, { method: "set_editor_text", text }),
 	getEditorText: () => "",
 	// What needs pi's terminal UI is accepted and does nothing, as in pi's
 	// own RPC mode.
@@ -461,7 +463,7 @@ function trustContext(cwd) {
 // projectTrust loads the extensions that may decide whether the project
 // is trusted (before its own .pi/extensions can load) and runs their
 // project_trust handlers: the first "yes" or "no" decides.
-handlers.set("projectTrust", async (p) => {
+handlers.set(served.projectTrust, async (p) => {
 	const cwd = p.cwd ?? state.cwd;
 	const { emitProjectTrustEvent } = await piModule("dist/core/extensions/runner.js");
 	// A pi without the event: nothing is loaded early, nothing decides.
@@ -502,7 +504,7 @@ async function load(paths, cwd) {
 // A copy of what gopi builds its own system prompt from.
 const systemPromptOptions = () => (state.systemPromptOptions ? structuredClone(state.systemPromptOptions) : undefined);
 
-handlers.set("initialize", async (p) => {
+handlers.set(served.initialize, async (p) => {
 	applyState(p.state ?? {});
 	const { ExtensionRunner } = await piModule("dist/core/extensions/index.js");
 	const themes = await piModule("dist/modes/interactive/theme/theme.js");
@@ -524,28 +526,28 @@ handlers.set("initialize", async (p) => {
 		const value = flag.type === "boolean" ? (typeof raw === "string" ? raw !== "false" : true) : (text ?? "");
 		runner.setFlagValue(name, value);
 	}
-	runner.onError((e) => notify("error", e));
+	runner.onError((e) => notify(gopi.error, e));
 	runner.bindCore(
 		{
-			sendMessage: (message, options) => notify("sendMessage", { message, options }),
-			sendUserMessage: (content, options) => notify("sendUserMessage", { content, options }),
-			appendEntry: (customType, data) => notify("appendEntry", { customType, data }),
+			sendMessage: (message, options) => notify(gopi.sendMessage, { message, options }),
+			sendUserMessage: (content, options) => notify(gopi.sendUserMessage, { content, options }),
+			appendEntry: (customType, data) => notify(gopi.appendEntry, { customType, data }),
 			setSessionName(name) {
 				state.sessionName = name || undefined;
-				notify("setSessionName", { name });
+				notify(gopi.setSessionName, { name });
 			},
 			getSessionName: () => state.sessionName,
-			setLabel: (entryId, label) => notify("setLabel", { entryId, label }),
+			setLabel: (entryId, label) => notify(gopi.setLabel, { entryId, label }),
 			getActiveTools: () => state.activeTools.slice(),
 			getAllTools: () => state.allTools.slice(),
 			setActiveTools(names) {
 				state.activeTools = names.filter((n) => state.allTools.some((t) => t.name === n));
-				notify("setActiveTools", { names });
+				notify(gopi.setActiveTools, { names });
 			},
-			refreshTools: () => notify("registrations", registrations()),
+			refreshTools: () => notify(gopi.registrations, registrations()),
 			getCommands: () => state.commands.slice(),
 			async setModel(model) {
-				const r = await request("setModel", { provider: model?.provider, id: model?.id });
+				const r = await request(gopi.setModel, { provider: model?.provider, id: model?.id });
 				if (!r?.ok) return false;
 				// What ctx.model and the level read next, before gopi's
 				// next state update.
@@ -556,7 +558,7 @@ handlers.set("initialize", async (p) => {
 			getThinkingLevel: () => state.thinkingLevel,
 			setThinkingLevel(level) {
 				state.thinkingLevel = level;
-				notify("setThinkingLevel", { level });
+				notify(gopi.setThinkingLevel, { level });
 			},
 		},
 		{
@@ -565,12 +567,12 @@ handlers.set("initialize", async (p) => {
 			isIdle: () => state.idle,
 			isProjectTrusted: () => state.projectTrusted !== false,
 			getSignal: () => (state.idle ? undefined : runAbort?.signal),
-			abort: () => notify("abort", {}),
+			abort: () => notify(gopi.abort, {}),
 			hasPendingMessages: () => state.pendingMessages,
-			shutdown: () => notify("shutdown", {}),
+			shutdown: () => notify(gopi.shutdown, {}),
 			getContextUsage: () => state.contextUsage,
 			compact(options) {
-				request("compact", { customInstructions: options?.customInstructions }).then(
+				request(gopi.compact, { customInstructions: options?.customInstructions }).then(
 					(r) => options?.onComplete?.(r),
 					(err) => options?.onError?.(err instanceof Error ? err : new Error(String(err))),
 				);
@@ -581,29 +583,29 @@ handlers.set("initialize", async (p) => {
 		{
 			registerProvider: (name, config) => registerProvider(name, config),
 			registerNativeProvider: (provider) =>
-				notify("error", {
+				notify(gopi.error, {
 					extensionPath: "<provider>",
 					event: "register_provider",
 					error: `native provider ${provider?.id ?? "?"} needs pi's model runtime; gopi cannot use it`,
 				}),
-			unregisterProvider: (name) => notify("unregisterProvider", { name }),
+			unregisterProvider: (name) => notify(gopi.unregisterProvider, { name }),
 		},
 	);
 	const session = (method) => async (arg, options) => {
-		const r = await request(method, method === "fork" ? { entryId: arg } : method === "switchSession" ? { sessionPath: arg } : method === "navigateTree" ? { targetId: arg, options } : { options: arg });
+		const r = await request(method, method === gopi.fork ? { entryId: arg } : method === gopi.switchSession ? { sessionPath: arg } : method === gopi.navigateTree ? { targetId: arg, options } : { options: arg });
 		if (!r?.cancelled) {
-			const withSession = (method === "newSession" ? arg : options)?.withSession;
+			const withSession = (method === gopi.newSession ? arg : options)?.withSession;
 			if (typeof withSession === "function") await withSession(runner.createCommandContext());
 		}
 		return r ?? { cancelled: false };
 	};
 	runner.bindCommandContext({
-		waitForIdle: () => request("waitForIdle", {}),
-		newSession: session("newSession"),
-		fork: session("fork"),
-		navigateTree: session("navigateTree"),
-		switchSession: session("switchSession"),
-		reload: () => request("reload", {}),
+		waitForIdle: () => request(gopi.waitForIdle, {}),
+		newSession: session(gopi.newSession),
+		fork: session(gopi.fork),
+		navigateTree: session(gopi.navigateTree),
+		switchSession: session(gopi.switchSession),
+		reload: () => request(gopi.reload, {}),
 	});
 	runner.setUIContext(ui, "rpc");
 	// pi 1.5 has ctx.getSystemPromptOptions() in every context; pi
@@ -632,7 +634,7 @@ handlers.set("initialize", async (p) => {
 	};
 });
 
-handlers.set("state", (p) => applyState(p));
+handlers.set(served.state, (p) => applyState(p));
 
 // ---- events -------------------------------------------------------------------
 
@@ -641,14 +643,14 @@ function cancellable(p, run) {
 	if (p.rid !== undefined) running.set(p.rid, ac);
 	return Promise.resolve(run(ac.signal)).finally(() => running.delete(p.rid));
 }
-handlers.set("cancel", (p) => running.get(p.rid)?.abort());
+handlers.set(served.cancel, (p) => running.get(p.rid)?.abort());
 
-handlers.set("runStart", () => {
+handlers.set(served.runStart, () => {
 	runAbort = new AbortController();
 });
-handlers.set("runAbort", () => runAbort?.abort());
+handlers.set(served.runAbort, () => runAbort?.abort());
 
-handlers.set("emit", (p) =>
+handlers.set(served.emit, (p) =>
 	cancellable(p, async (signal) => {
 		// session_before_compact hands handlers the compaction's signal.
 		const event = p.event.type === "session_before_compact" ? { ...p.event, signal } : p.event;
@@ -660,55 +662,55 @@ handlers.set("emit", (p) =>
 // each handler sees the entries and continuation proposed so far, and the
 // context they would make, which gopi builds (and refuses when a draft is
 // wrong). A pi package without emitBoundary only notifies.
-handlers.set("boundary", async (p) => {
+handlers.set(served.boundary, async (p) => {
 	if (typeof runner.emitBoundary !== "function") {
 		await runner.emit(p.event);
 		return { entries: [], continue: false, valid: true };
 	}
 	const r = await runner.emitBoundary(p.event, (entries) =>
-		request("boundaryPreview", { event: p.event.type, entries }),
+		request(gopi.boundaryPreview, { event: p.event.type, entries }),
 	);
 	return { entries: r.entries ?? [], continue: !!r.continue, valid: r.valid !== false };
 });
 
 // user_bash: { result } crosses as it is; { operations } is code, so only
 // its presence does.
-handlers.set("userBash", async (p) => {
+handlers.set(served.userBash, async (p) => {
 	const r = await runner.emitUserBash(p.event);
 	if (!r) return null;
 	return r.result ? { result: r.result } : { operations: {} };
 });
 
-handlers.set("drain", async () => {
+handlers.set(served.drain, async () => {
 	while (pendingEvents.size > 0) await Promise.allSettled([...pendingEvents]);
 	return null;
 });
 
-handlers.set("toolCall", async (p) => {
+handlers.set(served.toolCall, async (p) => {
 	const event = p.event;
 	const result = await runner.emitToolCall(event);
 	// Handlers may change event.input in place; gopi runs the tool with it.
 	return { block: result?.block === true, reason: result?.reason, input: event.input };
 });
 
-handlers.set("toolResult", async (p) => (await runner.emitToolResult(p.event)) ?? null);
+handlers.set(served.toolResult, async (p) => (await runner.emitToolResult(p.event)) ?? null);
 
-handlers.set("input", (p) => runner.emitInput(p.text, p.images, p.source ?? "rpc", p.streamingBehavior));
+handlers.set(served.input, (p) => runner.emitInput(p.text, p.images, p.source ?? "rpc", p.streamingBehavior));
 
-handlers.set("context", async (p) => {
+handlers.set(served.context, async (p) => {
 	const messages = await runner.emitContext(p.messages);
 	return { messages };
 });
 
-handlers.set("beforeProviderRequest", (p) => runner.emitBeforeProviderRequest(p.payload));
+handlers.set(served.beforeProviderRequest, (p) => runner.emitBeforeProviderRequest(p.payload));
 
 // Handlers change event.headers in place (null removes one); the whole
 // object goes back.
-handlers.set("beforeProviderHeaders", (p) => runner.emitBeforeProviderHeaders(p.headers ?? {}));
+handlers.set(served.beforeProviderHeaders, (p) => runner.emitBeforeProviderHeaders(p.headers ?? {}));
 
-handlers.set("messageEnd", async (p) => (await runner.emitMessageEnd({ type: "message_end", message: p.message })) ?? null);
+handlers.set(served.messageEnd, async (p) => (await runner.emitMessageEnd({ type: "message_end", message: p.message })) ?? null);
 
-handlers.set("resourcesDiscover", (p) => runner.emitResourcesDiscover(p.cwd ?? state.cwd, p.reason ?? "startup"));
+handlers.set(served.resourcesDiscover, (p) => runner.emitResourcesDiscover(p.cwd ?? state.cwd, p.reason ?? "startup"));
 
 // before_agent_start, with gopi's system prompt: pi's runner would render
 // pi's own prompt here. Same composition as pi: each handler sees the
@@ -716,7 +718,7 @@ handlers.set("resourcesDiscover", (p) => runner.emitResourcesDiscover(p.cwd ?? s
 // systemPromptOptions object, which it may change in place (gopi builds
 // the run's prompt from what is left); a returned systemPrompt forces
 // the whole prompt, as forceSystemPrompt does; messages accumulate.
-handlers.set("beforeAgentStart", async (p) => {
+handlers.set(served.beforeAgentStart, async (p) => {
 	const ctx = runner.createContext();
 	let systemPrompt = p.systemPrompt ?? state.systemPrompt;
 	const options = p.systemPromptOptions;
@@ -755,11 +757,11 @@ handlers.set("beforeAgentStart", async (p) => {
 
 // ---- tools and commands ---------------------------------------------------------
 
-handlers.set("executeTool", (p) =>
+handlers.set(served.executeTool, (p) =>
 	cancellable(p, async (signal) => {
 		const def = runner.getToolDefinition(p.name);
 		if (!def) throw new Error(`no extension tool named ${p.name}`);
-		const onUpdate = (partial) => notify("toolUpdate", { toolCallId: p.toolCallId, partial });
+		const onUpdate = (partial) => notify(gopi.toolUpdate, { toolCallId: p.toolCallId, partial });
 		try {
 			const r = await def.execute(p.toolCallId, p.params, signal, onUpdate, runner.createContext());
 			return { content: r?.content ?? [], details: r?.details, isError: r?.isError === true, terminate: r?.terminate === true };
@@ -769,7 +771,7 @@ handlers.set("executeTool", (p) =>
 	}),
 );
 
-handlers.set("command", (p) =>
+handlers.set(served.command, (p) =>
 	cancellable(p, async () => {
 		const command = runner.getCommand(p.name);
 		if (!command) throw new Error(`no extension command named ${p.name}`);
@@ -782,15 +784,15 @@ handlers.set("command", (p) =>
 	}),
 );
 
-handlers.set("registrations", () => registrations());
+handlers.set(served.registrations, () => registrations());
 
 process.on("unhandledRejection", (err) => {
 	process.stderr.write(`unhandled rejection in an extension: ${err?.stack ?? err}\n`);
-	notify("error", { extensionPath: "<unknown>", event: "unhandled_rejection", error: errorText(err), stack: err?.stack });
+	notify(gopi.error, { extensionPath: "<unknown>", event: "unhandled_rejection", error: errorText(err), stack: err?.stack });
 });
 process.on("uncaughtException", (err) => {
 	process.stderr.write(`uncaught exception in an extension: ${err?.stack ?? err}\n`);
-	notify("error", { extensionPath: "<unknown>", event: "uncaught_exception", error: errorText(err), stack: err?.stack });
+	notify(gopi.error, { extensionPath: "<unknown>", event: "uncaught_exception", error: errorText(err), stack: err?.stack });
 });
 
-notify("ready", { pid: process.pid, node: process.version });
+notify(gopi.ready, { pid: process.pid, node: process.version });
