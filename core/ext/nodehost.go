@@ -63,10 +63,14 @@ type NodeHost struct {
 	peer    Peer
 	rid     atomic.Int64
 	dialogs atomic.Int64
+	// wg owns the goroutines n starts for its processes (each one's wait,
+	// its notification queue, a retired one's stop); Close waits for them.
+	wg sync.WaitGroup
 
-	mu       sync.Mutex // guards the fields below
-	proc     *hostProc
+	mu sync.Mutex // guards the fields below
+	// closed is set once by Close: nothing starts after it.
 	closed   bool
+	proc     *hostProc
 	restarts []time.Time
 	gen      int
 	updates  map[string]func(json.RawMessage)
@@ -250,7 +254,10 @@ func (n *NodeHost) Reload(ctx context.Context) (Registrations, error) {
 			}
 			n.kill(old)
 		}
-		go stop()
+		if !n.goOwned(stop) {
+			// Closed meanwhile: Close no longer knows old.
+			n.kill(old)
+		}
 	}
 	return p.regs, nil
 }
@@ -343,9 +350,27 @@ func sameFiles(dir string, files map[string][]byte) bool {
 	return true
 }
 
+// goOwned runs f in a goroutine Close waits for; false, and f not run,
+// once n is closed.
+func (n *NodeHost) goOwned(f func()) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	n.wg.Go(f)
+	return true
+}
+
 // launch starts a Node process and connects to it. Its notifications
 // wait in its queue until adopt makes it the current process.
 func (n *NodeHost) launch() (*hostProc, error) {
+	n.mu.Lock()
+	closed := n.closed
+	n.mu.Unlock()
+	if closed {
+		return nil, ErrStopped
+	}
 	script, err := n.scriptPath()
 	if err != nil {
 		return nil, err
@@ -394,7 +419,13 @@ func (n *NodeHost) launch() (*hostProc, error) {
 		p.queue.close()
 		n.exited(p, restarted)
 	}
-	go wait()
+	if !n.goOwned(wait) {
+		// Closed while it started: it goes at once.
+		_ = p.conn.Close()
+		killGroup(cmd)
+		wait()
+		return nil, ErrStopped
+	}
 	return p, nil
 }
 
@@ -412,13 +443,15 @@ func (n *NodeHost) spawn(ctx context.Context) (*hostProc, error) {
 // notifications go to the peer from now on, and it loads n.Paths
 // (keeping what it loaded for ProjectTrust).
 func (n *NodeHost) adopt(ctx context.Context, p *hostProc) (*hostProc, error) {
-	go p.queue.run(n.deliver)
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
 		n.kill(p)
 		return nil, ErrStopped
 	}
+	// The queue's goroutine ends when the process does (its wait closes
+	// the queue).
+	n.wg.Go(func() { p.queue.run(n.deliver) })
 	n.proc = p
 	n.gen++
 	n.mu.Unlock()
@@ -675,8 +708,12 @@ func (n *NodeHost) callOn(ctx context.Context, p *hostProc, method Method, param
 			timeout = DefaultHookTimeout
 		}
 		stop := make(chan struct{})
-		defer close(stop)
-		go n.watchdog(timeout, stop, cancel)
+		var watch sync.WaitGroup
+		watch.Go(func() { n.watchdog(timeout, stop, cancel) })
+		defer func() {
+			close(stop)
+			watch.Wait()
+		}()
 	}
 	var out json.RawMessage
 	_, err = p.conn.Call(ctx, string(method), raw, &out)
@@ -773,6 +810,7 @@ func (n *NodeHost) Notify(method Method, params any) {
 
 // Close implements [Extension]: the host's pipe closes, which ends it;
 // what is left of its process group after a grace period is killed.
+// Close returns once every goroutine n started has ended.
 func (n *NodeHost) Close() error {
 	n.mu.Lock()
 	n.closed = true
@@ -784,6 +822,7 @@ func (n *NodeHost) Close() error {
 			n.kill(q)
 		}
 	}
+	n.wg.Wait()
 	return nil
 }
 

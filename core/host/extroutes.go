@@ -78,14 +78,9 @@ func (h *Host) extAsk(ctx context.Context, a ext.UIAskParams) (api.UIResponse, e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		// A dialog never outlives the session.
-		select {
-		case <-h.ctx.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	// A dialog never outlives the session.
+	stop := context.AfterFunc(h.ctx, cancel)
+	defer stop()
 	if a.RID != "" {
 		h.ext.mu.Lock()
 		h.ext.dialogs[a.RID] = cancel
