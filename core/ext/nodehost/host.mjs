@@ -15,6 +15,11 @@
 // state extensions read synchronously (ctx.model, ctx.sessionManager,
 // isIdle, ...) is a local copy that gopi keeps current with "state"
 // notifications, sent before any request that could read it.
+//
+// The pipe's method names come from methods.gen.mjs, generated from gopi's
+// core/ext/protocol.go, which types their params and results too: a
+// method is added there first (docs/architecture.md, "The extension
+// protocol").
 
 import * as fs from "node:fs";
 import * as path from "node:path";
