@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,24 +39,9 @@ type command struct {
 
 // decode reads params into P, naming the offending field on a type error.
 func decode[P any](name string, params json.RawMessage) (P, error) {
-	var p P
-	params = bytes.TrimSpace(params)
-	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
-		params = []byte("{}")
-	}
-	if params[0] != '{' {
-		return p, &ParamError{Command: name, Reason: "params must be a JSON object"}
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := te.Field
-			if field == "" {
-				field = "?"
-			}
-			return p, &ParamError{Command: name, Field: field, Reason: fmt.Sprintf("must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)}
-		}
-		return p, &ParamError{Command: name, Reason: err.Error()}
+	p, fe := DecodeObject[P](params)
+	if fe != nil {
+		return p, &ParamError{Command: name, Field: fe.Field, Reason: fe.Reason}
 	}
 	if v, ok := any(&p).(interface{ validate(cmd string) error }); ok {
 		if err := v.validate(name); err != nil {
@@ -65,22 +49,6 @@ func decode[P any](name string, params json.RawMessage) (P, error) {
 		}
 	}
 	return p, nil
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int64", "float64", "int32":
-		return "a number"
-	case "slice":
-		return "an array"
-	case "struct", "map", "ptr":
-		return "an object"
-	}
-	return goKind
 }
 
 // with wraps a method taking params and returning data.

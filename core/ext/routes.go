@@ -1,11 +1,11 @@
 package ext
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+
+	"github.com/gopi-dev/gopi/core/api"
 )
 
 // Routes serve the [Peer] methods for a receiver S (gopi's host): each
@@ -96,42 +96,11 @@ func (e *ParamError) Error() string {
 func (e *ParamError) Unwrap() error { return ErrInvalidParams }
 
 // decode reads params into P (none, or null, is {}), naming the
-// offending field on a type error.
+// offending field on a type error in core/api's words.
 func decode[P any](name Method, params json.RawMessage) (P, error) {
-	var p P
-	params = bytes.TrimSpace(params)
-	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
-		params = []byte("{}")
-	}
-	if params[0] != '{' {
-		return p, &ParamError{Method: name, Reason: "params must be a JSON object"}
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := te.Field
-			if field == "" {
-				field = "?"
-			}
-			return p, &ParamError{Method: name, Field: field, Reason: fmt.Sprintf("must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)}
-		}
-		return p, &ParamError{Method: name, Reason: err.Error()}
+	p, fe := api.DecodeObject[P](params)
+	if fe != nil {
+		return p, &ParamError{Method: name, Field: fe.Field, Reason: fe.Reason}
 	}
 	return p, nil
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int64", "float64", "int32":
-		return "a number"
-	case "slice":
-		return "an array"
-	case "struct", "map", "ptr":
-		return "an object"
-	}
-	return goKind
 }
