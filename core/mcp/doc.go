@@ -1,0 +1,7 @@
+// Package mcp connects gopi to Model Context Protocol servers as pi 1.5.2
+// does (mcp.md of pi's documents): the mcp.json configuration (config.go)
+// and, on the official Go SDK, the connections and the tools they offer.
+//
+// This package is being built in steps (issue 29); docs/mcp.md says what
+// works today and what does not yet.
+package mcp
