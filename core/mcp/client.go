@@ -1,0 +1,468 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultTimeout is a request's timeout when a server sets none (pi's 60 s).
+const DefaultTimeout = 60 * time.Second
+
+// State is where a server's connection stands.
+type State string
+
+const (
+	StateConnecting   State = "connecting"
+	StateConnected    State = "connected"
+	StateFailed       State = "failed"       // the last attempt to connect failed
+	StateDisconnected State = "disconnected" // the connection dropped; the next call reconnects
+	StateDisabled     State = "disabled"     // enabled: false
+	StateClosed       State = "closed"
+)
+
+// Options configure a [Manager].
+type Options struct {
+	// Servers are the configured servers by name, their values already
+	// expanded (${VAR}, !command, ~/).
+	Servers map[string]Server
+	// Cwd is the session's directory: a server's relative cwd is resolved
+	// against it, and a server without one runs there.
+	Cwd string
+	// Env is the environment stdio servers start with (their own env
+	// entries added); nil means gopi's.
+	Env []string
+	// TempDir receives the full text of results cut for the model; ""
+	// means the system's.
+	TempDir string
+	// Version is gopi's, sent to servers as the client's.
+	Version string
+	// Report receives what went wrong with a server (a failed start, a
+	// dropped connection); nil drops it.
+	Report func(error)
+	// OnChange is called, from a goroutine of the manager, whenever the
+	// tools of a server change: it connected, its list changed, it was
+	// lost. nil ignores it.
+	OnChange func()
+}
+
+// Manager connects to the configured MCP servers and offers their tools
+// as agent tools. Call [Manager.Start] once, read [Manager.Tools] when
+// [Options.OnChange] says they changed, and [Manager.Close] at the end.
+type Manager struct {
+	opts    Options
+	servers []*server // sorted by name
+
+	ctx    context.Context // ends at Close; connections and calls derive from it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the manager and its transports start
+}
+
+// NewManager prepares the servers; nothing connects before Start.
+func NewManager(opts Options) *Manager {
+	if opts.Report == nil {
+		opts.Report = func(error) {}
+	}
+	if opts.OnChange == nil {
+		opts.OnChange = func() {}
+	}
+	m := &Manager{opts: opts}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	for _, name := range slices.Sorted(maps.Keys(opts.Servers)) {
+		s := &server{m: m, name: name, cfg: opts.Servers[name], settled: make(chan struct{})}
+		s.state = StateConnecting
+		if !s.cfg.IsEnabled() {
+			s.state = StateDisabled
+			close(s.settled)
+		}
+		m.servers = append(m.servers, s)
+	}
+	return m
+}
+
+// Empty reports whether there is no server at all.
+func (m *Manager) Empty() bool { return m == nil || len(m.servers) == 0 }
+
+// Start connects every enabled server in the background.
+func (m *Manager) Start() {
+	if m.Empty() {
+		return
+	}
+	for _, s := range m.servers {
+		if s.state == StateDisabled {
+			continue
+		}
+		m.wg.Go(func() {
+			defer close(s.settled)
+			if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
+				m.opts.Report(err)
+			}
+			m.opts.OnChange()
+		})
+	}
+}
+
+// Wait returns once every server that want accepts has made its first
+// attempt to connect (or ctx ends, or the manager closes). nil want means
+// every server.
+func (m *Manager) Wait(ctx context.Context, want func(name string, s Server) bool) error {
+	if m.Empty() {
+		return nil
+	}
+	for _, s := range m.servers {
+		if want != nil && !want(s.name, s.cfg) {
+			continue
+		}
+		select {
+		case <-s.settled:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-m.ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// Tools are the tools of every connected server, by server name and then
+// in the server's order, whatever their exposure.
+func (m *Manager) Tools() []*Tool {
+	if m.Empty() {
+		return nil
+	}
+	var out []*Tool
+	for _, s := range m.servers {
+		s.mu.Lock()
+		out = append(out, s.tools...)
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Status is one server's state for a report or a listing.
+type Status struct {
+	Name  string
+	State State
+	Tools int
+	// Err is why it failed or dropped, with the end of a stdio server's
+	// stderr.
+	Err error
+}
+
+// Statuses are every server's, by name.
+func (m *Manager) Statuses() []Status {
+	if m.Empty() {
+		return nil
+	}
+	out := make([]Status, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Err: s.err})
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Close ends every call and connection and stops the stdio servers (stdin
+// closed, SIGTERM, SIGKILL to the process group); it returns once they
+// have exited and every goroutine of the manager has ended.
+func (m *Manager) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.cancel()
+	var errs []error
+	for _, s := range m.servers {
+		if err := s.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// server is one configured server and its connection.
+type server struct {
+	m    *Manager
+	name string
+	cfg  Server
+	// settled closes when the first attempt to connect has ended.
+	settled chan struct{}
+
+	mu    sync.Mutex // guards the fields below
+	state State
+	sess  *sdk.ClientSession // nil unless connected
+	tools []*Tool
+	err   error
+	// connecting is non-nil while an attempt is under way and closes when
+	// it ends; callers wait on it rather than connecting twice.
+	connecting chan struct{}
+	stderr     *tailBuffer
+	closed     bool
+}
+
+func (s *server) timeout() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return time.Duration(s.cfg.Timeout * float64(time.Second))
+	}
+	return DefaultTimeout
+}
+
+// session returns the connected session, connecting first when there is
+// none: at start, and on the first call after the connection dropped.
+func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("mcp server %q: closed", s.name)
+	}
+	if s.sess != nil {
+		sess := s.sess
+		s.mu.Unlock()
+		return sess, nil
+	}
+	if wait := s.connecting; wait != nil {
+		s.mu.Unlock()
+		select {
+		case <-wait:
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.sess != nil {
+				return s.sess, nil
+			}
+			return nil, s.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	done := make(chan struct{})
+	s.connecting, s.state = done, StateConnecting
+	s.mu.Unlock()
+	sess, err := s.connect()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connecting = nil
+	if err != nil {
+		s.state, s.err = StateFailed, err
+	}
+	close(done)
+	return sess, err
+}
+
+// connect starts the server (or reaches it), initializes the session and
+// lists its tools; a goroutine then watches for the connection's end.
+func (s *server) connect() (*sdk.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.timeout())
+	defer cancel()
+	t, stderr, err := s.transport()
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: %w", s.name, err)
+	}
+	var sess *sdk.ClientSession
+	client := sdk.NewClient(&sdk.Implementation{Name: "gopi", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			// Not on the session's goroutine: listing is a request, and
+			// its answer is read there.
+			s.m.wg.Go(func() { s.refresh(sess) })
+		},
+	})
+	sess, err = client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, s.failure("connecting", err, stderr)
+	}
+	tools, err := s.listTools(ctx, sess)
+	if err != nil {
+		_ = sess.Close()
+		return nil, s.failure("listing tools", err, stderr)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = sess.Close()
+		return nil, fmt.Errorf("mcp server %q: closed", s.name)
+	}
+	s.sess, s.tools, s.state, s.err, s.stderr = sess, tools, StateConnected, nil, stderr
+	s.mu.Unlock()
+	s.m.wg.Go(func() { s.watch(sess) })
+	return sess, nil
+}
+
+// failure words a failed start, with the end of the server's stderr.
+func (s *server) failure(doing string, err error, stderr *tailBuffer) error {
+	if s.m.ctx.Err() != nil {
+		return fmt.Errorf("mcp server %q: closed", s.name)
+	}
+	err = fmt.Errorf("mcp server %q: %s: %w", s.name, doing, err)
+	if stderr != nil {
+		if tail := strings.TrimSpace(stderr.String()); tail != "" {
+			err = fmt.Errorf("%w\nstderr:\n%s", err, tail)
+		}
+	}
+	return err
+}
+
+// watch waits for the session to end. A session the server ended (it
+// crashed, the network dropped) leaves the server disconnected: its tools
+// stay known and the next call reconnects.
+func (s *server) watch(sess *sdk.ClientSession) {
+	_ = sess.Wait()
+	s.mu.Lock()
+	if s.sess != sess {
+		s.mu.Unlock()
+		return
+	}
+	s.sess = nil
+	closed := s.closed
+	if !closed {
+		s.state = StateDisconnected
+		s.err = fmt.Errorf("mcp server %q: the connection ended", s.name)
+		if s.stderr != nil {
+			if tail := strings.TrimSpace(s.stderr.String()); tail != "" {
+				s.err = fmt.Errorf("%w\nstderr:\n%s", s.err, tail)
+			}
+		}
+	}
+	err := s.err
+	s.mu.Unlock()
+	// Closing our side stops what is left of a stdio server.
+	_ = sess.Close()
+	if !closed {
+		s.m.opts.Report(err)
+	}
+}
+
+// refresh lists the tools again after notifications/tools/list_changed.
+func (s *server) refresh(sess *sdk.ClientSession) {
+	if sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.timeout())
+	defer cancel()
+	tools, err := s.listTools(ctx, sess)
+	if err != nil {
+		if s.m.ctx.Err() == nil {
+			s.m.opts.Report(fmt.Errorf("mcp server %q: listing changed tools: %w", s.name, err))
+		}
+		return
+	}
+	s.mu.Lock()
+	if s.sess != sess {
+		s.mu.Unlock()
+		return
+	}
+	s.tools = tools
+	s.mu.Unlock()
+	s.m.opts.OnChange()
+}
+
+func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Tool, error) {
+	var tools []*Tool
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, newTool(s, t))
+	}
+	return tools, nil
+}
+
+// transport builds the connection's transport from the configuration.
+func (s *server) transport() (sdk.Transport, *tailBuffer, error) {
+	c := s.cfg
+	switch c.Type {
+	case "", TypeStdio, TypeHTTP, TypeStreamableHTTP:
+	case TypeSSE:
+		return nil, nil, errors.New(`the SSE transport is not supported; servers that offer SSE often serve streamable HTTP too, commonly at /mcp instead of /sse`)
+	default:
+		return nil, nil, fmt.Errorf("unknown type %q", c.Type)
+	}
+	stdio := c.Type == TypeStdio || (c.Type == "" && c.Command != "")
+	if !stdio {
+		if c.URL == "" {
+			return nil, nil, errors.New("neither command nor url is set")
+		}
+		client := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
+		// Two retries of a dropped stream, as pi retries HTTP errors twice.
+		return &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
+	}
+	if c.Command == "" {
+		return nil, nil, errors.New("a stdio server needs a command")
+	}
+	cmd := exec.Command(c.Command, c.Args...)
+	cmd.Dir = s.m.opts.Cwd
+	if c.Cwd != "" {
+		cmd.Dir = c.Cwd
+		if !filepath.IsAbs(c.Cwd) {
+			cmd.Dir = filepath.Join(s.m.opts.Cwd, c.Cwd)
+		}
+	}
+	env := s.m.opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = slices.Clone(env)
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+		env = append(env, k+"="+c.Env[k])
+	}
+	cmd.Env = env
+	stderr := &tailBuffer{}
+	return &stdioTransport{cmd: cmd, stderr: stderr, wg: &s.m.wg}, stderr, nil
+}
+
+// close ends the server's connection and waits for a stdio server to exit.
+func (s *server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.state = StateClosed
+	sess := s.sess
+	s.sess = nil
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if err := sess.Close(); err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
+		return fmt.Errorf("mcp server %q: closing: %w", s.name, err)
+	}
+	return nil
+}
+
+// dropped marks sess as gone after a call found the connection closed, so
+// that the next call reconnects.
+func (s *server) dropped(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	if s.sess != sess {
+		s.mu.Unlock()
+		return
+	}
+	s.sess, s.state = nil, StateDisconnected
+	s.mu.Unlock()
+	_ = sess.Close()
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}

@@ -1,0 +1,361 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// serverBin is the test server (testdata/mcpserver), built once.
+var serverBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gopi-mcpserver-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBin = filepath.Join(dir, "mcpserver")
+	build := exec.Command("go", "build", "-o", serverBin, "./testdata/mcpserver")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the test server:", err)
+		os.Exit(1)
+	}
+	stopGrace = 500 * time.Millisecond
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recorder collects a manager's reports and change calls.
+type recorder struct {
+	mu      sync.Mutex
+	reports []error
+	changes chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{changes: make(chan struct{}, 100)} }
+
+func (r *recorder) report(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = append(r.reports, err)
+}
+
+func (r *recorder) reported() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s []string
+	for _, e := range r.reports {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "\n")
+}
+
+func (r *recorder) changed() {
+	select {
+	case r.changes <- struct{}{}:
+	default:
+	}
+}
+
+// start connects a manager to servers and waits for their first attempt.
+func start(t *testing.T, servers map[string]Server) (*Manager, *recorder) {
+	t.Helper()
+	rec := newRecorder()
+	m := NewManager(Options{Servers: servers, Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test",
+		Report: rec.report, OnChange: rec.changed})
+	m.Start()
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, m.Wait(ctx, nil))
+	return m, rec
+}
+
+func stdio(args ...string) Server {
+	return Server{Command: serverBin, Args: args, Exposure: ExposureDirect}
+}
+
+func tool(t *testing.T, m *Manager, name string) *Tool {
+	t.Helper()
+	for _, tl := range m.Tools() {
+		if tl.Spec().Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("no tool %s among %v", name, m.Tools())
+	return nil
+}
+
+func call(t *testing.T, ctx context.Context, tl *Tool, args any) agent.Result {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	require.NoError(t, err)
+	res, err := tl.Run(ctx, agent.Call{ID: "c1", Name: tl.Spec().Name, Args: raw}, nil)
+	require.NoError(t, err)
+	return res
+}
+
+func TestToolsAndResults(t *testing.T) {
+	m, _ := start(t, map[string]Server{"test-srv": stdio()})
+	echo := tool(t, m, "mcp__test_srv__echo")
+	assert.Equal(t, "test-srv", echo.Server())
+	assert.Equal(t, "echo", echo.RemoteName())
+	assert.True(t, echo.ReadOnly())
+	assert.Equal(t, ExposureDirect, echo.Exposure())
+	assert.Contains(t, string(echo.Spec().Parameters), `"text"`)
+	assert.False(t, tool(t, m, "mcp__test_srv__slow").ReadOnly())
+
+	ctx := context.Background()
+	res := call(t, ctx, echo, map[string]any{"text": "hi"})
+	assert.False(t, res.IsError)
+	assert.Equal(t, "echo: hi", res.Content.Text())
+
+	res = call(t, ctx, tool(t, m, "mcp__test_srv__image"), map[string]any{})
+	require.Len(t, res.Content, 2)
+	img, ok := res.Content[1].(llm.ImageContent)
+	require.True(t, ok, "%T", res.Content[1])
+	assert.Equal(t, "image/png", img.MimeType)
+	assert.True(t, strings.HasPrefix(img.Data, "iVBORw0KGgo"), img.Data)
+
+	res = call(t, ctx, tool(t, m, "mcp__test_srv__fail"), map[string]any{})
+	assert.True(t, res.IsError)
+	assert.Equal(t, "it went wrong", res.Content.Text())
+
+	res = call(t, ctx, tool(t, m, "mcp__test_srv__structured"), map[string]any{})
+	assert.JSONEq(t, `{"answer":42}`, res.Content.Text())
+
+	res = call(t, ctx, tool(t, m, "mcp__test_srv__link"), map[string]any{})
+	assert.Contains(t, res.Content.Text(), "test://notes/1")
+	assert.Contains(t, res.Content.Text(), `read_mcp_resource, server "test-srv"`)
+}
+
+func TestBigTextIsCutInTheMiddle(t *testing.T) {
+	m, _ := start(t, map[string]Server{"s": stdio()})
+	res := call(t, context.Background(), tool(t, m, "mcp__s__big"), map[string]any{"size": 50000})
+	text := res.Content.Text()
+	assert.True(t, strings.HasPrefix(text, "line 0\nline 1\n"))
+	assert.Contains(t, text, fmt.Sprintf("…%d chars truncated…", 50000-TextLimit))
+	d := res.Details.(ResultDetails)
+	require.Len(t, d.FullOutputPaths, 1)
+	assert.Contains(t, text, d.FullOutputPaths[0])
+	full, err := os.ReadFile(d.FullOutputPaths[0])
+	require.NoError(t, err)
+	assert.Len(t, full, 50000)
+	assert.True(t, strings.HasSuffix(string(full), text[strings.Index(text, "truncated…\n\n")+len("truncated…\n\n"):strings.Index(text, "\n\n[Full text")]))
+}
+
+func TestAbortEndsTheCallAtOnce(t *testing.T) {
+	m, _ := start(t, map[string]Server{"s": stdio()})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	began := time.Now()
+	res := call(t, ctx, tool(t, m, "mcp__s__slow"), map[string]any{})
+	assert.Less(t, time.Since(began), 5*time.Second)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "Operation aborted", res.Content.Text())
+	// The server is still there for the next call.
+	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "after"})
+	assert.Equal(t, "echo: after", res.Content.Text())
+}
+
+func TestTimeout(t *testing.T) {
+	srv := stdio()
+	srv.Timeout = 0.3
+	m, _ := start(t, map[string]Server{"s": srv})
+	res := call(t, context.Background(), tool(t, m, "mcp__s__slow"), map[string]any{})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content.Text(), "timed out")
+}
+
+func TestCrashReconnectsOnTheNextCall(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	m, rec := start(t, map[string]Server{"s": stdio("-pidfile", pidFile)})
+	first := readPid(t, pidFile)
+	res := call(t, context.Background(), tool(t, m, "mcp__s__crash"), map[string]any{})
+	assert.True(t, res.IsError, res.Content.Text())
+	require.Eventually(t, func() bool { return m.Statuses()[0].State == StateDisconnected }, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, rec.reported(), `mcp server "s": the connection ended`)
+	// No retry: the crash call failed; the next one starts the server again.
+	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "back"})
+	assert.Equal(t, "echo: back", res.Content.Text())
+	assert.NotEqual(t, first, readPid(t, pidFile))
+	assert.Equal(t, StateConnected, m.Statuses()[0].State)
+}
+
+func TestListChanged(t *testing.T) {
+	m, rec := start(t, map[string]Server{"s": stdio()})
+	drain(rec)
+	res := call(t, context.Background(), tool(t, m, "mcp__s__add_tool"), map[string]any{"name": "late-one"})
+	assert.Equal(t, "added late-one", res.Content.Text())
+	select {
+	case <-rec.changes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change after list_changed")
+	}
+	require.Eventually(t, func() bool {
+		for _, tl := range m.Tools() {
+			if tl.Spec().Name == "mcp__s__late_one" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+	res = call(t, context.Background(), tool(t, m, "mcp__s__late_one"), map[string]any{})
+	assert.Equal(t, "I am late-one", res.Content.Text())
+}
+
+func drain(r *recorder) {
+	for {
+		select {
+		case <-r.changes:
+		default:
+			return
+		}
+	}
+}
+
+func TestFailedStartIsReportedAndOthersConnect(t *testing.T) {
+	m, rec := start(t, map[string]Server{
+		"bad":  {Command: filepath.Join(t.TempDir(), "no-such-server")},
+		"sse":  {Type: TypeSSE, URL: "http://127.0.0.1:1/sse"},
+		"good": stdio(),
+		"off":  {Command: serverBin, Enabled: new(false)},
+		"dies": {Command: "sh", Args: []string{"-c", "echo broken >&2; exit 1"}},
+	})
+	got := map[string]State{}
+	for _, s := range m.Statuses() {
+		got[s.Name] = s.State
+	}
+	assert.Equal(t, map[string]State{"bad": StateFailed, "sse": StateFailed, "good": StateConnected,
+		"off": StateDisabled, "dies": StateFailed}, got)
+	reports := rec.reported()
+	assert.Contains(t, reports, `mcp server "bad"`)
+	assert.Contains(t, reports, "SSE transport is not supported")
+	assert.Contains(t, reports, "broken")
+	for _, tl := range m.Tools() {
+		assert.Equal(t, "good", tl.Server())
+	}
+}
+
+func TestCloseStopsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	// A wrapper that leaves a child behind in the group, as npx may: the
+	// server exits when its stdin closes, and its child must go too.
+	script := fmt.Sprintf(`sleep 300 & echo $! > %q; exec %q`, pidFile, serverBin)
+	rec := newRecorder()
+	m := NewManager(Options{Servers: map[string]Server{"w": {Command: "sh", Args: []string{"-c", script}, Exposure: ExposureDirect}},
+		Cwd: dir, Report: rec.report, OnChange: rec.changed})
+	m.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, m.Wait(ctx, nil))
+	require.Equal(t, StateConnected, m.Statuses()[0].State, rec.reported())
+	pid := readPid(t, pidFile)
+	require.NoError(t, m.Close())
+	assert.False(t, alive(pid), "server %d outlived Close", pid)
+}
+
+func TestHTTP(t *testing.T) {
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "addr")
+	srv := exec.Command(serverBin, "-http", "127.0.0.1:0", "-addrfile", addrFile)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+	})
+	var url string
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(addrFile)
+		url = string(b)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	m, rec := start(t, map[string]Server{"web": {URL: url, Headers: map[string]string{"X-Test": "yes"}, Exposure: ExposureDirect}})
+	require.Equal(t, StateConnected, m.Statuses()[0].State, rec.reported())
+	res := call(t, context.Background(), tool(t, m, "mcp__web__echo"), map[string]any{"text": "over http"})
+	assert.Equal(t, "echo: over http", res.Content.Text())
+	res = call(t, context.Background(), tool(t, m, "mcp__web__header"), map[string]any{"name": "X-Test"})
+	assert.Equal(t, "yes", res.Content.Text())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	res = call(t, ctx, tool(t, m, "mcp__web__slow"), map[string]any{})
+	assert.Equal(t, "Operation aborted", res.Content.Text())
+
+	drain(rec)
+	call(t, context.Background(), tool(t, m, "mcp__web__add_tool"), map[string]any{"name": "more"})
+	require.Eventually(t, func() bool {
+		for _, tl := range m.Tools() {
+			if tl.Spec().Name == "mcp__web__more" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+func TestNamesAndExposure(t *testing.T) {
+	assert.Equal(t, "mcp__my_srv__get_thing_v2", ToolName("my-srv", "get-thing.v2"))
+	s := Server{Exposure: ExposureDeferred, ToolExposure: map[string]Exposure{
+		"search_code": ExposureDirect, "get_*": ExposureCodemodeDeferred, "*": ExposureHidden, "a?b": ExposureDirect,
+	}}
+	assert.Equal(t, ExposureDirect, toolExposure(s, "search_code"))
+	assert.Equal(t, ExposureCodemode, toolExposure(s, "get_file"))
+	assert.Equal(t, ExposureHidden, toolExposure(s, "delete_repo"))
+	assert.Equal(t, ExposureDirect, toolExposure(s, "a?b"))
+	assert.Equal(t, ExposureCodemode, toolExposure(Server{}, "x"))
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+// alive reports whether a process exists (a zombie counts as gone).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}

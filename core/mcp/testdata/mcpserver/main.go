@@ -1,0 +1,171 @@
+// Command mcpserver is a small MCP server the tests of core/mcp and
+// cmd/gopi drive: built with the same SDK gopi connects with, it serves
+// stdio by default and streamable HTTP with -http.
+//
+// Its tools: echo (read-only), slow (blocks until cancelled), image, fail
+// (isError), big (a long text), structured, link (a resource link), crash
+// (the process exits), add_tool (adds a tool, which sends list_changed),
+// and header (the value of a request header, over HTTP).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A 1×1 transparent PNG.
+var png = []byte{
+	0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+	0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+	0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+	0x42, 0x60, 0x82,
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type echoArgs struct {
+	Text string `json:"text" jsonschema:"the text to send back"`
+}
+
+type bigArgs struct {
+	Size int `json:"size" jsonschema:"how many characters"`
+}
+
+type addArgs struct {
+	Name string `json:"name" jsonschema:"the new tool's name"`
+}
+
+type headerArgs struct {
+	Name string `json:"name" jsonschema:"the header to read"`
+}
+
+type none struct{}
+
+func newServer(header func(string) string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gopi-testserver", Version: "1.0.0"},
+		&mcp.ServerOptions{Instructions: "A server for gopi's tests.\nSecond line.", HasTools: true})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Sends the text back.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + a.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Blocks until the call is cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return text("cancelled"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Returns an image and a caption."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a pixel"},
+				&mcp.ImageContent{Data: png, MIMEType: "image/png"},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails as a tool does."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			r := text("it went wrong")
+			r.IsError = true
+			return r, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns size characters of text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
+			var b strings.Builder
+			for i := 0; b.Len() < a.Size; i++ {
+				fmt.Fprintf(&b, "line %d\n", i)
+			}
+			return text(b.String()[:a.Size]), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "structured", Description: "Returns structured content only."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"answer": 42}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.ResourceLink{URI: "test://notes/1", Name: "notes", MIMEType: "text/plain"},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Ends the server process."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that answers with its name."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, any, error) {
+			name := a.Name
+			mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Added at run time."},
+				func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+					return text("I am " + name), nil, nil
+				})
+			return text("added " + name), nil, nil
+		})
+	if header != nil {
+		mcp.AddTool(s, &mcp.Tool{Name: "header", Description: "Returns a request header."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a headerArgs) (*mcp.CallToolResult, any, error) {
+				return text(header(a.Name)), nil, nil
+			})
+	}
+	return s
+}
+
+func main() {
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
+	addrFile := flag.String("addrfile", "", "with -http, write the server's URL to this file")
+	pidFile := flag.String("pidfile", "", "write the process id to this file")
+	flag.Parse()
+	if *pidFile != "" {
+		if err := os.WriteFile(*pidFile, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *httpAddr == "" {
+		if err := newServer(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	// The headers of the last request posted, for the header tool.
+	var (
+		mu   sync.Mutex
+		last http.Header
+	)
+	srv := newServer(func(name string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return last.Get(name)
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	if *addrFile != "" {
+		if err := os.WriteFile(*addrFile+".tmp", []byte(url), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		if err := os.Rename(*addrFile+".tmp", *addrFile); err != nil {
+			log.Fatal(err)
+		}
+	}
+	log.Fatal(http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			last = r.Header.Clone()
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})))
+}
