@@ -27,11 +27,14 @@ const (
 	dirLs     directiveName = "ls"
 	dirGrep   directiveName = "grep"
 	dirFind   directiveName = "find"
+	// dirCall calls any tool the session offers, by name, with JSON
+	// arguments: how a script reaches extension and MCP tools.
+	dirCall directiveName = "call"
 )
 
 // toolDirectives are the directives that become a tool call; each calls
 // the tool of the same name.
-var toolDirectives = []directiveName{dirBash, dirRead, dirWrite, dirEdit, dirLs, dirGrep, dirFind}
+var toolDirectives = []directiveName{dirBash, dirRead, dirWrite, dirEdit, dirLs, dirGrep, dirFind, dirCall}
 
 var allDirectives = append([]directiveName{dirReply, dirStream, dirThink, dirTools, dirError}, toolDirectives...)
 
@@ -127,6 +130,20 @@ func callFor(d directive) (toolCall, string) {
 			return usage("find: <glob>")
 		}
 		return toolCall{"find", mustJSON(map[string]string{"pattern": arg})}, ""
+	case dirCall:
+		name, rest, _ := strings.Cut(arg, " ")
+		if name == "" {
+			return usage("call: <tool> [JSON object]")
+		}
+		args := json.RawMessage(`{}`)
+		if rest = strings.TrimSpace(rest); rest != "" {
+			var obj map[string]any
+			if json.Unmarshal([]byte(rest), &obj) != nil || obj == nil {
+				return toolCall{}, "The call directive's arguments must be a JSON object: `call: <tool> {\"key\": \"value\"}`."
+			}
+			args = json.RawMessage(rest)
+		}
+		return toolCall{name, args}, ""
 	case dirWrite:
 		path, body, ok := strings.Cut(d.arg, "::")
 		path = strings.TrimSpace(path)

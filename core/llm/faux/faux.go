@@ -18,6 +18,7 @@
 //	ls: [path]                      call ls {"path"}
 //	grep: <pattern>                 call grep {"pattern"}
 //	find: <glob>                    call find {"pattern"}
+//	call: <tool> [JSON object]      call any offered tool with those arguments
 //	tools: <d1>; <d2>; ...          several tool directives as parallel calls
 //	error: <status> [times]         fail like a provider (429, 500, 503, 529...),
 //	                                every attempt or only the first <times>
@@ -233,7 +234,7 @@ func (p *Provider) follow(d directive, user *llm.UserMessage, req *llm.Request) 
 			}
 			sub, ok := parseDirective(part)
 			if !ok || !isToolDirective(sub.name) {
-				return plan{text: fmt.Sprintf("Each entry of a tools directive must be a tool directive (bash, read, write, edit, ls, grep, find); %q is not.", strings.TrimSpace(part))}
+				return plan{text: fmt.Sprintf("Each entry of a tools directive must be a tool directive (bash, read, write, edit, ls, grep, find, call); %q is not.", strings.TrimSpace(part))}
 			}
 			c, problem := callFor(sub)
 			if problem != "" {

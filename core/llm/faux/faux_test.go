@@ -308,3 +308,15 @@ func TestToolCallDeltasRebuildArguments(t *testing.T) {
 	assert.True(t, json.Valid([]byte(sb.String())))
 	assert.JSONEq(t, sb.String(), string(msg.Content.ToolCalls()[0].Arguments))
 }
+
+func TestCallDirective(t *testing.T) {
+	c, problem := callFor(directive{name: dirCall, arg: `mcp__srv__echo {"text": "hi"}`})
+	require.Empty(t, problem)
+	require.Equal(t, "mcp__srv__echo", c.name)
+	require.JSONEq(t, `{"text":"hi"}`, string(c.args))
+	c, problem = callFor(directive{name: dirCall, arg: "plain"})
+	require.Empty(t, problem)
+	require.JSONEq(t, `{}`, string(c.args))
+	_, problem = callFor(directive{name: dirCall, arg: "x [1]"})
+	require.Contains(t, problem, "JSON object")
+}
