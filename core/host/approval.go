@@ -22,7 +22,7 @@ type ApprovalMode string
 
 const (
 	ApprovalOff    ApprovalMode = "off"
-	ApprovalWrites ApprovalMode = "writes" // edit, write and bash ask
+	ApprovalWrites ApprovalMode = "writes" // edit, write, bash and MCP tools not marked read-only ask
 	ApprovalAll    ApprovalMode = "all"    // every tool asks
 )
 
@@ -147,6 +147,16 @@ func (h *Host) Bind(c api.Client) {
 	h.client = c
 }
 
+// findTool is the tool the model may call by that name now; nil if none.
+func (h *Host) findTool(name string) agent.Tool {
+	for _, t := range h.agent.Tools() {
+		if t.Spec().Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
 func (h *Host) uiClient() api.Client {
 	h.clientMu.Lock()
 	defer h.clientMu.Unlock()
@@ -158,7 +168,11 @@ func (h *Host) needsApproval(tool string) bool {
 	switch h.opts.Approval {
 	case ApprovalAll:
 	case ApprovalWrites:
-		if tool != tools.NameEdit && tool != tools.NameWrite && tool != tools.NameBash {
+		if ro, ok := h.findTool(tool).(readOnlyTool); ok {
+			if ro.ReadOnly() {
+				return false
+			}
+		} else if tool != tools.NameEdit && tool != tools.NameWrite && tool != tools.NameBash {
 			return false
 		}
 	default:

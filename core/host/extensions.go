@@ -243,8 +243,9 @@ func (h *Host) activeToolNames() []string {
 }
 
 // applyExtensionTools puts the extensions' tools beside the built-in ones
-// (an extension tool named like a built-in replaces it, as in pi) and
-// rebuilds the system prompt.
+// (an extension tool named like a built-in replaces it, as in pi), then
+// the MCP servers' direct tools, and rebuilds the system prompt. The MCP
+// manager calls it too, whenever a server's tools change.
 func (h *Host) applyExtensionTools() {
 	regs := h.exts().Registrations()
 	sel := h.opts.ToolSelection
@@ -275,6 +276,16 @@ func (h *Host) applyExtensionTools() {
 			all = append(all, extTool{h: h, def: d})
 		}
 	}
+	// The MCP servers' direct tools come last; a name taken already
+	// keeps its tool.
+	var mcpTools []agent.Tool
+	for _, t := range h.mcpTools() {
+		name := t.Spec().Name
+		if !slices.ContainsFunc(all, func(o agent.Tool) bool { return o.Spec().Name == name }) {
+			all = append(all, t)
+			mcpTools = append(mcpTools, t)
+		}
+	}
 	for _, d := range regTools {
 		summary := d.PromptSnippet
 		if summary == "" {
@@ -300,11 +311,21 @@ func (h *Host) applyExtensionTools() {
 			h.ext.active = append(h.ext.active, d.Name)
 		}
 	}
+	// So is an MCP tool that appears (its server connected, or its list
+	// changed).
+	for _, t := range mcpTools {
+		if name := t.Spec().Name; !slices.Contains(h.ext.active, name) && !h.ext.seen[name] {
+			h.ext.active = append(h.ext.active, name)
+		}
+	}
 	if h.ext.seen == nil {
 		h.ext.seen = map[string]bool{}
 	}
 	for _, d := range regTools {
 		h.ext.seen[d.Name] = true
+	}
+	for _, t := range mcpTools {
+		h.ext.seen[t.Spec().Name] = true
 	}
 	h.ext.mu.Unlock()
 	h.applyActiveTools()

@@ -12,6 +12,7 @@ import (
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
@@ -84,6 +85,12 @@ type Options struct {
 	// Shutdown is called when an extension asks gopi to exit
 	// (ctx.shutdown()); nil ignores it.
 	Shutdown func()
+	// MCPServers are the MCP servers to connect, by name (mcp.json's,
+	// values already expanded); nil means none. The host connects them in
+	// the background when it starts and stops them on Close.
+	MCPServers map[string]mcp.Server
+	// Version is gopi's, told to MCP servers.
+	Version string
 }
 
 // Host is one session runtime: pi's AgentSession. It implements
@@ -143,6 +150,9 @@ type Host struct {
 	subscribedOnce sync.Once
 	extStop        chan struct{} // closes when the extensions stop
 	extReady       chan struct{} // closes once they loaded and saw session_start
+
+	// mcp connects the MCP servers (mcp.go); nil without any.
+	mcp *mcp.Manager
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -228,6 +238,7 @@ func New(opts Options) (*Host, error) {
 	h.loadResources()
 	h.refreshSystemPrompt()
 	h.startExtensions()
+	h.startMCP()
 	return h, nil
 }
 
@@ -381,6 +392,8 @@ func (h *Host) Close(ctx context.Context) error {
 		h.runs.Wait()
 		close(done)
 	}()
+	// The MCP servers stop however the wait ends: none outlives the host.
+	defer h.closeMCP()
 	select {
 	case <-done:
 		return nil

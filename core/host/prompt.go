@@ -61,6 +61,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
+	h.mcpFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
 	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if errors.Is(err, agent.ErrBusy) {

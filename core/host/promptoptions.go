@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/tools"
 )
@@ -65,7 +66,8 @@ func (h *Host) promptTools() ([]resources.ToolLine, map[string][]string) {
 	var lines []resources.ToolLine
 	for _, t := range h.ext.all {
 		name := t.Spec().Name
-		if !slices.Contains(active, name) {
+		if _, isMCP := t.(*mcp.Tool); isMCP || !slices.Contains(active, name) {
+			// MCP tools are declared, not described in the prompt.
 			continue
 		}
 		if l, ok := h.ext.lines[name]; ok {

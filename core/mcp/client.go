@@ -220,7 +220,9 @@ func (s *server) timeout() time.Duration {
 }
 
 // session returns the connected session, connecting first when there is
-// none: at start, and on the first call after the connection dropped.
+// none: at start, and on the first call after the connection dropped. The
+// attempt runs in a goroutine of the manager, so a caller that gives up
+// (an abort) returns at once and the attempt still ends cleanly.
 func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -232,32 +234,36 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 		return sess, nil
 	}
-	if wait := s.connecting; wait != nil {
-		s.mu.Unlock()
-		select {
-		case <-wait:
+	wait := s.connecting
+	if wait == nil {
+		done := make(chan struct{})
+		s.connecting, s.state, wait = done, StateConnecting, done
+		s.m.wg.Go(func() {
+			_, err := s.connect()
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.sess != nil {
-				return s.sess, nil
+			s.connecting = nil
+			if err != nil {
+				s.state, s.err = StateFailed, err
 			}
-			return nil, s.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+			close(done)
+		})
 	}
-	done := make(chan struct{})
-	s.connecting, s.state = done, StateConnecting
 	s.mu.Unlock()
-	sess, err := s.connect()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.connecting = nil
-	if err != nil {
-		s.state, s.err = StateFailed, err
+	select {
+	case <-wait:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.sess != nil {
+			return s.sess, nil
+		}
+		if s.err == nil {
+			return nil, fmt.Errorf("mcp server %q: the connection ended", s.name)
+		}
+		return nil, s.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	close(done)
-	return sess, err
 }
 
 // connect starts the server (or reaches it), initializes the session and

@@ -1,0 +1,126 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/mcp"
+)
+
+// mcpWait is the longest a prompt waits for servers with direct tools
+// (pi's 10 s).
+const mcpWait = 10 * time.Second
+
+// readOnlyTool is a tool that says whether it changes anything: an MCP
+// tool's readOnlyHint. Under approval "writes" such a tool is asked about
+// unless it is read-only; a tool without the method follows the built-in
+// rule (edit, write and bash ask).
+type readOnlyTool interface {
+	ReadOnly() bool
+}
+
+var _ readOnlyTool = (*mcp.Tool)(nil)
+
+// startMCP connects the MCP servers in the background. Only servers'
+// tools with direct exposure are declared in this step; the others are
+// said, once, to be unreachable.
+func (h *Host) startMCP() {
+	if len(h.opts.MCPServers) == 0 {
+		return
+	}
+	h.mcp = mcp.NewManager(mcp.Options{
+		Servers:  h.opts.MCPServers,
+		Cwd:      h.opts.Cwd,
+		Version:  h.opts.Version,
+		Report:   h.opts.Report,
+		OnChange: h.applyExtensionTools,
+	})
+	if names := indirectServers(h.opts.MCPServers); len(names) > 0 {
+		h.opts.Report(fmt.Errorf("mcp: gopi declares only tools with exposure \"direct\" for now; "+
+			"the other tools of %s (exposure codemode, deferred or hidden) are not reachable in this version",
+			strings.Join(names, ", ")))
+	}
+	h.mcp.Start()
+}
+
+// indirectServers names the enabled servers with a tool exposure other
+// than direct, in their configuration (a server's own, or a toolExposure
+// entry).
+func indirectServers(servers map[string]mcp.Server) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		s := servers[name]
+		if !s.IsEnabled() {
+			continue
+		}
+		indirect := s.Exposure != mcp.ExposureDirect
+		for _, e := range s.ToolExposure {
+			indirect = indirect || e != mcp.ExposureDirect
+		}
+		if indirect {
+			out = append(out, fmt.Sprintf("%q", name))
+		}
+	}
+	return out
+}
+
+// hasDirect reports whether a server may have tools with direct exposure.
+func hasDirect(s mcp.Server) bool {
+	if s.Exposure == mcp.ExposureDirect {
+		return true
+	}
+	for _, e := range s.ToolExposure {
+		if e == mcp.ExposureDirect {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpFirst waits, at most mcpWait, for the servers with direct tools to
+// connect (or fail) before a prompt: their tools are declared in its
+// request. Once they have, it returns at once.
+func (h *Host) mcpFirst(ctx context.Context) {
+	if h.mcp.Empty() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, mcpWait)
+	defer cancel()
+	defer context.AfterFunc(h.ctx, cancel)()
+	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return hasDirect(s) })
+}
+
+// mcpTools are the connected servers' tools declared to the model: those
+// with direct exposure that --exclude-tools leaves. (--tools allowlists
+// keep MCP tools, as pi's do unless an entry starts with mcp__; that rule
+// comes with the next step.)
+func (h *Host) mcpTools() []agent.Tool {
+	var out []agent.Tool
+	sel := h.opts.ToolSelection
+	for _, t := range h.mcp.Tools() {
+		if t.Exposure() != mcp.ExposureDirect {
+			continue
+		}
+		if sel.Exclude != nil && sel.Exclude(t.Spec().Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// closeMCP stops the servers and waits for them.
+func (h *Host) closeMCP() {
+	if h.mcp.Empty() {
+		return
+	}
+	if err := h.mcp.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		h.opts.Report(err)
+	}
+}

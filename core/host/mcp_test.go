@@ -1,0 +1,132 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/llm/faux"
+	"github.com/gopi-dev/gopi/core/mcp"
+	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/tools"
+)
+
+// buildMCPServer builds core/mcp's test server.
+func buildMCPServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcpserver")
+	out, err := exec.Command("go", "build", "-o", bin, "../mcp/testdata/mcpserver").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// A server with direct exposure declares its tools to the model: the
+// first prompt waits for it, the faux model calls a tool, and the result
+// is the conversation's. A read-only tool is not asked about under
+// approval "writes"; the server's other tools are. Close stops it.
+func TestMCPDirectTools(t *testing.T) {
+	bin := buildMCPServer(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	builtins, err := tools.ByName(dir, []string{tools.NameRead, tools.NameBash})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var reports []string
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Tools: builtins,
+		Approval: ApprovalWrites,
+		MCPServers: map[string]mcp.Server{
+			"t":   {Command: bin, Args: []string{"-pidfile", pidFile}, Exposure: mcp.ExposureDirect},
+			"def": {Command: bin, Exposure: mcp.ExposureDeferred},
+		},
+		Report: func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reports = append(reports, err.Error())
+		},
+	})
+	require.NoError(t, err)
+	closed := false
+	defer func() {
+		if !closed {
+			_ = h.Close(context.Background())
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__t__echo {"text": "hello"}`, nil))
+	msgs := h.agent.Messages()
+	var result *llm.ToolResultMessage
+	for _, m := range msgs {
+		if r, ok := m.(*llm.ToolResultMessage); ok {
+			result = r
+		}
+	}
+	require.NotNil(t, result, "no tool result among %d messages", len(msgs))
+	assert.Equal(t, "mcp__t__echo", result.ToolName)
+	assert.False(t, result.IsError)
+	assert.Equal(t, "echo: hello", result.Content.Text())
+
+	var names []string
+	for _, tl := range h.agent.Tools() {
+		names = append(names, tl.Spec().Name)
+	}
+	assert.Subset(t, names, []string{"read", "bash", "mcp__t__echo", "mcp__t__slow"})
+	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__def__") }),
+		"deferred tools are not declared in this step: %v", names)
+	assert.NotContains(t, h.agent.SystemPrompt(), "mcp__t__echo", "declared, not described in the prompt")
+
+	assert.False(t, h.needsApproval("mcp__t__echo"), "read-only")
+	assert.True(t, h.needsApproval("mcp__t__slow"))
+	assert.True(t, h.needsApproval(tools.NameBash))
+	assert.False(t, h.needsApproval(tools.NameRead))
+
+	mu.Lock()
+	assert.Contains(t, strings.Join(reports, "\n"), `the other tools of "def"`)
+	mu.Unlock()
+
+	pid := readPidFile(t, pidFile)
+	require.NoError(t, h.Close(context.Background()))
+	closed = true
+	assert.False(t, processAlive(pid), "the MCP server %d outlived the host", pid)
+}
+
+func readPidFile(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return pid
+}
+
+// processAlive reports whether a process exists and is not a zombie.
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
