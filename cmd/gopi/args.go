@@ -42,6 +42,7 @@ type args struct {
 	fileArgs       []string
 	extensions     []string
 	noExtensions   bool
+	noMCP          bool // --no-mcp: no MCP server connects
 	// approve is --approve (true) or --no-approve (false): trust the
 	// project's .pi resources or not, this time; nil when neither.
 	approve *bool
@@ -225,7 +226,7 @@ func parseArgs(argv []string) *args {
 		case "--no-prompt-templates", "-np":
 			a.noTemplates = true
 		case "--no-mcp":
-			// gopi has no MCP client: there is nothing to switch off.
+			a.noMCP = true
 		case "--export":
 			a.export, a.exportSet = next(&i)
 		case "--offline":
@@ -431,7 +432,7 @@ Extensions (pi's, run by a Node extension host; docs/extensions.md):
 Other:
   --offline                          set PI_OFFLINE=1 for what gopi starts (gopi itself only
                                      goes online to call the model)
-  --no-mcp                           accepted: gopi has no MCP client, so none runs anyway
+  --no-mcp                           connect no MCP server (mcp.json) this run
   --version, -v, --help, -h
   pi's commands (install, remove, update, list, config, auth, mcp) are not gopi's: refused
 Accepted and ignored (pi's terminal UI; gopi has none):

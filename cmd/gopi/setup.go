@@ -118,6 +118,10 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if o.Extensions.Empty() {
 		ap.warnUnknownTools(a)
 	}
+	if !a.noMCP {
+		o.MCPServers = ap.mcpServers(cwd, trusted)
+	}
+	o.Version = version
 	o.Report = func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) }
 	o.Shutdown = ap.requestShutdown
 	h, err := host.New(o)
