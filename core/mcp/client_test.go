@@ -199,13 +199,22 @@ func TestCrashReconnectsOnTheNextCall(t *testing.T) {
 	first := readPid(t, pidFile)
 	res := call(t, context.Background(), tool(t, m, "mcp__s__crash"), map[string]any{})
 	assert.True(t, res.IsError, res.Content.Text())
+	assert.Contains(t, res.Content.Text(), "not retried")
 	require.Eventually(t, func() bool { return m.Statuses()[0].State == StateDisconnected }, 10*time.Second, 10*time.Millisecond)
 	assert.Contains(t, rec.reported(), `mcp server "s": the connection ended`)
 	// No retry: the crash call failed; the next one starts the server again.
 	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "back"})
 	assert.Equal(t, "echo: back", res.Content.Text())
-	assert.NotEqual(t, first, readPid(t, pidFile))
+	second := readPid(t, pidFile)
+	assert.NotEqual(t, first, second)
 	assert.Equal(t, StateConnected, m.Statuses()[0].State)
+
+	// A server killed between calls is noticed, and the next call starts
+	// it again.
+	require.NoError(t, syscall.Kill(second, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return m.Statuses()[0].State == StateDisconnected }, 10*time.Second, 5*time.Millisecond)
+	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "third"})
+	assert.Equal(t, "echo: third", res.Content.Text())
 }
 
 func TestListChanged(t *testing.T) {

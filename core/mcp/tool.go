@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -109,17 +110,39 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 			return agent.ErrorResult("invalid arguments for %s: %v", t.name, err), nil
 		}
 	}
-	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: args})
+	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+	res, err := sess.CallTool(ctx, params)
+	if errors.Is(err, sdk.ErrConnectionClosed) && ctx.Err() == nil {
+		// The connection had ended before the request went out (the SDK
+		// reports a request in flight when the connection ends with the
+		// read error instead): the server crashed since the last call and
+		// never saw this one, so it goes to a new connection, once.
+		s.dropped(sess)
+		if sess, err = s.session(ctx); err != nil {
+			if aborted(ctx, s) {
+				return agent.ErrorResult("Operation aborted"), nil
+			}
+			return agent.ErrorResult("%v", err), nil
+		}
+		res, err = sess.CallTool(ctx, params)
+	}
 	switch {
 	case err == nil:
 		return s.m.toResult(s.name, t.remote, res), nil
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		s.dropped(sess)
-		return agent.ErrorResult("MCP server %q disconnected during the call (it reconnects on the next call): %v", s.name, err), nil
+		return agent.ErrorResult("MCP server %q disconnected (it reconnects on the next call): %v", s.name, err), nil
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !aborted(ctx, s):
 		return agent.ErrorResult("MCP tool %s timed out after %v", t.name, s.timeout()), nil
 	case aborted(ctx, s):
 		return agent.ErrorResult("Operation aborted"), nil
+	}
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) {
+		// Not the server's answer: the connection broke with the call
+		// under way. It is not sent again; the server may have acted.
+		return agent.ErrorResult("The connection to MCP server %q ended during the call, which is not retried "+
+			"(the server reconnects on the next call): %v", s.name, err), nil
 	}
 	return agent.ErrorResult("MCP tool %s failed: %v", t.name, err), nil
 }
