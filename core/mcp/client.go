@@ -67,6 +67,44 @@ type Manager struct {
 	ctx    context.Context // ends at Close; connections and calls derive from it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the manager and its transports start
+
+	progressMu sync.Mutex // guards the two fields below
+	progress   map[string]func()
+	lastToken  int
+}
+
+// watchProgress gives a call its progress token: each progress
+// notification that names it calls f.
+func (m *Manager) watchProgress(f func()) string {
+	m.progressMu.Lock()
+	defer m.progressMu.Unlock()
+	m.lastToken++
+	token := fmt.Sprintf("gopi-%d", m.lastToken)
+	if m.progress == nil {
+		m.progress = map[string]func(){}
+	}
+	m.progress[token] = f
+	return token
+}
+
+func (m *Manager) unwatchProgress(token string) {
+	m.progressMu.Lock()
+	defer m.progressMu.Unlock()
+	delete(m.progress, token)
+}
+
+// progressed is a progress notification's arrival.
+func (m *Manager) progressed(token any) {
+	t, ok := token.(string)
+	if !ok {
+		return
+	}
+	m.progressMu.Lock()
+	f := m.progress[t]
+	m.progressMu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // NewManager prepares the servers; nothing connects before Start.
@@ -281,6 +319,11 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 			// Not on the session's goroutine: listing is a request, and
 			// its answer is read there.
 			s.m.wg.Go(func() { s.refresh(sess) })
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			if req.Params != nil {
+				s.m.progressed(req.Params.ProgressToken)
+			}
 		},
 	})
 	sess, err = client.Connect(ctx, t, nil)

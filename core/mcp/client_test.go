@@ -193,6 +193,20 @@ func TestTimeout(t *testing.T) {
 	assert.Contains(t, res.Content.Text(), "timed out")
 }
 
+// Progress notifications start the timeout again: a call that reports
+// progress more often than its timeout outlives the timeout.
+func TestProgressResetsTheTimeout(t *testing.T) {
+	srv := stdio()
+	srv.Timeout = 0.5
+	m, _ := start(t, map[string]Server{"s": srv})
+	res := call(t, context.Background(), tool(t, m, "mcp__s__progress"), map[string]any{"count": 8, "interval": 150})
+	assert.False(t, res.IsError, res.Content.Text())
+	assert.Equal(t, "finished", res.Content.Text())
+	res = call(t, context.Background(), tool(t, m, "mcp__s__progress"), map[string]any{"count": 2, "interval": 900})
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content.Text(), "timed out after 500ms")
+}
+
 func TestCrashReconnectsOnTheNextCall(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	m, rec := start(t, map[string]Server{"s": stdio("-pidfile", pidFile)})

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,21 +89,36 @@ func (t *Tool) ReadOnly() bool { return t.annotations.ReadOnlyHint }
 // its toolExposure entry for this tool.
 func (t *Tool) Exposure() Exposure { return t.exposure }
 
+// errTimedOut is the cause of a call's end at the server's timeout.
+var errTimedOut = errors.New("mcp: request timed out")
+
 // Run calls the tool once: no retry, since the server may have acted
-// already. The call ends at the server's timeout, at ctx's end (the SDK
-// tells the server the request is cancelled) or when the manager closes.
+// already. The call ends at the server's timeout (which each progress
+// notification of the call starts again), at ctx's end (the SDK tells the
+// server the request is cancelled) or when the manager closes.
 func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
 	s := t.s
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
-	stop := context.AfterFunc(s.m.ctx, cancel)
-	defer stop()
+	timeout := s.timeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(timeout, func() { cancel(errTimedOut) })
+	defer timer.Stop()
+	defer context.AfterFunc(s.m.ctx, func() { cancel(context.Canceled) })()
+	token := s.m.watchProgress(func() { timer.Reset(timeout) })
+	defer s.m.unwatchProgress(token)
+
+	ended := func(err error) agent.Result {
+		switch {
+		case errors.Is(context.Cause(ctx), errTimedOut):
+			return agent.ErrorResult("MCP tool %s timed out after %v", t.name, timeout)
+		case ctx.Err() != nil:
+			return agent.ErrorResult("Operation aborted")
+		}
+		return agent.ErrorResult("%v", err)
+	}
 	sess, err := s.session(ctx)
 	if err != nil {
-		if aborted(ctx, s) {
-			return agent.ErrorResult("Operation aborted"), nil
-		}
-		return agent.ErrorResult("%v", err), nil
+		return ended(err), nil
 	}
 	var args map[string]any
 	if len(call.Args) > 0 {
@@ -111,6 +127,7 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 		}
 	}
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: args}
+	params.SetProgressToken(token)
 	res, err := sess.CallTool(ctx, params)
 	if errors.Is(err, sdk.ErrConnectionClosed) && ctx.Err() == nil {
 		// The connection had ended before the request went out (the SDK
@@ -119,23 +136,18 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 		// never saw this one, so it goes to a new connection, once.
 		s.dropped(sess)
 		if sess, err = s.session(ctx); err != nil {
-			if aborted(ctx, s) {
-				return agent.ErrorResult("Operation aborted"), nil
-			}
-			return agent.ErrorResult("%v", err), nil
+			return ended(err), nil
 		}
 		res, err = sess.CallTool(ctx, params)
 	}
 	switch {
 	case err == nil:
 		return s.m.toResult(s.name, t.remote, res), nil
+	case ctx.Err() != nil:
+		return ended(err), nil
 	case errors.Is(err, sdk.ErrConnectionClosed):
 		s.dropped(sess)
 		return agent.ErrorResult("MCP server %q disconnected (it reconnects on the next call): %v", s.name, err), nil
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !aborted(ctx, s):
-		return agent.ErrorResult("MCP tool %s timed out after %v", t.name, s.timeout()), nil
-	case aborted(ctx, s):
-		return agent.ErrorResult("Operation aborted"), nil
 	}
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) {
@@ -145,13 +157,6 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 			"(the server reconnects on the next call): %v", s.name, err), nil
 	}
 	return agent.ErrorResult("MCP tool %s failed: %v", t.name, err), nil
-}
-
-// aborted reports whether the call ended because its caller or the
-// manager gave up, not because of the server's timeout.
-func aborted(ctx context.Context, s *server) bool {
-	return ctx.Err() != nil && (!errors.Is(ctx.Err(), context.DeadlineExceeded) || s.m.ctx.Err() != nil) ||
-		s.m.ctx.Err() != nil
 }
 
 // ToolName is a server tool's name for the model: mcp__<server>__<tool>,

@@ -2,7 +2,8 @@
 // cmd/gopi drive: built with the same SDK gopi connects with, it serves
 // stdio by default and streamable HTTP with -http.
 //
-// Its tools: echo (read-only), slow (blocks until cancelled), image, fail
+// Its tools: echo (read-only), slow (blocks until cancelled), progress
+// (reports progress, then answers), image, fail
 // (isError), big (a long text), structured, link (a resource link), crash
 // (the process exits), add_tool (adds a tool, which sends list_changed),
 // and header (the value of a request header, over HTTP).
@@ -18,6 +19,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,6 +53,11 @@ type headerArgs struct {
 	Name string `json:"name" jsonschema:"the header to read"`
 }
 
+type progressArgs struct {
+	Count    int `json:"count" jsonschema:"how many progress notifications"`
+	Interval int `json:"interval" jsonschema:"milliseconds between them"`
+}
+
 type none struct{}
 
 func newServer(header func(string) string) *mcp.Server {
@@ -65,6 +72,19 @@ func newServer(header func(string) string) *mcp.Server {
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			<-ctx.Done()
 			return text("cancelled"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress every interval ms, count times, then answers."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a progressArgs) (*mcp.CallToolResult, any, error) {
+			for i := range a.Count {
+				select {
+				case <-time.After(time.Duration(a.Interval) * time.Millisecond):
+				case <-ctx.Done():
+					return text("cancelled"), nil, nil
+				}
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: float64(a.Count)})
+			}
+			return text("finished"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Returns an image and a caption."},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
