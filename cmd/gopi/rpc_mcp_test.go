@@ -155,3 +155,27 @@ func TestRPCMCPOff(t *testing.T) {
 		})
 	}
 }
+
+// No MCP server outlives gopi: stopped by gopi on SIGTERM, and on its own
+// (its stdin ends) when gopi is killed.
+func TestRPCMCPServersEndWithGopi(t *testing.T) {
+	bin := mcpServerBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			w := newWorld(t)
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+				"test": map[string]any{"command": bin, "args": []string{"-pidfile", pidFile}, "exposure": "direct"},
+			}})
+			p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
+			p.ok("1", map[string]any{"type": "prompt", "message": `call: mcp__test__echo {"text": "hello"}`})
+			p.idle()
+			pid := pidIn(t, pidFile)
+			require.True(t, alive(pid))
+			p.signal(sig)
+			p.wait()
+			require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond,
+				"the MCP server %d outlived gopi (%v)", pid, sig)
+		})
+	}
+}
