@@ -302,7 +302,10 @@ func TestCloseStopsTheProcessGroup(t *testing.T) {
 	require.Equal(t, StateConnected, m.Statuses()[0].State, rec.reported())
 	pid := readPid(t, pidFile)
 	require.NoError(t, m.Close())
-	assert.False(t, alive(pid), "server %d outlived Close", pid)
+	// SIGKILL went to the group before Close returned; its delivery to a
+	// process that is not gopi's child is not waited for.
+	assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 5*time.Millisecond,
+		"the server's child %d outlived Close", pid)
 }
 
 func TestHTTP(t *testing.T) {
