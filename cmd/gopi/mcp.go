@@ -14,6 +14,7 @@ import (
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
 const mcpUsage = `Usage:
@@ -302,7 +303,7 @@ func (c mcpCommand) add(argv []string) int {
 // sameServer is a server of the file at path whose name differs from
 // name only in "-" and "_" (not name itself), "" when none.
 func sameServer(path, name string) string {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.ReadFile(path)
 	if err != nil {
 		return ""
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,8 @@ const CommandTimeout = 10 * time.Second
 // Expander expands configuration values when a server is started: mcp.json
 // keeps what the user wrote (`gopi mcp add` writes it back unchanged).
 type Expander struct {
-	// Getenv reads the environment (os.Getenv); an empty value counts as
-	// unset, as in pi.
+	// Getenv reads the environment (nil: os.Getenv); an empty value
+	// counts as unset, as in pi.
 	Getenv func(string) string
 	// Timeout bounds each !command (0: CommandTimeout).
 	Timeout time.Duration
@@ -41,7 +42,11 @@ func (x Expander) Value(ctx context.Context, v, what string) (string, error) {
 		}
 		return out, nil
 	}
-	out, missing := expandTemplate(v, x.Getenv)
+	getenv := x.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	out, missing := expandTemplate(v, getenv)
 	switch len(missing) {
 	case 0:
 		return out, nil

@@ -44,9 +44,15 @@ func TestExpanderValue(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.in)
 	}
 
+	// Without Getenv, the process's environment.
+	t.Setenv("GOPI_MCP_TEST_VAR", "from-env")
+	got, err := Expander{}.Value(ctx, "${GOPI_MCP_TEST_VAR}", "v")
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", got)
+
 	// A command that does not end in time fails, and is not waited for.
 	start := time.Now()
-	_, err := Expander{Getenv: testEnv(nil), Timeout: 100 * time.Millisecond}.Value(ctx, "!sleep 5; echo late", "header")
+	_, err = Expander{Getenv: testEnv(nil), Timeout: 100 * time.Millisecond}.Value(ctx, "!sleep 5; echo late", "header")
 	assert.ErrorContains(t, err, "context deadline exceeded")
 	assert.Less(t, time.Since(start), 3*time.Second)
 }
