@@ -276,7 +276,8 @@ func (c mcpCommand) add(argv []string) int {
 	}
 	// What is written is what a session would read: pi's checks now,
 	// rather than an error at the next start.
-	if _, err := mcp.ValidateServer(name, raw); err != nil {
+	s, err = mcp.ValidateServer(name, raw) // aliases resolved, as pi writes them
+	if err != nil {
 		return c.fail("%v", err)
 	}
 	_, local := a.values["local"]

@@ -55,7 +55,7 @@ func TestMCPAddRemoveList(t *testing.T) {
 		"--header", "X-Team=core", "--bearer-token-env-var", "DOCS_TOKEN", "--oauth-client-registration", "dcr",
 		"--description", "Product docs")
 	require.Equal(t, 0, code, stderr)
-	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "git", "uvx", "mcp-server-git", "--repository", ".")
+	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "git", "--exposure", "codemode-deferred", "uvx", "mcp-server-git", "--repository", ".")
 	require.Equal(t, 0, code, stderr)
 	servers := readJSON(t, global)["mcpServers"].(map[string]any)
 	assert.Equal(t, map[string]any{
@@ -64,7 +64,8 @@ func TestMCPAddRemoveList(t *testing.T) {
 		"oauth":       map[string]any{"clientRegistration": "dcr"},
 		"description": "Product docs",
 	}, servers["docs"])
-	assert.Equal(t, map[string]any{"command": "uvx", "args": []any{"mcp-server-git", "--repository", "."}}, servers["git"])
+	assert.Equal(t, map[string]any{"command": "uvx", "args": []any{"mcp-server-git", "--repository", "."}, "exposure": "codemode"}, servers["git"],
+		"the alias is written as its current name, as pi writes it")
 	b, _ := os.ReadFile(global)
 	assert.Contains(t, string(b), "?a=1&b=2", "no \\u0026 in the file")
 

@@ -86,7 +86,7 @@ var overrideKeys = []string{"enabled", "exposure", "toolExposure"}
 // invalid entry is reported (a *ConfigError naming file and server) and
 // skipped, the other servers unaffected; so is a server whose name
 // differs from an earlier one only in "-" and "_". A missing file is no
-// error. Values are not expanded: see Server.Stdio and Server.HTTP.
+// error. Values are not expanded here: see Expander.
 func Load(agentDir, cwd string, trusted bool) (Config, []error) {
 	l := loader{}
 	l.read(GlobalFile(agentDir), ScopeGlobal)
