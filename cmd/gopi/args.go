@@ -429,12 +429,17 @@ Extensions (pi's, run by a Node extension host; docs/extensions.md):
   --NAME [VALUE]                     a flag an extension registered
   gopi extensions install            install the host's Node dependencies into the agent dir
   gopi extensions list               show what would load, and the runtime found
+MCP servers (docs/mcp.md; gopi does not connect to them yet):
+  gopi mcp add NAME [options] -- COMMAND [ARGS...]   add a stdio server to mcp.json
+  gopi mcp add NAME [options] --url URL              add a streamable HTTP server
+  gopi mcp remove NAME, gopi mcp list                (-l: the project's .pi/mcp.json;
+                                                     gopi mcp --help for the options)
 Other:
   --offline                          set PI_OFFLINE=1 for what gopi starts (gopi itself only
                                      goes online to call the model)
   --no-mcp                           connect no MCP server (mcp.json) this run
   --version, -v, --help, -h
-  pi's commands (install, remove, update, list, config, auth, mcp) are not gopi's: refused
+  pi's commands (install, remove, update, list, config, auth) are not gopi's: refused
 Accepted and ignored (pi's terminal UI; gopi has none):
   --theme PATH, --use-theme NAME, --no-themes, --tui-mode regular|fullscreen, --verbose
 

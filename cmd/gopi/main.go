@@ -28,10 +28,13 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(argv) > 0 && argv[0] == "extensions" {
 		return runExtensionsCommand(argv[1:], stdout, stderr)
 	}
+	if len(argv) > 0 && argv[0] == "mcp" {
+		return runMCPCommand(argv[1:], stdout, stderr)
+	}
 	if len(argv) > 0 && slices.Contains(piCommands, argv[0]) {
 		// pi runs these as commands; as a prompt they would go to the
 		// model with tools enabled.
-		fmt.Fprintf(stderr, "gopi: %q is a pi command (packages, config, auth, MCP) that gopi does not have; to send it as a prompt, put -- before it\n", argv[0])
+		fmt.Fprintf(stderr, "gopi: %q is a pi command (packages, config, auth) that gopi does not have; to send it as a prompt, put -- before it\n", argv[0])
 		return 2
 	}
 	a := parseArgs(argv)
@@ -127,7 +130,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 }
 
 // piCommands are the first words pi takes as a command, not a prompt.
-var piCommands = []string{"install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"}
+// (gopi has pi's mcp command: runMCPCommand.)
+var piCommands = []string{"install", "remove", "uninstall", "update", "list", "config", "auth"}
 
 // truthyEnv is pi's reading of a flag variable: 1, true or yes.
 func truthyEnv(v string) bool {

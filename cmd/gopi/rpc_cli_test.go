@@ -152,7 +152,7 @@ func TestFlagsPiDoesNotHaveAreErrors(t *testing.T) {
 // Issue 25: pi's subcommands are not gopi's; they are refused instead
 // of being sent to the model as a prompt, which -- still allows.
 func TestPiSubcommandsAreRefused(t *testing.T) {
-	for _, argv := range [][]string{{"install", "npm:x"}, {"mcp", "list"}, {"auth", "check"}, {"config"}, {"list"}} {
+	for _, argv := range [][]string{{"install", "npm:x"}, {"update"}, {"auth", "check"}, {"config"}, {"list"}} {
 		code, stderr := runBinary(t, t.TempDir(), t.TempDir(), argv...)
 		assert.Equal(t, 2, code, "%v", argv)
 		assert.Contains(t, stderr, "is a pi command", "%v", argv)

@@ -85,10 +85,10 @@ type Options struct {
 	// Shutdown is called when an extension asks gopi to exit
 	// (ctx.shutdown()); nil ignores it.
 	Shutdown func()
-	// MCPServers are the MCP servers to connect, by name (mcp.json's,
-	// values already expanded); nil means none. The host connects them in
+	// MCPServers are the MCP servers to connect (mcp.Load's, values
+	// expanded as each starts); nil means none. The host connects them in
 	// the background when it starts and stops them on Close.
-	MCPServers map[string]mcp.Server
+	MCPServers []mcp.Entry
 	// Version is gopi's, told to MCP servers.
 	Version string
 }

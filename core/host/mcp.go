@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -50,21 +48,20 @@ func (h *Host) startMCP() {
 }
 
 // indirectServers names the enabled servers with a tool exposure other
-// than direct, in their configuration (a server's own, or a toolExposure
+// than direct in their configuration (a server's own, or a toolExposure
 // entry).
-func indirectServers(servers map[string]mcp.Server) []string {
+func indirectServers(servers []mcp.Entry) []string {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
-		s := servers[name]
-		if !s.IsEnabled() {
+	for _, e := range servers {
+		if !e.Server.IsEnabled() {
 			continue
 		}
-		indirect := s.Exposure != mcp.ExposureDirect
-		for _, e := range s.ToolExposure {
-			indirect = indirect || e != mcp.ExposureDirect
+		indirect := e.Server.ServerExposure() != mcp.ExposureDirect
+		for _, r := range e.Server.ToolExposureRules() {
+			indirect = indirect || r.Exposure != mcp.ExposureDirect
 		}
 		if indirect {
-			out = append(out, fmt.Sprintf("%q", name))
+			out = append(out, fmt.Sprintf("%q", e.Name))
 		}
 	}
 	return out
@@ -72,11 +69,11 @@ func indirectServers(servers map[string]mcp.Server) []string {
 
 // hasDirect reports whether a server may have tools with direct exposure.
 func hasDirect(s mcp.Server) bool {
-	if s.Exposure == mcp.ExposureDirect {
+	if s.ServerExposure() == mcp.ExposureDirect {
 		return true
 	}
-	for _, e := range s.ToolExposure {
-		if e == mcp.ExposureDirect {
+	for _, r := range s.ToolExposureRules() {
+		if r.Exposure == mcp.ExposureDirect {
 			return true
 		}
 	}

@@ -52,9 +52,9 @@ func TestMCPDirectTools(t *testing.T) {
 	var reports []string
 	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Tools: builtins,
 		Approval: ApprovalWrites,
-		MCPServers: map[string]mcp.Server{
-			"t":   {Command: bin, Args: []string{"-pidfile", pidFile}, Exposure: mcp.ExposureDirect},
-			"def": {Command: bin, Exposure: mcp.ExposureDeferred},
+		MCPServers: []mcp.Entry{
+			{Name: "t", Server: mcp.Server{Command: bin, Args: []string{"-pidfile", pidFile}, Exposure: mcp.ExposureDirect}},
+			{Name: "def", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred}},
 		},
 		Report: func(err error) {
 			mu.Lock()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -34,9 +33,12 @@ const (
 
 // Options configure a [Manager].
 type Options struct {
-	// Servers are the configured servers by name, their values already
-	// expanded (${VAR}, !command, ~/).
-	Servers map[string]Server
+	// Servers are the configured servers (Load's), in order; their
+	// values are expanded by Expander when each starts.
+	Servers []Entry
+	// Expander expands ${VAR}, !command and ~/ in a server's values; the
+	// zero value reads gopi's environment.
+	Expander Expander
 	// Cwd is the session's directory: a server's relative cwd is resolved
 	// against it, and a server without one runs there.
 	Cwd string
@@ -117,8 +119,8 @@ func NewManager(opts Options) *Manager {
 	}
 	m := &Manager{opts: opts}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	for _, name := range slices.Sorted(maps.Keys(opts.Servers)) {
-		s := &server{m: m, name: name, cfg: opts.Servers[name], settled: make(chan struct{})}
+	for _, e := range opts.Servers {
+		s := &server{m: m, name: e.Name, cfg: e.Server, settled: make(chan struct{})}
 		s.state = StateConnecting
 		if !s.cfg.IsEnabled() {
 			s.state = StateDisabled
@@ -173,8 +175,8 @@ func (m *Manager) Wait(ctx context.Context, want func(name string, s Server) boo
 	return nil
 }
 
-// Tools are the tools of every connected server, by server name and then
-// in the server's order, whatever their exposure.
+// Tools are the tools of every connected server, in the servers' order
+// and then each server's, whatever their exposure.
 func (m *Manager) Tools() []*Tool {
 	if m.Empty() {
 		return nil
@@ -198,7 +200,7 @@ type Status struct {
 	Err error
 }
 
-// Statuses are every server's, by name.
+// Statuses are every server's, in order.
 func (m *Manager) Statuses() []Status {
 	if m.Empty() {
 		return nil
@@ -309,7 +311,7 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 func (s *server) connect() (*sdk.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.timeout())
 	defer cancel()
-	t, stderr, err := s.transport()
+	t, stderr, err := s.transport(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
@@ -416,18 +418,25 @@ func (s *server) refresh(sess *sdk.ClientSession) {
 }
 
 func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Tool, error) {
-	var tools []*Tool
+	var listed []*sdk.Tool
+	var remote []string
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, newTool(s, t))
+		listed, remote = append(listed, t), append(remote, t.Name)
+	}
+	names := ToolNames(s.name, remote, nil)
+	tools := make([]*Tool, len(listed))
+	for i, t := range listed {
+		tools[i] = newTool(s, names[i], t)
 	}
 	return tools, nil
 }
 
-// transport builds the connection's transport from the configuration.
-func (s *server) transport() (sdk.Transport, *tailBuffer, error) {
+// transport builds the connection's transport from the configuration,
+// its values expanded now, as the server starts.
+func (s *server) transport(ctx context.Context) (sdk.Transport, *tailBuffer, error) {
 	c := s.cfg
 	switch c.Type {
 	case "", TypeStdio, TypeHTTP, TypeStreamableHTTP:
@@ -441,28 +450,30 @@ func (s *server) transport() (sdk.Transport, *tailBuffer, error) {
 		if c.URL == "" {
 			return nil, nil, errors.New("neither command nor url is set")
 		}
-		client := &http.Client{Transport: headerTransport{headers: c.Headers, base: http.DefaultTransport}}
+		headers, err := s.m.opts.Expander.Headers(ctx, s.name, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		client := &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
 		// Two retries of a dropped stream, as pi retries HTTP errors twice.
 		return &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
 	}
 	if c.Command == "" {
 		return nil, nil, errors.New("a stdio server needs a command")
 	}
-	cmd := exec.Command(c.Command, c.Args...)
-	cmd.Dir = s.m.opts.Cwd
-	if c.Cwd != "" {
-		cmd.Dir = c.Cwd
-		if !filepath.IsAbs(c.Cwd) {
-			cmd.Dir = filepath.Join(s.m.opts.Cwd, c.Cwd)
-		}
+	l, err := s.m.opts.Expander.Stdio(ctx, s.name, c, s.m.opts.Cwd)
+	if err != nil {
+		return nil, nil, err
 	}
+	cmd := exec.Command(l.Command, l.Args...)
+	cmd.Dir = l.Dir
 	env := s.m.opts.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	env = slices.Clone(env)
-	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
-		env = append(env, k+"="+c.Env[k])
+	for _, k := range slices.Sorted(maps.Keys(l.Env)) {
+		env = append(env, k+"="+l.Env[k])
 	}
 	cmd.Env = env
 	stderr := &tailBuffer{}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,7 +89,7 @@ func (r *recorder) changed() {
 func start(t *testing.T, servers map[string]Server) (*Manager, *recorder) {
 	t.Helper()
 	rec := newRecorder()
-	m := NewManager(Options{Servers: servers, Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test",
+	m := NewManager(Options{Servers: entries(servers), Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test",
 		Report: rec.report, OnChange: rec.changed})
 	m.Start()
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
@@ -95,6 +97,15 @@ func start(t *testing.T, servers map[string]Server) (*Manager, *recorder) {
 	defer cancel()
 	require.NoError(t, m.Wait(ctx, nil))
 	return m, rec
+}
+
+// entries are servers in name order, as Load would give them.
+func entries(servers map[string]Server) []Entry {
+	var out []Entry
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		out = append(out, Entry{Name: name, Server: servers[name]})
+	}
+	return out
 }
 
 func stdio(args ...string) Server {
@@ -293,7 +304,7 @@ func TestCloseStopsTheProcessGroup(t *testing.T) {
 	// server exits when its stdin closes, and its child must go too.
 	script := fmt.Sprintf(`sleep 300 & echo $! > %q; exec %q`, pidFile, serverBin)
 	rec := newRecorder()
-	m := NewManager(Options{Servers: map[string]Server{"w": {Command: "sh", Args: []string{"-c", script}, Exposure: ExposureDirect}},
+	m := NewManager(Options{Servers: []Entry{{Name: "w", Server: Server{Command: "sh", Args: []string{"-c", script}, Exposure: ExposureDirect}}},
 		Cwd: dir, Report: rec.report, OnChange: rec.changed})
 	m.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -323,7 +334,9 @@ func TestHTTP(t *testing.T) {
 		url = string(b)
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
-	m, rec := start(t, map[string]Server{"web": {URL: url, Headers: map[string]string{"X-Test": "yes"}, Exposure: ExposureDirect}})
+	// Header values are expanded as the server starts.
+	t.Setenv("GOPI_MCP_TEST_HEADER", "yes")
+	m, rec := start(t, map[string]Server{"web": {URL: url, Headers: map[string]string{"X-Test": "${GOPI_MCP_TEST_HEADER}"}, Exposure: ExposureDirect}})
 	require.Equal(t, StateConnected, m.Statuses()[0].State, rec.reported())
 	res := call(t, context.Background(), tool(t, m, "mcp__web__echo"), map[string]any{"text": "over http"})
 	assert.Equal(t, "echo: over http", res.Content.Text())
@@ -347,16 +360,16 @@ func TestHTTP(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 }
 
-func TestNamesAndExposure(t *testing.T) {
-	assert.Equal(t, "mcp__my_srv__get_thing_v2", ToolName("my-srv", "get-thing.v2"))
-	s := Server{Exposure: ExposureDeferred, ToolExposure: map[string]Exposure{
-		"search_code": ExposureDirect, "get_*": ExposureCodemodeDeferred, "*": ExposureHidden, "a?b": ExposureDirect,
-	}}
-	assert.Equal(t, ExposureDirect, toolExposure(s, "search_code"))
-	assert.Equal(t, ExposureCodemode, toolExposure(s, "get_file"))
-	assert.Equal(t, ExposureHidden, toolExposure(s, "delete_repo"))
-	assert.Equal(t, ExposureDirect, toolExposure(s, "a?b"))
-	assert.Equal(t, ExposureCodemode, toolExposure(Server{}, "x"))
+// Tool names and exposures are the configuration's (ToolNames,
+// Server.ToolExposureOf): a tool's own entry wins over the server's.
+func TestToolNamesAndExposure(t *testing.T) {
+	srv := stdio()
+	srv.Exposure = ExposureHidden
+	srv.ToolExposure = map[string]Exposure{"echo": ExposureDirect, "add_*": ExposureCodemodeDeferred}
+	m, _ := start(t, map[string]Server{"my-srv": srv})
+	assert.Equal(t, ExposureDirect, tool(t, m, "mcp__my_srv__echo").Exposure())
+	assert.Equal(t, ExposureCodemode, tool(t, m, "mcp__my_srv__add_tool").Exposure())
+	assert.Equal(t, ExposureHidden, tool(t, m, "mcp__my_srv__slow").Exposure())
 }
 
 func readPid(t *testing.T, path string) int {

@@ -58,6 +58,10 @@ type Server struct {
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	OAuth   *OAuth            `json:"oauth,omitempty"`
+	// Auth sends the credential of one of gopi's providers instead of
+	// OAuth (pi's "auth": {"provider": ...}); only the user's file may
+	// set it, since it decides where a credential goes.
+	Auth *ProviderAuth `json:"auth,omitempty"`
 
 	// Timeout is the per-request timeout in seconds (0: pi's 60);
 	// progress notifications reset it.
@@ -70,6 +74,16 @@ type Server struct {
 	// ToolExposure overrides it per tool: exact names, or patterns with *.
 	Exposure     Exposure            `json:"exposure,omitempty"`
 	ToolExposure map[string]Exposure `json:"toolExposure,omitempty"`
+
+	// toolExposureOrder is ToolExposure's keys in the file's order (the
+	// first matching pattern wins); set when the entry is decoded from
+	// JSON (exposure.go).
+	toolExposureOrder []string
+}
+
+// ProviderAuth names the provider whose credential an HTTP server gets.
+type ProviderAuth struct {
+	Provider string `json:"provider"`
 }
 
 // OAuth is a remote server's sign-in settings (pi's "oauth" object).

@@ -1,6 +1,13 @@
 // Package mcp connects gopi to Model Context Protocol servers as pi 1.5.2
-// does (mcp.md of pi's documents): the mcp.json configuration (config.go)
-// and, on the official Go SDK, the connections and the tools they offer.
+// does (mcp.md of pi's documents): the mcp.json configuration and, on the
+// official Go SDK, the connections and the tools they offer.
+//
+// The configuration side: [Load] reads and merges the user's and the
+// trusted project's mcp.json into a [Config], reporting each invalid
+// entry ([ValidateServer] holds pi's rules); [ToolNames] names a server's
+// tools mcp__<server>__<tool>; [Server.ToolExposureOf] is a tool's
+// exposure; an [Expander] expands ${VAR}, !command and ~/ when a server
+// starts; [AddServer] and [RemoveServer] edit a file for `gopi mcp`.
 //
 // A [Manager] connects the configured servers in the background
 // (client.go; stdio servers run in their own process group, stdio.go) and

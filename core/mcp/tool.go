@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,18 +38,19 @@ type Tool struct {
 
 var _ agent.Tool = (*Tool)(nil)
 
-func newTool(s *server, t *sdk.Tool) *Tool {
+// newTool is t as the model sees it under name (see ToolNames).
+func newTool(s *server, name string, t *sdk.Tool) *Tool {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	tool := &Tool{
 		s:           s,
-		name:        ToolName(s.name, t.Name),
+		name:        name,
 		remote:      t.Name,
 		description: t.Description,
 		schema:      schema,
-		exposure:    toolExposure(s.cfg, t.Name),
+		exposure:    s.cfg.ToolExposureOf(t.Name),
 	}
 	if a := t.Annotations; a != nil {
 		tool.annotations = Annotations{
@@ -157,86 +155,6 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 			"(the server reconnects on the next call): %v", s.name, err), nil
 	}
 	return agent.ErrorResult("MCP tool %s failed: %v", t.name, err), nil
-}
-
-// ToolName is a server tool's name for the model: mcp__<server>__<tool>,
-// with every character other than an ASCII letter, digit or _ made _.
-//
-// A minimal form of pi's rule for this step: the configuration side
-// (name collisions and their hash suffixes) is to replace it.
-func ToolName(server, tool string) string {
-	return "mcp__" + nameChars(server) + "__" + nameChars(tool)
-}
-
-func nameChars(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
-// toolExposure is a tool's exposure: its exact toolExposure entry, else
-// the first pattern that matches it, else the server's (codemode when
-// unset, pi's default; codemode-deferred is codemode).
-//
-// A private helper of the connection step; the configuration side is to
-// own it. pi tries patterns in the file's order; a Go map has none, so
-// here the longest pattern is tried first (then name order): the most
-// specific one wins, which is what a file lists first in practice.
-func toolExposure(s Server, tool string) Exposure {
-	norm := func(e Exposure) Exposure {
-		switch e {
-		case "":
-			return ExposureCodemode
-		case ExposureCodemodeDeferred:
-			return ExposureCodemode
-		}
-		return e
-	}
-	if e, ok := s.ToolExposure[tool]; ok {
-		return norm(e)
-	}
-	var patterns []string
-	for p := range s.ToolExposure {
-		if strings.Contains(p, "*") {
-			patterns = append(patterns, p)
-		}
-	}
-	slices.SortFunc(patterns, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
-	for _, p := range patterns {
-		if matchStar(p, tool) {
-			return norm(s.ToolExposure[p])
-		}
-	}
-	return norm(s.Exposure)
-}
-
-// matchStar matches name against a pattern where * is any run of
-// characters and nothing else is special.
-func matchStar(pattern, name string) bool {
-	// path.Match treats ?, [ and \ specially: escape them first.
-	var b strings.Builder
-	for _, r := range pattern {
-		switch r {
-		case '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	// path.Match's * stops at /; tool names with / are matched piecewise.
-	ok, err := path.Match(strings.ReplaceAll(b.String(), "/", "\x00"), strings.ReplaceAll(name, "/", "\x00"))
-	return err == nil && ok
 }
 
 // String names the tool for reports.

@@ -13,9 +13,9 @@ import (
 
 // protectedConfig are the entries of a project's .pi directory that need
 // the project to be trusted before they load (pi 1.5's project trust): its
-// settings, extensions, skills, prompt templates, themes and system-prompt
-// files. A bare .pi directory needs nothing.
-var protectedConfig = []string{"settings.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md"}
+// settings, MCP servers, extensions, skills, prompt templates, themes and
+// system-prompt files. A bare .pi directory needs nothing.
+var protectedConfig = []string{"settings.json", "mcp.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md"}
 
 // ProtectedResources lists what in cwd would load only in a trusted
 // project: the protected entries of cwd/.pi and the .agents/skills

@@ -98,3 +98,20 @@ func TestUntrustedProjectLoadsNoProjectSkillsOrTemplates(t *testing.T) {
 	ts, _ = LoadTemplates("", cwd, []string{filepath.Join(cwd, ".pi", "prompts", "review.md")}, false)
 	assert.Len(t, ts, 1)
 }
+
+// A project whose only .pi resource is mcp.json still needs trust: pi 1.5
+// lists .pi/mcp.json among the protected resources, and a server it names
+// is a command gopi would run.
+func TestProjectMCPConfigNeedsTrust(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	project := filepath.Join(root, "app")
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".pi"), 0o755))
+	assert.Empty(t, ProtectedResources(project, root))
+	mcp := filepath.Join(project, ".pi", "mcp.json")
+	require.NoError(t, os.WriteFile(mcp, []byte(`{"mcpServers":{}}`), 0o644))
+	assert.Equal(t, []string{mcp}, ProtectedResources(project, root))
+	d, err := ResolveTrust(TrustOptions{Cwd: project, Home: root, AgentDir: t.TempDir()})
+	require.NoError(t, err)
+	assert.False(t, d.Trusted)
+}

@@ -62,11 +62,18 @@ func Target(path string) (string, fs.FileInfo, error) {
 // other hard links. A new file is 0644. On failure the temporary file is
 // removed. The directory must exist.
 func Write(path string, data []byte, pattern string) error {
+	return WritePerm(path, data, pattern, 0o644)
+}
+
+// WritePerm is Write where a new file gets the permission bits perm
+// (0600 for a file that may hold credentials); an existing one keeps its
+// own.
+func WritePerm(path string, data []byte, pattern string, perm fs.FileMode) error {
 	target, info, err := Target(path)
 	if err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o644)
+	mode := perm
 	if info != nil {
 		mode = info.Mode().Perm()
 		if links(info) > 1 {

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/host"
+	"github.com/gopi-dev/gopi/core/mcp"
+	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/internal/regularfile"
+)
+
+const mcpUsage = `Usage:
+  gopi mcp add NAME [options] -- COMMAND [ARGS...]
+  gopi mcp add NAME [options] --url URL
+  gopi mcp remove NAME [-l]
+  gopi mcp list [--json]
+
+Edit and check the MCP servers of mcp.json without starting a session
+(docs/mcp.md). gopi reads the agent directory's mcp.json and, in a trusted
+project, .pi/mcp.json; a project server replaces the user's of that name.
+
+Commands:
+  add NAME        add a server, or replace the one of that name
+  remove NAME     remove a server
+  list            show every configured server: where it is defined, whether
+                  it is enabled, its exposure and transport, and the entries
+                  that are invalid (exit status 1 when there is one); it does
+                  not connect to the servers yet
+
+add and remove:
+  -l, --local     edit .pi/mcp.json of the current directory instead of the
+                  agent directory's mcp.json
+
+add, a stdio server (the words after -- are the command and its arguments,
+not a shell string):
+  --env KEY=VALUE               an environment variable (repeatable); values may
+                                name variables (${TOKEN}) or be a !command
+  --cwd DIR                     working directory (relative: the session's)
+add, a streamable HTTP server:
+  --url URL                     the server's endpoint (often ending in /mcp)
+  --header KEY=VALUE            an HTTP header (repeatable), expanded like --env
+  --bearer-token-env-var NAME   send "Authorization: Bearer ${NAME}"
+  --oauth-client-id ID, --oauth-client-secret SECRET, --oauth-callback-port PORT,
+  --oauth-client-name NAME, --oauth-client-registration auto|cimd|dcr
+                                OAuth settings, kept in mcp.json for pi (gopi
+                                does not sign in to servers yet)
+add, either kind:
+  --exposure MODE               codemode (pi's default), deferred, direct or hidden
+  --description TEXT            what the server offers, in a sentence
+
+list:
+  --json          print the list as JSON
+
+gopi mcp login and logout (OAuth) are not available yet.
+`
+
+// mcpHelpHint ends a usage error.
+const mcpHelpHint = `Run "gopi mcp --help" for usage.`
+
+// mcpOption is how an option of `gopi mcp` takes its value.
+type mcpOption int
+
+const (
+	mcpFlag  mcpOption = iota + 1 // no value
+	mcpValue                      // one value; the last one given counts
+	mcpList                       // repeatable
+)
+
+// mcpArgs are the parsed words of one `gopi mcp` command.
+type mcpArgs struct {
+	positional []string
+	values     map[string]string
+	lists      map[string][]string
+}
+
+func (a mcpArgs) has(name string) bool {
+	_, v := a.values[name]
+	_, l := a.lists[name]
+	return v || l
+}
+
+// parseMCPArgs reads --name [value] options as pi's mcp command does: -l
+// is --local, "--" ends the options, and so does the maxPositional-th
+// positional word (the command of `add NAME COMMAND --its-flag` keeps its
+// own flags). --name=value is accepted too.
+func parseMCPArgs(argv []string, known map[string]mcpOption, maxPositional int) (mcpArgs, error) {
+	a := mcpArgs{values: map[string]string{}, lists: map[string][]string{}}
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if arg == "--" || len(a.positional) >= maxPositional {
+			if arg == "--" {
+				i++
+			}
+			a.positional = append(a.positional, argv[i:]...)
+			break
+		}
+		if arg == "-l" {
+			arg = "--local"
+		}
+		if !strings.HasPrefix(arg, "--") {
+			a.positional = append(a.positional, arg)
+			continue
+		}
+		name, value, inline := strings.Cut(arg[2:], "=")
+		kind := known[name]
+		switch {
+		case kind == 0:
+			return a, fmt.Errorf("unknown option %s", argv[i])
+		case kind == mcpFlag && inline:
+			return a, fmt.Errorf("--%s takes no value", name)
+		case kind == mcpFlag:
+			a.values[name] = ""
+			continue
+		case !inline:
+			if i+1 >= len(argv) {
+				return a, fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			value = argv[i]
+		}
+		if kind == mcpList {
+			a.lists[name] = append(a.lists[name], value)
+		} else {
+			a.values[name] = value
+		}
+	}
+	return a, nil
+}
+
+// runMCPCommand is `gopi mcp add|remove|list`: pi's shell commands for
+// mcp.json, which work without a session. Like pi's, every failure exits
+// with status 1.
+func runMCPCommand(argv []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "gopi mcp: "+format+"\n", a...)
+		return 1
+	}
+	if len(argv) == 0 || argv[0] == "help" || slices.Contains(argv, "--help") || slices.Contains(argv, "-h") {
+		fmt.Fprint(stdout, mcpUsage)
+		return 0
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fail("%v", err)
+	}
+	c := mcpCommand{agentDir: models.AgentDir(os.Getenv), cwd: cwd, stdout: stdout, stderr: stderr}
+	switch argv[0] {
+	case "add":
+		return c.add(argv[1:])
+	case "remove":
+		return c.remove(argv[1:])
+	case "list":
+		return c.list(argv[1:])
+	case "login", "logout":
+		return fail("%s is not available yet: gopi does not sign in to MCP servers with OAuth (docs/mcp.md)", argv[0])
+	}
+	return fail("unknown command %q (add, remove or list). %s", argv[0], mcpHelpHint)
+}
+
+type mcpCommand struct {
+	agentDir, cwd  string
+	stdout, stderr io.Writer
+}
+
+func (c mcpCommand) fail(format string, a ...any) int {
+	fmt.Fprintf(c.stderr, "gopi mcp: "+format+"\n", a...)
+	return 1
+}
+
+// trusted decides project trust as a session would without --approve:
+// the saved decisions in trust.json, then defaultProjectTrust.
+func (c mcpCommand) trusted() bool {
+	global, _ := host.LoadSettings(c.agentDir, "")
+	home, _ := os.UserHomeDir()
+	d, err := resources.ResolveTrust(resources.TrustOptions{
+		Cwd: c.cwd, Home: home, AgentDir: c.agentDir, Default: global.DefaultProjectTrust,
+	})
+	if err != nil {
+		fmt.Fprintln(c.stderr, "gopi mcp: warning:", err)
+	}
+	return d.Trusted
+}
+
+// untrustedNote says why the project's file is left out.
+func (c mcpCommand) untrustedNote() string {
+	return fmt.Sprintf("%s is ignored because the project is not trusted: add it to %s or set defaultProjectTrust to \"always\" (docs/rpc.md, project trust).",
+		mcp.ProjectFile(c.cwd), filepath.Join(c.agentDir, "trust.json"))
+}
+
+// file is the mcp.json add and remove edit, and its scope.
+func (c mcpCommand) file(local bool) (string, mcp.Scope) {
+	if local {
+		return mcp.ProjectFile(c.cwd), mcp.ScopeProject
+	}
+	return mcp.GlobalFile(c.agentDir), mcp.ScopeGlobal
+}
+
+// httpOnly and stdioOnly are the add options of one kind of server.
+var (
+	mcpHTTPOnly = []string{"header", "bearer-token-env-var", "oauth-client-id", "oauth-client-secret",
+		"oauth-callback-port", "oauth-client-name", "oauth-client-registration"}
+	mcpStdioOnly = []string{"env", "cwd"}
+)
+
+func (c mcpCommand) add(argv []string) int {
+	a, err := parseMCPArgs(argv, map[string]mcpOption{
+		"local": mcpFlag, "url": mcpValue, "env": mcpList, "cwd": mcpValue, "header": mcpList,
+		"bearer-token-env-var": mcpValue, "oauth-client-id": mcpValue, "oauth-client-secret": mcpValue,
+		"oauth-callback-port": mcpValue, "oauth-client-name": mcpValue, "oauth-client-registration": mcpValue,
+		"exposure": mcpValue, "description": mcpValue,
+	}, 2)
+	if err != nil {
+		return c.fail("%v. %s", err, mcpHelpHint)
+	}
+	url, isHTTP := a.values["url"]
+	if len(a.positional) == 0 || isHTTP == (len(a.positional) > 1) {
+		return c.fail("add needs a server name and either --url URL or -- COMMAND [ARGS...]. %s", mcpHelpHint)
+	}
+	name := a.positional[0]
+	misplaced, kind := mcpHTTPOnly, "HTTP servers (--url)"
+	if isHTTP {
+		misplaced, kind = mcpStdioOnly, "stdio servers"
+	}
+	for _, o := range misplaced {
+		if a.has(o) {
+			return c.fail("--%s only applies to %s", o, kind)
+		}
+	}
+	var s mcp.Server
+	if isHTTP {
+		s.URL = url
+		if s.Headers, err = pairs("header", a.lists["header"]); err != nil {
+			return c.fail("%v", err)
+		}
+		if v, ok := a.values["bearer-token-env-var"]; ok {
+			if s.Headers == nil {
+				s.Headers = map[string]string{}
+			}
+			s.Headers["Authorization"] = "Bearer ${" + v + "}"
+		}
+		var o mcp.OAuth
+		o.ClientID = a.values["oauth-client-id"]
+		o.ClientSecret = a.values["oauth-client-secret"]
+		o.ClientName = a.values["oauth-client-name"]
+		o.ClientRegistration = a.values["oauth-client-registration"]
+		if p, ok := a.values["oauth-callback-port"]; ok {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return c.fail("server %q: oauth.callbackPort must be a port number", name)
+			}
+			o.CallbackPort = n
+		}
+		if o != (mcp.OAuth{}) {
+			s.OAuth = &o
+		}
+	} else {
+		s.Command, s.Args = a.positional[1], a.positional[2:]
+		if s.Env, err = pairs("env", a.lists["env"]); err != nil {
+			return c.fail("%v", err)
+		}
+		s.Cwd = a.values["cwd"]
+	}
+	s.Exposure = mcp.Exposure(a.values["exposure"])
+	s.Description = a.values["description"]
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	// What is written is what a session would read: pi's checks now,
+	// rather than an error at the next start.
+	s, err = mcp.ValidateServer(name, raw) // aliases resolved, as pi writes them
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	_, local := a.values["local"]
+	path, scope := c.file(local)
+	if clash := sameServer(path, name); clash != "" {
+		return c.fail("server %q conflicts with %q in %s: names that differ only in - and _ are one server; remove it first", name, clash, path)
+	}
+	replaced, err := mcp.AddServer(path, name, s)
+	if err != nil {
+		return c.fail("could not update %s: %v", path, err)
+	}
+	verb := "Added"
+	if replaced {
+		verb = "Replaced"
+	}
+	fmt.Fprintf(c.stdout, "%s %s MCP server %q in %s.\n", verb, scope, name, path)
+	if local && !c.trusted() {
+		fmt.Fprintln(c.stdout, c.untrustedNote())
+	}
+	fmt.Fprintln(c.stdout, "Check it with: gopi mcp list")
+	return 0
+}
+
+// sameServer is a server of the file at path whose name differs from
+// name only in "-" and "_" (not name itself), "" when none.
+func sameServer(path, name string) string {
+	data, err := regularfile.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var f struct {
+		Servers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if json.Unmarshal(data, &f) != nil {
+		return ""
+	}
+	for other := range f.Servers {
+		if other != name && mcp.Namespace(other) == mcp.Namespace(name) {
+			return other
+		}
+	}
+	return ""
+}
+
+// pairs reads the KEY=VALUE words of a repeatable option; nil for none.
+func pairs(option string, words []string) (map[string]string, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, w := range words {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--%s expects KEY=VALUE, got %q", option, w)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func (c mcpCommand) remove(argv []string) int {
+	a, err := parseMCPArgs(argv, map[string]mcpOption{"local": mcpFlag}, 1<<30)
+	if err != nil {
+		return c.fail("%v. %s", err, mcpHelpHint)
+	}
+	if len(a.positional) != 1 {
+		return c.fail("remove needs one server name: gopi mcp remove NAME [-l]. %s", mcpHelpHint)
+	}
+	name := a.positional[0]
+	_, local := a.values["local"]
+	path, scope := c.file(local)
+	removed, err := mcp.RemoveServer(path, name)
+	if err != nil {
+		return c.fail("could not update %s: %v", path, err)
+	}
+	if removed {
+		fmt.Fprintf(c.stdout, "Removed %s MCP server %q from %s.\n", scope, name, path)
+		return 0
+	}
+	msg := fmt.Sprintf("no %s MCP server named %q in %s.", scope, name, path)
+	cfg, _ := mcp.Load(c.agentDir, c.cwd, true)
+	for _, e := range cfg.Servers {
+		if e.Name == name && e.Scope != scope {
+			hint := "omit --local"
+			if e.Scope == mcp.ScopeProject {
+				hint = "use --local"
+			}
+			msg += fmt.Sprintf(" It is defined in %s; %s.", e.Source, hint)
+		}
+	}
+	return c.fail("%s", msg)
+}
+
+// mcpListed is one server as `gopi mcp list --json` prints it.
+type mcpListed struct {
+	Name   string    `json:"name"`
+	Scope  mcp.Scope `json:"scope"`
+	Source string    `json:"source"`
+	// Override is the project file that changed a global server.
+	Override string       `json:"override,omitempty"`
+	Enabled  bool         `json:"enabled"`
+	Exposure mcp.Exposure `json:"exposure"`
+	// Type is "stdio" or "http"; Transport the command line or the URL.
+	Type      string `json:"type"`
+	Transport string `json:"transport"`
+	// ToolExposure are the configured per-tool entries (gopi does not
+	// list the tools themselves yet).
+	ToolExposure []mcp.ToolExposureRule `json:"toolExposure,omitempty"`
+	// State is "disabled" or "not-connected": gopi does not connect yet.
+	State string `json:"state"`
+}
+
+// mcpNotConnected is what list says of an enabled server.
+const mcpNotConnected = "not connected (gopi mcp list does not connect to servers yet)"
+
+func (c mcpCommand) list(argv []string) int {
+	a, err := parseMCPArgs(argv, map[string]mcpOption{"json": mcpFlag}, 1<<30)
+	if err != nil {
+		return c.fail("%v. %s", err, mcpHelpHint)
+	}
+	if len(a.positional) > 0 {
+		return c.fail("list takes no server name: gopi mcp list [--json]. %s", mcpHelpHint)
+	}
+	trusted := c.trusted()
+	cfg, errs := mcp.Load(c.agentDir, c.cwd, trusted)
+	note := ""
+	if _, err := os.Stat(mcp.ProjectFile(c.cwd)); err == nil && !trusted {
+		note = c.untrustedNote()
+	}
+	listed := make([]mcpListed, 0, len(cfg.Servers))
+	codemode := false
+	for _, e := range cfg.Servers {
+		l := mcpListed{
+			Name: e.Name, Scope: e.Scope, Source: e.Source, Override: e.Override,
+			Enabled: e.Server.IsEnabled(), Exposure: e.Server.ServerExposure(),
+			Type: "stdio", Transport: strings.Join(append([]string{e.Server.Command}, e.Server.Args...), " "),
+			ToolExposure: e.Server.ToolExposureRules(), State: "disabled",
+		}
+		if e.Server.IsHTTP() {
+			l.Type, l.Transport = "http", e.Server.URL
+		}
+		if l.Enabled {
+			l.State = "not-connected"
+			codemode = codemode || l.Exposure == mcp.ExposureCodemode
+			for _, r := range l.ToolExposure {
+				codemode = codemode || r.Exposure == mcp.ExposureCodemode
+			}
+		}
+		listed = append(listed, l)
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	code := 0
+	if len(errs) > 0 {
+		code = 1
+	}
+	if codemode {
+		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode yet; tools with codemode exposure (pi's default) will be treated as deferred ones (docs/mcp.md)")
+	}
+	if _, ok := a.values["json"]; ok {
+		out := struct {
+			Servers []mcpListed `json:"servers"`
+			Errors  []string    `json:"errors"`
+			Note    string      `json:"note,omitempty"`
+		}{listed, msgs, note}
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(c.stdout, string(b))
+		return code
+	}
+	if len(listed) == 0 && len(errs) == 0 {
+		fmt.Fprintf(c.stdout, "No MCP servers configured. Add one with gopi mcp add, or write %s or .pi/mcp.json.\n", mcp.GlobalFile(c.agentDir))
+	}
+	for _, l := range listed {
+		state := mcpNotConnected
+		if !l.Enabled {
+			state = "disabled"
+		}
+		fmt.Fprintf(c.stdout, "%s: %s (%s, %s)\n", l.Name, state, l.Exposure, l.Scope)
+		fmt.Fprintf(c.stdout, "  %s: %s\n", l.Type, l.Transport)
+		fmt.Fprintf(c.stdout, "  source: %s\n", l.Source)
+		if l.Override != "" {
+			fmt.Fprintf(c.stdout, "  project override: %s\n", l.Override)
+		}
+		if len(l.ToolExposure) > 0 {
+			rules := make([]string, len(l.ToolExposure))
+			for i, r := range l.ToolExposure {
+				rules[i] = fmt.Sprintf("%s [%s]", r.Tool, r.Exposure)
+			}
+			fmt.Fprintf(c.stdout, "  tool exposure: %s\n", strings.Join(rules, ", "))
+		}
+	}
+	for _, e := range msgs {
+		fmt.Fprintln(c.stdout, "config error:", e)
+	}
+	if note != "" {
+		fmt.Fprintln(c.stdout, note)
+	}
+	return code
+}
