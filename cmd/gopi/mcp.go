@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,10 +31,10 @@ project, .pi/mcp.json; a project server replaces the user's of that name.
 Commands:
   add NAME        add a server, or replace the one of that name
   remove NAME     remove a server
-  list            show every configured server: where it is defined, whether
-                  it is enabled, its exposure and transport, and the entries
-                  that are invalid (exit status 1 when there is one); it does
-                  not connect to the servers yet
+  list            connect to every enabled server (each within its timeout)
+                  and show its state, tools and error, with the entries that
+                  are invalid; exit status 1 when an entry is invalid or an
+                  enabled server did not connect
 
 add and remove:
   -l, --local     edit .pi/mcp.json of the current directory instead of the
@@ -371,28 +372,80 @@ func (c mcpCommand) remove(argv []string) int {
 	return c.fail("%s", msg)
 }
 
-// mcpListed is one server as `gopi mcp list --json` prints it.
+// mcpListed is one server as `gopi mcp list --json` prints it: pi's
+// report.
 type mcpListed struct {
 	Name   string    `json:"name"`
 	Scope  mcp.Scope `json:"scope"`
 	Source string    `json:"source"`
 	// Override is the project file that changed a global server.
-	Override string       `json:"override,omitempty"`
-	Enabled  bool         `json:"enabled"`
-	Exposure mcp.Exposure `json:"exposure"`
-	// Type is "stdio" or "http"; Transport the command line or the URL.
-	Type      string `json:"type"`
-	Transport string `json:"transport"`
-	// ToolExposure are the configured per-tool entries (gopi does not
-	// list the tools themselves yet).
-	ToolExposure []mcp.ToolExposureRule `json:"toolExposure,omitempty"`
-	// State is "disabled" or "not-connected": gopi does not connect yet.
-	State string `json:"state"`
+	Override  string       `json:"override,omitempty"`
+	Enabled   bool         `json:"enabled"`
+	Exposure  mcp.Exposure `json:"exposure"`
+	Transport string       `json:"transport"` // the command line or the URL
+	// State is the connection's: connected, failed or disabled.
+	State mcp.State `json:"state"`
+	// Tools are the server's names of its tools; ToolExposure the ones
+	// whose exposure is not the server's.
+	Tools        []string                `json:"tools"`
+	ToolExposure map[string]mcp.Exposure `json:"toolExposure,omitempty"`
+	Resources    bool                    `json:"resources,omitempty"`
+	Error        string                  `json:"error,omitempty"`
 }
 
-// mcpNotConnected is what list says of an enabled server.
-const mcpNotConnected = "not connected (gopi mcp list does not connect to servers yet)"
+// connectAll connects every enabled server at once, each bounded by its
+// timeout, and reports what became of it; the servers are stopped before
+// it returns.
+func (c mcpCommand) connectAll(entries []mcp.Entry) []mcpListed {
+	m := mcp.NewManager(mcp.Options{Servers: entries, Cwd: c.cwd, Version: version})
+	m.Start()
+	_ = m.Wait(context.Background(), nil)
+	statuses := m.Statuses()
+	tools := m.Tools()
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(c.stderr, "gopi mcp:", err)
+	}
+	listed := make([]mcpListed, len(entries))
+	for i, e := range entries {
+		l := mcpListed{
+			Name: e.Name, Scope: e.Scope, Source: e.Source, Override: e.Override,
+			Enabled: e.Server.IsEnabled(), Exposure: e.Server.ServerExposure(),
+			Transport: strings.Join(append([]string{e.Server.Command}, e.Server.Args...), " "),
+			State:     mcp.StateDisabled, Tools: []string{},
+		}
+		if e.Server.IsHTTP() {
+			l.Transport = e.Server.URL
+		}
+		for _, st := range statuses {
+			if st.Name != e.Name {
+				continue
+			}
+			l.State, l.Resources = st.State, st.Resources
+			if st.State != mcp.StateConnected && st.Err != nil {
+				// The name is the entry's heading already.
+				l.Error = strings.TrimPrefix(st.Err.Error(), fmt.Sprintf("mcp server %q: ", e.Name))
+			}
+		}
+		for _, t := range tools {
+			if t.Server() != e.Name {
+				continue
+			}
+			l.Tools = append(l.Tools, t.RemoteName())
+			if t.Exposure() != l.Exposure {
+				if l.ToolExposure == nil {
+					l.ToolExposure = map[string]mcp.Exposure{}
+				}
+				l.ToolExposure[t.RemoteName()] = t.Exposure()
+			}
+		}
+		listed[i] = l
+	}
+	return listed
+}
 
+// list is pi's `mcp list`: it connects to every enabled server and prints
+// its state, tools and error; the status is 1 when an entry is invalid or
+// an enabled server did not connect.
 func (c mcpCommand) list(argv []string) int {
 	a, err := parseMCPArgs(argv, map[string]mcpOption{"json": mcpFlag}, 1<<30)
 	if err != nil {
@@ -407,27 +460,20 @@ func (c mcpCommand) list(argv []string) int {
 	if _, err := os.Stat(mcp.ProjectFile(c.cwd)); err == nil && !trusted {
 		note = c.untrustedNote()
 	}
-	listed := make([]mcpListed, 0, len(cfg.Servers))
 	codemode := false
 	for _, e := range cfg.Servers {
-		l := mcpListed{
-			Name: e.Name, Scope: e.Scope, Source: e.Source, Override: e.Override,
-			Enabled: e.Server.IsEnabled(), Exposure: e.Server.ServerExposure(),
-			Type: "stdio", Transport: strings.Join(append([]string{e.Server.Command}, e.Server.Args...), " "),
-			ToolExposure: e.Server.ToolExposureRules(), State: "disabled",
+		if !e.Server.IsEnabled() {
+			continue
 		}
-		if e.Server.IsHTTP() {
-			l.Type, l.Transport = "http", e.Server.URL
+		codemode = codemode || e.Server.ServerExposure() == mcp.ExposureCodemode
+		for _, r := range e.Server.ToolExposureRules() {
+			codemode = codemode || r.Exposure == mcp.ExposureCodemode
 		}
-		if l.Enabled {
-			l.State = "not-connected"
-			codemode = codemode || l.Exposure == mcp.ExposureCodemode
-			for _, r := range l.ToolExposure {
-				codemode = codemode || r.Exposure == mcp.ExposureCodemode
-			}
-		}
-		listed = append(listed, l)
 	}
+	if codemode {
+		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode yet; tools with codemode exposure (pi's default) are not reachable in a session for now (docs/mcp.md)")
+	}
+	listed := c.connectAll(cfg.Servers)
 	msgs := make([]string, len(errs))
 	for i, e := range errs {
 		msgs[i] = e.Error()
@@ -436,8 +482,10 @@ func (c mcpCommand) list(argv []string) int {
 	if len(errs) > 0 {
 		code = 1
 	}
-	if codemode {
-		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode yet; tools with codemode exposure (pi's default) will be treated as deferred ones (docs/mcp.md)")
+	for _, l := range listed {
+		if l.Enabled && l.State != mcp.StateConnected {
+			code = 1
+		}
 	}
 	if _, ok := a.values["json"]; ok {
 		out := struct {
@@ -453,22 +501,30 @@ func (c mcpCommand) list(argv []string) int {
 		fmt.Fprintf(c.stdout, "No MCP servers configured. Add one with gopi mcp add, or write %s or .pi/mcp.json.\n", mcp.GlobalFile(c.agentDir))
 	}
 	for _, l := range listed {
-		state := mcpNotConnected
-		if !l.Enabled {
-			state = "disabled"
+		state := string(l.State)
+		if l.State == mcp.StateConnected {
+			state = fmt.Sprintf("connected, %d tool%s", len(l.Tools), plural(len(l.Tools)))
 		}
 		fmt.Fprintf(c.stdout, "%s: %s (%s, %s)\n", l.Name, state, l.Exposure, l.Scope)
-		fmt.Fprintf(c.stdout, "  %s: %s\n", l.Type, l.Transport)
-		fmt.Fprintf(c.stdout, "  source: %s\n", l.Source)
+		fmt.Fprintf(c.stdout, "  %s\n", l.Transport)
 		if l.Override != "" {
 			fmt.Fprintf(c.stdout, "  project override: %s\n", l.Override)
 		}
-		if len(l.ToolExposure) > 0 {
-			rules := make([]string, len(l.ToolExposure))
-			for i, r := range l.ToolExposure {
-				rules[i] = fmt.Sprintf("%s [%s]", r.Tool, r.Exposure)
+		if len(l.Tools) > 0 {
+			names := make([]string, len(l.Tools))
+			for i, t := range l.Tools {
+				names[i] = t
+				if x, ok := l.ToolExposure[t]; ok {
+					names[i] = fmt.Sprintf("%s [%s]", t, x)
+				}
 			}
-			fmt.Fprintf(c.stdout, "  tool exposure: %s\n", strings.Join(rules, ", "))
+			fmt.Fprintf(c.stdout, "  tools: %s\n", strings.Join(names, ", "))
+		}
+		if l.Resources {
+			fmt.Fprintln(c.stdout, "  offers resources")
+		}
+		if l.Error != "" {
+			fmt.Fprintf(c.stdout, "  %s\n", strings.ReplaceAll(l.Error, "\n", "\n  "))
 		}
 	}
 	for _, e := range msgs {
@@ -478,4 +534,12 @@ func (c mcpCommand) list(argv []string) int {
 		fmt.Fprintln(c.stdout, note)
 	}
 	return code
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,11 +39,11 @@ func TestMCPAddRemoveList(t *testing.T) {
 	global, project := filepath.Join(agentDir, "mcp.json"), filepath.Join(cwd, ".pi", "mcp.json")
 
 	code, out, stderr := runBinaryOut(t, cwd, agentDir, "mcp", "add", "fs", "--env", "API_KEY=${FS_KEY}", "--cwd", "~/w",
-		"--exposure", "direct", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--flag", ".")
+		"--exposure", "direct", "--", "no-such-mcp-server", "-y", "@modelcontextprotocol/server-filesystem", "--flag", ".")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "Added global MCP server \"fs\" in "+global+".\nCheck it with: gopi mcp list\n", out)
 	assert.Equal(t, map[string]any{"mcpServers": map[string]any{"fs": map[string]any{
-		"command": "npx", "args": []any{"-y", "@modelcontextprotocol/server-filesystem", "--flag", "."},
+		"command": "no-such-mcp-server", "args": []any{"-y", "@modelcontextprotocol/server-filesystem", "--flag", "."},
 		"env": map[string]any{"API_KEY": "${FS_KEY}"}, "cwd": "~/w", "exposure": "direct",
 	}}}, readJSON(t, global))
 	fi, err := os.Stat(global)
@@ -51,20 +52,20 @@ func TestMCPAddRemoveList(t *testing.T) {
 
 	// The bearer token becomes pi's Authorization header; a command after
 	// the name without -- is the command, its flags its own.
-	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "docs", "--url", "https://example.com/mcp?a=1&b=2",
+	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "docs", "--url", "http://127.0.0.1:9/mcp?a=1&b=2",
 		"--header", "X-Team=core", "--bearer-token-env-var", "DOCS_TOKEN", "--oauth-client-registration", "dcr",
 		"--description", "Product docs")
 	require.Equal(t, 0, code, stderr)
-	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "git", "--exposure", "codemode-deferred", "uvx", "mcp-server-git", "--repository", ".")
+	code, _, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "add", "git", "--exposure", "codemode-deferred", "no-such-uvx", "mcp-server-git", "--repository", ".")
 	require.Equal(t, 0, code, stderr)
 	servers := readJSON(t, global)["mcpServers"].(map[string]any)
 	assert.Equal(t, map[string]any{
-		"url":         "https://example.com/mcp?a=1&b=2",
+		"url":         "http://127.0.0.1:9/mcp?a=1&b=2",
 		"headers":     map[string]any{"X-Team": "core", "Authorization": "Bearer ${DOCS_TOKEN}"},
 		"oauth":       map[string]any{"clientRegistration": "dcr"},
 		"description": "Product docs",
 	}, servers["docs"])
-	assert.Equal(t, map[string]any{"command": "uvx", "args": []any{"mcp-server-git", "--repository", "."}, "exposure": "codemode"}, servers["git"],
+	assert.Equal(t, map[string]any{"command": "no-such-uvx", "args": []any{"mcp-server-git", "--repository", "."}, "exposure": "codemode"}, servers["git"],
 		"the alias is written as its current name, as pi writes it")
 	b, _ := os.ReadFile(global)
 	assert.Contains(t, string(b), "?a=1&b=2", "no \\u0026 in the file")
@@ -75,19 +76,19 @@ func TestMCPAddRemoveList(t *testing.T) {
 	assert.Contains(t, out, "Added project MCP server \"docs\" in "+project+".\n")
 	assert.Contains(t, out, project+" is ignored because the project is not trusted")
 
+	// list connects: none of these servers can start, so it exits 1 and
+	// says why under each.
 	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list")
-	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, `fs: not connected (gopi mcp list does not connect to servers yet) (direct, global)
-  stdio: npx -y @modelcontextprotocol/server-filesystem --flag .
-  source: `+global+`
-docs: not connected (gopi mcp list does not connect to servers yet) (codemode, global)
-  http: https://example.com/mcp?a=1&b=2
-  source: `+global+`
-git: not connected (gopi mcp list does not connect to servers yet) (codemode, global)
-  stdio: uvx mcp-server-git --repository .
-  source: `+global+`
-`+project+` is ignored because the project is not trusted: add it to `+filepath.Join(agentDir, "trust.json")+` or set defaultProjectTrust to "always" (docs/rpc.md, project trust).
-`, out)
+	require.Equal(t, 1, code, stderr)
+	lines := strings.Split(out, "\n")
+	require.GreaterOrEqual(t, len(lines), 9, out)
+	assert.Equal(t, "fs: failed (direct, global)", lines[0])
+	assert.Equal(t, "  no-such-mcp-server -y @modelcontextprotocol/server-filesystem --flag .", lines[1])
+	assert.Contains(t, lines[2], `env "API_KEY" from environment variable: FS_KEY`, "the error is the connection's")
+	assert.Contains(t, out, "docs: failed (codemode, global)\n  http://127.0.0.1:9/mcp?a=1&b=2\n  ")
+	assert.Contains(t, out, "git: failed (codemode, global)\n  no-such-uvx mcp-server-git --repository .\n  ")
+	assert.Contains(t, out, project+` is ignored because the project is not trusted: add it to `+filepath.Join(agentDir, "trust.json")+` or set defaultProjectTrust to "always" (docs/rpc.md, project trust).
+`)
 	assert.Contains(t, stderr, "gopi has no codemode yet")
 
 	// Trusted, the project's docs replaces the user's, and a bare entry
@@ -98,27 +99,29 @@ git: not connected (gopi mcp list does not connect to servers yet) (codemode, gl
 		"git": {"enabled": false, "toolExposure": {"git_log": "direct", "git_*": "hidden"}}
 	}}`), 0o644))
 	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list", "--json")
-	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 1, code, stderr)
 	var listed struct {
 		Servers []map[string]any
 		Errors  []string
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
 	require.Len(t, listed.Servers, 3)
+	docs := listed.Servers[1]
+	assert.Contains(t, docs["error"], "127.0.0.1:9")
+	delete(docs, "error")
 	assert.Equal(t, map[string]any{
 		"name": "docs", "scope": "project", "source": project, "enabled": true, "exposure": "deferred",
-		"type": "http", "transport": "http://127.0.0.1:9/mcp", "state": "not-connected",
-	}, listed.Servers[1])
+		"transport": "http://127.0.0.1:9/mcp", "state": "failed", "tools": []any{},
+	}, docs)
 	assert.Equal(t, map[string]any{
 		"name": "git", "scope": "global", "source": global, "override": project, "enabled": false, "exposure": "codemode",
-		"type": "stdio", "transport": "uvx mcp-server-git --repository .", "state": "disabled",
-		"toolExposure": []any{map[string]any{"tool": "git_log", "exposure": "direct"}, map[string]any{"tool": "git_*", "exposure": "hidden"}},
+		"transport": "no-such-uvx mcp-server-git --repository .", "state": "disabled", "tools": []any{},
 	}, listed.Servers[2])
 	assert.Empty(t, listed.Errors)
 	code, out, _ = runBinaryOut(t, cwd, agentDir, "mcp", "list")
-	require.Equal(t, 0, code)
-	assert.Contains(t, out, "git: disabled (codemode, global)\n  stdio: uvx mcp-server-git --repository .\n  source: "+global+
-		"\n  project override: "+project+"\n  tool exposure: git_log [direct], git_* [hidden]\n")
+	require.Equal(t, 1, code)
+	assert.Contains(t, out, "git: disabled (codemode, global)\n  no-such-uvx mcp-server-git --repository .\n"+
+		"  project override: "+project+"\n")
 
 	// remove: from the file asked for; the other file is named when the
 	// server is only there.
@@ -135,6 +138,61 @@ git: not connected (gopi mcp list does not connect to servers yet) (codemode, gl
 	assert.Contains(t, stderr, `no global MCP server named "fs"`)
 }
 
+// Issue 29: list connects to each enabled server and shows pi's report:
+// the tools of a connected one (with those whose exposure is not the
+// server's), why another failed, a disabled one untouched; it exits 1
+// while an enabled server does not connect, 0 once all do. No server
+// outlives the command.
+func TestMCPListConnects(t *testing.T) {
+	bin := mcpServerBinary(t)
+	cwd, agentDir, _ := mcpDirs(t)
+	global := filepath.Join(agentDir, "mcp.json")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	write := func(servers string) {
+		require.NoError(t, os.WriteFile(global, []byte(`{"mcpServers": {`+servers+`}}`), 0o644))
+	}
+	test := `"test": {"command": "` + bin + `", "args": ["-pidfile", "` + pidFile + `"], "exposure": "direct",
+		"toolExposure": {"echo": "direct", "b*": "hidden"}}`
+	write(test + `,
+		"broken": {"command": "sh", "args": ["-c", "echo cannot start >&2; exit 3"], "exposure": "direct"},
+		"off": {"command": "no-such-server", "enabled": false}`)
+
+	code, out, stderr := runBinaryOut(t, cwd, agentDir, "mcp", "list")
+	assert.Equal(t, 1, code, stderr)
+	assert.Regexp(t, `^test: connected, 10 tools \(direct, global\)
+  `+regexp.QuoteMeta(bin)+` -pidfile .*
+  tools: add_tool, big \[hidden\], crash, echo, fail, image, link, progress, slow, structured
+broken: failed \(direct, global\)
+  sh -c echo cannot start >&2; exit 3
+  connecting: .*
+  stderr:
+  cannot start
+off: disabled \(codemode, global\)
+  no-such-server
+$`, out)
+	assert.False(t, alive(pidIn(t, pidFile)), "the server was stopped")
+
+	write(test + `, "notes": {"command": "` + bin + `", "args": ["-resources-only"]}`)
+	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "notes: connected, 0 tools (codemode, global)\n  "+bin+" -resources-only\n  offers resources\n")
+	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list", "--json")
+	require.Equal(t, 0, code, stderr)
+	var listed struct {
+		Servers []map[string]any
+		Errors  []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	require.Len(t, listed.Servers, 2)
+	assert.Equal(t, true, listed.Servers[1]["resources"])
+	s := listed.Servers[0]
+	assert.Equal(t, "connected", s["state"])
+	assert.Len(t, s["tools"], 10)
+	assert.Equal(t, map[string]any{"big": "hidden"}, s["toolExposure"])
+	assert.NotContains(t, s, "error")
+	assert.False(t, alive(pidIn(t, pidFile)), "the server was stopped")
+}
+
 // Issue 29: an invalid entry is reported, the others still listed, and
 // list exits 1, as pi's does.
 func TestMCPListReportsInvalidEntries(t *testing.T) {
@@ -148,12 +206,12 @@ func TestMCPListReportsInvalidEntries(t *testing.T) {
 	}}`), 0o644))
 	code, out, _ := runBinaryOut(t, cwd, agentDir, "mcp", "list")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, `ok: not connected (gopi mcp list does not connect to servers yet) (hidden, global)
-  stdio: srv
-  source: `+global+`
-my_ok: not connected (gopi mcp list does not connect to servers yet) (codemode, global)
-  stdio: srv2
-  source: `+global+`
+	assert.Equal(t, `ok: failed (hidden, global)
+  srv
+  connecting: exec: "srv": executable file not found in $PATH
+my_ok: failed (codemode, global)
+  srv2
+  connecting: exec: "srv2": executable file not found in $PATH
 config error: `+global+`: server "legacy": legacy SSE transport is not supported; use the streamable HTTP URL (servers that document an SSE endpoint often serve streamable HTTP at /mcp instead of /sse)
 config error: `+global+`: invalid server name "bad name" (use letters, digits, "_" and "-")
 `, out)

@@ -195,6 +195,8 @@ type Status struct {
 	Name  string
 	State State
 	Tools int
+	// Resources reports whether the connected server offers resources.
+	Resources bool
 	// Err is why it failed or dropped, with the end of a stdio server's
 	// stderr.
 	Err error
@@ -208,7 +210,7 @@ func (m *Manager) Statuses() []Status {
 	out := make([]Status, 0, len(m.servers))
 	for _, s := range m.servers {
 		s.mu.Lock()
-		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Err: s.err})
+		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err})
 		s.mu.Unlock()
 	}
 	return out
@@ -244,7 +246,10 @@ type server struct {
 	state State
 	sess  *sdk.ClientSession // nil unless connected
 	tools []*Tool
-	err   error
+	// resources reports whether the server declared the resources
+	// capability when it last connected.
+	resources bool
+	err       error
 	// connecting is non-nil while an attempt is under way and closes when
 	// it ends; callers wait on it rather than connecting twice.
 	connecting chan struct{}
@@ -332,10 +337,18 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	if err != nil {
 		return nil, s.failure("connecting", err, stderr)
 	}
-	tools, err := s.listTools(ctx, sess)
-	if err != nil {
-		_ = sess.Close()
-		return nil, s.failure("listing tools", err, stderr)
+	// A server without the tools capability (resources or prompts only)
+	// is not asked for tools: it need not answer tools/list.
+	var tools []*Tool
+	var caps *sdk.ServerCapabilities
+	if init := sess.InitializeResult(); init != nil {
+		caps = init.Capabilities
+	}
+	if caps == nil || caps.Tools != nil {
+		if tools, err = s.listTools(ctx, sess); err != nil {
+			_ = sess.Close()
+			return nil, s.failure("listing tools", err, stderr)
+		}
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -344,6 +357,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 		return nil, fmt.Errorf("mcp server %q: closed", s.name)
 	}
 	s.sess, s.tools, s.state, s.err, s.stderr = sess, tools, StateConnected, nil, stderr
+	s.resources = caps != nil && caps.Resources != nil
 	s.mu.Unlock()
 	s.m.wg.Go(func() { s.watch(sess) })
 	return sess, nil

@@ -398,3 +398,16 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
 }
+
+// A server without the tools capability is not asked for tools (it need
+// not answer tools/list, as pi's connection does not ask), and one with
+// resources says so in its status.
+func TestServerWithoutTools(t *testing.T) {
+	m, _ := start(t, map[string]Server{"notes": stdio("-resources-only"), "test": stdio()})
+	st := m.Statuses()
+	require.Len(t, st, 2)
+	assert.Equal(t, Status{Name: "notes", State: StateConnected, Resources: true}, st[0])
+	assert.Equal(t, StateConnected, st[1].State)
+	assert.False(t, st[1].Resources)
+	assert.NotZero(t, st[1].Tools)
+}

@@ -6,7 +6,8 @@
 // (reports progress, then answers), image, fail
 // (isError), big (a long text), structured, link (a resource link), crash
 // (the process exits), add_tool (adds a tool, which sends list_changed),
-// and header (the value of a request header, over HTTP).
+// and header (the value of a request header, over HTTP). With
+// -resources-only it offers one resource and no tools at all.
 package main
 
 import (
@@ -144,11 +145,23 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	addrFile := flag.String("addrfile", "", "with -http, write the server's URL to this file")
 	pidFile := flag.String("pidfile", "", "write the process id to this file")
+	resourcesOnly := flag.Bool("resources-only", false, "offer one resource and no tools (no tools capability)")
 	flag.Parse()
 	if *pidFile != "" {
 		if err := os.WriteFile(*pidFile, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if *resourcesOnly {
+		s := mcp.NewServer(&mcp.Implementation{Name: "gopi-testserver", Version: "1.0.0"}, nil)
+		s.AddResource(&mcp.Resource{URI: "test://notes/1", Name: "notes", MIMEType: "text/plain"},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://notes/1", Text: "a note"}}}, nil
+			})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if *httpAddr == "" {
 		if err := newServer(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
