@@ -410,11 +410,7 @@ func (c mcpCommand) connectAll(entries []mcp.Entry) []mcpListed {
 		l := mcpListed{
 			Name: e.Name, Scope: e.Scope, Source: e.Source, Override: e.Override,
 			Enabled: e.Server.IsEnabled(), Exposure: e.Server.ServerExposure(),
-			Transport: strings.Join(append([]string{e.Server.Command}, e.Server.Args...), " "),
-			State:     mcp.StateDisabled, Tools: []string{},
-		}
-		if e.Server.IsHTTP() {
-			l.Transport = e.Server.URL
+			Transport: e.Server.Transport(), State: mcp.StateDisabled, Tools: []string{},
 		}
 		for _, st := range statuses {
 			if st.Name != e.Name {

@@ -179,3 +179,89 @@ func TestRPCMCPServersEndWithGopi(t *testing.T) {
 		})
 	}
 }
+
+// mcpServersByName waits until get (one get_mcp_servers call) shows no
+// server connecting, and returns the servers by name.
+func mcpServersByName(t *testing.T, get func() any) map[string]map[string]any {
+	t.Helper()
+	var byName map[string]map[string]any
+	require.Eventually(t, func() bool {
+		byName = map[string]map[string]any{}
+		data, _ := get().(map[string]any)
+		servers, _ := data["servers"].([]any)
+		settled := true
+		for _, s := range servers {
+			m := s.(map[string]any)
+			byName[m["name"].(string)] = m
+			settled = settled && m["state"] != "connecting"
+		}
+		return settled
+	}, 20*time.Second, 50*time.Millisecond)
+	return byName
+}
+
+// Issue 29: get_mcp_servers, gopi's own command, lists the session's
+// servers and where each stands, in both dialects: the tools of a
+// connected one with their exposure and readOnlyHint, why another failed,
+// a disabled one.
+func TestRPCMCPServersCommand(t *testing.T) {
+	bin := mcpServerBinary(t)
+	for _, dialect := range []string{"rpc", "jsonrpc"} {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t)
+			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+				"test": map[string]any{"command": bin, "exposure": "direct", "toolExposure": map[string]any{"big": "hidden"}},
+				"broken": map[string]any{"command": "sh", "args": []string{"-c", "echo cannot start >&2; exit 3"},
+					"exposure": "direct"},
+				"off": map[string]any{"url": "http://127.0.0.1:9/mcp", "enabled": false},
+			}})
+			var get func() any
+			var exit func() int
+			if dialect == "rpc" {
+				p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
+				n := 0
+				get = func() any { n++; return p.ok(fmt.Sprint(n), map[string]any{"type": "get_mcp_servers"}) }
+				exit = p.exit
+			} else {
+				p := w.startJSONRPC(false, "--mode", "jsonrpc", "--stdio", "--model", "faux/faux-fast")
+				get = func() any { return p.call("pi/get_mcp_servers", nil) }
+				exit = p.exit
+			}
+			servers := mcpServersByName(t, get)
+			require.Len(t, servers, 3)
+
+			test := servers["test"]
+			assert.Equal(t, "connected", test["state"])
+			assert.Equal(t, "global", test["scope"])
+			assert.Equal(t, filepath.Join(w.agentDir, "mcp.json"), test["source"])
+			assert.Equal(t, true, test["enabled"])
+			assert.Equal(t, "direct", test["exposure"])
+			assert.Equal(t, "stdio", test["type"])
+			assert.Equal(t, bin, test["transport"])
+			assert.NotContains(t, test, "error")
+			tools := map[string]any{}
+			for _, tl := range test["tools"].([]any) {
+				tools[tl.(map[string]any)["remoteName"].(string)] = tl
+			}
+			assert.Equal(t, map[string]any{"name": "mcp__test__echo", "remoteName": "echo", "exposure": "direct", "readOnly": true}, tools["echo"])
+			assert.Equal(t, map[string]any{"name": "mcp__test__big", "remoteName": "big", "exposure": "hidden", "readOnly": false}, tools["big"])
+
+			broken := servers["broken"]
+			assert.Equal(t, "failed", broken["state"])
+			assert.Contains(t, broken["error"], "cannot start")
+			assert.Equal(t, []any{}, broken["tools"])
+
+			assert.Equal(t, map[string]any{
+				"name": "off", "scope": "global", "source": filepath.Join(w.agentDir, "mcp.json"), "enabled": false,
+				"exposure": "codemode", "type": "http", "transport": "http://127.0.0.1:9/mcp", "state": "disabled", "tools": []any{},
+			}, servers["off"])
+			assert.Equal(t, 0, exit())
+		})
+	}
+
+	// Without servers (or with --no-mcp) the list is empty, not null.
+	w := newWorld(t)
+	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast", "--no-mcp")
+	assert.Equal(t, map[string]any{"servers": []any{}}, p.ok("1", map[string]any{"type": "get_mcp_servers"}))
+	assert.Equal(t, 0, p.exit())
+}

@@ -39,6 +39,7 @@ const (
 	CmdSetSessionName      = "set_session_name"
 	CmdGetCommands         = "get_commands"
 	CmdListSessions        = "list_sessions"
+	CmdGetMCPServers       = "get_mcp_servers"
 	CmdExtensionUIResponse = "extension_ui_response"
 
 	// pi 1.5's additions.
@@ -351,4 +352,61 @@ type SessionInfo struct {
 // SessionsResult is "list_sessions"'s data.
 type SessionsResult struct {
 	Sessions []SessionInfo `json:"sessions"`
+}
+
+// MCPState is where an MCP server's connection stands.
+type MCPState string
+
+const (
+	MCPConnecting   MCPState = "connecting"   // the session started it; it has not answered yet
+	MCPConnected    MCPState = "connected"    // its tools are offered
+	MCPFailed       MCPState = "failed"       // the last attempt to connect failed (see error)
+	MCPDisconnected MCPState = "disconnected" // the connection dropped; the next call reconnects
+	MCPDisabled     MCPState = "disabled"     // enabled: false in mcp.json
+	MCPClosed       MCPState = "closed"       // the session is ending
+)
+
+// MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
+// servers of the session, in mcp.json's order, and their state.
+type MCPServersResult struct {
+	Servers []MCPServer `json:"servers"`
+}
+
+// MCPServer is one server of "get_mcp_servers".
+type MCPServer struct {
+	Name string `json:"name"`
+	// Scope is "global" (the agent directory's mcp.json) or "project"
+	// (.pi/mcp.json); Source is that file, Override the project file
+	// whose bare entry changed a global server.
+	Scope    string `json:"scope"`
+	Source   string `json:"source"`
+	Override string `json:"override,omitempty"`
+	Enabled  bool   `json:"enabled"`
+	// Exposure is the server's: codemode, deferred, direct or hidden.
+	Exposure string `json:"exposure"`
+	// Type is "stdio" or "http"; Transport the command line or the URL.
+	Type      string   `json:"type"`
+	Transport string   `json:"transport"`
+	State     MCPState `json:"state"`
+	// Error says why the server failed or dropped, with the end of a stdio
+	// server's stderr.
+	Error string `json:"error,omitempty"`
+	// Resources reports whether the connected server offers resources.
+	Resources bool `json:"resources,omitempty"`
+	// Tools are the server's tools as last listed (none before it first
+	// connects).
+	Tools []MCPTool `json:"tools"`
+}
+
+// MCPTool is one tool of an MCP server.
+type MCPTool struct {
+	// Name is the model's name for it (mcp__<server>__<tool>); RemoteName
+	// the server's.
+	Name       string `json:"name"`
+	RemoteName string `json:"remoteName"`
+	// Exposure is the tool's own: the server's or its toolExposure entry.
+	Exposure string `json:"exposure"`
+	// ReadOnly is the server's readOnlyHint: the approval gate does not
+	// ask about the tool under "writes".
+	ReadOnly bool `json:"readOnly"`
 }

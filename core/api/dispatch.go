@@ -123,6 +123,7 @@ var commands = map[string]command{
 	CmdSetSessionName:             withP(CmdSetSessionName, kindState, Server.SetSessionName),
 	CmdGetCommands:                get(kindState, Server.GetCommands),
 	CmdListSessions:               with(CmdListSessions, kindLong, Server.ListSessions),
+	CmdGetMCPServers:              get(kindState, Server.GetMCPServers),
 }
 
 // Commands lists every command name the Scheduler serves, sorted.

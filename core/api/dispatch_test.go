@@ -117,6 +117,9 @@ func (r *recorder) GetCommands(context.Context) (CommandsResult, error) {
 func (r *recorder) ListSessions(context.Context, ListSessionsParams) (SessionsResult, error) {
 	return SessionsResult{}, nil
 }
+func (r *recorder) GetMCPServers(context.Context) (MCPServersResult, error) {
+	return MCPServersResult{}, nil
+}
 
 var _ Server = (*recorder)(nil)
 

@@ -57,6 +57,7 @@ type Server interface {
 	GetEntries(ctx context.Context, p EntriesParams) (EntriesResult, error)
 	GetTree(ctx context.Context) (TreeResult, error)
 	ListSessions(ctx context.Context, p ListSessionsParams) (SessionsResult, error)
+	GetMCPServers(ctx context.Context) (MCPServersResult, error)
 }
 
 // Client is the connection as the runtime sees it: where events and UI

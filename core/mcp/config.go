@@ -1,5 +1,7 @@
 package mcp
 
+import "strings"
+
 // The shapes of pi's mcp.json (pi 1.5.2's mcp.md): one file holds
 // "mcpServers", a map from server name to Server. The user's file is
 // <agentDir>/mcp.json and the project's .pi/mcp.json (read only in a
@@ -100,3 +102,13 @@ type OAuth struct {
 
 // IsEnabled reports whether the entry should be connected.
 func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Transport is how the server is reached, as listings show it: the URL
+// of an HTTP server, else the command line of a stdio one (as written,
+// before expansion).
+func (s Server) Transport() string {
+	if s.IsHTTP() {
+		return s.URL
+	}
+	return strings.Join(append([]string{s.Command}, s.Args...), " ")
+}

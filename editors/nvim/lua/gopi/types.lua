@@ -658,6 +658,42 @@
 ---@class gopi.TextResult
 ---@field text? string
 
+--- MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
+--- servers of the session, in mcp.json's order, and their state.
+---@class gopi.MCPServersResult
+---@field servers gopi.MCPServer[]
+
+--- MCPServer is one server of "get_mcp_servers".
+---@class gopi.MCPServer
+---@field name string
+---@field scope string Scope is "global" (the agent directory's mcp.json) or "project" (.pi/mcp.json); Source is that file, Override the project file whose bare entry changed a global server.
+---@field source string
+---@field override? string
+---@field enabled boolean
+---@field exposure string Exposure is the server's: codemode, deferred, direct or hidden.
+---@field type string Type is "stdio" or "http"; Transport the command line or the URL.
+---@field transport string
+---@field state gopi.MCPState
+---@field error? string Error says why the server failed or dropped, with the end of a stdio server's stderr.
+---@field resources? boolean Resources reports whether the connected server offers resources.
+---@field tools gopi.MCPTool[] Tools are the server's tools as last listed (none before it first connects).
+
+--- MCPState is where an MCP server's connection stands.
+---@alias gopi.MCPState
+---| "connecting"
+---| "connected"
+---| "failed"
+---| "disconnected"
+---| "disabled"
+---| "closed"
+
+--- MCPTool is one tool of an MCP server.
+---@class gopi.MCPTool
+---@field name string Name is the model's name for it (mcp__<server>__<tool>); RemoteName the server's.
+---@field remoteName string
+---@field exposure string Exposure is the tool's own: the server's or its toolExposure entry.
+---@field readOnly boolean ReadOnly is the server's readOnlyHint: the approval gate does not ask about the tool under "writes".
+
 --- MessagesResult is "get_messages"'s data.
 ---@class gopi.MessagesResult
 ---@field messages gopi.Message[]
@@ -809,6 +845,7 @@
 ---@field get_entries {params: gopi.EntriesParams, result: gopi.EntriesResult}
 ---@field get_fork_messages {params: table, result: gopi.ForkMessagesResult}
 ---@field get_last_assistant_text {params: table, result: gopi.TextResult}
+---@field get_mcp_servers {params: table, result: gopi.MCPServersResult}
 ---@field get_messages {params: table, result: gopi.MessagesResult}
 ---@field get_session_stats {params: table, result: gopi.SessionStats}
 ---@field get_state {params: table, result: gopi.State}
@@ -845,6 +882,7 @@
 ---| "get_entries"
 ---| "get_fork_messages"
 ---| "get_last_assistant_text"
+---| "get_mcp_servers"
 ---| "get_messages"
 ---| "get_session_stats"
 ---| "get_state"

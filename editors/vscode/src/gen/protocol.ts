@@ -831,6 +831,72 @@ export interface TextResult {
 	text: string | null;
 }
 
+/**
+ * MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
+ * servers of the session, in mcp.json's order, and their state.
+ */
+export interface MCPServersResult {
+	servers: MCPServer[];
+}
+
+/** MCPServer is one server of "get_mcp_servers". */
+export interface MCPServer {
+	name: string;
+	/**
+	 * Scope is "global" (the agent directory's mcp.json) or "project"
+	 * (.pi/mcp.json); Source is that file, Override the project file
+	 * whose bare entry changed a global server.
+	 */
+	scope: string;
+	source: string;
+	override?: string;
+	enabled: boolean;
+	/** Exposure is the server's: codemode, deferred, direct or hidden. */
+	exposure: string;
+	/** Type is "stdio" or "http"; Transport the command line or the URL. */
+	type: string;
+	transport: string;
+	state: MCPState;
+	/**
+	 * Error says why the server failed or dropped, with the end of a stdio
+	 * server's stderr.
+	 */
+	error?: string;
+	/** Resources reports whether the connected server offers resources. */
+	resources?: boolean;
+	/**
+	 * Tools are the server's tools as last listed (none before it first
+	 * connects).
+	 */
+	tools: MCPTool[];
+}
+
+/** MCPState is where an MCP server's connection stands. */
+export type MCPState =
+	| "connecting"
+	| "connected"
+	| "failed"
+	| "disconnected"
+	| "disabled"
+	| "closed";
+
+/** MCPTool is one tool of an MCP server. */
+export interface MCPTool {
+	/**
+	 * Name is the model's name for it (mcp__<server>__<tool>); RemoteName
+	 * the server's.
+	 */
+	name: string;
+	remoteName: string;
+	/** Exposure is the tool's own: the server's or its toolExposure entry. */
+	exposure: string;
+	/**
+	 * ReadOnly is the server's readOnlyHint: the approval gate does not
+	 * ask about the tool under "writes".
+	 */
+	readOnly: boolean;
+}
+
 /** MessagesResult is "get_messages"'s data. */
 export interface MessagesResult {
 	messages: Message[];
@@ -1022,6 +1088,7 @@ export interface Commands {
 	get_entries: { params: EntriesParams; result: EntriesResult };
 	get_fork_messages: { params: Record<string, never>; result: ForkMessagesResult };
 	get_last_assistant_text: { params: Record<string, never>; result: TextResult };
+	get_mcp_servers: { params: Record<string, never>; result: MCPServersResult };
 	get_messages: { params: Record<string, never>; result: MessagesResult };
 	get_session_stats: { params: Record<string, never>; result: SessionStats };
 	get_state: { params: Record<string, never>; result: State };
