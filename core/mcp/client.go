@@ -335,7 +335,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	})
 	sess, err = client.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, s.failure("connecting", err, stderr)
+		return nil, s.failure("connecting", s.timedOut(ctx, err), stderr)
 	}
 	// A server without the tools capability (resources or prompts only)
 	// is not asked for tools: it need not answer tools/list.
@@ -347,7 +347,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	if caps == nil || caps.Tools != nil {
 		if tools, err = s.listTools(ctx, sess); err != nil {
 			_ = sess.Close()
-			return nil, s.failure("listing tools", err, stderr)
+			return nil, s.failure("listing tools", s.timedOut(ctx, err), stderr)
 		}
 	}
 	s.mu.Lock()
@@ -361,6 +361,15 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	s.mu.Unlock()
 	s.m.wg.Go(func() { s.watch(sess) })
 	return sess, nil
+}
+
+// timedOut says that the server did not answer in time when ctx, a
+// connection's, ended at the server's timeout.
+func (s *server) timedOut(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.m.ctx.Err() == nil {
+		return fmt.Errorf("no answer within %v (the server's timeout): %w", s.timeout(), err)
+	}
+	return err
 }
 
 // failure words a failed start, with the end of the server's stderr.

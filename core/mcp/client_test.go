@@ -411,3 +411,15 @@ func TestServerWithoutTools(t *testing.T) {
 	assert.False(t, st[1].Resources)
 	assert.NotZero(t, st[1].Tools)
 }
+
+// A server that never answers initialize fails at its timeout, and the
+// error says so.
+func TestConnectTimesOut(t *testing.T) {
+	m, rec := start(t, map[string]Server{"mute": {Command: "sleep", Args: []string{"30"}, Timeout: 0.3}})
+	st := m.Statuses()
+	require.Len(t, st, 1)
+	assert.Equal(t, StateFailed, st[0].State)
+	require.Error(t, st[0].Err)
+	assert.Contains(t, st[0].Err.Error(), `mcp server "mute": connecting: no answer within 300ms (the server's timeout)`)
+	assert.Contains(t, rec.reported(), "no answer within 300ms")
+}
