@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -276,4 +278,31 @@ func TestMCPCommandErrors(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "gopi mcp add NAME [options] -- COMMAND [ARGS...]")
 	assert.Contains(t, out, "--bearer-token-env-var NAME")
+}
+
+// Issue 29: list reaches a streamable HTTP server too, with its headers
+// expanded from the environment.
+func TestMCPListConnectsOverHTTP(t *testing.T) {
+	bin := mcpServerBinary(t)
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	srv := exec.Command(bin, "-http", "127.0.0.1:0", "-addrfile", addrFile)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+	})
+	var url string
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(addrFile)
+		url = string(b)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	cwd, agentDir, _ := mcpDirs(t)
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), []byte(`{"mcpServers": {
+		"web": {"url": "`+url+`", "exposure": "deferred", "headers": {"X-Team": "${HOME}"}}
+	}}`), 0o644))
+	code, out, stderr := runBinaryOut(t, cwd, agentDir, "mcp", "list")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "web: connected, 11 tools (deferred, global)\n  "+url+
+		"\n  tools: add_tool, big, crash, echo, fail, header, image, link, progress, slow, structured\n", out)
 }
