@@ -6,6 +6,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { readSettings, resolveBinary } from "./client";
 import type { Manager } from "./extension";
+import { showMcpServers } from "./mcp";
 import { actions, type Session } from "./session";
 
 export function registerCommands(m: Manager): vscode.Disposable[] {
@@ -103,12 +104,14 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			s.post({ type: "stats", stats: st ?? {} });
 			await m.reveal(s);
 		}),
+		reg("gopi.mcpServers", async () => showMcpServers(await session())),
 		reg("gopi.statusMenu", async () => {
 			const items = [
 				{ label: "$(symbol-class) Switch model", command: "gopi.switchModel" },
 				{ label: "$(lightbulb) Cycle thinking level", command: "gopi.cycleThinking" },
 				{ label: "$(fold) Compact the context", command: "gopi.compact" },
 				{ label: "$(graph) Session statistics", command: "gopi.stats" },
+				{ label: "$(plug) MCP servers", command: "gopi.mcpServers" },
 				{ label: "$(key) Add an API key", command: "gopi.setApiKey" },
 			];
 			const pick = await vscode.window.showQuickPick(items, { title: "gopi" });
@@ -268,6 +271,9 @@ async function runAction(s: Session, name: string, args: string): Promise<void> 
 			return;
 		case "stats":
 			await run("gopi.stats");
+			return;
+		case "mcp":
+			await run("gopi.mcpServers");
 			return;
 		case "help": {
 			const lines = [

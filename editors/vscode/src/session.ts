@@ -38,6 +38,7 @@ export const actions: CommandItem[] = [
 	{ name: "resume", description: "Resume a session of this workspace", source: "action" },
 	{ name: "export", description: "Export the session to HTML", source: "action" },
 	{ name: "stats", description: "Show the session's statistics", source: "action" },
+	{ name: "mcp", description: "The MCP servers, their state and tools", source: "action" },
 	{ name: "help", description: "What the chat can do, and its keys", source: "action" },
 ];
 

@@ -6,7 +6,8 @@
 //
 //   GOPI_BIN=/path/to/gopi node --test test/extension.test.mjs
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -34,7 +35,7 @@ const statusItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.
  * the side bar's chat and waits until its gopi answered. The test's
  * cleanup deactivates (stopping gopi) and removes the directories.
  */
-async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin, files = {} } = {}) {
+async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin, files = {}, agentFiles = {} } = {}) {
 	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-vscode-")));
 	const work = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
@@ -44,6 +45,7 @@ async function start(t, { model = "faux-fast", approval = "writes", extensionDir
 		await mkdir(path.dirname(path.join(work, name)), { recursive: true });
 		await writeFile(path.join(work, name), text);
 	}
+	for (const [name, text] of Object.entries(agentFiles)) await writeFile(path.join(agentDir, name), text);
 	for (const k of Object.keys(settings)) delete settings[k];
 	Object.assign(settings, {
 		"gopi.path": binary,
@@ -484,6 +486,69 @@ test("/ actions from the chat: stats show in the chat, not an Untitled editor; /
 	view.webview.send({ type: "action", name: "help", args: "" });
 	const help = await waitFor("the help", (m) => m.type === "notice" && /@selection/.test(m.text), { past: posted });
 	assert.match(help.text, /\/compact/);
+});
+
+/** The MCP test server of core/mcp (built once, into a directory removed at exit). */
+let mcpServer;
+async function mcpServerBinary() {
+	if (mcpServer) return mcpServer;
+	const dir = await mkdtemp(path.join(tmpdir(), "gopi-mcpserver-"));
+	process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+	const out = path.join(dir, "mcpserver");
+	execFileSync("go", ["build", "-o", out, "./core/mcp/testdata/mcpserver"], { cwd: path.resolve(extDir, "../..") });
+	mcpServer = out;
+	return out;
+}
+
+test("MCP Servers lists the servers, the failed one first with its error; one picked shows its tools; /mcp opens it too", async (t) => {
+	const bin = await mcpServerBinary();
+	const mcp = { mcpServers: { test: { command: bin, exposure: "direct" }, broken: { command: "gopi-no-such-mcp-server", exposure: "direct" } } };
+	const { view, session } = await start(t, { agentFiles: { "mcp.json": JSON.stringify(mcp) } });
+	// Until both have settled, the list would show one connecting.
+	const deadline = Date.now() + 20_000;
+	for (;;) {
+		const res = await session.client.request("get_mcp_servers");
+		if (res.servers.length === 2 && res.servers.every((x) => x.state !== "connecting")) break;
+		assert.ok(Date.now() < deadline, `servers still connecting: ${JSON.stringify(res)}`);
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	const picks = () => calls.filter((c) => c.kind === "showQuickPick");
+	answers.showQuickPick = (items) => items.find((i) => i.server?.name === "test");
+	await vscode.commands.executeCommand("gopi.mcpServers");
+	const [servers, tools] = picks();
+	assert.equal(servers.options.title, "gopi: MCP servers");
+	assert.deepEqual(
+		servers.items.map((i) => [i.label, i.description]),
+		[
+			["$(error) broken", "failed · direct"],
+			["$(pass) test", `connected · direct · ${tools.items.length} tools`],
+		],
+	);
+	assert.match(servers.items[0].detail, /gopi-no-such-mcp-server/);
+	assert.equal(servers.items[1].detail, `global · ${bin}`);
+	assert.match(tools.options.title, /tools of MCP server "test"/);
+	const echo = tools.items.find((i) => i.detail === "mcp__test__echo");
+	assert.deepEqual([echo.label, echo.description], ["$(lock) echo", "direct · read-only"]);
+	const slow = tools.items.find((i) => i.detail === "mcp__test__slow");
+	assert.deepEqual([slow.label, slow.description], ["$(tools) slow", "direct"]);
+
+	// The failed one: its error, whole, and no second list. From the chat's /mcp.
+	calls.length = 0;
+	answers.showQuickPick = (items) => items.find((i) => i.server?.name === "broken");
+	view.webview.send({ type: "action", name: "mcp", args: "" });
+	const err = await waitFor("the server's error", (c) => c.kind === "showErrorMessage", { event: "call", past: calls });
+	assert.equal(err.message, 'gopi: MCP server "broken" failed to connect');
+	assert.equal(err.options.modal, true);
+	assert.match(err.options.detail, /gopi-no-such-mcp-server/);
+	assert.equal(picks().length, 1);
+});
+
+test("MCP Servers without servers says where they come from", async (t) => {
+	await start(t);
+	await vscode.commands.executeCommand("gopi.mcpServers");
+	const info = calls.find((c) => c.kind === "showInformationMessage");
+	assert.match(info.message, /no MCP servers.*mcp\.json/);
+	assert.ok(!calls.some((c) => c.kind === "showQuickPick"));
 });
 
 test("settings: the model applies live; gopi.env, args, approval or path offer a restart that keeps the conversation", async (t) => {

@@ -1,0 +1,131 @@
+// gopi: MCP Servers — the session's MCP servers (gopi's get_mcp_servers)
+// in a quick pick, failed ones first; one picked shows its tools, or why
+// it has none.
+import * as vscode from "vscode";
+import type { MCPServer, MCPState } from "./gen/protocol";
+import type { Session } from "./session";
+
+const stateIcons: Record<MCPState, string> = {
+	connected: "$(pass)",
+	failed: "$(error)",
+	connecting: "$(sync~spin)",
+	disconnected: "$(debug-disconnect)",
+	disabled: "$(circle-slash)",
+	closed: "$(circle-outline)",
+};
+
+/** How often the list asks again while a server is still connecting. */
+const refreshMs = 500;
+
+export interface ServerItem extends vscode.QuickPickItem {
+	server: MCPServer;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** One line of an error that may carry a server's stderr. */
+const oneLine = (s: string) => s.trim().replace(/\s*\n\s*/g, " · ");
+
+/** The quick pick's items: failed servers first, then mcp.json's order. */
+export function serverItems(servers: MCPServer[]): ServerItem[] {
+	const failed = servers.filter((x) => x.state === "failed");
+	const rest = servers.filter((x) => x.state !== "failed");
+	return [...failed, ...rest].map((x) => {
+		const parts: string[] = [x.state, x.exposure];
+		if (x.state === "connected" || x.tools.length) parts.push(plural(x.tools.length, "tool"));
+		if (x.resources) parts.push("resources");
+		return {
+			label: `${stateIcons[x.state] ?? "$(question)"} ${x.name}`,
+			description: parts.join(" · "),
+			detail: x.error ? oneLine(x.error) : `${x.scope} · ${x.transport}`,
+			server: x,
+		};
+	});
+}
+
+/** Lists the servers; a server picked shows its tools or its error. */
+export async function showMcpServers(s: Session): Promise<void> {
+	const first = (await s.client.request("get_mcp_servers"))?.servers ?? [];
+	if (!first.length) {
+		void vscode.window.showInformationMessage(
+			"gopi: this session has no MCP servers. Add them to mcp.json in gopi's agent directory (or .pi/mcp.json in a trusted project); --no-mcp turns them off.",
+		);
+		return;
+	}
+	const pick = await pickServer(s, first);
+	if (pick) await showServer(pick);
+}
+
+/** The server list, asked again while one is connecting, the active item kept. */
+function pickServer(s: Session, first: MCPServer[]): Promise<MCPServer | undefined> {
+	const qp = vscode.window.createQuickPick<ServerItem>();
+	qp.title = "gopi: MCP servers";
+	qp.placeholder = "Pick a server to see its tools";
+	qp.matchOnDescription = true;
+	qp.matchOnDetail = true;
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	let open = true;
+	const fill = (servers: MCPServer[]) => {
+		const active = qp.activeItems[0]?.server.name;
+		qp.items = serverItems(servers);
+		const keep = qp.items.find((i) => i.server.name === active);
+		if (keep) qp.activeItems = [keep];
+		qp.busy = servers.some((x) => x.state === "connecting");
+		if (qp.busy && open) timer = setTimeout(refresh, refreshMs);
+	};
+	const refresh = async () => {
+		try {
+			const res = await s.client.request("get_mcp_servers");
+			if (open) fill(res?.servers ?? []);
+		} catch {
+			qp.busy = false;
+		}
+	};
+	fill(first);
+	return new Promise((resolve) => {
+		const done = (x: MCPServer | undefined) => {
+			open = false;
+			clearTimeout(timer);
+			resolve(x);
+			qp.dispose();
+		};
+		qp.onDidAccept(() => done((qp.selectedItems[0] ?? qp.activeItems[0])?.server));
+		qp.onDidHide(() => done(undefined));
+		qp.show();
+	});
+}
+
+/** A server's tools in a second quick pick; without tools, why not. */
+async function showServer(x: MCPServer): Promise<void> {
+	if (x.state === "failed") {
+		void vscode.window.showErrorMessage(`gopi: MCP server "${x.name}" failed to connect`, {
+			modal: true,
+			detail: x.error || "gopi gave no reason",
+		});
+		return;
+	}
+	if (!x.tools.length) {
+		const why: Record<MCPState, string> = {
+			connected: x.resources ? "offers resources but no tools" : "offers no tools",
+			connecting: "is still connecting",
+			disconnected: "dropped its connection; the next call reconnects",
+			disabled: `is disabled ("enabled": false in ${x.source})`,
+			closed: "is closed: the session is ending",
+			failed: "failed",
+		};
+		const more = x.error ? `: ${oneLine(x.error)}` : "";
+		void vscode.window.showInformationMessage(`gopi: MCP server "${x.name}" ${why[x.state] ?? x.state}${more}`);
+		return;
+	}
+	const items = x.tools.map((t) => ({
+		label: `${t.readOnly ? "$(lock)" : "$(tools)"} ${t.remoteName}`,
+		description: [t.exposure, t.readOnly ? "read-only" : ""].filter(Boolean).join(" · "),
+		detail: t.name,
+	}));
+	await vscode.window.showQuickPick(items, {
+		title: `gopi: tools of MCP server "${x.name}" (${x.state}, ${x.exposure})`,
+		placeHolder: 'Read-only tools run without asking when gopi.approval is "writes"',
+		matchOnDescription: true,
+		matchOnDetail: true,
+	});
+}
