@@ -755,6 +755,84 @@ test(":checkhealth gopi names the binary, its version, the handshake and the pro
   ok(text:find("version: gopi ", 1, true), text)
   ok(text:find("handshake: gopi", 1, true), text)
   ok(text:find("providers with credentials: faux only", 1, true), text)
+  ok(text:find("no chat is running", 1, true), "the MCP servers' section says why it is empty: " .. text)
+end)
+
+-- The MCP test server of core/mcp, built once for the run.
+local mcp_server
+local function mcp_server_binary()
+  if not mcp_server then
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir, "p")
+    local out = dir .. "/mcpserver"
+    local r = vim
+      .system({ "go", "build", "-o", out, "./core/mcp/testdata/mcpserver" }, { cwd = vim.fn.fnamemodify(plugin .. "/../..", ":p"), text = true })
+      :wait()
+    assert(r.code == 0, "building the MCP test server: " .. (r.stderr or ""))
+    mcp_server = out
+  end
+  return mcp_server
+end
+
+test(":GopiMcp lists the MCP servers, the failed one first with its error; the one picked shows its tools; /mcp and :checkhealth too", function(t)
+  local bin = mcp_server_binary()
+  local servers = { test = { command = bin, exposure = "direct" }, broken = { command = "gopi-no-such-mcp-server", exposure = "direct" } }
+  vim.fn.writefile({ vim.json.encode({ mcpServers = servers }) }, t.root .. "/agent/mcp.json")
+  t.cmd("Gopi")
+  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait(
+    "both servers settled",
+    [[
+    local r = require('gopi.chat').session.client:call('get_mcp_servers', {}, 2000) or {}
+    if #(r.servers or {}) ~= 2 then return false end
+    for _, s in ipairs(r.servers) do if s.state == 'connecting' then return false end end
+    return true
+  ]]
+  )
+  -- Each list is kept as the user sees it (format_item's lines).
+  t.lua([[
+    _G.lists = {}
+    vim.ui.select = function(items, o, cb)
+      local lines = {}
+      for _, it in ipairs(items) do table.insert(lines, o.format_item and o.format_item(it) or tostring(it)) end
+      table.insert(_G.lists, { prompt = o.prompt, lines = lines })
+      local pick = _G.answer and _G.answer(items, o.prompt) or nil
+      vim.schedule(function() cb(pick) end)
+    end
+    _G.answer = function(items, p)
+      if p ~= "gopi: MCP servers" then return nil end
+      for _, s in ipairs(items) do if s.name == _G.want then return s end end
+    end
+    _G.want = "test"
+  ]])
+  t.cmd("GopiMcp")
+  t.wait("the tools' list", "return #_G.lists == 2")
+  local lists = t.lua("return _G.lists")
+  eq("gopi: MCP servers", lists[1].prompt)
+  eq(2, #lists[1].lines, vim.inspect(lists[1]))
+  ok(lists[1].lines[1]:match("^broken%s+failed · direct — .*gopi%-no%-such%-mcp%-server"), lists[1].lines[1])
+  local n = #lists[2].lines
+  ok(lists[1].lines[2]:match("^test%s+connected · direct · " .. n .. " tools$"), lists[1].lines[2])
+  eq("gopi: tools of MCP server test (connected, direct)", lists[2].prompt)
+  local echo, slow
+  for _, l in ipairs(lists[2].lines) do
+    echo = echo or l:match("^echo%s+direct · read%-only  %(mcp__test__echo%)$")
+    slow = slow or l:match("^slow%s+direct  %(mcp__test__slow%)$")
+  end
+  ok(echo and slow, vim.inspect(lists[2].lines))
+  -- The failed one, from the prompt's /mcp: its error, and no second list.
+  t.lua("_G.lists = {} _G.want = 'broken'")
+  prompt(t, "/mcp")
+  local note = t.wait_note("the server's error", "MCP server broken failed to connect")
+  ok(note:find("^" .. vim.log.levels.ERROR .. " ") and note:find("gopi-no-such-mcp-server", 1, true), note)
+  eq(1, t.lua("return #_G.lists"), "one list")
+  ok(not t.chat_has("/mcp"), "not sent to the model")
+  -- :checkhealth gopi, with the chat running, shows both.
+  t.cmd("checkhealth gopi")
+  local text = table.concat(t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "\n")
+  ok(text:find("gopi: MCP servers", 1, true), text)
+  ok(text:match("OK test: connected · direct · %d+ tools"), text)
+  ok(text:match("ERROR broken: failed · direct: [^\n]*gopi%-no%-such%-mcp%-server"), text)
 end)
 
 test("gopi killed: the chat says so, and :GopiRestart goes on with the same conversation", function(t)

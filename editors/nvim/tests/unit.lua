@@ -607,6 +607,31 @@ test("built-in slash commands run the plugin's functions; other / names do not",
   end
 end)
 
+test(":GopiMcp's lines: failed servers first with their error on one line, tool counts, read-only tools marked", function()
+  local mcp = require("gopi.mcp")
+  local servers = {
+    {
+      name = "fs",
+      state = "connected",
+      exposure = "direct",
+      resources = true,
+      tools = {
+        { name = "mcp__fs__read", remoteName = "read", exposure = "direct", readOnly = true },
+      },
+    },
+    { name = "off", state = "disabled", exposure = "codemode", tools = {} },
+    { name = "docs", state = "failed", exposure = "deferred", error = "connecting: refused\n  stderr: boom\n", tools = {} },
+  }
+  local lines = vim.tbl_map(mcp.format_server, mcp.ordered(servers))
+  eq({
+    "docs             failed · deferred — connecting: refused · stderr: boom",
+    "fs               connected · direct · 1 tool · resources",
+    "off              disabled · codemode",
+  }, lines)
+  eq("read                 direct · read-only  (mcp__fs__read)", mcp.format_tool(servers[1].tools[1]))
+  eq("x                    hidden  (mcp__s__x)", mcp.format_tool({ name = "mcp__s__x", remoteName = "x", exposure = "hidden", readOnly = false }))
+end)
+
 test("a turn's assistant messages share one heading, their parts a blank line apart; a finished tool card is folded once", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

@@ -28,6 +28,7 @@ M.builtins = {
   { name = "abort", description = "gopi.nvim: stop the run" },
   { name = "restart", description = "gopi.nvim: restart gopi on the same session" },
   { name = "log", description = "gopi.nvim: the plugin's log" },
+  { name = "mcp", description = "gopi.nvim: the MCP servers, their state and tools" },
 }
 
 M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh" }

@@ -62,6 +62,8 @@ function M.check()
   else
     h.ok("providers with credentials: " .. table.concat(providers, ", "))
   end
+  -- A gopi started just for this check has not connected its servers yet.
+  require("gopi.mcp").check(h, not started and c or nil)
   if started then
     chat.stop()
   end

@@ -315,6 +315,13 @@ function M.export(path)
   vim.ui.input({ prompt = "gopi: export to ", default = tmp .. "/gopi-session-" .. name .. ".html", completion = "file" }, go)
 end
 
+--- :GopiMcp: the session's MCP servers and their state; the one picked shows its tools or its error.
+function M.mcp()
+  ask("get_mcp_servers", {}, function(res)
+    require("gopi.mcp").show((res or {}).servers)
+  end)
+end
+
 --- :GopiLog: the plugin's log and gopi's stderr (Neovim's LSP log).
 function M.log()
   vim.cmd("tabnew")

@@ -23,6 +23,7 @@ local function handlers()
     abort = g.abort,
     restart = g.restart,
     log = g.log,
+    mcp = g.mcp,
   }
 end
 
