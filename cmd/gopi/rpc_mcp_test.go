@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -264,4 +265,42 @@ func TestRPCMCPServersCommand(t *testing.T) {
 	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast", "--no-mcp")
 	assert.Equal(t, map[string]any{"servers": []any{}}, p.ok("1", map[string]any{"type": "get_mcp_servers"}))
 	assert.Equal(t, 0, p.exit())
+}
+
+// Issue 29: --tools keeps MCP tools unless one of its entries starts with
+// mcp__, then only the MCP tools it matches stay; --exclude-tools and
+// --no-tools apply to them too.
+func TestRPCMCPToolSelection(t *testing.T) {
+	bin := mcpServerBinary(t)
+	for _, tc := range []struct {
+		args []string
+		want []string // the request's tools that are the server's
+		not  []string
+	}{
+		{nil, []string{"mcp__test__echo", "mcp__test__slow"}, nil},
+		{[]string{"--tools", "read"}, []string{"mcp__test__echo", "mcp__test__slow"}, []string{"bash"}},
+		{[]string{"--tools", "read,mcp__test__e*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow", "bash"}},
+		{[]string{"--exclude-tools", "mcp__*__s*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow"}},
+		{[]string{"--no-tools"}, nil, []string{"mcp__test__echo", "read"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			w := newWorld(t, llmtest.Text("ok"))
+			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+				"test": map[string]any{"command": bin, "exposure": "direct"},
+			}})
+			p := w.start(append([]string{"--no-session"}, tc.args...)...)
+			p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+			p.idle()
+			reqs := w.srv.Requests()
+			require.Len(t, reqs, 1, p.transcript())
+			got := requestTools(reqs[0])
+			for _, n := range tc.want {
+				assert.Contains(t, got, n)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, got, n)
+			}
+			assert.Equal(t, 0, p.exit())
+		})
+	}
 }

@@ -94,9 +94,8 @@ func (h *Host) mcpFirst(ctx context.Context) {
 }
 
 // mcpTools are the connected servers' tools declared to the model: those
-// with direct exposure that --exclude-tools leaves. (--tools allowlists
-// keep MCP tools, as pi's do unless an entry starts with mcp__; that rule
-// comes with the next step.)
+// with direct exposure that the tool selection leaves (--tools filters
+// them only once one of its entries starts with mcp__, as in pi).
 func (h *Host) mcpTools() []agent.Tool {
 	var out []agent.Tool
 	sel := h.opts.ToolSelection
@@ -104,7 +103,7 @@ func (h *Host) mcpTools() []agent.Tool {
 		if t.Exposure() != mcp.ExposureDirect {
 			continue
 		}
-		if sel.Exclude != nil && sel.Exclude(t.Spec().Name) {
+		if !sel.MCPAllowed(t.Spec().Name) {
 			continue
 		}
 		out = append(out, t)

@@ -22,6 +22,20 @@ type Selection struct {
 	// Exclude matches the tools that never exist (--exclude-tools);
 	// nil excludes none.
 	Exclude func(name string) bool
+	// MCP, when non-nil, matches the MCP tools (mcp__<server>__<tool>)
+	// that may exist: a --tools allowlist filters them only once one of
+	// its entries starts with "mcp__", and --no-tools alone drops them.
+	// nil keeps every MCP tool that Exclude leaves. Allow does not apply
+	// to MCP tools.
+	MCP func(name string) bool
+}
+
+// MCPAllowed reports whether the MCP tool called name may exist.
+func (s Selection) MCPAllowed(name string) bool {
+	if s.Exclude != nil && s.Exclude(name) {
+		return false
+	}
+	return s.MCP == nil || s.MCP(name)
 }
 
 // Allowed reports whether the tool called name may exist: not
@@ -82,6 +96,10 @@ type SelectOptions struct {
 //     the extensions' tools;
 //   - --exclude-tools removes what it matches, after all of that.
 //
+// MCP tools follow their own rule ([Selection.MCP]): --tools keeps them
+// unless one of its entries starts with "mcp__", --no-tools alone drops
+// them, and --exclude-tools applies to them as to any tool.
+//
 // Tools must have passed [CheckSelection].
 func Select(o SelectOptions) Selection {
 	defaults := DefaultNames
@@ -98,14 +116,19 @@ func Select(o SelectOptions) Selection {
 		s.Active = applyModifiers(defaults, o.Tools)
 		if o.NoTools {
 			s.Allow = NameMatcher(s.Active)
+			s.MCP = s.Allow
 		}
 	case o.Tools != nil:
 		s.Active = slices.Clone(o.Tools)
 		s.Allow = NameMatcher(o.Tools)
+		if slices.ContainsFunc(o.Tools, func(e string) bool { return strings.HasPrefix(e, MCPPrefix) }) {
+			s.MCP = s.Allow
+		}
 	default:
 		s.Active = slices.Clone(defaults)
 		if o.NoTools {
 			s.Allow = NameMatcher(nil)
+			s.MCP = s.Allow
 		}
 	}
 	if len(o.Exclude) > 0 {
@@ -132,6 +155,9 @@ func CheckSelection(entries []string) error {
 	}
 	return nil
 }
+
+// MCPPrefix starts the name of every MCP tool.
+const MCPPrefix = "mcp__"
 
 func isModifier(e string) bool { return strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-") }
 

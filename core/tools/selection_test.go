@@ -57,3 +57,31 @@ func TestNameMatcher(t *testing.T) {
 	}
 	assert.False(t, NameMatcher(nil)("read"))
 }
+
+// Issue 29: --tools keeps MCP tools unless an entry starts with mcp__;
+// --no-tools drops them; --exclude-tools applies to them too.
+func TestSelectMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		o       SelectOptions
+		allowed map[string]bool
+	}{
+		{"defaults", SelectOptions{}, map[string]bool{"mcp__a__x": true}},
+		{"allowlist without mcp", SelectOptions{Tools: []string{"read"}}, map[string]bool{"mcp__a__x": true}},
+		{"allowlist with mcp", SelectOptions{Tools: []string{"read", "mcp__a__*"}},
+			map[string]bool{"mcp__a__x": true, "mcp__b__x": false}},
+		{"no tools", SelectOptions{NoTools: true}, map[string]bool{"mcp__a__x": false}},
+		{"no tools, modifiers", SelectOptions{NoTools: true, Tools: []string{"+mcp__a__x"}},
+			map[string]bool{"mcp__a__x": true, "mcp__a__y": false}},
+		{"no builtins", SelectOptions{NoBuiltin: true}, map[string]bool{"mcp__a__x": true}},
+		{"exclude", SelectOptions{Tools: []string{"mcp__*"}, Exclude: []string{"mcp__b__*"}},
+			map[string]bool{"mcp__a__x": true, "mcp__b__x": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Select(tc.o)
+			for name, want := range tc.allowed {
+				assert.Equal(t, want, s.MCPAllowed(name), name)
+			}
+		})
+	}
+}
