@@ -79,6 +79,13 @@ type Config struct {
 	// (messages held during the turn were added to the session).
 	AfterTurnEnd func(ctx context.Context) (context []llm.Message)
 
+	// RequestTools, if set, gives the tools of each model request from
+	// the run's tools and the transcript the request is built from, so
+	// that a tool call can declare more tools for the next request (MCP's
+	// tool_search). The tools it returns can also be called. It runs on
+	// the run goroutine and must not keep or change its arguments.
+	RequestTools func(ctx context.Context, msgs []llm.Message, tools []Tool) []Tool
+
 	// Options is the template of every model call; the agent fills in the
 	// API key and the thinking level.
 	Options llm.Options
@@ -618,7 +625,7 @@ func (a *Agent) claim(ctx context.Context) (*run, error) {
 		systemPrompt: a.systemPrompt,
 		model:        a.model,
 		thinking:     a.thinking,
-		tools:        slices.Clone(a.tools),
+		baseTools:    slices.Clone(a.tools),
 		options:      a.options,
 		toolExec:     a.toolExec,
 		context:      slices.Clone(a.messages),

@@ -20,9 +20,12 @@ type run struct {
 	systemPrompt string
 	model        *llm.Model
 	thinking     llm.ThinkingLevel
-	tools        []Tool
-	options      llm.Options
-	toolExec     ToolExecution
+	// baseTools are the run's tools; tools are the last request's (the
+	// same unless Config.RequestTools adds some).
+	baseTools []Tool
+	tools     []Tool
+	options   llm.Options
+	toolExec  ToolExecution
 
 	// context is the transcript the model sees, grown as the run goes.
 	context []llm.Message
@@ -164,6 +167,10 @@ func (r *run) request() (*llm.Request, error) {
 			return nil, fmt.Errorf("resolving API key for %s: %w", r.model.Provider, err)
 		}
 		opts.APIKey, opts.Headers = auth.APIKey, auth.Headers
+	}
+	r.tools = r.baseTools
+	if f := r.a.cfg.RequestTools; f != nil {
+		r.tools = f(r.ctx, r.context, slices.Clone(r.baseTools))
 	}
 	req := &llm.Request{
 		SystemPrompt: r.systemPrompt,
