@@ -467,7 +467,7 @@ func (c mcpCommand) list(argv []string) int {
 		}
 	}
 	if codemode {
-		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode yet; tools with codemode exposure (pi's default) are not reachable in a session for now (docs/mcp.md)")
+		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode; a session reaches tools with codemode exposure (pi's default) through tool_search, as deferred tools (docs/mcp.md)")
 	}
 	listed := c.connectAll(cfg.Servers)
 	msgs := make([]string, len(errs))

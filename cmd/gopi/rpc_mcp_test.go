@@ -81,8 +81,8 @@ func alive(pid int) bool {
 // declares its tools; the faux model calls one and the result is in the
 // transcript. A server that fails to start is reported on stderr and
 // gopi goes on; a server that crashes during a call comes back on the
-// next; a server with another exposure is said to be unreachable for
-// now; no server process outlives gopi.
+// next; a server with codemode exposure is said to be reached through
+// tool_search; no server process outlives gopi.
 func TestRPCMCPDirectTools(t *testing.T) {
 	bin := mcpServerBinary(t)
 	w := newWorld(t)
@@ -116,7 +116,7 @@ func TestRPCMCPDirectTools(t *testing.T) {
 	stderr := p.stderr.String()
 	assert.Contains(t, stderr, `mcp server "broken"`)
 	assert.Contains(t, stderr, "cannot start")
-	assert.Contains(t, stderr, `the other tools of "later"`)
+	assert.Contains(t, stderr, `gopi has no codemode; the tools of "later" with exposure codemode are reached through tool_search`)
 	assert.False(t, alive(second), "the MCP server %d outlived gopi", second)
 }
 
@@ -303,4 +303,50 @@ func TestRPCMCPToolSelection(t *testing.T) {
 			assert.Equal(t, 0, p.exit())
 		})
 	}
+}
+
+// Issue 29: a deferred tool (and a codemode one, which gopi treats alike)
+// is not declared; tool_search loads it, the next request of the same
+// run declares it and the model calls it; a resumed session still
+// declares it, since the search result in the transcript says so.
+func TestRPCMCPDeferredTools(t *testing.T) {
+	bin := mcpServerBinary(t)
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("c1", "tool_search", `{"query": "echo"}`)),
+		llmtest.ToolCalls(llmtest.Call("c2", "mcp__d__echo", `{"text": "hi"}`)),
+		llmtest.Text("done"),
+		llmtest.Text("again"))
+	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"d": map[string]any{"command": bin, "exposure": "deferred"},
+		"c": map[string]any{"command": bin}, // codemode, pi's default
+	}})
+	p := w.start()
+	n := 0
+	servers := mcpServersByName(t, func() any {
+		n++
+		return p.ok(fmt.Sprint("s", n), map[string]any{"type": "get_mcp_servers"})
+	})
+	require.Equal(t, "connected", servers["d"]["state"])
+	p.ok("1", map[string]any{"type": "prompt", "message": "use echo"})
+	rs := p.idle()
+	assert.Equal(t, "echo: hi", resultText(toolEndOf(t, p, rs, "mcp__d__echo")), p.transcript())
+	assert.Equal(t, 0, p.exit())
+	assert.Contains(t, p.stderr.String(), `gopi has no codemode; the tools of "c" with exposure codemode`)
+
+	reqs := w.srv.Requests()
+	require.Len(t, reqs, 3)
+	first := requestTools(reqs[0])
+	assert.Contains(t, first, "tool_search")
+	assert.NotContains(t, first, "mcp__d__echo")
+	assert.NotContains(t, first, "mcp__c__echo")
+	assert.Contains(t, requestTools(reqs[1]), "mcp__d__echo")
+	assert.NotContains(t, requestTools(reqs[1]), "mcp__d__slow", "only what the search loaded")
+
+	p = w.start("--continue")
+	p.ok("2", map[string]any{"type": "prompt", "message": "more"})
+	p.idle()
+	assert.Equal(t, 0, p.exit())
+	reqs = w.srv.Requests()
+	require.Len(t, reqs, 4)
+	assert.Contains(t, requestTools(reqs[3]), "mcp__d__echo", "a resumed session keeps the loaded tool")
 }

@@ -276,10 +276,14 @@ func (h *Host) applyExtensionTools() {
 			all = append(all, extTool{h: h, def: d})
 		}
 	}
-	// The MCP servers' direct tools come last; a name taken already
-	// keeps its tool.
+	// The MCP servers' direct tools come last, and tool_search when a
+	// server has tools to search; a name taken already keeps its tool.
 	var mcpTools []agent.Tool
-	for _, t := range h.mcpTools() {
+	direct := h.mcpTools()
+	if h.toolSearchWanted() {
+		direct = append(direct, toolSearch{h})
+	}
+	for _, t := range direct {
 		name := t.Spec().Name
 		if !slices.ContainsFunc(all, func(o agent.Tool) bool { return o.Spec().Name == name }) {
 			all = append(all, t)

@@ -186,6 +186,7 @@ func New(opts Options) (*Host, error) {
 		FinishMessage:    h.finishMessage,
 		TurnBoundary:     h.turnBoundary,
 		AfterTurnEnd:     h.afterTurnEnd,
+		RequestTools:     h.requestTools,
 		OnQueueChange:    h.queueChanged,
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),

@@ -25,9 +25,9 @@ type readOnlyTool interface {
 
 var _ readOnlyTool = (*mcp.Tool)(nil)
 
-// startMCP connects the MCP servers in the background. Only servers'
-// tools with direct exposure are declared in this step; the others are
-// said, once, to be unreachable.
+// startMCP connects the MCP servers in the background. gopi has no
+// codemode: tools with that exposure are reached through tool_search,
+// as deferred tools are, which it says once.
 func (h *Host) startMCP() {
 	if len(h.opts.MCPServers) == 0 {
 		return
@@ -39,28 +39,26 @@ func (h *Host) startMCP() {
 		Report:   h.opts.Report,
 		OnChange: h.applyExtensionTools,
 	})
-	if names := indirectServers(h.opts.MCPServers); len(names) > 0 {
-		h.opts.Report(fmt.Errorf("mcp: gopi declares only tools with exposure \"direct\" for now; "+
-			"the other tools of %s (exposure codemode, deferred or hidden) are not reachable in this version",
-			strings.Join(names, ", ")))
+	if names := codemodeServers(h.opts.MCPServers); len(names) > 0 {
+		h.opts.Report(fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
+			"are reached through tool_search, as deferred tools are", strings.Join(names, ", ")))
 	}
 	h.mcp.Start()
 }
 
-// indirectServers names the enabled servers with a tool exposure other
-// than direct in their configuration (a server's own, or a toolExposure
-// entry).
-func indirectServers(servers []mcp.Entry) []string {
+// codemodeServers names the enabled servers with codemode exposure in
+// their configuration (a server's own, or a toolExposure entry).
+func codemodeServers(servers []mcp.Entry) []string {
 	var out []string
 	for _, e := range servers {
 		if !e.Server.IsEnabled() {
 			continue
 		}
-		indirect := e.Server.ServerExposure() != mcp.ExposureDirect
+		codemode := e.Server.ServerExposure() == mcp.ExposureCodemode
 		for _, r := range e.Server.ToolExposureRules() {
-			indirect = indirect || r.Exposure != mcp.ExposureDirect
+			codemode = codemode || r.Exposure == mcp.ExposureCodemode
 		}
-		if indirect {
+		if codemode {
 			out = append(out, fmt.Sprintf("%q", e.Name))
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/mcp"
@@ -91,7 +92,8 @@ func TestMCPDirectTools(t *testing.T) {
 	}
 	assert.Subset(t, names, []string{"read", "bash", "mcp__t__echo", "mcp__t__slow"})
 	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__def__") }),
-		"deferred tools are not declared in this step: %v", names)
+		"deferred tools are not declared: %v", names)
+	assert.Contains(t, names, "tool_search", "a server has deferred tools")
 	assert.NotContains(t, h.agent.SystemPrompt(), "mcp__t__echo", "declared, not described in the prompt")
 
 	assert.False(t, h.needsApproval("mcp__t__echo"), "read-only")
@@ -100,7 +102,7 @@ func TestMCPDirectTools(t *testing.T) {
 	assert.False(t, h.needsApproval(tools.NameRead))
 
 	mu.Lock()
-	assert.Contains(t, strings.Join(reports, "\n"), `the other tools of "def"`)
+	assert.NotContains(t, strings.Join(reports, "\n"), `codemode`, "no server has codemode tools")
 	mu.Unlock()
 
 	pid := readPidFile(t, pidFile)
@@ -129,4 +131,82 @@ func processAlive(pid int) bool {
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
+}
+
+// Issue 29: a deferred tool is not declared; tool_search loads it, and
+// from then on it is declared and callable; the search result records it,
+// so a host that reads the branch again still declares it. A hidden tool
+// is never found nor callable.
+func TestMCPDeferredTools(t *testing.T) {
+	bin := buildMCPServer(t)
+	dir := t.TempDir()
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+		MCPServers: []mcp.Entry{
+			{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred,
+				ToolExposure: map[string]mcp.Exposure{"fail": mcp.ExposureHidden}}},
+		},
+		Report: func(error) {},
+	})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	lastResult := func() *llm.ToolResultMessage {
+		var result *llm.ToolResultMessage
+		for _, m := range h.agent.Messages() {
+			if r, ok := m.(*llm.ToolResultMessage); ok {
+				result = r
+			}
+		}
+		require.NotNil(t, result)
+		return result
+	}
+	names := func(ts []agent.Tool) []string {
+		var out []string
+		for _, tl := range ts {
+			out = append(out, tl.Spec().Name)
+		}
+		return out
+	}
+
+	// Before the search: the server connects in the background (a prompt
+	// does not wait for it), then tool_search appears.
+	require.Eventually(t, func() bool { return slices.Contains(names(h.agent.Tools()), "tool_search") },
+		10*time.Second, 10*time.Millisecond)
+	assert.NotContains(t, names(h.agent.Tools()), "mcp__d__echo")
+	assert.Empty(t, h.requestTools(ctx, h.agent.Messages(), nil))
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__d__echo {"text": "early"}`, nil))
+	assert.Empty(t, slices.DeleteFunc(h.agent.Messages(), func(m llm.Message) bool {
+		_, ok := m.(*llm.ToolResultMessage)
+		return !ok
+	}), "an undeclared tool is not called")
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: tool_search {"query": "echo"}`, nil))
+	res := lastResult()
+	assert.Equal(t, "tool_search", res.ToolName)
+	assert.False(t, res.IsError)
+	assert.Contains(t, res.Content.Text(), "mcp__d__echo")
+	assert.JSONEq(t, `{"query": "echo", "loadedTools": ["mcp__d__echo"]}`, string(res.Details))
+	assert.Contains(t, names(h.requestTools(ctx, h.agent.Messages(), nil)), "mcp__d__echo")
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__d__echo {"text": "hello"}`, nil))
+	res = lastResult()
+	assert.Equal(t, "mcp__d__echo", res.ToolName)
+	assert.Equal(t, "echo: hello", res.Content.Text())
+
+	// Hidden: not found, not declared.
+	require.NoError(t, h.PromptAndWait(ctx, `call: tool_search {"query": "fail"}`, nil))
+	res = lastResult()
+	assert.JSONEq(t, `{"query": "fail", "loadedTools": []}`, string(res.Details))
+	assert.NotContains(t, names(h.requestTools(ctx, h.agent.Messages(), nil)), "mcp__d__fail")
+
+	// Without the search in the transcript (another branch), the tool is
+	// not declared.
+	assert.Empty(t, h.requestTools(ctx, nil, nil))
 }

@@ -200,6 +200,10 @@ type Status struct {
 	// Err is why it failed or dropped, with the end of a stdio server's
 	// stderr.
 	Err error
+	// Summary says what the server offers in one line: its configured
+	// description, else the first line of the instructions it sent when
+	// it connected; empty when neither is known.
+	Summary string
 }
 
 // Statuses are every server's, in order.
@@ -210,7 +214,8 @@ func (m *Manager) Statuses() []Status {
 	out := make([]Status, 0, len(m.servers))
 	for _, s := range m.servers {
 		s.mu.Lock()
-		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err})
+		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err,
+			Summary: s.summary()})
 		s.mu.Unlock()
 	}
 	return out
@@ -250,11 +255,26 @@ type server struct {
 	// capability when it last connected.
 	resources bool
 	err       error
+	// instructions are the ones the server sent when it last connected.
+	instructions string
 	// connecting is non-nil while an attempt is under way and closes when
 	// it ends; callers wait on it rather than connecting twice.
 	connecting chan struct{}
 	stderr     *tailBuffer
 	closed     bool
+}
+
+// summary is Status.Summary: s.mu is held.
+func (s *server) summary() string {
+	if d := strings.TrimSpace(s.cfg.Description); d != "" {
+		return d
+	}
+	for line := range strings.Lines(s.instructions) {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
 }
 
 func (s *server) timeout() time.Duration {
@@ -341,8 +361,9 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	// is not asked for tools: it need not answer tools/list.
 	var tools []*Tool
 	var caps *sdk.ServerCapabilities
+	var instructions string
 	if init := sess.InitializeResult(); init != nil {
-		caps = init.Capabilities
+		caps, instructions = init.Capabilities, init.Instructions
 	}
 	if caps == nil || caps.Tools != nil {
 		if tools, err = s.listTools(ctx, sess); err != nil {
@@ -358,6 +379,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 	}
 	s.sess, s.tools, s.state, s.err, s.stderr = sess, tools, StateConnected, nil, stderr
 	s.resources = caps != nil && caps.Resources != nil
+	s.instructions = instructions
 	s.mu.Unlock()
 	s.m.wg.Go(func() { s.watch(sess) })
 	return sess, nil

@@ -1,0 +1,227 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
+)
+
+// toolSearchName is the tool that loads deferred MCP tools (pi's name).
+const toolSearchName = "tool_search"
+
+// toolSearchLimit is how many tools one search loads unless told.
+const toolSearchLimit = 5
+
+//go:embed prompts/tool_search.md
+var toolSearchDescription string
+
+// toolSearchDetails are a tool_search result's details. Loaded names the
+// tools it declared: the host reads them back from the transcript before
+// each model request, so that the tools stay declared on that branch
+// (after a resume, a fork or a move in the tree too).
+type toolSearchDetails struct {
+	Query  string   `json:"query"`
+	Loaded []string `json:"loadedTools"`
+}
+
+// searchable reports whether an MCP tool is reached through tool_search:
+// exposure deferred, or codemode (gopi has no codemode), and left by the
+// tool selection. Hidden tools are never reachable.
+func searchable(t *mcp.Tool) bool {
+	switch t.Exposure() {
+	case mcp.ExposureDeferred, mcp.ExposureCodemode:
+		return true
+	}
+	return false
+}
+
+// searchableTools are the connected servers' tools that tool_search can
+// load.
+func (h *Host) searchableTools() []*mcp.Tool {
+	var out []*mcp.Tool
+	sel := h.opts.ToolSelection
+	for _, t := range h.mcp.Tools() {
+		if searchable(t) && sel.MCPAllowed(t.Spec().Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolSearchWanted reports whether tool_search is declared: some
+// connected server has tools it can load, and --exclude-tools leaves it.
+func (h *Host) toolSearchWanted() bool {
+	if ex := h.opts.ToolSelection.Exclude; ex != nil && ex(toolSearchName) {
+		return false
+	}
+	return len(h.searchableTools()) > 0
+}
+
+// requestTools is the agent's RequestTools: the run's tools, and the MCP
+// tools the transcript's tool_search results loaded.
+func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
+	loaded := loadedTools(msgs)
+	if len(loaded) == 0 {
+		return tools
+	}
+	searchable := h.searchableTools()
+	if len(searchable) < len(loaded) {
+		// A server whose tools the branch loaded may still be
+		// connecting (a resumed session's first prompt does not wait for
+		// it): wait for the servers as tool_search does.
+		h.mcpWaitAll(ctx)
+		searchable = h.searchableTools()
+	}
+	for _, t := range searchable {
+		name := t.Spec().Name
+		if !loaded[name] || slices.ContainsFunc(tools, func(o agent.Tool) bool { return o.Spec().Name == name }) {
+			continue
+		}
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+// loadedTools are the tools that tool_search results in msgs loaded.
+func loadedTools(msgs []llm.Message) map[string]bool {
+	var out map[string]bool
+	for _, m := range msgs {
+		tr, ok := m.(*llm.ToolResultMessage)
+		if !ok || tr.ToolName != toolSearchName || tr.IsError {
+			continue
+		}
+		var d toolSearchDetails
+		if json.Unmarshal(tr.Details, &d) != nil {
+			continue
+		}
+		for _, n := range d.Loaded {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// mcpWaitAll waits, at most mcpWait, until no server is connecting.
+func (h *Host) mcpWaitAll(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, mcpWait)
+	defer cancel()
+	_ = h.mcp.Wait(ctx, func(string, mcp.Server) bool { return true })
+}
+
+// toolSearch is the built-in tool_search: it ranks the searchable MCP
+// tools against a query and loads the best for the next model request.
+type toolSearch struct{ h *Host }
+
+var _ agent.Tool = toolSearch{}
+
+func (toolSearch) Spec() llm.ToolSpec {
+	return llm.ToolSpec{
+		Name:        toolSearchName,
+		Description: strings.TrimSpace(toolSearchDescription),
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"The capability you need, or a tool's name"},` +
+			`"limit":{"type":"integer","minimum":1,"description":"How many tools to load at most (default 5)"}},` +
+			`"required":["query"],"additionalProperties":false}`),
+	}
+}
+
+// ReadOnly: a search changes nothing (no approval under "writes").
+func (toolSearch) ReadOnly() bool { return true }
+
+func (t toolSearch) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(call.Args, &in); err != nil {
+		return agent.Result{}, fmt.Errorf("tool_search: reading its arguments: %w", err)
+	}
+	if in.Limit <= 0 {
+		in.Limit = toolSearchLimit
+	}
+	// Like pi, a search waits for every server, bounded as a prompt's
+	// wait for direct servers is.
+	t.h.mcpWaitAll(ctx)
+	summaries := map[string]string{}
+	for _, st := range t.h.mcp.Statuses() {
+		summaries[st.Name] = st.Summary
+	}
+	found := rankTools(in.Query, t.h.searchableTools(), summaries)
+	if len(found) > in.Limit {
+		found = found[:in.Limit]
+	}
+	d := toolSearchDetails{Query: in.Query, Loaded: []string{}}
+	var b strings.Builder
+	if len(found) == 0 {
+		fmt.Fprintf(&b, "No tool matches %q. Try other words, or a server's name.", in.Query)
+	} else {
+		fmt.Fprintf(&b, "Loaded %d tool(s); call them directly from your next step:\n", len(found))
+	}
+	for _, f := range found {
+		spec := f.Spec()
+		d.Loaded = append(d.Loaded, spec.Name)
+		line, _, _ := strings.Cut(strings.TrimSpace(spec.Description), "\n")
+		if line == "" {
+			fmt.Fprintf(&b, "- %s\n", spec.Name)
+		} else {
+			fmt.Fprintf(&b, "- %s: %s\n", spec.Name, line)
+		}
+	}
+	return agent.Result{Content: llm.Contents{llm.TextContent{Text: strings.TrimRight(b.String(), "\n")}}, Details: d}, nil
+}
+
+// rankTools orders the tools that match some word of query, best first:
+// a word in the tool's name counts most, then in its description, then
+// in its server's name or summary; the whole query as the tool's name (or
+// its server name) wins outright. Ties keep the servers' order.
+func rankTools(query string, tools []*mcp.Tool, summaries map[string]string) []*mcp.Tool {
+	q := strings.ToLower(strings.TrimSpace(query))
+	words := strings.FieldsFunc(q, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	})
+	type scored struct {
+		t     *mcp.Tool
+		score int
+	}
+	var out []scored
+	for _, t := range tools {
+		name := strings.ToLower(t.Spec().Name)
+		remote := strings.ToLower(t.RemoteName())
+		desc := strings.ToLower(t.Spec().Description)
+		server := strings.ToLower(t.Server() + " " + summaries[t.Server()])
+		score := 0
+		if q != "" && (q == name || q == remote) {
+			score += 100
+		}
+		for _, w := range words {
+			switch {
+			case strings.Contains(remote, w):
+				score += 5
+			case strings.Contains(desc, w):
+				score += 3
+			case strings.Contains(server, w):
+				score++
+			}
+		}
+		if score > 0 {
+			out = append(out, scored{t, score})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	ts := make([]*mcp.Tool, len(out))
+	for i, s := range out {
+		ts[i] = s.t
+	}
+	return ts
+}
