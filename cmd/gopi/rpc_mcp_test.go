@@ -341,6 +341,11 @@ func TestRPCMCPDeferredTools(t *testing.T) {
 	assert.NotContains(t, first, "mcp__c__echo")
 	assert.Contains(t, requestTools(reqs[1]), "mcp__d__echo")
 	assert.NotContains(t, requestTools(reqs[1]), "mcp__d__slow", "only what the search loaded")
+	system := fmt.Sprint(reqs[0].JSON()["system"])
+	assert.Contains(t, system, "<mcp_servers>", "the servers were waited for: the section is in the first request")
+	// The test server's instructions give the line.
+	assert.Contains(t, system, "\n- d: A server for gopi's tests.\n")
+	assert.Contains(t, system, "\n- c: A server for gopi's tests.\n")
 
 	p = w.start("--continue")
 	p.ok("2", map[string]any{"type": "prompt", "message": "more"})

@@ -146,8 +146,9 @@ func TestMCPDeferredTools(t *testing.T) {
 	require.True(t, ok)
 	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
 		MCPServers: []mcp.Entry{
-			{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred,
+			{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred, Description: "A test server.",
 				ToolExposure: map[string]mcp.Exposure{"fail": mcp.ExposureHidden}}},
+			{Name: "h", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureHidden}},
 		},
 		Report: func(error) {},
 	})
@@ -180,6 +181,12 @@ func TestMCPDeferredTools(t *testing.T) {
 		10*time.Second, 10*time.Millisecond)
 	assert.NotContains(t, names(h.agent.Tools()), "mcp__d__echo")
 	assert.Empty(t, h.requestTools(ctx, h.agent.Messages(), nil))
+	// The system prompt lists the server with deferred tools, not the
+	// hidden one.
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.agent.SystemPrompt(), "<mcp_servers>")
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, h.agent.SystemPrompt(), "\n- d: A test server.\n</mcp_servers>")
 
 	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__d__echo {"text": "early"}`, nil))
 	assert.Empty(t, slices.DeleteFunc(h.agent.Messages(), func(m llm.Message) bool {

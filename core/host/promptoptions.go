@@ -137,6 +137,7 @@ func (h *Host) applyPromptOptions(o promptOptions) {
 		Guidelines:   guidelines,
 		ContextFiles: o.ContextFiles,
 		Skills:       resources.FormatSkillsForPrompt(skills),
+		MCPServers:   h.mcpServerLines(),
 		Cwd:          o.Cwd,
 		Extra:        extra,
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
+	"github.com/gopi-dev/gopi/core/resources"
 )
 
 // toolSearchName is the tool that loads deferred MCP tools (pi's name).
@@ -63,6 +64,53 @@ func (h *Host) toolSearchWanted() bool {
 		return false
 	}
 	return len(h.searchableTools()) > 0
+}
+
+// mcpServerLines are the servers the system prompt's mcp_servers section
+// lists: those with tools that tool_search loads (connected), or that may
+// have some (still connecting, by their configuration), each with its
+// summary. None when tool_search is excluded.
+func (h *Host) mcpServerLines() []resources.MCPServerLine {
+	if h.mcp.Empty() {
+		return nil
+	}
+	if ex := h.opts.ToolSelection.Exclude; ex != nil && ex(toolSearchName) {
+		return nil
+	}
+	has := map[string]bool{}
+	for _, t := range h.searchableTools() {
+		has[t.Server()] = true
+	}
+	config := map[string]mcp.Server{}
+	for _, e := range h.opts.MCPServers {
+		config[e.Name] = e.Server
+	}
+	var out []resources.MCPServerLine
+	for _, st := range h.mcp.Statuses() {
+		listed := has[st.Name]
+		if st.State == mcp.StateConnecting {
+			listed = mayBeSearchable(config[st.Name])
+		}
+		if listed {
+			out = append(out, resources.MCPServerLine{Name: st.Name, Summary: st.Summary})
+		}
+	}
+	return out
+}
+
+// mayBeSearchable reports whether a server's configuration gives some
+// tool deferred or codemode exposure.
+func mayBeSearchable(s mcp.Server) bool {
+	indirect := func(e mcp.Exposure) bool { return e == mcp.ExposureDeferred || e == mcp.ExposureCodemode }
+	if indirect(s.ServerExposure()) {
+		return true
+	}
+	for _, r := range s.ToolExposureRules() {
+		if indirect(r.Exposure) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestTools is the agent's RequestTools: the run's tools, and the MCP

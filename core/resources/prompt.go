@@ -16,13 +16,23 @@ var (
 	systemTmplText string
 	//go:embed prompts/context.md.tmpl
 	contextTmplText string
+	//go:embed prompts/mcp_servers.md.tmpl
+	mcpServersTmplText string
 
-	systemTmpl  = template.Must(template.New("system").Parse(systemTmplText))
-	contextTmpl = template.Must(template.New("context").Parse(contextTmplText))
+	systemTmpl     = template.Must(template.New("system").Parse(systemTmplText))
+	contextTmpl    = template.Must(template.New("context").Parse(contextTmplText))
+	mcpServersTmpl = template.Must(template.New("mcp_servers").Parse(mcpServersTmplText))
 )
 
 // ToolLine is a tool's one-line summary for the system prompt.
 type ToolLine struct {
+	Name    string
+	Summary string
+}
+
+// MCPServerLine is an MCP server the system prompt lists: one whose tools
+// are reached through tool_search, with what it offers in a line.
+type MCPServerLine struct {
 	Name    string
 	Summary string
 }
@@ -40,6 +50,9 @@ type PromptOptions struct {
 	Guidelines []string
 	// ContextFiles come from [LoadContextFiles].
 	ContextFiles []ContextFile
+	// MCPServers are listed in the mcp_servers section, when there are
+	// any.
+	MCPServers []MCPServerLine
 	// Skills is the section from [FormatSkillsForPrompt], added only when
 	// the read tool is among Tools, so the model can open the files.
 	Skills string
@@ -117,6 +130,11 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 	// never arises).
 	if o.Skills != "" && hasTool("read") {
 		add("skills", o.Skills)
+	}
+	if len(o.MCPServers) > 0 {
+		var b strings.Builder
+		_ = mcpServersTmpl.Execute(&b, o.MCPServers)
+		add("mcp_servers", strings.TrimRight(b.String(), "\n"))
 	}
 	now := o.Now
 	if now.IsZero() {
