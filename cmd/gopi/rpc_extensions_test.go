@@ -1716,6 +1716,28 @@ func TestExtensionPi15Calls(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
+// pi.getAllTools() says where each tool comes from (pi 1.5's sourceInfo):
+// a tool pi ships is builtin:<name>, an extension's tool has its
+// extension's. (That one's source differs: pi says cli for an extension
+// named with -e, gopi's host local.)
+func TestExtensionAllToolsSourceInfo(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("sources.ts", `export default function (pi) {
+	pi.registerTool({ name: "greet", label: "Greet", description: "Greets", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [{ type: "text", text: "hi" }] }) });
+	pi.registerCommand("sources", { description: "tool sources", handler: async (_args, ctx) => {
+		const show = (t) => t.name + "=" + [t.sourceInfo?.path, t.sourceInfo?.source === "builtin" ? "builtin" : "-", t.sourceInfo?.scope, t.sourceInfo?.origin].join(" ");
+		ctx.ui.notify("sources " + pi.getAllTools().filter((t) => t.name === "read" || t.name === "greet").map(show).join(", "), "info");
+	} });
+}
+`)
+		p := start("-e", ext)
+		rs := p.command("1", map[string]any{"type": "prompt", "message": "/sources"}, "sources ")
+		assert.Contains(t, notices(rs), "sources read=builtin:read builtin temporary top-level, greet="+ext+" - temporary top-level")
+		assert.Equal(t, 0, p.exit())
+	})
+}
+
 // A virtual model registered while loading: pi 1.5.2's loader queues it
 // for the runtime to register, and gopi, which has no virtual models,
 // refuses it there: an extension_error saying so, and the extension loads

@@ -165,7 +165,11 @@ func (h *Host) extSnapshot() *ext.State {
 	infos := make([]map[string]any, 0, len(all))
 	for _, t := range all {
 		s := t.Spec()
-		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters})
+		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters, "sourceInfo": builtinSource(s.Name)}
+		if et, ok := t.(extTool); ok {
+			info["sourceInfo"] = et.def.SourceInfo
+		}
+		infos = append(infos, info)
 	}
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.driving()
@@ -348,6 +352,12 @@ func (h *Host) applyActiveTools() {
 }
 
 // extTool is an extension's tool as the agent runs it.
+// builtinSource is pi 1.5's sourceInfo of a tool it ships, as
+// pi.getAllTools() reports it: the path is builtin:<name>.
+func builtinSource(name string) api.SourceInfo {
+	return api.SourceInfo{Path: "builtin:" + name, Source: "builtin", Scope: "temporary", Origin: "top-level"}
+}
+
 type extTool struct {
 	h   *Host
 	def ext.ToolDef

@@ -427,6 +427,7 @@ function toolInfo(t) {
 		promptGuidelines: d.promptGuidelines,
 		executionMode: d.executionMode,
 		path: t.sourceInfo?.path,
+		sourceInfo: t.sourceInfo,
 	};
 }
 
