@@ -1738,6 +1738,77 @@ func TestExtensionAllToolsSourceInfo(t *testing.T) {
 	})
 }
 
+// pi 1.6.0: session_start handlers run once when new_session,
+// switch_session, fork or clone replace the session, and what they emit
+// reaches the client: one notification each, with the reason.
+func TestExtensionSessionStartOncePerReplacement(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.Text("hi"))
+	ext := w.writeExt("starts.ts", `export default function (pi) {
+	pi.on("session_start", (event, ctx) => ctx.ui.notify("start " + event.reason, "info"));
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "0", "type": "get_state"})
+	rs := p.all(responseTo("0"), notifyOf("start startup"))
+	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
+	rs = append(rs, p.until(settled)...)
+	first := p.ok("2", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+	forks := p.ok("3", map[string]any{"type": "get_fork_messages"}).(map[string]any)["messages"].([]any)
+	require.NotEmpty(t, forks)
+	entry := forks[0].(map[string]any)["entryId"].(string)
+	for _, c := range []map[string]any{
+		{"id": "n", "type": "new_session"},
+		{"id": "s", "type": "switch_session", "sessionPath": first},
+		{"id": "f", "type": "fork", "entryId": entry},
+		{"id": "c", "type": "clone"},
+	} {
+		p.send(c)
+		rs = append(rs, p.until(responseTo(c["id"].(string)))...)
+		p.send(map[string]any{"id": "q" + c["id"].(string), "type": "get_state"})
+		rs = append(rs, p.until(responseTo("q"+c["id"].(string)))...)
+	}
+	var starts []string
+	for _, n := range notices(rs) {
+		if strings.HasPrefix(n, "start ") {
+			starts = append(starts, n)
+		}
+	}
+	assert.Equal(t, []string{"start startup", "start new", "start resume", "start fork", "start fork"}, starts)
+	assert.Equal(t, 0, p.exit())
+}
+
+// pi 1.6.0: an exception in a pi.events handler arrives as an
+// extension_error, and the other handlers and the emitter go on.
+func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	ext := w.writeExt("bus.ts", `export default function (pi) {
+	pi.events.on("ping", () => { throw new Error("the handler broke"); });
+	pi.events.on("ping", () => { pi.sendMessage; globalThis.__pinged = true; });
+	pi.registerCommand("ping", { description: "emits", handler: async (_args, ctx) => {
+		pi.events.emit("ping", {});
+		await new Promise((r) => setTimeout(r, 20));
+		ctx.ui.notify("emitted; other handler ran: " + (globalThis.__pinged === true), "info");
+	} });
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	rs := p.command("1", map[string]any{"type": "prompt", "message": "/ping"}, "emitted; ")
+	assert.Contains(t, notices(rs), "emitted; other handler ran: true")
+	p.send(map[string]any{"id": "2", "type": "get_state"})
+	rs = append(rs, p.until(responseTo("2"))...)
+	var errs []string
+	for _, r := range rs {
+		if r.is("extension_error") {
+			errs = append(errs, r.str("error"))
+		}
+	}
+	require.Len(t, errs, 1, p.transcript())
+	assert.Contains(t, errs[0], "the handler broke")
+	assert.Equal(t, 0, p.exit())
+}
+
 // A virtual model registered while loading: pi 1.5.2's loader queues it
 // for the runtime to register, and gopi, which has no virtual models,
 // refuses it there: an extension_error saying so, and the extension loads

@@ -55,7 +55,7 @@ export function createJiti(...args) {
 	const load = jiti.import.bind(jiti);
 	jiti.import = async (...a) => {
 		const m = await load(...a);
-		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m) : m;
+		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m, a[0]) : m;
 	};
 	return jiti;
 }`;
@@ -77,7 +77,7 @@ async function installCallHook() {
 		},
 	});
 }
-globalThis.__gopiWrapFactory = (factory) => (api) => factory(withPi15Calls(api));
+globalThis.__gopiWrapFactory = (factory, extensionPath) => (api) => factory(withPi15Calls(api, extensionPath));
 
 function unavailable(what) {
 	return () => {
@@ -92,10 +92,11 @@ function unavailable(what) {
 // registered by an extension gopi does not serve: those calls throw saying
 // so even where the loaded pi has them, as pi's own would take a server
 // that nothing connects.
-function withPi15Calls(api) {
+function withPi15Calls(api, extensionPath) {
 	const add = (name, fn) => {
 		if (!(name in api)) api[name] = fn;
 	};
+	reportBusErrors(api.events, extensionPath);
 	// Drawing only: nothing to draw in RPC mode, as for the other renderers.
 	add("registerToolRenderer", () => {});
 	add("getSettings", settingsCopy);
@@ -105,6 +106,27 @@ function withPi15Calls(api) {
 	api.unregisterMcpServer = unavailable("pi.unregisterMcpServer (MCP servers)");
 	api.getMcpServers = () => [];
 	return api;
+}
+
+// reportBusErrors makes an exception in the extension's pi.events handler
+// an extension_error (pi 1.6; pi 1.5's bus only logs it), its event the
+// channel's name. The other handlers and the emitter go on, as in pi.
+function reportBusErrors(events, extensionPath) {
+	if (typeof events?.on !== "function") return;
+	const on = events.on.bind(events);
+	events.on = (channel, handler) =>
+		on(channel, async (data) => {
+			try {
+				await handler(data);
+			} catch (err) {
+				notify(gopi.error, {
+					extensionPath: extensionPath ?? "<extension>",
+					event: String(channel),
+					error: err instanceof Error ? err.message : String(err),
+					stack: err instanceof Error ? err.stack : undefined,
+				});
+			}
+		});
 }
 
 // The merged settings, a copy the extension may change.
