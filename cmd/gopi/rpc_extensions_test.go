@@ -1809,6 +1809,22 @@ func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
+// pi 1.6.0 writes start-up diagnostics to stderr once: an extension that
+// fails to load is one line on stderr, also after new_session loads the
+// extensions again (pi 1.5.2 itself stops at a failed -e extension, so
+// this runs on gopi alone).
+func TestExtensionStartupDiagnosticOnce(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	broken := w.writeExt("broken.ts", "export default function (pi) { throw new Error('this extension is broken') }\n")
+	p := e.gopi(t, w, "-e", broken)
+	p.ok("1", map[string]any{"type": "get_state"})
+	p.ok("2", map[string]any{"type": "new_session"})
+	p.ok("3", map[string]any{"type": "get_state"})
+	assert.Equal(t, 0, p.exit())
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "this extension is broken"), p.stderr.String())
+}
+
 // A virtual model registered while loading: pi 1.5.2's loader queues it
 // for the runtime to register, and gopi, which has no virtual models,
 // refuses it there: an extension_error saying so, and the extension loads
