@@ -226,6 +226,14 @@ func TestExtensionCommandsAndInput(t *testing.T) {
 		res, _ = p.ok("3", map[string]any{"type": "prompt", "message": "ping"}).(map[string]any)
 		assert.Equal(t, "handled", res["disposition"])
 		noRun(t, p, "q3")
+		// The input handlers see steer and follow_up messages too (pi
+		// 1.5's rpc-commands.md): "ping" is consumed, nothing queued.
+		for _, typ := range []string{"steer", "follow_up"} {
+			res, _ = p.ok(typ, map[string]any{"type": typ, "message": "ping"}).(map[string]any)
+			assert.Equal(t, "handled", res["disposition"], typ)
+		}
+		queue := p.ok("q4", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.Equal(t, 0.0, queue["pendingMessageCount"], "nothing queued")
 		p.ok("4", map[string]any{"type": "prompt", "message": "?quick what is Go"})
 		p.until(settled)
 		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])

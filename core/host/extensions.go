@@ -533,6 +533,25 @@ func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageCon
 			return true, "", nil, nil
 		}
 	}
+	return h.extInput(ctx, m, text, images, source, behavior)
+}
+
+// extQueued runs the input handlers on a steer or follow_up message, as pi
+// 1.5 does: they may consume it (handled) or transform it. behavior is
+// "steer" or "followUp" while a run streams, empty when idle.
+func (h *Host) extQueued(ctx context.Context, text string, images []llm.ImageContent, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+	m := h.exts()
+	if m.Empty() {
+		return false, text, images, nil
+	}
+	if err := h.extensionsReady(ctx); err != nil {
+		return false, "", nil, fmt.Errorf("waiting for the extensions to load: %w", err)
+	}
+	return h.extInput(ctx, m, text, images, "rpc", behavior)
+}
+
+// extInput runs the input handlers: a transform chains, "handled" ends it.
+func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
 	if !m.Handles("input") {
 		return false, text, images, nil
 	}
