@@ -18,7 +18,7 @@ run: build
 	./$(BIN) $(ARGS)
 
 # Everything: vet, the Go tests (race detector on), then pi's own Node
-# RpcClient (0.73.1 and 0.87.1) and two editor stacks against the built binary.
+# RpcClient (0.73.1 and 1.5.2) and two editor stacks against the built binary.
 test: test-go test-node test-editors
 
 test-go:
@@ -26,7 +26,7 @@ test-go:
 	$(GO) test -race -count=1 ./...
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
-# published client, and installs pi 0.87.1 itself with Node 22 to check
+# published client, and installs pi 1.5.2 itself with Node 22 to check
 # that it opens and continues a session gopi wrote, and to run pi's
 # extensions in gopi's extension host beside pi itself; pi 0.73.1's
 # package brings the example extensions). Skipped without node, except in
@@ -87,7 +87,7 @@ bench:
 # startup, and one reply of 4,000 and 10,000 streamed deltas, with peak RSS.
 # Installs pi (PI_BENCH_VERSION) and Node 22 from npm into ~/.cache/gopi on
 # first use. BENCH_ARGS='-runs 9 -deltas 4000' changes the runs.
-PI_BENCH_VERSION ?= 0.87.1
+PI_BENCH_VERSION ?= 1.5.2
 BENCH_ARGS ?=
 bench-vs-pi: build
 	$(GO) build -o bin/bench-vs-pi ./cmd/bench-vs-pi

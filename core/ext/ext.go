@@ -79,6 +79,8 @@ type ToolDef struct {
 	PromptGuidelines []string        `json:"promptGuidelines,omitempty"`
 	ExecutionMode    string          `json:"executionMode,omitempty"`
 	Path             string          `json:"path,omitempty"`
+	// SourceInfo is pi's description of the extension it came from.
+	SourceInfo json.RawMessage `json:"sourceInfo,omitempty"`
 }
 
 // Command is a slash command an extension registered.

@@ -165,7 +165,11 @@ func (h *Host) extSnapshot() *ext.State {
 	infos := make([]map[string]any, 0, len(all))
 	for _, t := range all {
 		s := t.Spec()
-		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters})
+		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters, "sourceInfo": builtinSource(s.Name)}
+		if et, ok := t.(extTool); ok {
+			info["sourceInfo"] = et.def.SourceInfo
+		}
+		infos = append(infos, info)
 	}
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.driving()
@@ -373,6 +377,12 @@ func (h *Host) applyActiveTools() {
 }
 
 // extTool is an extension's tool as the agent runs it.
+// builtinSource is pi 1.5's sourceInfo of a tool it ships, as
+// pi.getAllTools() reports it: the path is builtin:<name>.
+func builtinSource(name string) api.SourceInfo {
+	return api.SourceInfo{Path: "builtin:" + name, Source: "builtin", Scope: "temporary", Origin: "top-level"}
+}
+
 type extTool struct {
 	h   *Host
 	def ext.ToolDef
@@ -548,6 +558,25 @@ func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageCon
 			return true, "", nil, nil
 		}
 	}
+	return h.extInput(ctx, m, text, images, source, behavior)
+}
+
+// extQueued runs the input handlers on a steer or follow_up message, as pi
+// 1.5 does: they may consume it (handled) or transform it. behavior is
+// "steer" or "followUp" while a run streams, empty when idle.
+func (h *Host) extQueued(ctx context.Context, text string, images []llm.ImageContent, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+	m := h.exts()
+	if m.Empty() {
+		return false, text, images, nil
+	}
+	if err := h.extensionsReady(ctx); err != nil {
+		return false, "", nil, fmt.Errorf("waiting for the extensions to load: %w", err)
+	}
+	return h.extInput(ctx, m, text, images, "rpc", behavior)
+}
+
+// extInput runs the input handlers: a transform chains, "handled" ends it.
+func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
 	if !m.Handles("input") {
 		return false, text, images, nil
 	}
@@ -652,8 +681,9 @@ func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced
 		}
 	}
 	if !slices.Equal(o.SelectedTools, sent.SelectedTools) {
-		// pi 1.5: the same as pi.setActiveTools() (0.87.1 changes the
-		// tools but not the selection the next run reports). The
+		// pi 1.5's document: the same as pi.setActiveTools() (pi
+		// 0.87.1 and 1.5.2 change the tools but not the selection the
+		// next run reports). The
 		// prompt lists the tools the model gets.
 		h.setActiveTools(o.SelectedTools)
 		var active []string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -356,11 +357,20 @@ func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) 
 	return nil
 }
 
-// LastAssistantText is the text of the latest assistant message, and
-// whether there is one.
+// LastAssistantText is the text of the latest assistant message that has
+// some, trimmed, and whether there is one. Aborted and failed replies are
+// skipped, as pi 1.6 skips them (pi 1.5 only an aborted one that had no
+// content).
 func (h *Host) LastAssistantText() (string, bool) {
-	if a := h.LastAssistant(); a != nil {
-		return a.Content.Text(), true
+	msgs := h.agent.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		a, ok := msgs[i].(*llm.AssistantMessage)
+		if !ok || a.StopReason == llm.StopAborted || a.StopReason == llm.StopError {
+			continue
+		}
+		if text := strings.TrimSpace(a.Content.Text()); text != "" {
+			return text, true
+		}
 	}
 	return "", false
 }

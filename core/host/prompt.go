@@ -164,17 +164,40 @@ func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) (api.DispositionR
 
 // Steer queues a message delivered at the run's next interruption point
 // (or at the start of the next run when idle).
+// Input handlers see it first: one may consume it ("handled") or change it.
 func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	h.extensionsFirst(ctx)
-	h.agent.Steer(llm.UserText(h.expandInput(p.Message), p.Images...))
+	handled, text, images, err := h.extQueued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorSteer))
+	if err != nil {
+		return api.DispositionResult{}, err
+	}
+	if handled {
+		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
+	}
+	h.agent.Steer(llm.UserText(h.expandInput(text), images...))
 	return queued, nil
 }
 
 // FollowUp queues a message delivered when the run would otherwise stop.
+// Input handlers see it first, as for Steer.
 func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	h.extensionsFirst(ctx)
-	h.agent.FollowUp(llm.UserText(h.expandInput(p.Message), p.Images...))
+	handled, text, images, err := h.extQueued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorFollowUp))
+	if err != nil {
+		return api.DispositionResult{}, err
+	}
+	if handled {
+		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
+	}
+	h.agent.FollowUp(llm.UserText(h.expandInput(text), images...))
 	return queued, nil
+}
+
+// streamingAs is the behavior input handlers are told: b while a run
+// streams, nothing when idle (pi's rule).
+func (h *Host) streamingAs(b api.StreamingBehavior) string {
+	if h.agent.IsStreaming() {
+		return string(b)
+	}
+	return ""
 }
 
 // ClearQueue empties both queues and returns the text of what they held,

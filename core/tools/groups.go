@@ -39,23 +39,34 @@ func (g *groupSet) settle(pgid int) {
 	g.mu.Unlock()
 }
 
-// take empties the set and returns what it held.
-func (g *groupSet) take() []int {
+// list returns the groups in the set.
+func (g *groupSet) list() []int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ids := slices.Collect(maps.Keys(g.ids))
-	clear(g.ids)
-	return ids
+	return slices.Collect(maps.Keys(g.ids))
+}
+
+// forget removes the groups from the set.
+func (g *groupSet) forget(ids []int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, id := range ids {
+		delete(g.ids, id)
+	}
 }
 
 // StopStarted ends every process still running in the group of a command
 // gopi ran, background jobs included: SIGTERM first, then SIGKILL for what
 // is still running after grace. gopi calls it as it exits, so that nothing
 // it started outlives it. A process that put itself in a group of its own
-// (setsid, nohup with job control) is not followed.
+// (setsid, nohup with job control) is not followed. The groups stay known
+// until they are killed, so a second call with no grace (gopi told to exit
+// at once while the first waits) kills them too.
 func StopStarted(grace time.Duration) {
+	ids := started.list()
+	defer started.forget(ids)
 	var live []int
-	for _, id := range started.take() {
+	for _, id := range ids {
 		if groupAlive(id) {
 			signalGroup(id, false)
 			live = append(live, id)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Prints, as export lines for eval, the environment the extension tests
-# need: pi 0.87.1 and Node 22 (the extension host's runtime) and pi 0.73.1's
+# need: pi 1.5.2 and Node 22 (the extension host's runtime) and pi 0.73.1's
 # example extensions. Installs both pi versions with install.sh on first
 # use (npm registry needed then; later runs use the cache).
 #
 #   eval "$(testdata/pi/ext-env.sh)"
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-prefix=$("$here/install.sh" 0.87.1)
+prefix=$("$here/install.sh" 1.5.2)
 old=$("$here/install.sh" 0.73.1)
 cat <<END
 export GOPI_PI_PREFIX='$prefix'

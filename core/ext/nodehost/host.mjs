@@ -38,10 +38,11 @@ const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
 //
 // pi 1.5 gives extensions calls that the pi package we load may not have
 // (0.87.1 lacks getSettings, registerToolRenderer, the virtual-model and
-// MCP calls). pi's loader builds each extension's API object itself, so we
-// reach it where the loader gets the extension's factory: its jiti loader
-// module is swapped for one whose import wraps the factory, which adds
-// the missing calls to the API object before the extension sees it.
+// MCP calls; gopi's tests load 1.5.2, a user's may be older). pi's loader
+// builds each extension's API object itself, so we reach it where the
+// loader gets the extension's factory: its jiti loader module is swapped
+// for one whose import wraps the factory, which adds the missing calls to
+// the API object before the extension sees it.
 //
 // The hook is in-thread (module.registerHooks) and set only once pi's own
 // modules are loaded (installCallHook, before the first extension loads):
@@ -54,7 +55,7 @@ export function createJiti(...args) {
 	const load = jiti.import.bind(jiti);
 	jiti.import = async (...a) => {
 		const m = await load(...a);
-		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m) : m;
+		return typeof m === "function" && globalThis.__gopiWrapFactory ? globalThis.__gopiWrapFactory(m, a[0]) : m;
 	};
 	return jiti;
 }`;
@@ -76,7 +77,7 @@ async function installCallHook() {
 		},
 	});
 }
-globalThis.__gopiWrapFactory = (factory) => (api) => factory(withPi15Calls(api));
+globalThis.__gopiWrapFactory = (factory, extensionPath) => (api) => factory(withPi15Calls(api, extensionPath));
 
 function unavailable(what) {
 	return () => {
@@ -84,21 +85,52 @@ function unavailable(what) {
 	};
 }
 
-// withPi15Calls adds to api what pi 1.5 has and it lacks.
-function withPi15Calls(api) {
+// withPi15Calls adds to api what pi 1.5 has and it lacks. Virtual models
+// gopi has none of: pi 1.5's own calls queue one registered while loading
+// and bindCore's registerVirtualModel refuses it (an extension error, the
+// extension loads, as pi reports a model it cannot register). MCP servers
+// registered by an extension gopi does not serve: those calls throw saying
+// so even where the loaded pi has them, as pi's own would take a server
+// that nothing connects.
+function withPi15Calls(api, extensionPath) {
 	const add = (name, fn) => {
 		if (!(name in api)) api[name] = fn;
 	};
+	reportBusErrors(api.events, extensionPath);
 	// Drawing only: nothing to draw in RPC mode, as for the other renderers.
 	add("registerToolRenderer", () => {});
-	add("getSettings", () => structuredClone(state.settings ?? {}));
+	add("getSettings", settingsCopy);
 	add("registerVirtualModel", unavailable("pi.registerVirtualModel (virtual models)"));
 	add("unregisterVirtualModel", unavailable("pi.unregisterVirtualModel (virtual models)"));
-	add("registerMcpServer", unavailable("pi.registerMcpServer (MCP servers)"));
-	add("unregisterMcpServer", unavailable("pi.unregisterMcpServer (MCP servers)"));
-	add("getMcpServers", () => []);
+	api.registerMcpServer = unavailable("pi.registerMcpServer (MCP servers)");
+	api.unregisterMcpServer = unavailable("pi.unregisterMcpServer (MCP servers)");
+	api.getMcpServers = () => [];
 	return api;
 }
+
+// reportBusErrors makes an exception in the extension's pi.events handler
+// an extension_error (pi 1.6; pi 1.5's bus only logs it), its event the
+// channel's name. The other handlers and the emitter go on, as in pi.
+function reportBusErrors(events, extensionPath) {
+	if (typeof events?.on !== "function") return;
+	const on = events.on.bind(events);
+	events.on = (channel, handler) =>
+		on(channel, async (data) => {
+			try {
+				await handler(data);
+			} catch (err) {
+				notify(gopi.error, {
+					extensionPath: extensionPath ?? "<extension>",
+					event: String(channel),
+					error: err instanceof Error ? err.message : String(err),
+					stack: err instanceof Error ? err.stack : undefined,
+				});
+			}
+		});
+}
+
+// The merged settings, a copy the extension may change.
+const settingsCopy = () => structuredClone(state.settings ?? {});
 
 // ---- the pipe -------------------------------------------------------------
 
@@ -417,6 +449,7 @@ function toolInfo(t) {
 		promptGuidelines: d.promptGuidelines,
 		executionMode: d.executionMode,
 		path: t.sourceInfo?.path,
+		sourceInfo: t.sourceInfo,
 	};
 }
 
@@ -545,6 +578,8 @@ handlers.set(served.initialize, async (p) => {
 			setLabel: (entryId, label) => notify(gopi.setLabel, { entryId, label }),
 			getActiveTools: () => state.activeTools.slice(),
 			getAllTools: () => state.allTools.slice(),
+			// pi 1.5's pi.getSettings() reads this one.
+			getSettings: settingsCopy,
 			setActiveTools(names) {
 				state.activeTools = names.filter((n) => state.allTools.some((t) => t.name === n));
 				notify(gopi.setActiveTools, { names });
@@ -594,6 +629,9 @@ handlers.set(served.initialize, async (p) => {
 					error: `native provider ${provider?.id ?? "?"} needs pi's model runtime; gopi cannot use it`,
 				}),
 			unregisterProvider: (name) => notify(gopi.unregisterProvider, { name }),
+			// pi 1.5's loader hands these on (withPi15Calls).
+			registerVirtualModel: (m) => unavailable(`pi.registerVirtualModel (virtual models: ${m?.provider}/${m?.id})`)(),
+			unregisterVirtualModel: unavailable("pi.unregisterVirtualModel (virtual models)"),
 		},
 	);
 	const session = (method) => async (arg, options) => {

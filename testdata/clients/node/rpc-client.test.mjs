@@ -1,6 +1,6 @@
 // Drives the gopi binary with pi's own published RpcClient
 // (dist/modes/rpc/rpc-client.js of @mariozechner/pi-coding-agent 0.73.1 and
-// of @earendil-works/pi-coding-agent 0.87.1), so real pi clients of the
+// of @earendil-works/pi-coding-agent 1.5.2), so real pi clients of the
 // older and of today's protocol check gopi's side of it. Run through run.sh, which
 // fetches the client first; directly:
 //
@@ -88,7 +88,7 @@ async function start(t, { args = [], settings, models } = {}) {
 		},
 		// pi 0.73's client speaks the older protocol, whose message_update
 		// carries the whole message: it asks for that wire, as the README
-		// tells such clients to. pi 0.87's gets today's delta-only updates.
+		// tells such clients to. pi 1.5's gets today's delta-only updates.
 		args: piVersion.startsWith("0.73.") ? ["--full-updates", ...args] : args,
 	});
 	t.after(async () => {
@@ -250,7 +250,7 @@ test("prompt with a faux bash tool call streams tool and message events", async 
 	const types = events.map((e) => e.type);
 
 	assert.equal(types[0], "agent_start");
-	// pi 0.73's client collects up to agent_end; pi 0.87's up to agent_settled,
+	// pi 0.73's client collects up to agent_end; pi 1.5's up to agent_settled,
 	// which follows the run's last agent_end.
 	if (types.at(-1) === "agent_settled") {
 		assert.equal(types.at(-2), "agent_end");
@@ -771,7 +771,7 @@ test(
 // pi's own extensions under gopi (issue 14), through pi's RpcClient: the
 // permission gate's dialog and the command of pirate.ts. They need the
 // extension host's runtime: GOPI_NODE (Node 22), GOPI_PI_PACKAGE (pi
-// 0.87.1's package) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions);
+// 1.5.2's package) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions);
 // make test-node sets them.
 const extEnv = ["GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES"].every((k) => process.env[k]);
 test("pi extensions: a dialog from tool_call, and an extension command", { skip: !extEnv && "GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES are not set" }, async (t) => {
