@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/gopi-dev/gopi/internal/envexpand"
 	"github.com/gopi-dev/gopi/internal/homedir"
 )
 
@@ -46,7 +46,7 @@ func (x Expander) Value(ctx context.Context, v, what string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	out, missing := expandTemplate(v, getenv)
+	out, missing := envexpand.Expand(v, getenv)
 	switch len(missing) {
 	case 0:
 		return out, nil
@@ -81,68 +81,6 @@ func (x Expander) run(ctx context.Context, cmd string) (string, error) {
 		return "", errSilentCommand
 	}
 	return s, nil
-}
-
-// expandTemplate replaces $NAME and ${NAME} by getenv's values; missing
-// lists, once each and in order, the names that are unset or empty.
-func expandTemplate(v string, getenv func(string) string) (string, []string) {
-	var b strings.Builder
-	var missing []string
-	lookup := func(name string) {
-		if val := getenv(name); val != "" {
-			b.WriteString(val)
-		} else if !slices.Contains(missing, name) {
-			missing = append(missing, name)
-		}
-	}
-	for i := 0; i < len(v); {
-		j := strings.IndexByte(v[i:], '$')
-		if j < 0 {
-			b.WriteString(v[i:])
-			break
-		}
-		b.WriteString(v[i : i+j])
-		i += j + 1 // past the "$"
-		switch {
-		case i < len(v) && (v[i] == '$' || v[i] == '!'):
-			b.WriteByte(v[i])
-			i++
-		case i < len(v) && v[i] == '{':
-			end := strings.IndexByte(v[i:], '}')
-			if end < 0 {
-				b.WriteByte('$')
-				continue
-			}
-			name := v[i+1 : i+end]
-			if envNameLen(name) == len(name) && name != "" {
-				lookup(name)
-			} else {
-				b.WriteString("$" + v[i:i+end+1])
-			}
-			i += end + 1
-		default:
-			n := envNameLen(v[i:])
-			if n == 0 {
-				b.WriteByte('$')
-				continue
-			}
-			lookup(v[i : i+n])
-			i += n
-		}
-	}
-	return b.String(), missing
-}
-
-// envNameLen is the length of the environment variable name s starts
-// with ([A-Za-z_][A-Za-z0-9_]*), 0 when none.
-func envNameLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9') {
-			return i
-		}
-	}
-	return len(s)
 }
 
 // Launch is how to start a stdio server, every value expanded.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/internal/envexpand"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -247,65 +248,12 @@ func (r *Registry) resolveValue(v string) string {
 		}
 		return v
 	}
-	var b strings.Builder
-	for i := 0; i < len(v); {
-		j := strings.IndexByte(v[i:], '$')
-		if j < 0 {
-			b.WriteString(v[i:])
-			break
-		}
-		b.WriteString(v[i : i+j])
-		i += j + 1 // past the "$"
-		switch {
-		case i < len(v) && (v[i] == '$' || v[i] == '!'):
-			b.WriteByte(v[i])
-			i++
-		case i < len(v) && v[i] == '{':
-			end := strings.IndexByte(v[i:], '}')
-			if end < 0 {
-				b.WriteByte('$')
-				continue
-			}
-			name := v[i+1 : i+end]
-			if !isEnvName(name) {
-				b.WriteString("$" + v[i:i+end+1])
-			} else if env := r.getenv(name); env != "" {
-				b.WriteString(env)
-			} else {
-				return ""
-			}
-			i += end + 1
-		default:
-			n := envNameLen(v[i:])
-			if n == 0 {
-				b.WriteByte('$')
-				continue
-			}
-			env := r.getenv(v[i : i+n])
-			if env == "" {
-				return ""
-			}
-			b.WriteString(env)
-			i += n
-		}
+	out, missing := envexpand.Expand(v, r.getenv)
+	if len(missing) > 0 {
+		return ""
 	}
-	return b.String()
+	return out
 }
-
-// envNameLen is the length of the environment variable name s starts
-// with ([A-Za-z_][A-Za-z0-9_]*), 0 when it starts with none.
-func envNameLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
-			continue
-		}
-		return i
-	}
-	return len(s)
-}
-
-func isEnvName(s string) bool { return s != "" && envNameLen(s) == len(s) }
 
 // runCommand runs cmd with sh -c under the registry's timeout and returns
 // its trimmed stdout; a failure, a timeout or empty output is an error.
