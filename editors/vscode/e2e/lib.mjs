@@ -31,6 +31,19 @@ const { chromium } = createRequire(path.join(codeServer, "node_modules", "x.js")
 /** The extension's id, as VS Code prefixes its status bar items and webviews. */
 export const extensionId = "gopi-dev.gopi";
 
+/**
+ * Closes an editor VS Code opened as a modal (its block covers the
+ * workbench and takes clicks and keys) with Escape; reports whether there
+ * was one.
+ */
+async function dismissModalEditor(page) {
+	const block = page.locator(".monaco-modal-editor-block");
+	if (!(await block.count())) return false;
+	await page.keyboard.press("Escape");
+	await block.first().waitFor({ state: "detached", timeout: 10_000 }).catch(() => {});
+	return true;
+}
+
 /** User settings every workbench starts with: no welcome page, tours, telemetry or AI side panel. */
 const baseSettings = {
 	"workbench.startupEditor": "none",
@@ -198,6 +211,7 @@ export class Workbench {
 		await p.locator(".statusbar-item", { hasText: "Restricted Mode" }).click({ timeout: 30_000 });
 		await p.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust$/ }).click();
 		await p.locator(".statusbar-item", { hasText: "Restricted Mode" }).waitFor({ state: "detached", timeout: 30_000 });
+		await dismissModalEditor(p);
 		await this.runCommand("View: Close All Editors");
 	}
 
@@ -273,8 +287,11 @@ export class Workbench {
 				await box.waitFor({ state: "visible", timeout: 3000 });
 				break;
 			} catch (err) {
-				// Focus was in a webview that kept the key; give the workbench focus.
 				if (i >= 2) throw err;
+				// An editor opened as a modal (the workspace trust editor
+				// sometimes is) holds the keys: close it as a user would.
+				if (await dismissModalEditor(p)) continue;
+				// Focus was in a webview that kept the key; give the workbench focus.
 				await p.locator("#workbench\\.parts\\.statusbar").click({ position: { x: 700, y: 5 } });
 			}
 		}
