@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/gopi-dev/gopi/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +173,7 @@ broken: failed \(direct, global\)
 off: disabled \(codemode, global\)
   no-such-server
 $`, out)
-	assert.False(t, alive(pidIn(t, pidFile)), "the server was stopped")
+	assert.False(t, testenv.Alive(testenv.ReadPID(t, pidFile)), "the server was stopped")
 
 	write(test + `, "notes": {"command": "` + bin + `", "args": ["-resources-only"]}`)
 	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list")
@@ -192,7 +193,7 @@ $`, out)
 	assert.Len(t, s["tools"], 10)
 	assert.Equal(t, map[string]any{"big": "hidden"}, s["toolExposure"])
 	assert.NotContains(t, s, "error")
-	assert.False(t, alive(pidIn(t, pidFile)), "the server was stopped")
+	assert.False(t, testenv.Alive(testenv.ReadPID(t, pidFile)), "the server was stopped")
 }
 
 // Issue 29: an invalid entry is reported, the others still listed, and

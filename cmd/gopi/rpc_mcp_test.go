@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gopi-dev/gopi/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,28 +55,6 @@ func toolEndOf(t *testing.T, p *proc, rs []record, tool string) record {
 	return nil
 }
 
-func pidIn(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	return pid
-}
-
-// alive reports whether a process exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
-}
-
 // Issue 29, the connection step: an mcp.json server with direct exposure
 // declares its tools; the faux model calls one and the result is in the
 // transcript. A server that fails to start is reported on stderr and
@@ -99,17 +77,17 @@ func TestRPCMCPDirectTools(t *testing.T) {
 	end := toolEndOf(t, p, p.idle(), "mcp__test__echo")
 	assert.Equal(t, false, end["isError"], p.transcript())
 	assert.Equal(t, "echo: hello", resultText(end))
-	first := pidIn(t, pidFile)
+	first := testenv.ReadPID(t, pidFile)
 
 	p.ok("2", map[string]any{"type": "prompt", "message": "call: mcp__test__crash"})
 	end = toolEndOf(t, p, p.idle(), "mcp__test__crash")
 	assert.Equal(t, true, end["isError"], p.transcript())
-	require.Eventually(t, func() bool { return !alive(first) }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !testenv.Alive(first) }, 10*time.Second, 20*time.Millisecond)
 
 	p.ok("3", map[string]any{"type": "prompt", "message": `call: mcp__test__echo {"text": "again"}`})
 	end = toolEndOf(t, p, p.idle(), "mcp__test__echo")
 	assert.Equal(t, "echo: again", resultText(end), p.transcript())
-	second := pidIn(t, pidFile)
+	second := testenv.ReadPID(t, pidFile)
 	assert.NotEqual(t, first, second)
 
 	assert.Equal(t, 0, p.exit())
@@ -117,7 +95,7 @@ func TestRPCMCPDirectTools(t *testing.T) {
 	assert.Contains(t, stderr, `mcp server "broken"`)
 	assert.Contains(t, stderr, "cannot start")
 	assert.Contains(t, stderr, `gopi has no codemode; the tools of "later" with exposure codemode are reached through tool_search`)
-	assert.False(t, alive(second), "the MCP server %d outlived gopi", second)
+	assert.False(t, testenv.Alive(second), "the MCP server %d outlived gopi", second)
 }
 
 // --no-mcp connects nothing; a trusted project's .pi/mcp.json entry
@@ -171,11 +149,11 @@ func TestRPCMCPServersEndWithGopi(t *testing.T) {
 			p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
 			p.ok("1", map[string]any{"type": "prompt", "message": `call: mcp__test__echo {"text": "hello"}`})
 			p.idle()
-			pid := pidIn(t, pidFile)
-			require.True(t, alive(pid))
+			pid := testenv.ReadPID(t, pidFile)
+			require.True(t, testenv.Alive(pid))
 			p.signal(sig)
 			p.wait()
-			require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond,
+			require.Eventually(t, func() bool { return !testenv.Alive(pid) }, 10*time.Second, 20*time.Millisecond,
 				"the MCP server %d outlived gopi (%v)", pid, sig)
 		})
 	}

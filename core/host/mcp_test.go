@@ -2,16 +2,12 @@ package host
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
+	"github.com/gopi-dev/gopi/internal/testenv"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,10 +82,18 @@ func TestMCPDirectTools(t *testing.T) {
 	assert.False(t, result.IsError)
 	assert.Equal(t, "echo: hello", result.Content.Text())
 
-	var names []string
-	for _, tl := range h.agent.Tools() {
-		names = append(names, tl.Spec().Name)
+	toolNames := func() []string {
+		var names []string
+		for _, tl := range h.agent.Tools() {
+			names = append(names, tl.Spec().Name)
+		}
+		return names
 	}
+	// The prompt waited for the direct server only: the deferred one may
+	// still be connecting, and tool_search joins once it has.
+	require.Eventually(t, func() bool { return slices.Contains(toolNames(), "tool_search") }, 20*time.Second, 10*time.Millisecond,
+		"tool_search is declared once the server with deferred tools connects: %v", toolNames())
+	names := toolNames()
 	assert.Subset(t, names, []string{"read", "bash", "mcp__t__echo", "mcp__t__slow"})
 	assert.False(t, slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__def__") }),
 		"deferred tools are not declared: %v", names)
@@ -105,32 +109,10 @@ func TestMCPDirectTools(t *testing.T) {
 	assert.NotContains(t, strings.Join(reports, "\n"), `codemode`, "no server has codemode tools")
 	mu.Unlock()
 
-	pid := readPidFile(t, pidFile)
+	pid := testenv.ReadPID(t, pidFile)
 	require.NoError(t, h.Close(context.Background()))
 	closed = true
-	assert.False(t, processAlive(pid), "the MCP server %d outlived the host", pid)
-}
-
-func readPidFile(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	return pid
-}
-
-// processAlive reports whether a process exists and is not a zombie.
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
+	assert.False(t, testenv.Alive(pid), "the MCP server %d outlived the host", pid)
 }
 
 // Issue 29: a deferred tool is not declared; tool_search loads it, and

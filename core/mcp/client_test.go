@@ -3,8 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/gopi-dev/gopi/internal/testenv"
 	"maps"
 	"os"
 	"os/exec"
@@ -315,7 +315,7 @@ func TestCloseStopsTheProcessGroup(t *testing.T) {
 	require.NoError(t, m.Close())
 	// SIGKILL went to the group before Close returned; its delivery to a
 	// process that is not gopi's child is not waited for.
-	assert.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 5*time.Millisecond,
+	assert.Eventually(t, func() bool { return !testenv.Alive(pid) }, 5*time.Second, 5*time.Millisecond,
 		"the server's child %d outlived Close", pid)
 }
 
@@ -384,19 +384,6 @@ func readPid(t *testing.T, path string) int {
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
 	return pid
-}
-
-// alive reports whether a process exists (a zombie counts as gone).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
 }
 
 // A server without the tools capability is not asked for tools (it need
