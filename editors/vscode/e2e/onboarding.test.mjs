@@ -79,7 +79,8 @@ e2e("a provider that keeps failing: one retry line, updated in place, then Retry
 	// faux fails every time for "error: 503"; Retry sends it again and fails again, once more in one line.
 	await wb.chat().locator("#log .run-status.failed button.retry").click();
 	await until(async () => (await wb.chat().locator("#log .msg.user").count()) === 2, { message: "the prompt sent again" });
-	await wb.chat().locator("#log .run-status.failed button.retry").waitFor({ timeout: 60_000 });
+	// The first failure's button may still be on screen for a moment: wait for the second failure itself.
+	await until(async () => (await wb.chat().locator("#log .run-status.failed").count()) === 2, { timeout: 60_000, message: "the second failure" });
 	assert.equal(await wb.chat().locator("#log .run-status.failed button.retry").count(), 1, "only the newest failure offers Retry");
 });
 
