@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -221,7 +220,7 @@ func TestProgressResetsTheTimeout(t *testing.T) {
 func TestCrashReconnectsOnTheNextCall(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	m, rec := start(t, map[string]Server{"s": stdio("-pidfile", pidFile)})
-	first := readPid(t, pidFile)
+	first := testenv.WaitPID(t, pidFile, 10*time.Second)
 	res := call(t, context.Background(), tool(t, m, "mcp__s__crash"), map[string]any{})
 	assert.True(t, res.IsError, res.Content.Text())
 	assert.Contains(t, res.Content.Text(), "not retried")
@@ -230,7 +229,7 @@ func TestCrashReconnectsOnTheNextCall(t *testing.T) {
 	// No retry: the crash call failed; the next one starts the server again.
 	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "back"})
 	assert.Equal(t, "echo: back", res.Content.Text())
-	second := readPid(t, pidFile)
+	second := testenv.WaitPID(t, pidFile, 10*time.Second)
 	assert.NotEqual(t, first, second)
 	assert.Equal(t, StateConnected, m.Statuses()[0].State)
 
@@ -311,7 +310,7 @@ func TestCloseStopsTheProcessGroup(t *testing.T) {
 	defer cancel()
 	require.NoError(t, m.Wait(ctx, nil))
 	require.Equal(t, StateConnected, m.Statuses()[0].State, rec.reported())
-	pid := readPid(t, pidFile)
+	pid := testenv.WaitPID(t, pidFile, 10*time.Second)
 	require.NoError(t, m.Close())
 	// SIGKILL went to the group before Close returned; its delivery to a
 	// process that is not gopi's child is not waited for.
@@ -370,20 +369,6 @@ func TestToolNamesAndExposure(t *testing.T) {
 	assert.Equal(t, ExposureDirect, tool(t, m, "mcp__my_srv__echo").Exposure())
 	assert.Equal(t, ExposureCodemode, tool(t, m, "mcp__my_srv__add_tool").Exposure())
 	assert.Equal(t, ExposureHidden, tool(t, m, "mcp__my_srv__slow").Exposure())
-}
-
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	return pid
 }
 
 // A server without the tools capability is not asked for tools (it need

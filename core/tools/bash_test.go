@@ -3,9 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"github.com/gopi-dev/gopi/internal/testenv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,20 +78,6 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil
-	}, 3*time.Second, 10*time.Millisecond)
-	return pid
-}
-
 func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
@@ -103,7 +89,7 @@ func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.True(t, res.IsError)
 	require.Equal(t, "started\n\n\nCommand timed out after 0.5 seconds", text(res))
-	waitGone(t, readPid(t, pidFile))
+	waitGone(t, testenv.WaitPID(t, pidFile, 3*time.Second))
 }
 
 func TestBashCancelKillsProcessGroup(t *testing.T) {
@@ -112,7 +98,7 @@ func TestBashCancelKillsProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		readPid(t, pidFile)
+		testenv.WaitPID(t, pidFile, 3*time.Second)
 		cancel()
 	})
 	start := time.Now()
@@ -123,7 +109,7 @@ func TestBashCancelKillsProcessGroup(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.True(t, res.IsError)
 	require.Equal(t, "Command aborted", text(res))
-	waitGone(t, readPid(t, pidFile))
+	waitGone(t, testenv.WaitPID(t, pidFile, 3*time.Second))
 }
 
 func TestBashBackgroundChildDoesNotBlock(t *testing.T) {
@@ -133,7 +119,7 @@ func TestBashBackgroundChildDoesNotBlock(t *testing.T) {
 	res := run(t, dir, "bash", map[string]any{"command": "sleep 30 & echo $! > " + pidFile + "; echo done"})
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.Equal(t, "done\n", text(res))
-	pid := readPid(t, pidFile)
+	pid := testenv.WaitPID(t, pidFile, 3*time.Second)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 }
 

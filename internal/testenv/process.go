@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Alive reports whether process pid exists and is not a zombie: tests use
@@ -39,4 +40,23 @@ func ReadPID(t testing.TB, path string) int {
 		t.Fatalf("the pid file %s holds %q: %v", path, b, err)
 	}
 	return pid
+}
+
+// WaitPID is ReadPID for a child that writes its pid file itself: it
+// waits up to within for the file to hold a number.
+func WaitPID(t testing.TB, path string, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s within %v", path, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
