@@ -456,16 +456,9 @@ func (c mcpCommand) list(argv []string) int {
 	if _, err := os.Stat(mcp.ProjectFile(c.cwd)); err == nil && !trusted {
 		note = c.untrustedNote()
 	}
-	codemode := false
-	for _, e := range cfg.Servers {
-		if !e.Server.IsEnabled() {
-			continue
-		}
-		codemode = codemode || e.Server.ServerExposure() == mcp.ExposureCodemode
-		for _, r := range e.Server.ToolExposureRules() {
-			codemode = codemode || r.Exposure == mcp.ExposureCodemode
-		}
-	}
+	codemode := slices.ContainsFunc(cfg.Servers, func(e mcp.Entry) bool {
+		return e.Server.IsEnabled() && e.Server.MayExpose(mcp.ExposureCodemode)
+	})
 	if codemode {
 		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode; a session reaches tools with codemode exposure (pi's default) through tool_search, as deferred tools (docs/mcp.md)")
 	}

@@ -51,31 +51,11 @@ func (h *Host) startMCP() {
 func codemodeServers(servers []mcp.Entry) []string {
 	var out []string
 	for _, e := range servers {
-		if !e.Server.IsEnabled() {
-			continue
-		}
-		codemode := e.Server.ServerExposure() == mcp.ExposureCodemode
-		for _, r := range e.Server.ToolExposureRules() {
-			codemode = codemode || r.Exposure == mcp.ExposureCodemode
-		}
-		if codemode {
+		if e.Server.IsEnabled() && e.Server.MayExpose(mcp.ExposureCodemode) {
 			out = append(out, fmt.Sprintf("%q", e.Name))
 		}
 	}
 	return out
-}
-
-// hasDirect reports whether a server may have tools with direct exposure.
-func hasDirect(s mcp.Server) bool {
-	if s.ServerExposure() == mcp.ExposureDirect {
-		return true
-	}
-	for _, r := range s.ToolExposureRules() {
-		if r.Exposure == mcp.ExposureDirect {
-			return true
-		}
-	}
-	return false
 }
 
 // mcpFirst waits, at most mcpWait, for the servers with direct tools to
@@ -88,7 +68,7 @@ func (h *Host) mcpFirst(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, mcpWait)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
-	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return hasDirect(s) })
+	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) })
 }
 
 // mcpTools are the connected servers' tools declared to the model: those

@@ -89,28 +89,13 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 	for _, st := range h.mcp.Statuses() {
 		listed := has[st.Name]
 		if st.State == mcp.StateConnecting {
-			listed = mayBeSearchable(config[st.Name])
+			listed = config[st.Name].MayExpose(mcp.ExposureDeferred, mcp.ExposureCodemode)
 		}
 		if listed {
 			out = append(out, resources.MCPServerLine{Name: st.Name, Summary: st.Summary})
 		}
 	}
 	return out
-}
-
-// mayBeSearchable reports whether a server's configuration gives some
-// tool deferred or codemode exposure.
-func mayBeSearchable(s mcp.Server) bool {
-	indirect := func(e mcp.Exposure) bool { return e == mcp.ExposureDeferred || e == mcp.ExposureCodemode }
-	if indirect(s.ServerExposure()) {
-		return true
-	}
-	for _, r := range s.ToolExposureRules() {
-		if indirect(r.Exposure) {
-			return true
-		}
-	}
-	return false
 }
 
 // requestTools is the agent's RequestTools: the run's tools, and the MCP

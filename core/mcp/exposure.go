@@ -69,6 +69,22 @@ func (s Server) ServerExposure() Exposure {
 	return s.Exposure.Resolved()
 }
 
+// MayExpose reports whether some tool of the server may get one of which:
+// the server's own exposure or a toolExposure entry names it (aliases
+// resolved). Which tools the server really has is known only once it
+// connects.
+func (s Server) MayExpose(which ...Exposure) bool {
+	if slices.Contains(which, s.ServerExposure()) {
+		return true
+	}
+	for _, r := range s.ToolExposureRules() {
+		if slices.Contains(which, r.Exposure) {
+			return true
+		}
+	}
+	return false
+}
+
 // ToolExposureOf is the exposure of the server's tool named tool (its name
 // on the server, not mcp__…): its exact toolExposure entry, else the first
 // pattern in file order that matches it, else the server's exposure.

@@ -67,3 +67,15 @@ func TestMatchToolPattern(t *testing.T) {
 		assert.Equal(t, tc.want, MatchToolPattern(tc.pattern, tc.name), "%q %q", tc.pattern, tc.name)
 	}
 }
+
+func TestMayExpose(t *testing.T) {
+	plain := Server{Command: "x"} // pi's default: codemode
+	assert.True(t, plain.MayExpose(ExposureCodemode))
+	assert.False(t, plain.MayExpose(ExposureDirect, ExposureDeferred))
+
+	mixed := Server{Command: "x", Exposure: ExposureHidden, ToolExposure: map[string]Exposure{"search": ExposureDirect, "get_*": ExposureCodemodeDeferred}}
+	assert.True(t, mixed.MayExpose(ExposureDirect))
+	assert.True(t, mixed.MayExpose(ExposureCodemode), "an alias counts as what it names")
+	assert.True(t, mixed.MayExpose(ExposureHidden))
+	assert.False(t, mixed.MayExpose(ExposureDeferred))
+}
