@@ -245,9 +245,11 @@ func TestRPCMCPServersCommand(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
-// Issue 29: --tools keeps MCP tools unless one of its entries starts with
-// mcp__, then only the MCP tools it matches stay; --exclude-tools and
-// --no-tools apply to them too.
+// Issue 29: an MCP tool is declared directly only when a --tools
+// allowlist names or matches it (pi's rule); the others stay reachable
+// through tool_search when the allowlist names it, and are removed once
+// an entry starts with mcp__. --exclude-tools and --no-tools apply to
+// them too.
 func TestRPCMCPToolSelection(t *testing.T) {
 	bin := mcpServerBinary(t)
 	for _, tc := range []struct {
@@ -256,7 +258,9 @@ func TestRPCMCPToolSelection(t *testing.T) {
 		not  []string
 	}{
 		{nil, []string{"mcp__test__echo", "mcp__test__slow"}, nil},
-		{[]string{"--tools", "read"}, []string{"mcp__test__echo", "mcp__test__slow"}, []string{"bash"}},
+		{[]string{"--tools", "read"}, nil, []string{"bash", "mcp__test__echo", "mcp__test__slow", "tool_search"}},
+		{[]string{"--tools", "read,tool_search"}, []string{"tool_search"}, []string{"mcp__test__echo", "mcp__test__slow"}},
+		{[]string{"--tools", "*"}, []string{"mcp__test__echo", "mcp__test__slow", "bash"}, []string{"tool_search"}},
 		{[]string{"--tools", "read,mcp__test__e*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow", "bash"}},
 		{[]string{"--exclude-tools", "mcp__*__s*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow"}},
 		{[]string{"--no-tools"}, nil, []string{"mcp__test__echo", "read"}},

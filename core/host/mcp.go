@@ -72,8 +72,9 @@ func (h *Host) mcpFirst(ctx context.Context) {
 }
 
 // mcpTools are the connected servers' tools declared to the model: those
-// with direct exposure that the tool selection leaves (--tools filters
-// them only once one of its entries starts with mcp__, as in pi).
+// with direct exposure that the tool selection declares (a --tools
+// allowlist must name or match them; it removes the others only once one
+// of its entries starts with mcp__, as in pi).
 func (h *Host) mcpTools() []agent.Tool {
 	var out []agent.Tool
 	sel := h.opts.ToolSelection
@@ -81,7 +82,7 @@ func (h *Host) mcpTools() []agent.Tool {
 		if t.Exposure() != mcp.ExposureDirect {
 			continue
 		}
-		if !sel.MCPAllowed(t.Spec().Name) {
+		if !sel.MCPDeclared(t.Spec().Name) {
 			continue
 		}
 		out = append(out, t)

@@ -13,6 +13,7 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // toolSearchName is the tool that loads deferred MCP tools (pi's name).
@@ -34,12 +35,20 @@ type toolSearchDetails struct {
 }
 
 // searchable reports whether an MCP tool is reached through tool_search:
-// exposure deferred, or codemode (gopi has no codemode), and left by the
-// tool selection. Hidden tools are never reachable.
-func searchable(t *mcp.Tool) bool {
+// exposure deferred, or codemode (gopi has no codemode), or direct but
+// left undeclared by a --tools allowlist that names tool_search (pi's
+// rule: only tool_search, if listed, loads such a tool). Hidden tools
+// are never reachable, nor tools the selection removes.
+func searchable(t *mcp.Tool, sel tools.Selection) bool {
+	name := t.Spec().Name
+	if !sel.MCPAllowed(name) {
+		return false
+	}
 	switch t.Exposure() {
 	case mcp.ExposureDeferred, mcp.ExposureCodemode:
 		return true
+	case mcp.ExposureDirect:
+		return !sel.MCPDeclared(name) && sel.Allowed(toolSearchName)
 	}
 	return false
 }
@@ -48,9 +57,8 @@ func searchable(t *mcp.Tool) bool {
 // load.
 func (h *Host) searchableTools() []*mcp.Tool {
 	var out []*mcp.Tool
-	sel := h.opts.ToolSelection
 	for _, t := range h.mcp.Tools() {
-		if searchable(t) && sel.MCPAllowed(t.Spec().Name) {
+		if searchable(t, h.opts.ToolSelection) {
 			out = append(out, t)
 		}
 	}

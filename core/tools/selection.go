@@ -38,6 +38,15 @@ func (s Selection) MCPAllowed(name string) bool {
 	return s.MCP == nil || s.MCP(name)
 }
 
+// MCPDeclared reports whether the MCP tool called name may be declared
+// to the model directly: it may exist, and an allowlist names or matches
+// it. An MCP tool that only MCPAllowed admits (an allowlist without
+// mcp__ entries that does not match it) is reached through tool_search
+// alone, as in pi.
+func (s Selection) MCPDeclared(name string) bool {
+	return s.MCPAllowed(name) && (s.Allow == nil || s.Allow(name))
+}
+
 // Allowed reports whether the tool called name may exist: not
 // excluded, and matched by the allowlist when there is one.
 func (s Selection) Allowed(name string) bool {

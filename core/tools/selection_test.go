@@ -61,26 +61,31 @@ func TestNameMatcher(t *testing.T) {
 // Issue 29: --tools keeps MCP tools unless an entry starts with mcp__;
 // --no-tools drops them; --exclude-tools applies to them too.
 func TestSelectMCP(t *testing.T) {
+	// allowed: MCPAllowed (the tool may exist); declared: MCPDeclared
+	// (declared directly when its exposure is direct).
+	type want struct{ allowed, declared bool }
 	for _, tc := range []struct {
-		name    string
-		o       SelectOptions
-		allowed map[string]bool
+		name  string
+		o     SelectOptions
+		tools map[string]want
 	}{
-		{"defaults", SelectOptions{}, map[string]bool{"mcp__a__x": true}},
-		{"allowlist without mcp", SelectOptions{Tools: []string{"read"}}, map[string]bool{"mcp__a__x": true}},
+		{"defaults", SelectOptions{}, map[string]want{"mcp__a__x": {true, true}}},
+		{"allowlist without mcp", SelectOptions{Tools: []string{"read"}}, map[string]want{"mcp__a__x": {true, false}}},
+		{"allowlist matching all", SelectOptions{Tools: []string{"*"}}, map[string]want{"mcp__a__x": {true, true}}},
 		{"allowlist with mcp", SelectOptions{Tools: []string{"read", "mcp__a__*"}},
-			map[string]bool{"mcp__a__x": true, "mcp__b__x": false}},
-		{"no tools", SelectOptions{NoTools: true}, map[string]bool{"mcp__a__x": false}},
+			map[string]want{"mcp__a__x": {true, true}, "mcp__b__x": {false, false}}},
+		{"no tools", SelectOptions{NoTools: true}, map[string]want{"mcp__a__x": {false, false}}},
 		{"no tools, modifiers", SelectOptions{NoTools: true, Tools: []string{"+mcp__a__x"}},
-			map[string]bool{"mcp__a__x": true, "mcp__a__y": false}},
-		{"no builtins", SelectOptions{NoBuiltin: true}, map[string]bool{"mcp__a__x": true}},
+			map[string]want{"mcp__a__x": {true, true}, "mcp__a__y": {false, false}}},
+		{"no builtins", SelectOptions{NoBuiltin: true}, map[string]want{"mcp__a__x": {true, true}}},
 		{"exclude", SelectOptions{Tools: []string{"mcp__*"}, Exclude: []string{"mcp__b__*"}},
-			map[string]bool{"mcp__a__x": true, "mcp__b__x": false}},
+			map[string]want{"mcp__a__x": {true, true}, "mcp__b__x": {false, false}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Select(tc.o)
-			for name, want := range tc.allowed {
-				assert.Equal(t, want, s.MCPAllowed(name), name)
+			for name, w := range tc.tools {
+				assert.Equal(t, w.allowed, s.MCPAllowed(name), "allowed: %s", name)
+				assert.Equal(t, w.declared, s.MCPDeclared(name), "declared: %s", name)
 			}
 		})
 	}
