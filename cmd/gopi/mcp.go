@@ -397,7 +397,8 @@ type mcpListed struct {
 // timeout, and reports what became of it; the servers are stopped before
 // it returns.
 func (c mcpCommand) connectAll(entries []mcp.Entry) []mcpListed {
-	m := mcp.NewManager(mcp.Options{Servers: entries, Cwd: c.cwd, Version: version})
+	m := mcp.NewManager(mcp.Options{Servers: entries, Cwd: c.cwd, Version: version,
+		Log: mcp.NewServerLog(filepath.Join(c.agentDir, mcp.LogFile))})
 	m.Start()
 	_ = m.Wait(context.Background(), nil)
 	statuses := m.Statuses()

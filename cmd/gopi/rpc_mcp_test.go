@@ -79,6 +79,19 @@ func TestRPCMCPDirectTools(t *testing.T) {
 	assert.Equal(t, "echo: hello", resultText(end))
 	first := testenv.ReadPID(t, pidFile)
 
+	// The server's log messages go to mcp.log in the agent directory.
+	p.ok("log", map[string]any{"type": "prompt", "message": `call: mcp__test__log {"level": "error", "logger": "io", "text": "disk full"}`})
+	end = toolEndOf(t, p, p.idle(), "mcp__test__log")
+	assert.Equal(t, "logged", resultText(end), p.transcript())
+	logPath := filepath.Join(w.agentDir, "mcp.log")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "[test] error io: disk full")
+	}, 10*time.Second, 10*time.Millisecond, "mcp.log has the server's message")
+	if fi, err := os.Stat(logPath); assert.NoError(t, err) {
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	}
+
 	p.ok("2", map[string]any{"type": "prompt", "message": "call: mcp__test__crash"})
 	end = toolEndOf(t, p, p.idle(), "mcp__test__crash")
 	assert.Equal(t, true, end["isError"], p.transcript())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +37,7 @@ func (h *Host) startMCP() {
 		Servers:  h.opts.MCPServers,
 		Cwd:      h.opts.Cwd,
 		Version:  h.opts.Version,
+		Log:      h.mcpLog(),
 		Report:   h.opts.Report,
 		OnChange: h.applyExtensionTools,
 	})
@@ -44,6 +46,15 @@ func (h *Host) startMCP() {
 			"are reached through tool_search, as deferred tools are", strings.Join(names, ", ")))
 	}
 	h.mcp.Start()
+}
+
+// mcpLog is the servers' log, mcp.log in the agent directory; none
+// without one.
+func (h *Host) mcpLog() *mcp.ServerLog {
+	if h.opts.AgentDir == "" {
+		return nil
+	}
+	return mcp.NewServerLog(filepath.Join(h.opts.AgentDir, mcp.LogFile))
 }
 
 // codemodeServers names the enabled servers with codemode exposure in

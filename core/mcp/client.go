@@ -50,6 +50,9 @@ type Options struct {
 	TempDir string
 	// Version is gopi's, sent to servers as the client's.
 	Version string
+	// Log receives the servers' log messages (notifications/message);
+	// nil drops them.
+	Log *ServerLog
 	// Report receives what went wrong with a server (a failed start, a
 	// dropped connection); nil drops it.
 	Report func(error)
@@ -346,6 +349,14 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 			// Not on the session's goroutine: listing is a request, and
 			// its answer is read there.
 			s.m.wg.Go(func() { s.refresh(sess) })
+		},
+		// Logging is deprecated from protocol 2026-07-28 on, but servers
+		// of the earlier versions still log, and pi keeps mcp.log.
+		//lint:ignore SA1019 servers of protocols before 2026-07-28 log this way
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			if req.Params != nil {
+				s.m.opts.Log.Write(s.name, string(req.Params.Level), req.Params.Logger, req.Params.Data)
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if req.Params != nil {

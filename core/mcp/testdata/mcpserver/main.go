@@ -6,7 +6,8 @@
 // (reports progress, then answers), image, fail
 // (isError), big (a long text), structured, link (a resource link), crash
 // (the process exits), add_tool (adds a tool, which sends list_changed),
-// and header (the value of a request header, over HTTP). With
+// log (sends a log message; the server logs at every level without
+// waiting for logging/setLevel), and header (the value of a request header, over HTTP). With
 // -resources-only it offers one resource and no tools at all.
 package main
 
@@ -61,6 +62,28 @@ type progressArgs struct {
 
 type none struct{}
 
+type logArgs struct {
+	Level  string `json:"level" jsonschema:"the message's level"`
+	Logger string `json:"logger" jsonschema:"the logger's name"`
+	Text   string `json:"text" jsonschema:"the message"`
+}
+
+// logEverything sets a session's log level to debug before each tool
+// call: the SDK sends no log message before a client sets a level (for
+// protocol 2026-07-28, in each request), and gopi, like pi, sets none.
+func logEverything(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "tools/call" {
+			_, err := next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{
+				Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "debug"}})
+			if err != nil {
+				log.Printf("setting the log level: %v", err)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 func newServer(header func(string) string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "gopi-testserver", Version: "1.0.0"},
 		&mcp.ServerOptions{Instructions: "A server for gopi's tests.\nSecond line.", HasTools: true})
@@ -68,6 +91,18 @@ func newServer(header func(string) string) *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + a.Text), nil, nil
+		})
+	s.AddReceivingMiddleware(logEverything)
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Sends a log message."},
+		func(_ context.Context, req *mcp.CallToolRequest, a logArgs) (*mcp.CallToolResult, any, error) {
+			// Under protocol 2026-07-28 a request's context carries its
+			// own level (none, from gopi): log outside it, at the
+			// session's level that logEverything set.
+			err := req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(a.Level), Logger: a.Logger, Data: a.Text})
+			if err != nil {
+				return nil, nil, err
+			}
+			return text("logged"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Blocks until the call is cancelled."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
