@@ -335,11 +335,33 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 }
 
 // connect starts the server (or reaches it), initializes the session and
-// lists its tools; a goroutine then watches for the connection's end.
+// lists its tools; a goroutine then watches for the connection's end. An
+// HTTP server that fails for a transient reason is tried twice more
+// after connectRetryDelays, as pi does.
 func (s *server) connect() (*sdk.ClientSession, error) {
+	for attempt := 0; ; attempt++ {
+		var outcome *httpOutcome
+		if !s.cfg.isStdio() {
+			outcome = &httpOutcome{}
+		}
+		sess, err := s.connectOnce(outcome)
+		if err == nil || attempt >= len(connectRetryDelays) || !outcome.transient() {
+			return sess, err
+		}
+		select {
+		case <-time.After(connectRetryDelays[attempt]):
+		case <-s.m.ctx.Done():
+			return nil, err
+		}
+	}
+}
+
+// connectOnce is one attempt of connect; outcome, for an HTTP server,
+// records its exchanges.
+func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.timeout())
 	defer cancel()
-	t, stderr, err := s.transport(ctx)
+	t, stderr, err := s.transport(ctx, outcome)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
@@ -491,8 +513,9 @@ func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Too
 }
 
 // transport builds the connection's transport from the configuration,
-// its values expanded now, as the server starts.
-func (s *server) transport(ctx context.Context) (sdk.Transport, *tailBuffer, error) {
+// its values expanded now, as the server starts; outcome records an HTTP
+// server's exchanges.
+func (s *server) transport(ctx context.Context, outcome *httpOutcome) (sdk.Transport, *tailBuffer, error) {
 	c := s.cfg
 	switch c.Type {
 	case "", TypeStdio, TypeHTTP, TypeStreamableHTTP:
@@ -501,8 +524,7 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *tailBuffer, err
 	default:
 		return nil, nil, fmt.Errorf("unknown type %q", c.Type)
 	}
-	stdio := c.Type == TypeStdio || (c.Type == "" && c.Command != "")
-	if !stdio {
+	if !c.isStdio() {
 		if c.URL == "" {
 			return nil, nil, errors.New("neither command nor url is set")
 		}
@@ -510,7 +532,8 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, *tailBuffer, err
 		if err != nil {
 			return nil, nil, err
 		}
-		client := &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
+		base := outcomeTransport{o: outcome, base: http.DefaultTransport}
+		client := &http.Client{Transport: headerTransport{headers: headers, base: base}}
 		// Two retries of a dropped stream, as pi retries HTTP errors twice.
 		return &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
 	}
