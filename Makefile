@@ -86,14 +86,17 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # gopi and pi side by side on the same scripted model (loopback, no key):
-# startup, and one reply of 4,000 and 10,000 streamed deltas, with peak RSS.
+# startup, one reply of 4,000 and 10,000 streamed deltas, and a prompt that
+# calls a tool of the official MCP test server (server-everything), with
+# peak RSS.
 # Installs pi (PI_BENCH_VERSION) and Node 22 from npm into ~/.cache/gopi on
 # first use. BENCH_ARGS='-runs 9 -deltas 4000' changes the runs.
 PI_BENCH_VERSION ?= 1.5.2
 BENCH_ARGS ?=
 bench-vs-pi: build
 	$(GO) build -o bin/bench-vs-pi ./cmd/bench-vs-pi
-	./bin/bench-vs-pi -gopi $(BIN) -pi "$$(testdata/pi/install.sh $(PI_BENCH_VERSION))" $(BENCH_ARGS)
+	./bin/bench-vs-pi -gopi $(BIN) -pi "$$(testdata/pi/install.sh $(PI_BENCH_VERSION))" \
+		-mcp "$$(testdata/mcp/everything.sh)" $(BENCH_ARGS)
 
 # The fuzz targets, each for FUZZTIME (their seed corpora, inline and in
 # each package's testdata/fuzz, run with every `make test`).

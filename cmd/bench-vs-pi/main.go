@@ -46,6 +46,7 @@ func main() {
 	only := flag.String("only", "", "run one agent only: gopi or pi")
 	sessionList := flag.String("sessions", "10000,100000", "comma-separated entry counts of session files to open (empty: none)")
 	replayFile := flag.String("replay", "", "internal: be the writer that replays FILE (the stream's floor)")
+	mcpServer := flag.String("mcp", "", "entry file of @modelcontextprotocol/server-everything: also time a prompt that calls one of its tools")
 	flag.Parse()
 	if *replayFile != "" {
 		if err := replay(*replayFile); err != nil {
@@ -174,6 +175,20 @@ func main() {
 		if agents[0].name == "gopi" {
 			floor(agents[0], home, n, *runs, func() { srv.Push(turn) })
 		}
+	}
+	if *mcpServer != "" {
+		mcpDir, err := mcpAgentDir(home, agentDir, *mcpServer)
+		if err != nil {
+			fatalf("mcp: %v", err)
+		}
+		turns := []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "mcp__everything__echo", `{"message":"hi"}`)),
+			llmtest.Text("done"),
+		}
+		report("MCP: spawn → tool → end", func(a *agent) (sample, error) {
+			srv.Push(turns...)
+			return a.withAgentDir(mcpDir).mcpPrompt()
+		})
 	}
 	for _, n := range sessions {
 		path, size, err := writeSession(filepath.Join(home, "sessions"), work, n)
@@ -455,6 +470,74 @@ func (a *agent) stream() (sample, error) {
 	n := p.bytes
 	rss, err := p.finish()
 	return sample{secs: secs, rssKB: rss, stdout: n}, err
+}
+
+// withAgentDir is a with its agent directory at dir.
+func (a *agent) withAgentDir(dir string) *agent {
+	b := *a
+	b.env = append(slices.Clone(a.env), models.EnvAgentDir+"="+dir)
+	return &b
+}
+
+// mcpPrompt times spawn → a prompt whose model calls an MCP tool, then
+// answers → agent_end: the wait for the server to connect, the call and
+// the two model requests.
+func (a *agent) mcpPrompt() (sample, error) {
+	t0 := time.Now()
+	p, err := a.start()
+	if err != nil {
+		return sample{}, err
+	}
+	if _, err := io.WriteString(p.in, `{"id":"p","type":"prompt","message":"call it"}`+"\n"); err != nil {
+		return sample{}, err
+	}
+	// The call must have reached the server: its answer is in the
+	// tool's end.
+	for {
+		head, err := p.line()
+		if err != nil {
+			return sample{}, fmt.Errorf("waiting for the tool's end: %w", err)
+		}
+		if strings.Contains(head, `"type":"tool_execution_end"`) {
+			if !strings.Contains(head, "Echo: hi") {
+				return sample{}, fmt.Errorf("the MCP call failed: %s", head)
+			}
+			break
+		}
+	}
+	if err := p.until(`"type":"agent_end"`); err != nil {
+		return sample{}, err
+	}
+	secs := time.Since(t0).Seconds()
+	rss, err := p.finish()
+	return sample{secs: secs, rssKB: rss}, err
+}
+
+// mcpAgentDir is a second agent directory, beside agentDir's models, whose
+// mcp.json runs server-everything (entry) over stdio with direct tools.
+func mcpAgentDir(home, agentDir, entry string) (string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(home, "agent-mcp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	models, err := os.ReadFile(filepath.Join(agentDir, "models.json"))
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), models, 0o644); err != nil {
+		return "", err
+	}
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": node, "args": []string{entry}, "exposure": "direct"},
+	}})
+	if err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644)
 }
 
 // switchTo times switch_session to the file at path in a running agent
