@@ -522,6 +522,11 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if !fromHook {
 		usage = &resUsage
 	}
+	// The checkpoint is the recorded tool set: bring it up to date with
+	// the tools this run's searches loaded.
+	if err := h.recordSystem(store); err != nil {
+		return nil, h.saved(store, "the compaction", err)
+	}
 	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook, usage)
 	if err != nil {
 		return nil, h.saved(store, "the compaction", err)

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/mcp"
@@ -198,4 +200,57 @@ func TestMCPDeferredTools(t *testing.T) {
 	// Without the search in the transcript (another branch), the tool is
 	// not declared.
 	assert.Empty(t, h.requestTools(ctx, nil, nil))
+}
+
+// Issue 29: a compaction that summarizes the tool_search result keeps the
+// tool it loaded: the tool set is recorded in a system message before the
+// compaction, whose checkpoint carries it, and read back from there.
+func TestMCPLoadedToolsSurviveCompaction(t *testing.T) {
+	bin := buildMCPServer(t)
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+		MCPServers: []mcp.Entry{{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred}}},
+		Settings:   Settings{Compaction: &compaction.Settings{Enabled: false, ReserveTokens: 16384, KeepRecentTokens: 1}},
+		Report:     func(error) {},
+	})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	declared := func() []string {
+		var out []string
+		for _, tl := range h.requestTools(ctx, h.agent.Messages(), nil) {
+			out = append(out, tl.Spec().Name)
+		}
+		return out
+	}
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(h.agent.Tools(), func(tl agent.Tool) bool { return tl.Spec().Name == "tool_search" })
+	}, 10*time.Second, 10*time.Millisecond, "the server connects")
+	require.NoError(t, h.PromptAndWait(ctx, `call: tool_search {"query": "echo"}`, nil))
+	require.Contains(t, declared(), "mcp__d__echo")
+	require.NoError(t, h.PromptAndWait(ctx, "and now something else", nil))
+
+	_, err = h.Compact(ctx, api.CompactParams{})
+	require.NoError(t, err)
+	for _, m := range h.agent.Messages() {
+		if tr, ok := m.(*llm.ToolResultMessage); ok {
+			require.NotEqual(t, "tool_search", tr.ToolName, "the compaction summarized the search")
+		}
+	}
+	assert.Contains(t, declared(), "mcp__d__echo", "the loaded tool is still declared")
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__d__echo {"text": "after"}`, nil))
+	var last *llm.ToolResultMessage
+	for _, m := range h.agent.Messages() {
+		if r, ok := m.(*llm.ToolResultMessage); ok {
+			last = r
+		}
+	}
+	require.NotNil(t, last)
+	assert.Equal(t, "echo: after", last.Content.Text())
 }

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -12,18 +15,48 @@ import (
 // session pi wrote whose sections are not ours). Nothing changed: msg
 // alone.
 func (h *Host) withSystem(msg llm.Message) []llm.Message {
-	h.mu.Lock()
-	sections := h.sections
-	store := h.store
-	h.mu.Unlock()
-	prev, ok := session.SystemStateOf(store.Path())
-	tools := h.agent.Tools()
-	specs := make([]llm.ToolSpec, len(tools))
-	for i, t := range tools {
-		specs[i] = t.Spec()
-	}
-	if patch := llm.SystemPatch(prev, ok, sections, specs, llm.Now()); patch != nil {
+	if patch := h.systemPatch(h.Store()); patch != nil {
 		return []llm.Message{patch, msg}
 	}
 	return []llm.Message{msg}
+}
+
+// systemPatch is the system message that brings store's recorded prompt
+// and tools up to date, or nil. The tools are the agent's and those the
+// branch's tool_search results loaded, so that the record keeps them
+// past a compaction that summarizes the searches (as pi records them as
+// a tool change).
+func (h *Host) systemPatch(store *session.Store) *llm.SystemMessage {
+	h.mu.Lock()
+	sections := h.sections
+	h.mu.Unlock()
+	prev, ok := session.SystemStateOf(store.Path())
+	tools := h.agent.Tools()
+	specs := make([]llm.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		specs = append(specs, t.Spec())
+	}
+	for _, t := range h.loadedSearchable(h.agent.Messages()) {
+		if spec := t.Spec(); !slices.ContainsFunc(specs, func(o llm.ToolSpec) bool { return o.Name == spec.Name }) {
+			specs = append(specs, spec)
+		}
+	}
+	if patch := llm.SystemPatch(prev, ok, sections, specs, llm.Now()); patch != nil {
+		return patch
+	}
+	return nil
+}
+
+// recordSystem appends to store the system message that brings its record
+// up to date, if any: before a compaction, whose checkpoint is that
+// record, so tools loaded in the run being compacted are kept.
+func (h *Host) recordSystem(store *session.Store) error {
+	patch := h.systemPatch(store)
+	if patch == nil {
+		return nil
+	}
+	if _, err := store.AppendMessage(patch); err != nil {
+		return fmt.Errorf("recording the tool set: %w", err)
+	}
+	return nil
 }

@@ -107,23 +107,21 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 }
 
 // requestTools is the agent's RequestTools: the run's tools, and the MCP
-// tools the transcript's tool_search results loaded.
+// tools the transcript loaded.
 func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
 	loaded := loadedTools(msgs)
 	if len(loaded) == 0 {
 		return tools
 	}
-	searchable := h.searchableTools()
-	if len(searchable) < len(loaded) {
+	if len(h.searchableTools()) < len(loaded) {
 		// A server whose tools the branch loaded may still be
 		// connecting (a resumed session's first prompt does not wait for
 		// it): wait for the servers as tool_search does.
 		h.mcpWaitAll(ctx)
-		searchable = h.searchableTools()
 	}
-	for _, t := range searchable {
+	for _, t := range h.loadedSearchable(msgs) {
 		name := t.Spec().Name
-		if !loaded[name] || slices.ContainsFunc(tools, func(o agent.Tool) bool { return o.Spec().Name == name }) {
+		if slices.ContainsFunc(tools, func(o agent.Tool) bool { return o.Spec().Name == name }) {
 			continue
 		}
 		tools = append(tools, t)
@@ -131,9 +129,43 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 	return tools
 }
 
-// loadedTools are the tools that tool_search results in msgs loaded.
+// loadedSearchable are the searchable tools msgs loaded.
+func (h *Host) loadedSearchable(msgs []llm.Message) []*mcp.Tool {
+	if h.mcp.Empty() {
+		return nil
+	}
+	loaded := loadedTools(msgs)
+	if len(loaded) == 0 {
+		return nil
+	}
+	var out []*mcp.Tool
+	for _, t := range h.searchableTools() {
+		if loaded[t.Spec().Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// loadedTools are the tools that tool_search results in msgs loaded, and
+// the MCP tools their system messages declare: the record of earlier
+// loads, which a compaction's checkpoint keeps after the results are
+// summarized (and which pi's sessions carry too).
 func loadedTools(msgs []llm.Message) map[string]bool {
 	var out map[string]bool
+	add := func(n string) {
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[n] = true
+	}
+	if st, ok := llm.ReplaySystem(msgs); ok {
+		for _, t := range st.Tools {
+			if strings.HasPrefix(t.Name, tools.MCPPrefix) {
+				add(t.Name)
+			}
+		}
+	}
 	for _, m := range msgs {
 		tr, ok := m.(*llm.ToolResultMessage)
 		if !ok || tr.ToolName != toolSearchName || tr.IsError {
@@ -144,10 +176,7 @@ func loadedTools(msgs []llm.Message) map[string]bool {
 			continue
 		}
 		for _, n := range d.Loaded {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[n] = true
+			add(n)
 		}
 	}
 	return out
