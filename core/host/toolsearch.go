@@ -33,24 +33,30 @@ type toolSearchDetails struct {
 	Loaded []string `json:"loadedTools"`
 }
 
-// searchable reports whether an MCP tool is reached through tool_search:
-// exposure deferred, or codemode (gopi has no codemode), and left by the
-// tool selection. Hidden tools are never reachable.
-func searchable(t *mcp.Tool) bool {
-	switch t.Exposure() {
+// searchable reports whether an MCP tool with this exposure is reached
+// through tool_search: deferred, or codemode (gopi has no codemode).
+// Hidden tools are never reachable.
+func searchable(e mcp.Exposure) bool {
+	switch e {
 	case mcp.ExposureDeferred, mcp.ExposureCodemode:
 		return true
 	}
 	return false
 }
 
-// searchableTools are the connected servers' tools that tool_search can
-// load.
-func (h *Host) searchableTools() []*mcp.Tool {
-	var out []*mcp.Tool
+// searchableTools are the tools tool_search can load: the connected
+// servers' tools and the resource tools that are reached through it and
+// that the tool selection leaves.
+func (h *Host) searchableTools() []agent.Tool {
+	var out []agent.Tool
 	sel := h.opts.ToolSelection
 	for _, t := range h.mcp.Tools() {
-		if searchable(t) && sel.MCPAllowed(t.Spec().Name) {
+		if searchable(t.Exposure()) && sel.MCPAllowed(t.Spec().Name) {
+			out = append(out, t)
+		}
+	}
+	for _, t := range h.resourceTools() {
+		if searchable(t.Exposure()) {
 			out = append(out, t)
 		}
 	}
@@ -79,7 +85,9 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 	}
 	has := map[string]bool{}
 	for _, t := range h.searchableTools() {
-		has[t.Server()] = true
+		for _, server := range toolServers(t) {
+			has[server] = true
+		}
 	}
 	config := map[string]mcp.Server{}
 	for _, e := range h.opts.MCPServers {
@@ -214,25 +222,50 @@ func (t toolSearch) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	return agent.Result{Content: llm.Contents{llm.TextContent{Text: strings.TrimRight(b.String(), "\n")}}, Details: d}, nil
 }
 
+// toolServers are the servers whose capabilities a tool_search tool
+// offers: an MCP tool's server, or the servers a resource tool reaches.
+func toolServers(t agent.Tool) []string {
+	switch t := t.(type) {
+	case *mcp.Tool:
+		return []string{t.Server()}
+	case resourceTool:
+		return t.Servers()
+	}
+	return nil
+}
+
+// remoteName is an MCP tool's name on its server; a resource tool's is
+// its own.
+func remoteName(t agent.Tool) string {
+	if t, ok := t.(*mcp.Tool); ok {
+		return t.RemoteName()
+	}
+	return t.Spec().Name
+}
+
 // rankTools orders the tools that match some word of query, best first:
 // a word in the tool's name counts most, then in its description, then
-// in its server's name or summary; the whole query as the tool's name (or
-// its server name) wins outright. Ties keep the servers' order.
-func rankTools(query string, tools []*mcp.Tool, summaries map[string]string) []*mcp.Tool {
+// in its servers' names or summaries; the whole query as the tool's name
+// (or its server name) wins outright. Ties keep the servers' order.
+func rankTools(query string, tools []agent.Tool, summaries map[string]string) []agent.Tool {
 	q := strings.ToLower(strings.TrimSpace(query))
 	words := strings.FieldsFunc(q, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
 	})
 	type scored struct {
-		t     *mcp.Tool
+		t     agent.Tool
 		score int
 	}
 	var out []scored
 	for _, t := range tools {
 		name := strings.ToLower(t.Spec().Name)
-		remote := strings.ToLower(t.RemoteName())
+		remote := strings.ToLower(remoteName(t))
 		desc := strings.ToLower(t.Spec().Description)
-		server := strings.ToLower(t.Server() + " " + summaries[t.Server()])
+		var servers []string
+		for _, s := range toolServers(t) {
+			servers = append(servers, s, summaries[s])
+		}
+		server := strings.ToLower(strings.Join(servers, " "))
 		score := 0
 		if q != "" && (q == name || q == remote) {
 			score += 100
@@ -252,7 +285,7 @@ func rankTools(query string, tools []*mcp.Tool, summaries map[string]string) []*
 		}
 	}
 	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	ts := make([]*mcp.Tool, len(out))
+	ts := make([]agent.Tool, len(out))
 	for i, s := range out {
 		ts[i] = s.t
 	}
