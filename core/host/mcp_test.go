@@ -294,3 +294,25 @@ func TestMCPResourceTools(t *testing.T) {
 		assert.NotContains(t, got, "read_mcp_resource")
 	})
 }
+
+// Under approval "writes", a deferred tool that tool_search loaded is
+// asked about unless it is read-only, as a direct one is: the gate looks
+// among the tools a request may add, not only the run's.
+func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
+	bin := buildMCPServer(t)
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Approval: ApprovalWrites,
+		MCPServers: []mcp.Entry{{Name: "d", Server: mcp.Server{Command: bin, Args: []string{"-resources"}, Exposure: mcp.ExposureDeferred}}},
+		Report:     func(error) {}})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.mcpWaitAll(ctx)
+	assert.True(t, h.needsApproval("mcp__d__slow"))
+	assert.False(t, h.needsApproval("mcp__d__echo"), "read-only")
+	assert.False(t, h.needsApproval("read_mcp_resource"), "read-only")
+}
