@@ -162,9 +162,9 @@ func TestMCPListConnects(t *testing.T) {
 
 	code, out, stderr := runBinaryOut(t, cwd, agentDir, "mcp", "list")
 	assert.Equal(t, 1, code, stderr)
-	assert.Regexp(t, `^test: connected, 10 tools \(direct, global\)
+	assert.Regexp(t, `^test: connected, 11 tools \(direct, global\)
   `+regexp.QuoteMeta(bin)+` -pidfile .*
-  tools: add_tool, big \[hidden\], crash, echo, fail, image, link, progress, slow, structured
+  tools: add_tool, big \[hidden\], crash, echo, fail, image, link, log, progress, slow, structured
 broken: failed \(direct, global\)
   sh -c echo cannot start >&2; exit 3
   connecting: .*
@@ -190,7 +190,7 @@ $`, out)
 	assert.Equal(t, true, listed.Servers[1]["resources"])
 	s := listed.Servers[0]
 	assert.Equal(t, "connected", s["state"])
-	assert.Len(t, s["tools"], 10)
+	assert.Len(t, s["tools"], 11)
 	assert.Equal(t, map[string]any{"big": "hidden"}, s["toolExposure"])
 	assert.NotContains(t, s, "error")
 	assert.False(t, testenv.Alive(testenv.ReadPID(t, pidFile)), "the server was stopped")
@@ -304,6 +304,6 @@ func TestMCPListConnectsOverHTTP(t *testing.T) {
 	}}`), 0o644))
 	code, out, stderr := runBinaryOut(t, cwd, agentDir, "mcp", "list")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "web: connected, 11 tools (deferred, global)\n  "+url+
-		"\n  tools: add_tool, big, crash, echo, fail, header, image, link, progress, slow, structured\n", out)
+	assert.Equal(t, "web: connected, 12 tools (deferred, global)\n  "+url+
+		"\n  tools: add_tool, big, crash, echo, fail, header, image, link, log, progress, slow, structured\n", out)
 }

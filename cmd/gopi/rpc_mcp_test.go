@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/gopi-dev/gopi/internal/testenv"
@@ -258,30 +259,33 @@ func TestRPCMCPServersCommand(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
-// Issue 29: an MCP tool is declared directly only when a --tools
-// allowlist names or matches it (pi's rule); the others stay reachable
-// through tool_search when the allowlist names it, and are removed once
-// an entry starts with mcp__. --exclude-tools and --no-tools apply to
-// them too.
+// Issue 29: an MCP tool (the resource tools count as MCP tools) is
+// declared directly only when a --tools allowlist names or matches it
+// (pi's rule); the others stay reachable through tool_search when the
+// allowlist names it, and are removed once an entry starts with mcp__.
+// --exclude-tools and --no-tools apply to them too.
 func TestRPCMCPToolSelection(t *testing.T) {
 	bin := mcpServerBinary(t)
+	const list, templates, read = "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"
 	for _, tc := range []struct {
 		args []string
 		want []string // the request's tools that are the server's
 		not  []string
 	}{
-		{nil, []string{"mcp__test__echo", "mcp__test__slow"}, nil},
-		{[]string{"--tools", "read"}, nil, []string{"bash", "mcp__test__echo", "mcp__test__slow", "tool_search"}},
-		{[]string{"--tools", "read,tool_search"}, []string{"tool_search"}, []string{"mcp__test__echo", "mcp__test__slow"}},
-		{[]string{"--tools", "*"}, []string{"mcp__test__echo", "mcp__test__slow", "bash"}, []string{"tool_search"}},
-		{[]string{"--tools", "read,mcp__test__e*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow", "bash"}},
-		{[]string{"--exclude-tools", "mcp__*__s*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow"}},
-		{[]string{"--no-tools"}, nil, []string{"mcp__test__echo", "read"}},
+		{nil, []string{"mcp__test__echo", "mcp__test__slow", list, templates, read}, nil},
+		{[]string{"--tools", "read"}, nil, []string{"bash", "mcp__test__echo", "mcp__test__slow", "tool_search", list, read}},
+		{[]string{"--tools", "read,tool_search"}, []string{"tool_search"}, []string{"mcp__test__echo", "mcp__test__slow", list, read}},
+		{[]string{"--tools", "*"}, []string{"mcp__test__echo", "mcp__test__slow", "bash", list, read}, []string{"tool_search"}},
+		{[]string{"--tools", "read,mcp__test__e*"}, []string{"mcp__test__echo"}, []string{"mcp__test__slow", "bash", list, read}},
+		{[]string{"--tools", "mcp__test__e*,read_mcp_*"}, []string{"mcp__test__echo", read}, []string{list, templates}},
+		{[]string{"--exclude-tools", "mcp__*__s*"}, []string{"mcp__test__echo", list}, []string{"mcp__test__slow"}},
+		{[]string{"--exclude-tools", "list_mcp_*"}, []string{"mcp__test__echo", read}, []string{list, templates}},
+		{[]string{"--no-tools"}, nil, []string{"mcp__test__echo", "read", list, read}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			w := newWorld(t, llmtest.Text("ok"))
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
-				"test": map[string]any{"command": bin, "exposure": "direct"},
+				"test": map[string]any{"command": bin, "args": []string{"-resources"}, "exposure": "direct"},
 			}})
 			p := w.start(append([]string{"--no-session"}, tc.args...)...)
 			p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
@@ -349,4 +353,88 @@ func TestRPCMCPDeferredTools(t *testing.T) {
 	reqs = w.srv.Requests()
 	require.Len(t, reqs, 4)
 	assert.Contains(t, requestTools(reqs[3]), "mcp__d__echo", "a resumed session keeps the loaded tool")
+}
+
+// Issue 29, resources: a direct server with resources declares pi's three
+// resource tools; the scripted model lists resources (every server's, as
+// pi's JSON), lists one server's templates, and reads a text, an image and
+// a binary blob (saved to a file whose path it gets); a link in a tool's
+// result names read_mcp_resource. An abort ends a read at once, and the
+// server answers the next one.
+func TestRPCMCPResources(t *testing.T) {
+	bin := mcpServerBinary(t)
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("l1", "list_mcp_resources", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("l2", "list_mcp_resource_templates", `{"server": "docs"}`)),
+		llmtest.ToolCalls(
+			llmtest.Call("r1", "read_mcp_resource", `{"server": "docs", "uri": "test://notes/1"}`),
+			llmtest.Call("r2", "read_mcp_resource", `{"server": "docs", "uri": "test://images/pixel.png"}`),
+			llmtest.Call("r3", "read_mcp_resource", `{"server": "docs", "uri": "test://files/data.bin"}`),
+			llmtest.Call("r4", "mcp__docs__link", `{}`),
+			llmtest.Call("r5", "read_mcp_resource", `{"server": "nope", "uri": "test://notes/1"}`)),
+		llmtest.Text("read"),
+		llmtest.ToolCalls(llmtest.Call("s1", "read_mcp_resource", `{"server": "docs", "uri": "test://slow"}`)),
+		llmtest.ToolCalls(llmtest.Call("n1", "read_mcp_resource", `{"server": "docs", "uri": "test://notes/42"}`)),
+		llmtest.Text("done"))
+	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"docs": map[string]any{"command": bin, "args": []string{"-resources"}, "exposure": "direct"},
+	}})
+	p := w.start("--approval", "writes")
+	p.ok("1", map[string]any{"type": "prompt", "message": "what do the servers offer?"})
+	rs := p.idle()
+
+	var listing struct {
+		Resources []map[string]any `json:"resources"`
+	}
+	end := toolEnd(rs, "l1")
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, false, end["isError"])
+	require.NoError(t, json.Unmarshal([]byte(resultText(end)), &listing), resultText(end))
+	assert.Contains(t, listing.Resources, map[string]any{"server": "docs", "uri": "test://notes/1", "name": "notes", "mimeType": "text/plain"})
+	assert.Equal(t, map[string]any{"server": "", "tool": "list_mcp_resources"}, end.obj("result")["details"])
+
+	end = toolEnd(rs, "l2")
+	assert.Equal(t, `{"server":"docs","resourceTemplates":[{"server":"docs","uriTemplate":"test://notes/{id}","name":"note",`+
+		`"description":"A note by its id.","mimeType":"text/plain"}]}`, resultText(end))
+
+	assert.Equal(t, "a note", resultText(toolEnd(rs, "r1")))
+	image := toolEnd(rs, "r2").obj("result")["content"].([]any)
+	require.Len(t, image, 1)
+	assert.Equal(t, "image", image[0].(map[string]any)["type"])
+	assert.Equal(t, "image/png", image[0].(map[string]any)["mimeType"])
+	blob := resultText(toolEnd(rs, "r3"))
+	prefix := "[Binary resource test://files/data.bin (application/octet-stream, 5B) saved to "
+	require.True(t, strings.HasPrefix(blob, prefix), blob)
+	data, err := os.ReadFile(strings.TrimSuffix(strings.TrimPrefix(blob, prefix), "]"))
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1, 2, 3, 0xff}, data)
+	assert.Equal(t, `[Resource test://notes/1 "notes" (text/plain). Read it with read_mcp_resource (server "docs")]`,
+		resultText(toolEnd(rs, "r4")))
+	end = toolEnd(rs, "r5")
+	assert.Equal(t, true, end["isError"])
+	assert.Equal(t, `MCP server "nope" has no resources. Servers with resources: docs`, resultText(end))
+	for _, r := range rs {
+		assert.False(t, r.is("extension_ui_request"), "the resource tools and a read-only tool are not asked about")
+	}
+
+	reqs := w.srv.Requests()
+	require.Len(t, reqs, 4, p.transcript())
+	declared := requestTools(reqs[0])
+	assert.Subset(t, declared, []string{"mcp__docs__echo", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
+	assert.NotContains(t, declared, "tool_search")
+
+	// An abort ends a read under way.
+	p.ok("2", map[string]any{"type": "prompt", "message": "read the slow one"})
+	p.until(func(r record) bool { return r.is("tool_execution_start") })
+	began := time.Now()
+	p.send(map[string]any{"id": "3", "type": "abort"})
+	rs = p.until(func(r record) bool { return r.is("response") && r["id"] == "3" })
+	assert.Less(t, time.Since(began), 10*time.Second)
+	end = toolEnd(rs, "s1")
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, true, end["isError"])
+	p.ok("4", map[string]any{"type": "prompt", "message": "another"})
+	rs = p.idle()
+	assert.Equal(t, "note 42", resultText(toolEnd(rs, "n1")), p.transcript())
+	assert.Equal(t, 0, p.exit())
 }

@@ -147,9 +147,16 @@ func (h *Host) Bind(c api.Client) {
 	h.client = c
 }
 
-// findTool is the tool the model may call by that name now; nil if none.
+// findTool is the tool the model may call by that name now: one of the
+// run's, or an MCP tool that tool_search loads into requests (those are
+// not among the run's); nil if none.
 func (h *Host) findTool(name string) agent.Tool {
 	for _, t := range h.agent.Tools() {
+		if t.Spec().Name == name {
+			return t
+		}
+	}
+	for _, t := range h.searchableTools() {
 		if t.Spec().Name == name {
 			return t
 		}

@@ -34,12 +34,13 @@ func (h *Host) startMCP() {
 		return
 	}
 	h.mcp = mcp.NewManager(mcp.Options{
-		Servers:  h.opts.MCPServers,
-		Cwd:      h.opts.Cwd,
-		Version:  h.opts.Version,
-		Log:      h.mcpLog(),
-		Report:   h.opts.Report,
-		OnChange: h.applyExtensionTools,
+		Servers:     h.opts.MCPServers,
+		Cwd:         h.opts.Cwd,
+		Version:     h.opts.Version,
+		Log:         h.mcpLog(),
+		Report:      h.opts.Report,
+		OnChange:    h.applyExtensionTools,
+		ToolAllowed: h.opts.ToolSelection.MCPAllowed,
 	})
 	if names := codemodeServers(h.opts.MCPServers); len(names) > 0 {
 		h.opts.Report(fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
@@ -82,23 +83,65 @@ func (h *Host) mcpFirst(ctx context.Context) {
 	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) })
 }
 
-// mcpTools are the connected servers' tools declared to the model: those
-// with direct exposure that the tool selection declares (a --tools
-// allowlist must name or match them; it removes the others only once one
-// of its entries starts with mcp__, as in pi).
+// mcpTools are the connected servers' tools declared to the model, then
+// the resource tools: those with direct exposure that the tool selection
+// declares (a --tools allowlist must name or match them; it removes the
+// others only once one of its entries starts with mcp__, as in pi).
 func (h *Host) mcpTools() []agent.Tool {
 	var out []agent.Tool
 	sel := h.opts.ToolSelection
 	for _, t := range h.mcp.Tools() {
-		if t.Exposure() != mcp.ExposureDirect {
-			continue
+		if t.Exposure() == mcp.ExposureDirect && sel.MCPDeclared(t.Spec().Name) {
+			out = append(out, t)
 		}
-		if !sel.MCPDeclared(t.Spec().Name) {
-			continue
+	}
+	for _, t := range h.resourceTools() {
+		if t.Exposure() == mcp.ExposureDirect && sel.MCPDeclared(t.Spec().Name) {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out
+}
+
+// resourceTool is a resource tool (list_mcp_resources,
+// list_mcp_resource_templates, read_mcp_resource) as the model calls it:
+// it reaches every server with resources, so it first waits for the
+// servers still connecting, bounded as tool_search's wait is (pi waits for
+// them too). It only reads: the approval gate does not ask about it under
+// "writes".
+type resourceTool struct {
+	h *Host
+	*mcp.ResourceTool
+}
+
+var _ readOnlyTool = resourceTool{}
+
+func (t resourceTool) Run(ctx context.Context, call agent.Call, update func(agent.Result)) (agent.Result, error) {
+	t.h.mcpWaitAll(ctx)
+	return t.ResourceTool.Run(ctx, call, update)
+}
+
+// resourceTools are the resource tools the tool selection leaves (they
+// count as MCP tools for it, as in pi), while some server offers
+// resources; their exposure is the widest of those servers'.
+func (h *Host) resourceTools() []resourceTool {
+	var out []resourceTool
+	for _, t := range h.mcp.ResourceTools() {
+		if h.opts.ToolSelection.MCPAllowed(t.Spec().Name) {
+			out = append(out, resourceTool{h: h, ResourceTool: t})
+		}
+	}
+	return out
+}
+
+// isMCPTool reports whether t comes from MCP: a server's tool or a
+// resource tool.
+func isMCPTool(t agent.Tool) bool {
+	switch t.(type) {
+	case *mcp.Tool, resourceTool:
+		return true
+	}
+	return false
 }
 
 // closeMCP stops the servers and waits for them.

@@ -202,6 +202,123 @@ func TestMCPDeferredTools(t *testing.T) {
 	assert.Empty(t, h.requestTools(ctx, nil, nil))
 }
 
+// Issue 29, resources: a direct server with resources gets the resource
+// tools declared beside its own; they are read-only for the approval
+// gate, and the model reads a resource with them. A deferred server's
+// resources are reached through tool_search, which finds the tools by
+// the server's name, and a resources-only server is listed in the
+// system prompt. The tool selection removes them like any MCP tool.
+func TestMCPResourceTools(t *testing.T) {
+	bin := buildMCPServer(t)
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	newHost := func(t *testing.T, sel tools.Selection, servers ...mcp.Entry) *Host {
+		h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+			Approval: ApprovalWrites, ToolSelection: sel, MCPServers: servers, Report: func(error) {}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Close(context.Background()) })
+		return h
+	}
+	names := func(ts []agent.Tool) []string {
+		var out []string
+		for _, tl := range ts {
+			out = append(out, tl.Spec().Name)
+		}
+		return out
+	}
+	lastResult := func(h *Host) *llm.ToolResultMessage {
+		var result *llm.ToolResultMessage
+		for _, m := range h.agent.Messages() {
+			if r, ok := m.(*llm.ToolResultMessage); ok {
+				result = r
+			}
+		}
+		require.NotNil(t, result)
+		return result
+	}
+	resourceTools := []string{"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
+
+	t.Run("direct", func(t *testing.T) {
+		h := newHost(t, tools.Selection{}, mcp.Entry{Name: "r", Server: mcp.Server{Command: bin, Args: []string{"-resources"}, Exposure: mcp.ExposureDirect}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, h.PromptAndWait(ctx, `call: read_mcp_resource {"server": "r", "uri": "test://notes/1"}`, nil))
+		res := lastResult(h)
+		assert.Equal(t, "read_mcp_resource", res.ToolName)
+		assert.False(t, res.IsError)
+		assert.Equal(t, "a note", res.Content.Text())
+		got := names(h.agent.Tools())
+		assert.Subset(t, got, append([]string{"mcp__r__echo"}, resourceTools...))
+		assert.NotContains(t, got, "tool_search")
+		for _, n := range resourceTools {
+			assert.False(t, h.needsApproval(n), "%s only reads", n)
+		}
+		assert.NotContains(t, h.agent.SystemPrompt(), "list_mcp_resources", "declared, not described in the prompt")
+
+		require.NoError(t, h.PromptAndWait(ctx, `call: mcp__r__link {}`, nil))
+		assert.Equal(t, `[Resource test://notes/1 "notes" (text/plain). Read it with read_mcp_resource (server "r")]`, lastResult(h).Content.Text())
+	})
+
+	t.Run("deferred", func(t *testing.T) {
+		h := newHost(t, tools.Selection{},
+			mcp.Entry{Name: "notes", Server: mcp.Server{Command: bin, Args: []string{"-resources-only"}, Exposure: mcp.ExposureDeferred}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.Eventually(t, func() bool { return slices.Contains(names(h.agent.Tools()), "tool_search") },
+			10*time.Second, 10*time.Millisecond, "a server has resources reached through tool_search")
+		for _, n := range resourceTools {
+			assert.NotContains(t, names(h.agent.Tools()), n)
+		}
+		require.Eventually(t, func() bool { return strings.Contains(h.agent.SystemPrompt(), "\n- notes\n</mcp_servers>") },
+			10*time.Second, 10*time.Millisecond, "the resources-only server is listed: %s", h.agent.SystemPrompt())
+
+		require.NoError(t, h.PromptAndWait(ctx, `call: tool_search {"query": "notes"}`, nil))
+		res := lastResult(h)
+		assert.JSONEq(t, `{"query": "notes", "loadedTools": ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"]}`,
+			string(res.Details), "found by their server's name")
+		require.NoError(t, h.PromptAndWait(ctx, `call: read_mcp_resource {"server": "notes", "uri": "test://notes/1"}`, nil))
+		res = lastResult(h)
+		assert.Equal(t, "read_mcp_resource", res.ToolName)
+		assert.Equal(t, "a note", res.Content.Text())
+	})
+
+	t.Run("excluded", func(t *testing.T) {
+		h := newHost(t, tools.Select(tools.SelectOptions{Exclude: []string{"read_mcp_resource"}}),
+			mcp.Entry{Name: "r", Server: mcp.Server{Command: bin, Args: []string{"-resources"}, Exposure: mcp.ExposureDirect}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, h.PromptAndWait(ctx, `call: mcp__r__link {}`, nil))
+		assert.Equal(t, `[Resource test://notes/1 "notes" (text/plain)]`, lastResult(h).Content.Text(), "no tool to read it with")
+		got := names(h.agent.Tools())
+		assert.Subset(t, got, resourceTools[:2])
+		assert.NotContains(t, got, "read_mcp_resource")
+	})
+}
+
+// Under approval "writes", a deferred tool that tool_search loaded is
+// asked about unless it is read-only, as a direct one is: the gate looks
+// among the tools a request may add, not only the run's.
+func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
+	bin := buildMCPServer(t)
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Approval: ApprovalWrites,
+		MCPServers: []mcp.Entry{{Name: "d", Server: mcp.Server{Command: bin, Args: []string{"-resources"}, Exposure: mcp.ExposureDeferred}}},
+		Report:     func(error) {}})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.mcpWaitAll(ctx)
+	assert.True(t, h.needsApproval("mcp__d__slow"))
+	assert.False(t, h.needsApproval("mcp__d__echo"), "read-only")
+	assert.False(t, h.needsApproval("read_mcp_resource"), "read-only")
+}
+
 // Issue 29: a compaction that summarizes the tool_search result keeps the
 // tool it loaded: the tool set is recorded in a system message before the
 // compaction, whose checkpoint carries it, and read back from there.

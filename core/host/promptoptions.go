@@ -6,7 +6,6 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/tools"
 )
@@ -66,7 +65,7 @@ func (h *Host) promptTools() ([]resources.ToolLine, map[string][]string) {
 	var lines []resources.ToolLine
 	for _, t := range h.ext.all {
 		name := t.Spec().Name
-		if _, isMCP := t.(*mcp.Tool); isMCP || !slices.Contains(active, name) {
+		if isMCPTool(t) || !slices.Contains(active, name) {
 			// MCP tools are declared, not described in the prompt.
 			continue
 		}

@@ -34,12 +34,19 @@ type toolSearchDetails struct {
 	Loaded []string `json:"loadedTools"`
 }
 
+// exposedTool is an MCP tool as the tool selection and tool_search see
+// it: a server's tool or a resource tool, with its exposure.
+type exposedTool interface {
+	agent.Tool
+	Exposure() mcp.Exposure
+}
+
 // searchable reports whether an MCP tool is reached through tool_search:
 // exposure deferred, or codemode (gopi has no codemode), or direct but
 // left undeclared by a --tools allowlist that names tool_search (pi's
 // rule: only tool_search, if listed, loads such a tool). Hidden tools
 // are never reachable, nor tools the selection removes.
-func searchable(t *mcp.Tool, sel tools.Selection) bool {
+func searchable(t exposedTool, sel tools.Selection) bool {
 	name := t.Spec().Name
 	if !sel.MCPAllowed(name) {
 		return false
@@ -53,12 +60,18 @@ func searchable(t *mcp.Tool, sel tools.Selection) bool {
 	return false
 }
 
-// searchableTools are the connected servers' tools that tool_search can
-// load.
-func (h *Host) searchableTools() []*mcp.Tool {
-	var out []*mcp.Tool
+// searchableTools are the tools tool_search can load: the connected
+// servers' tools and the resource tools that are reached through it.
+func (h *Host) searchableTools() []agent.Tool {
+	var out []agent.Tool
+	sel := h.opts.ToolSelection
 	for _, t := range h.mcp.Tools() {
-		if searchable(t, h.opts.ToolSelection) {
+		if searchable(t, sel) {
+			out = append(out, t)
+		}
+	}
+	for _, t := range h.resourceTools() {
+		if searchable(t, sel) {
 			out = append(out, t)
 		}
 	}
@@ -87,7 +100,9 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 	}
 	has := map[string]bool{}
 	for _, t := range h.searchableTools() {
-		has[t.Server()] = true
+		for _, server := range toolServers(t) {
+			has[server] = true
+		}
 	}
 	config := map[string]mcp.Server{}
 	for _, e := range h.opts.MCPServers {
@@ -130,7 +145,7 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 }
 
 // loadedSearchable are the searchable tools msgs loaded.
-func (h *Host) loadedSearchable(msgs []llm.Message) []*mcp.Tool {
+func (h *Host) loadedSearchable(msgs []llm.Message) []agent.Tool {
 	if h.mcp.Empty() {
 		return nil
 	}
@@ -138,7 +153,7 @@ func (h *Host) loadedSearchable(msgs []llm.Message) []*mcp.Tool {
 	if len(loaded) == 0 {
 		return nil
 	}
-	var out []*mcp.Tool
+	var out []agent.Tool
 	for _, t := range h.searchableTools() {
 		if loaded[t.Spec().Name] {
 			out = append(out, t)
@@ -161,7 +176,7 @@ func loadedTools(msgs []llm.Message) map[string]bool {
 	}
 	if st, ok := llm.ReplaySystem(msgs); ok {
 		for _, t := range st.Tools {
-			if strings.HasPrefix(t.Name, tools.MCPPrefix) {
+			if isMCPToolName(t.Name) {
 				add(t.Name)
 			}
 		}
@@ -180,6 +195,12 @@ func loadedTools(msgs []llm.Message) map[string]bool {
 		}
 	}
 	return out
+}
+
+// isMCPToolName reports whether a tool of that name comes from MCP: a
+// server's tool or a resource tool.
+func isMCPToolName(name string) bool {
+	return strings.HasPrefix(name, tools.MCPPrefix) || slices.Contains(mcp.ResourceToolNames, name)
 }
 
 // mcpWaitAll waits, at most mcpWait, until no server is connecting.
@@ -251,25 +272,50 @@ func (t toolSearch) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	return agent.Result{Content: llm.Contents{llm.TextContent{Text: strings.TrimRight(b.String(), "\n")}}, Details: d}, nil
 }
 
+// toolServers are the servers whose capabilities a tool_search tool
+// offers: an MCP tool's server, or the servers a resource tool reaches.
+func toolServers(t agent.Tool) []string {
+	switch t := t.(type) {
+	case *mcp.Tool:
+		return []string{t.Server()}
+	case resourceTool:
+		return t.Servers()
+	}
+	return nil
+}
+
+// remoteName is an MCP tool's name on its server; a resource tool's is
+// its own.
+func remoteName(t agent.Tool) string {
+	if t, ok := t.(*mcp.Tool); ok {
+		return t.RemoteName()
+	}
+	return t.Spec().Name
+}
+
 // rankTools orders the tools that match some word of query, best first:
 // a word in the tool's name counts most, then in its description, then
-// in its server's name or summary; the whole query as the tool's name (or
-// its server name) wins outright. Ties keep the servers' order.
-func rankTools(query string, tools []*mcp.Tool, summaries map[string]string) []*mcp.Tool {
+// in its servers' names or summaries; the whole query as the tool's name
+// (or its server name) wins outright. Ties keep the servers' order.
+func rankTools(query string, tools []agent.Tool, summaries map[string]string) []agent.Tool {
 	q := strings.ToLower(strings.TrimSpace(query))
 	words := strings.FieldsFunc(q, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
 	})
 	type scored struct {
-		t     *mcp.Tool
+		t     agent.Tool
 		score int
 	}
 	var out []scored
 	for _, t := range tools {
 		name := strings.ToLower(t.Spec().Name)
-		remote := strings.ToLower(t.RemoteName())
+		remote := strings.ToLower(remoteName(t))
 		desc := strings.ToLower(t.Spec().Description)
-		server := strings.ToLower(t.Server() + " " + summaries[t.Server()])
+		var servers []string
+		for _, s := range toolServers(t) {
+			servers = append(servers, s, summaries[s])
+		}
+		server := strings.ToLower(strings.Join(servers, " "))
 		score := 0
 		if q != "" && (q == name || q == remote) {
 			score += 100
@@ -289,7 +335,7 @@ func rankTools(query string, tools []*mcp.Tool, summaries map[string]string) []*
 		}
 	}
 	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	ts := make([]*mcp.Tool, len(out))
+	ts := make([]agent.Tool, len(out))
 	for i, s := range out {
 		ts[i] = s.t
 	}

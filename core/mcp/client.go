@@ -60,6 +60,10 @@ type Options struct {
 	// tools of a server change: it connected, its list changed, it was
 	// lost. nil ignores it.
 	OnChange func()
+	// ToolAllowed reports whether the tool selection leaves the MCP tool
+	// called name: a resource link names read_mcp_resource only when it
+	// does. nil leaves every tool.
+	ToolAllowed func(name string) bool
 }
 
 // Manager connects to the configured MCP servers and offers their tools

@@ -12,7 +12,9 @@
 // A [Manager] connects the configured servers in the background
 // (client.go; stdio servers run in their own process group, stdio.go) and
 // offers their tools as agent tools ([Tool], tool.go), whose results
-// reach the model as pi gives them (result.go). Start with [NewManager].
+// reach the model as pi gives them (result.go). Servers that offer
+// resources are reached through pi's three resource tools
+// ([Manager.ResourceTools], resources.go). Start with [NewManager].
 //
 // This package is being built in steps (issue 29); docs/mcp.md says what
 // works today and what does not yet.

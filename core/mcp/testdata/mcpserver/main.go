@@ -3,12 +3,14 @@
 // stdio by default and streamable HTTP with -http.
 //
 // Its tools: echo (read-only), slow (blocks until cancelled), progress
-// (reports progress, then answers), image, fail
-// (isError), big (a long text), structured, link (a resource link), crash
-// (the process exits), add_tool (adds a tool, which sends list_changed),
-// log (sends a log message; the server logs at every level without
-// waiting for logging/setLevel), and header (the value of a request header, over HTTP). With
-// -resources-only it offers one resource and no tools at all.
+// (reports progress, then answers), image, fail (isError), big (a long
+// text), structured, link (a resource link; read-only), crash (the
+// process exits), add_tool (adds a tool, which sends list_changed), log
+// (sends a log message; the server logs at every level without waiting
+// for logging/setLevel), and header (the value of a request header, over
+// HTTP). With -resources
+// it offers resources too (see addResources), -page-size pages its lists;
+// with -resources-only it offers one resource and no tools at all.
 package main
 
 import (
@@ -84,9 +86,18 @@ func logEverything(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func newServer(header func(string) string) *mcp.Server {
+// serverOptions are what main's flags ask of the server.
+type serverOptions struct {
+	resources bool
+	pageSize  int
+}
+
+func newServer(header func(string) string, o serverOptions) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "gopi-testserver", Version: "1.0.0"},
-		&mcp.ServerOptions{Instructions: "A server for gopi's tests.\nSecond line.", HasTools: true})
+		&mcp.ServerOptions{Instructions: "A server for gopi's tests.\nSecond line.", HasTools: true, PageSize: o.pageSize})
+	if o.resources {
+		addResources(s)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Sends the text back.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
@@ -147,7 +158,8 @@ func newServer(header func(string) string) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"answer": 42}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link."},
+	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
 				&mcp.ResourceLink{URI: "test://notes/1", Name: "notes", MIMEType: "text/plain"},
@@ -176,11 +188,76 @@ func newServer(header func(string) string) *mcp.Server {
 	return s
 }
 
+// contents answers a read with one text.
+func contents(uri, mimeType, text string) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType, Text: text}}}
+}
+
+// addResources gives s its resources: notes (text, one with a title, an
+// icon and _meta), a binary blob, a PNG image, a JSON blob, a directory of
+// two texts, a long text, an empty one, one that blocks until the read is
+// cancelled, and an MCP App (ui://, which clients leave out); and two
+// templates, notes by id and an MCP App's.
+func addResources(s *mcp.Server) {
+	text := func(r *mcp.Resource, body string) {
+		s.AddResource(r, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return contents(req.Params.URI, r.MIMEType, body), nil
+		})
+	}
+	blob := func(r *mcp.Resource, data []byte) {
+		s.AddResource(r, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: r.MIMEType, Blob: data}}}, nil
+		})
+	}
+	text(&mcp.Resource{URI: "test://notes/1", Name: "notes", MIMEType: "text/plain"}, "a note")
+	text(&mcp.Resource{URI: "test://notes/2", Name: "second", Title: "The second note", Description: "Another note.",
+		MIMEType: "text/plain", Size: 13, Icons: []mcp.Icon{{Source: "https://example.com/note.png"}},
+		Meta: mcp.Meta{"private": true}}, "another note!")
+	blob(&mcp.Resource{URI: "test://files/data.bin", Name: "data", MIMEType: "application/octet-stream"}, []byte{0, 1, 2, 3, 0xff})
+	blob(&mcp.Resource{URI: "test://images/pixel.png", Name: "pixel", MIMEType: "image/png"}, png)
+	blob(&mcp.Resource{URI: "test://files/config.json", Name: "config", MIMEType: "application/json"}, []byte(`{"ok":true}`))
+	s.AddResource(&mcp.Resource{URI: "test://dir/", Name: "dir", Description: "A directory of two notes."},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: "test://dir/a.txt", MIMEType: "text/plain", Text: "note a"},
+				{URI: "test://dir/b.txt", MIMEType: "text/plain", Text: "note b"},
+			}}, nil
+		})
+	var big strings.Builder
+	for i := 0; big.Len() < 50000; i++ {
+		fmt.Fprintf(&big, "line %d\n", i)
+	}
+	text(&mcp.Resource{URI: "test://big", Name: "big", MIMEType: "text/plain"}, big.String()[:50000])
+	s.AddResource(&mcp.Resource{URI: "test://empty", Name: "empty"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://slow", Name: "slow", Description: "Blocks until the read is cancelled."},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			<-ctx.Done()
+			return contents(req.Params.URI, "text/plain", "cancelled"), nil
+		})
+	text(&mcp.Resource{URI: "ui://widget", Name: "widget", MIMEType: "text/html;profile=mcp-app"}, "<p>app</p>")
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://notes/{id}", Name: "note",
+		Description: "A note by its id.", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id := strings.TrimPrefix(req.Params.URI, "test://notes/")
+			return contents(req.Params.URI, "text/plain", "note "+id), nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "ui://widgets/{id}", Name: "widgets"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return contents(req.Params.URI, "text/html", "<p>widget</p>"), nil
+		})
+}
+
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address instead of stdio")
 	addrFile := flag.String("addrfile", "", "with -http, write the server's URL to this file")
 	pidFile := flag.String("pidfile", "", "write the process id to this file")
 	resourcesOnly := flag.Bool("resources-only", false, "offer one resource and no tools (no tools capability)")
+	var o serverOptions
+	flag.BoolVar(&o.resources, "resources", false, "offer resources and resource templates beside the tools")
+	flag.IntVar(&o.pageSize, "page-size", 0, "the most items one page of a list holds (0: the SDK's default)")
 	flag.Parse()
 	if *pidFile != "" {
 		if err := os.WriteFile(*pidFile, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
@@ -199,7 +276,7 @@ func main() {
 		return
 	}
 	if *httpAddr == "" {
-		if err := newServer(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := newServer(nil, o).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -213,7 +290,7 @@ func main() {
 		mu.Lock()
 		defer mu.Unlock()
 		return last.Get(name)
-	})
+	}, o)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
