@@ -36,6 +36,7 @@ func (h *Host) startMCP() {
 		Servers:  h.opts.MCPServers,
 		Cwd:      h.opts.Cwd,
 		Version:  h.opts.Version,
+		Auth:     h.mcpAuth(),
 		Report:   h.opts.Report,
 		OnChange: h.applyExtensionTools,
 	})
@@ -44,6 +45,15 @@ func (h *Host) startMCP() {
 			"are reached through tool_search, as deferred tools are", strings.Join(names, ", ")))
 	}
 	h.mcp.Start()
+}
+
+// mcpAuth is the store of the servers' OAuth tokens, in the agent
+// directory; none without one.
+func (h *Host) mcpAuth() *mcp.AuthStore {
+	if h.opts.AgentDir == "" {
+		return nil
+	}
+	return mcp.NewAuthStore(h.opts.AgentDir)
 }
 
 // codemodeServers names the enabled servers with codemode exposure in
@@ -60,7 +70,9 @@ func codemodeServers(servers []mcp.Entry) []string {
 
 // mcpFirst waits, at most mcpWait, for the servers with direct tools to
 // connect (or fail) before a prompt: their tools are declared in its
-// request. Once they have, it returns at once.
+// request. Once they have, it returns at once. Servers that needed an
+// OAuth sign-in connect again first when their stored tokens changed (a
+// `gopi mcp login` meanwhile), within the same bound.
 func (h *Host) mcpFirst(ctx context.Context) {
 	if h.mcp.Empty() {
 		return
@@ -68,6 +80,7 @@ func (h *Host) mcpFirst(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, mcpWait)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
+	h.mcp.RetrySignedIn(ctx)
 	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) })
 }
 
