@@ -20,6 +20,7 @@ require (
 	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
 	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
 	golang.org/x/oauth2 v0.37.0 // OAuth token types and refresh for MCP sign-ins (the Go MCP SDK's own choice)
+	golang.org/x/term v0.47.0 // gopi mcp login: whether stdin is a terminal to paste a redirect URL into (the version already in the module graph)
 	golang.org/x/text v0.43.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
 )

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -672,7 +674,7 @@ func (c mcpCommand) login(argv []string, logout bool) int {
 	// browser on another machine (over SSH).
 	var pasted chan string
 	interactive := false
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+	if term.IsTerminal(int(os.Stdin.Fd())) {
 		interactive = true
 		pasted = make(chan string)
 		go func() {

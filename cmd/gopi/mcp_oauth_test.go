@@ -116,6 +116,7 @@ func TestMCPOAuthLoginListLogout(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[1], as.Issuer+"/authorize?"), lines[1])
 	assert.Equal(t, `Signed in to MCP server "docs" (2 tools).`, lines[2])
 	assert.Regexp(t, `waiting for the browser to come back to http://127\.0\.0\.1:\d+/callback \(at most 5m0s; Ctrl-C cancels\)`, stderr)
+	assert.NotContains(t, stderr, "paste", "stdin is no terminal: nothing to paste into")
 
 	fi, err := os.Stat(authFile)
 	require.NoError(t, err)
@@ -259,4 +260,54 @@ func TestRPCMCPOAuthSession(t *testing.T) {
 	assert.Equal(t, "connected", docs["state"], "%v", docs)
 	assert.Len(t, docs["tools"], 2)
 	assert.Equal(t, 0, p.exit())
+}
+
+// Issue 29: gopi and pi 1.5.2 share sign-ins through mcp-auth.json: pi
+// connects with the token gopi stored and refreshes it as the client gopi
+// registered; gopi then uses and refreshes what pi stored; pi's logout
+// leaves gopi's session needing sign-in. (Runs with pi: make test-node.)
+func TestMCPOAuthSharedWithPi(t *testing.T) {
+	e := extTestEnv(t)
+	as := oauthserver.New(t, oauthserver.Options{})
+	cwd, agentDir, _ := mcpDirs(t)
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), []byte(`{"mcpServers": {
+		"docs": {"url": "`+as.MCPURL+`", "exposure": "deferred"}
+	}}`), 0o644))
+	pi := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(e.node, append([]string{filepath.Join(e.piPackage, "dist", "bundle", "cli.js"), "mcp"}, args...)...)
+		cmd.Dir = cwd
+		cmd.Env = append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "pi mcp %v: %s", args, out)
+		return string(out)
+	}
+	expire := func() {
+		t.Helper()
+		as.ExpireAccessTokens()
+		authFile := filepath.Join(agentDir, "mcp-auth.json")
+		b, err := os.ReadFile(authFile)
+		require.NoError(t, err)
+		var all map[string]map[string]any
+		require.NoError(t, json.Unmarshal(b, &all))
+		all["mcp__docs|"+as.MCPURL]["tokensExpireAt"] = time.Now().Add(-time.Hour).UnixMilli()
+		b, err = json.Marshal(all)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(authFile, b, 0o600))
+	}
+
+	code, out, stderr := login(t, cwd, agentDir, true, "docs")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, pi("list"), "docs: connected, 2 tools", "pi uses gopi's token")
+	expire()
+	assert.Contains(t, pi("list"), "docs: connected, 2 tools", "pi refreshes it as gopi's client")
+	assert.Equal(t, 1, as.Refreshes())
+	expire()
+	code, out, stderr = runBinaryOut(t, cwd, agentDir, "mcp", "list")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Equal(t, 2, as.Refreshes(), "gopi refreshes what pi stored")
+	assert.Contains(t, pi("logout", "docs"), `Signed out of MCP server "docs".`)
+	code, out, _ = runBinaryOut(t, cwd, agentDir, "mcp", "list")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "docs: needs sign-in")
 }

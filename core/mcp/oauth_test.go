@@ -293,6 +293,40 @@ func TestOAuthSignInFailures(t *testing.T) {
 	assert.Len(t, as.Registrations(), registered+1)
 }
 
+// A browser that cannot reach this machine: the user pastes the URL it
+// was redirected to. One that is not the answer is reported and the wait
+// goes on.
+func TestOAuthSignInWithPastedURL(t *testing.T) {
+	as := oauthserver.New(t, oauthserver.Options{})
+	store := NewAuthStore(t.TempDir())
+	pasted := make(chan string)
+	var problems []error
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := SignIn(ctx, SignInOptions{Name: "docs", Server: Server{URL: as.MCPURL}, Store: store, Pasted: pasted,
+		Problem: func(err error) { problems = append(problems, err) },
+		Prompt: func(authURL, _ string) {
+			go func() {
+				// The browser elsewhere: it follows the authorization
+				// server to the redirect and stops there.
+				c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				resp, err := c.Get(authURL)
+				if err != nil {
+					t.Errorf("browser: %v", err)
+					return
+				}
+				resp.Body.Close()
+				pasted <- "not a url"
+				pasted <- resp.Header.Get("Location")
+			}()
+		}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	require.Len(t, problems, 1)
+	assert.ErrorContains(t, problems[0], "full redirect URL")
+	assert.NotNil(t, storedState(t, store, as.MCPURL)["tokens"])
+}
+
 func TestPastedAnswer(t *testing.T) {
 	const redirect = "http://127.0.0.1:8765/callback"
 	res, err := pastedAnswer(" http://127.0.0.1:8765/callback?code=c1&state=s1&iss=https%3A%2F%2Fas \n", redirect, "s1")
