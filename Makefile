@@ -28,16 +28,17 @@ test-go:
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
 # published client, and installs pi 1.5.2 itself with Node 22 to check
 # that it opens and continues a session gopi wrote, and to run pi's
-# extensions in gopi's extension host beside pi itself; pi 0.73.1's
-# package brings the example extensions; and the official MCP test
-# server, @modelcontextprotocol/server-everything, over stdio and HTTP).
+# extensions in gopi's extension host beside pi itself, and to check that
+# pi and gopi share MCP OAuth sign-ins; pi 0.73.1's package brings the
+# example extensions; and the official MCP test server,
+# @modelcontextprotocol/server-everything, over stdio and HTTP).
 # Skipped without node, except in CI.
 test-node: build
 	@if command -v node >/dev/null 2>&1; then \
 		env="$$(testdata/pi/ext-env.sh)" && eval "$$env" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
 		everything="$$(testdata/mcp/everything.sh)" && \
-		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything' ./cmd/gopi; \
+		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 

@@ -10,7 +10,7 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // json/v2: the codec go.lsp.dev/protocol's types marshal through
 	github.com/google/uuid v1.6.0 // uuidv7 session ids, UI request ids
 	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // official SDK: MCP client (core/mcp) and the test server under core/mcp/testdata
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // official SDK: MCP client and its OAuth sign-in (core/mcp), and the test servers under core/mcp/testdata
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
@@ -19,6 +19,8 @@ require (
 	go.lsp.dev/protocol v1.0.1 // LSP wire types the bridge reads and writes (initialize, dialogs, progress, cancel); pinned: @latest resolves to an old v0.12.0
 	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
 	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
+	golang.org/x/oauth2 v0.37.0 // OAuth token types and refresh for MCP sign-ins (the Go MCP SDK's own choice)
+	golang.org/x/term v0.47.0 // gopi mcp login: whether stdin is a terminal to paste a redirect URL into (the version already in the module graph)
 	golang.org/x/text v0.43.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
 )
@@ -65,7 +67,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
-	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect

@@ -429,11 +429,12 @@ Extensions (pi's, run by a Node extension host; docs/extensions.md):
   --NAME [VALUE]                     a flag an extension registered
   gopi extensions install            install the host's Node dependencies into the agent dir
   gopi extensions list               show what would load, and the runtime found
-MCP servers (docs/mcp.md; gopi does not connect to them yet):
+MCP servers (docs/mcp.md):
   gopi mcp add NAME [options] -- COMMAND [ARGS...]   add a stdio server to mcp.json
   gopi mcp add NAME [options] --url URL              add a streamable HTTP server
   gopi mcp remove NAME, gopi mcp list                (-l: the project's .pi/mcp.json;
                                                      gopi mcp --help for the options)
+  gopi mcp login NAME, gopi mcp logout NAME          sign in to a server with OAuth, or out
 Other:
   --offline                          set PI_OFFLINE=1 for what gopi starts (gopi itself only
                                      goes online to call the model)

@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
 
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/mcp"
@@ -23,10 +29,13 @@ const mcpUsage = `Usage:
   gopi mcp add NAME [options] --url URL
   gopi mcp remove NAME [-l]
   gopi mcp list [--json]
+  gopi mcp login NAME [-l] [--timeout SECONDS]
+  gopi mcp logout NAME [-l]
 
-Edit and check the MCP servers of mcp.json without starting a session
-(docs/mcp.md). gopi reads the agent directory's mcp.json and, in a trusted
-project, .pi/mcp.json; a project server replaces the user's of that name.
+Edit and check the MCP servers of mcp.json, and sign in to the ones that use
+OAuth, without starting a session (docs/mcp.md). gopi reads the agent
+directory's mcp.json and, in a trusted project, .pi/mcp.json; a project server
+replaces the user's of that name.
 
 Commands:
   add NAME        add a server, or replace the one of that name
@@ -34,11 +43,19 @@ Commands:
   list            connect to every enabled server (each within its timeout)
                   and show its state, tools and error, with the entries that
                   are invalid; exit status 1 when an entry is invalid or an
-                  enabled server did not connect
+                  enabled server did not connect (or needs sign-in)
+  login NAME      sign in to an HTTP server with OAuth: gopi prints the
+                  authorization URL (it opens no browser), waits on a loopback
+                  redirect (127.0.0.1) for the browser's answer, and stores the
+                  tokens in mcp-auth.json of the agent directory; sessions use
+                  them and refresh them. A URL pasted from the browser's address
+                  bar finishes it too, when the browser runs elsewhere.
+  logout NAME     delete the server's stored OAuth credentials
 
-add and remove:
-  -l, --local     edit .pi/mcp.json of the current directory instead of the
-                  agent directory's mcp.json
+add, remove, login and logout:
+  -l, --local     add and remove: edit .pi/mcp.json of the current directory
+                  instead of the agent directory's mcp.json; login and logout:
+                  the server must be the project's
 
 add, a stdio server (the words after -- are the command and its arguments,
 not a shell string):
@@ -49,10 +66,15 @@ add, a streamable HTTP server:
   --url URL                     the server's endpoint (often ending in /mcp)
   --header KEY=VALUE            an HTTP header (repeatable), expanded like --env
   --bearer-token-env-var NAME   send "Authorization: Bearer ${NAME}"
-  --oauth-client-id ID, --oauth-client-secret SECRET, --oauth-callback-port PORT,
-  --oauth-client-name NAME, --oauth-client-registration auto|cimd|dcr
-                                OAuth settings, kept in mcp.json for pi (gopi
-                                does not sign in to servers yet)
+  --oauth-client-id ID          a client registered with the authorization server
+                                (else gopi registers one)
+  --oauth-client-secret SECRET  its secret (may be ${NAME} or !command)
+  --oauth-callback-port PORT    a fixed port for the redirect
+                                (http://127.0.0.1:PORT/callback)
+  --oauth-client-name NAME      the name to register as (default gopi)
+  --oauth-client-registration auto|dcr|cimd
+                                auto and dcr register; gopi has no Client ID
+                                Metadata Document, so cimd is pi's only
 add, either kind:
   --exposure MODE               codemode (pi's default), deferred, direct or hidden
   --description TEXT            what the server offers, in a sentence
@@ -60,7 +82,9 @@ add, either kind:
 list:
   --json          print the list as JSON
 
-gopi mcp login and logout (OAuth) are not available yet.
+login:
+  --timeout SECONDS   how long to wait for the sign-in (default 300); Ctrl-C
+                      cancels it
 `
 
 // mcpHelpHint ends a usage error.
@@ -160,10 +184,12 @@ func runMCPCommand(argv []string, stdout, stderr io.Writer) int {
 		return c.remove(argv[1:])
 	case "list":
 		return c.list(argv[1:])
-	case "login", "logout":
-		return fail("%s is not available yet: gopi does not sign in to MCP servers with OAuth (docs/mcp.md)", argv[0])
+	case "login":
+		return c.login(argv[1:], false)
+	case "logout":
+		return c.login(argv[1:], true)
 	}
-	return fail("unknown command %q (add, remove or list). %s", argv[0], mcpHelpHint)
+	return fail("unknown command %q (add, remove, list, login or logout). %s", argv[0], mcpHelpHint)
 }
 
 type mcpCommand struct {
@@ -298,7 +324,11 @@ func (c mcpCommand) add(argv []string) int {
 	if local && !c.trusted() {
 		fmt.Fprintln(c.stdout, c.untrustedNote())
 	}
-	fmt.Fprintln(c.stdout, "Check it with: gopi mcp list")
+	hint := ""
+	if s.UsesOAuth() {
+		hint = ". If it requires sign-in: gopi mcp login " + name
+	}
+	fmt.Fprintln(c.stdout, "Check it with: gopi mcp list"+hint)
 	return 0
 }
 
@@ -383,7 +413,8 @@ type mcpListed struct {
 	Enabled   bool         `json:"enabled"`
 	Exposure  mcp.Exposure `json:"exposure"`
 	Transport string       `json:"transport"` // the command line or the URL
-	// State is the connection's: connected, failed or disabled.
+	// State is the connection's: connected, failed, needs-auth (pi's
+	// value; the text says "needs sign-in") or disabled.
 	State mcp.State `json:"state"`
 	// Tools are the server's names of its tools; ToolExposure the ones
 	// whose exposure is not the server's.
@@ -397,7 +428,7 @@ type mcpListed struct {
 // timeout, and reports what became of it; the servers are stopped before
 // it returns.
 func (c mcpCommand) connectAll(entries []mcp.Entry) []mcpListed {
-	m := mcp.NewManager(mcp.Options{Servers: entries, Cwd: c.cwd, Version: version,
+	m := mcp.NewManager(mcp.Options{Servers: entries, Cwd: c.cwd, Version: version, Auth: mcp.NewAuthStore(c.agentDir),
 		Log: mcp.NewServerLog(filepath.Join(c.agentDir, mcp.LogFile))})
 	m.Start()
 	_ = m.Wait(context.Background(), nil)
@@ -418,7 +449,7 @@ func (c mcpCommand) connectAll(entries []mcp.Entry) []mcpListed {
 				continue
 			}
 			l.State, l.Resources = st.State, st.Resources
-			if st.State != mcp.StateConnected && st.Err != nil {
+			if st.State != mcp.StateConnected && st.State != mcp.StateNeedsAuth && st.Err != nil {
 				// The name is the entry's heading already.
 				l.Error = strings.TrimPrefix(st.Err.Error(), fmt.Sprintf("mcp server %q: ", e.Name))
 			}
@@ -492,13 +523,19 @@ func (c mcpCommand) list(argv []string) int {
 	}
 	for _, l := range listed {
 		state := string(l.State)
-		if l.State == mcp.StateConnected {
+		switch l.State {
+		case mcp.StateConnected:
 			state = fmt.Sprintf("connected, %d tool%s", len(l.Tools), plural(len(l.Tools)))
+		case mcp.StateNeedsAuth:
+			state = "needs sign-in"
 		}
 		fmt.Fprintf(c.stdout, "%s: %s (%s, %s)\n", l.Name, state, l.Exposure, l.Scope)
 		fmt.Fprintf(c.stdout, "  %s\n", l.Transport)
 		if l.Override != "" {
 			fmt.Fprintf(c.stdout, "  project override: %s\n", l.Override)
+		}
+		if l.State == mcp.StateNeedsAuth {
+			fmt.Fprintf(c.stdout, "  sign in with: gopi mcp login %s\n", l.Name)
 		}
 		if len(l.Tools) > 0 {
 			names := make([]string, len(l.Tools))
@@ -532,4 +569,150 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// defaultLoginTimeout bounds a sign-in (pi's 300 s).
+const defaultLoginTimeout = 300 * time.Second
+
+// login is pi's `mcp login` (and, with logout, its `mcp logout`): it
+// signs in to a server that uses OAuth, or deletes what a sign-in stored.
+func (c mcpCommand) login(argv []string, logout bool) int {
+	verb := "login"
+	known := map[string]mcpOption{"local": mcpFlag}
+	if logout {
+		verb = "logout"
+	} else {
+		known["timeout"] = mcpValue
+	}
+	a, err := parseMCPArgs(argv, known, 1<<30)
+	if err != nil {
+		return c.fail("%v. %s", err, mcpHelpHint)
+	}
+	if len(a.positional) != 1 {
+		return c.fail("%s needs one server name: gopi mcp %s NAME [-l]. %s", verb, verb, mcpHelpHint)
+	}
+	name := a.positional[0]
+	trusted := c.trusted()
+	cfg, _ := mcp.Load(c.agentDir, c.cwd, trusted)
+	i := slices.IndexFunc(cfg.Servers, func(e mcp.Entry) bool { return e.Name == name })
+	if i < 0 {
+		names := make([]string, len(cfg.Servers))
+		for i, e := range cfg.Servers {
+			names[i] = e.Name
+		}
+		configured := strings.Join(names, ", ")
+		if configured == "" {
+			configured = "none"
+		}
+		note := ""
+		if _, err := os.Stat(mcp.ProjectFile(c.cwd)); err == nil && !trusted {
+			note = " " + c.untrustedNote()
+		}
+		return c.fail("no MCP server named %q.%s Configured: %s.", name, note, configured)
+	}
+	e := cfg.Servers[i]
+	if _, local := a.values["local"]; local && e.Scope != mcp.ScopeProject {
+		return c.fail("MCP server %q is defined in %s, not in the project; omit --local.", name, e.Source)
+	}
+	if e.Server.Auth != nil {
+		return c.fail("MCP server %q sends the credentials of provider %q (auth), not an OAuth sign-in of its own.", name, e.Server.Auth.Provider)
+	}
+	if !e.Server.UsesOAuth() {
+		return c.fail("MCP server %q does not use OAuth. Only HTTP servers without an Authorization header do.", name)
+	}
+	store := mcp.NewAuthStore(c.agentDir)
+	if logout {
+		removed, err := store.Remove(name, e.Server.URL)
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		if removed {
+			fmt.Fprintf(c.stdout, "Signed out of MCP server %q.\n", name)
+		} else {
+			fmt.Fprintf(c.stdout, "No stored credentials for MCP server %q.\n", name)
+		}
+		return 0
+	}
+	timeout := defaultLoginTimeout
+	if v, ok := a.values["timeout"]; ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0) || f > 1e6 {
+			return c.fail("--timeout must be a positive number of seconds")
+		}
+		timeout = time.Duration(f * float64(time.Second))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// Connecting first says whether a sign-in is needed (a stored token
+	// that works, or one that refreshes, needs none).
+	e.Server.Enabled = nil
+	m := mcp.NewManager(mcp.Options{Servers: []mcp.Entry{e}, Cwd: c.cwd, Version: version, Auth: store})
+	m.Start()
+	_ = m.Wait(ctx, nil)
+	st := m.Statuses()[0]
+	tools := len(m.Tools())
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(c.stderr, "gopi mcp:", err)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return c.fail("sign-in to MCP server %q was cancelled or not completed within %s.", name, timeout)
+	case st.State == mcp.StateConnected:
+		fmt.Fprintf(c.stdout, "Already signed in to MCP server %q (%d tool%s).\n", name, tools, plural(tools))
+		return 0
+	case st.State != mcp.StateNeedsAuth:
+		msg := "unknown error"
+		if st.Err != nil {
+			msg = strings.TrimPrefix(st.Err.Error(), fmt.Sprintf("mcp server %q: ", name))
+		}
+		return c.fail("MCP server %q failed to connect: %s", name, msg)
+	}
+
+	// A URL pasted into a terminal finishes the sign-in too, for a
+	// browser on another machine (over SSH).
+	var pasted chan string
+	interactive := false
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		interactive = true
+		pasted = make(chan string)
+		go func() {
+			sc := bufio.NewScanner(os.Stdin)
+			for sc.Scan() {
+				select {
+				case pasted <- sc.Text():
+				case <-ctx.Done():
+					return
+				}
+			}
+			close(pasted)
+		}()
+	}
+	n, err := mcp.SignIn(ctx, mcp.SignInOptions{
+		Name: name, Server: e.Server, Store: store, Version: version,
+		Pasted: pasted,
+		Prompt: func(authURL, redirect string) {
+			fmt.Fprintf(c.stdout, "Sign in to MCP server %q in your browser:\n%s\n", name, authURL)
+			fmt.Fprintf(c.stderr, "gopi mcp: waiting for the browser to come back to %s (at most %s; Ctrl-C cancels)\n", redirect, timeout)
+			if interactive {
+				fmt.Fprint(c.stderr, "If the browser cannot reach this machine, paste the URL it was redirected to: ")
+			}
+		},
+		Problem: func(err error) {
+			fmt.Fprintf(c.stderr, "gopi mcp: %v; paste the whole URL from the address bar: ", err)
+		},
+	})
+	if interactive {
+		fmt.Fprintln(c.stderr)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return c.fail("sign-in to MCP server %q was cancelled or not completed within %s.", name, timeout)
+		}
+		return c.fail("sign-in to MCP server %q failed: %v", name, err)
+	}
+	fmt.Fprintf(c.stdout, "Signed in to MCP server %q (%d tool%s).\n", name, n, plural(n))
+	return 0
 }

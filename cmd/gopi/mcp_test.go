@@ -248,7 +248,9 @@ func TestMCPCommandErrors(t *testing.T) {
 		{[]string{"remove"}, "remove needs one server name"},
 		{[]string{"list", "x"}, "list takes no server name"},
 		{[]string{"list", "--all"}, "unknown option --all"},
-		{[]string{"login", "x"}, "login is not available yet"},
+		{[]string{"login", "x"}, `no MCP server named "x". Configured: none.`},
+		{[]string{"login"}, "login needs one server name"},
+		{[]string{"logout", "x", "--timeout", "3"}, "unknown option --timeout"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 	} {
 		code, out, stderr := runBinaryOut(t, cwd, agentDir, append([]string{"mcp"}, tc.args...)...)
@@ -279,6 +281,8 @@ func TestMCPCommandErrors(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "gopi mcp add NAME [options] -- COMMAND [ARGS...]")
 	assert.Contains(t, out, "--bearer-token-env-var NAME")
+	assert.Contains(t, out, "gopi mcp login NAME [-l] [--timeout SECONDS]")
+	assert.Contains(t, out, "gopi prints the\n                  authorization URL (it opens no browser)")
 }
 
 // Issue 29: list reaches a streamable HTTP server too, with its headers

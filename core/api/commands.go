@@ -364,6 +364,9 @@ const (
 	MCPDisconnected MCPState = "disconnected" // the connection dropped; the next call reconnects
 	MCPDisabled     MCPState = "disabled"     // enabled: false in mcp.json
 	MCPClosed       MCPState = "closed"       // the session is ending
+	// MCPNeedsAuth: the server wants an OAuth sign-in (`gopi mcp login
+	// NAME`); pi's "needs-auth", which its lists show as "needs sign-in".
+	MCPNeedsAuth MCPState = "needs-auth"
 )
 
 // MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
@@ -389,7 +392,7 @@ type MCPServer struct {
 	Transport string   `json:"transport"`
 	State     MCPState `json:"state"`
 	// Error says why the server failed or dropped, with the end of a stdio
-	// server's stderr.
+	// server's stderr, or how to sign in to one that needs it.
 	Error string `json:"error,omitempty"`
 	// Resources reports whether the connected server offers resources.
 	Resources bool `json:"resources,omitempty"`

@@ -37,6 +37,7 @@ func (h *Host) startMCP() {
 		Servers:     h.opts.MCPServers,
 		Cwd:         h.opts.Cwd,
 		Version:     h.opts.Version,
+		Auth:        h.mcpAuth(),
 		Log:         h.mcpLog(),
 		Report:      h.opts.Report,
 		OnChange:    h.applyExtensionTools,
@@ -58,6 +59,15 @@ func (h *Host) mcpLog() *mcp.ServerLog {
 	return mcp.NewServerLog(filepath.Join(h.opts.AgentDir, mcp.LogFile))
 }
 
+// mcpAuth is the store of the servers' OAuth tokens, in the agent
+// directory; none without one.
+func (h *Host) mcpAuth() *mcp.AuthStore {
+	if h.opts.AgentDir == "" {
+		return nil
+	}
+	return mcp.NewAuthStore(h.opts.AgentDir)
+}
+
 // codemodeServers names the enabled servers with codemode exposure in
 // their configuration (a server's own, or a toolExposure entry).
 func codemodeServers(servers []mcp.Entry) []string {
@@ -72,7 +82,9 @@ func codemodeServers(servers []mcp.Entry) []string {
 
 // mcpFirst waits, at most mcpWait, for the servers with direct tools to
 // connect (or fail) before a prompt: their tools are declared in its
-// request. Once they have, it returns at once.
+// request. Once they have, it returns at once. Servers that needed an
+// OAuth sign-in connect again first when their stored tokens changed (a
+// `gopi mcp login` meanwhile), within the same bound.
 func (h *Host) mcpFirst(ctx context.Context) {
 	if h.mcp.Empty() {
 		return
@@ -80,6 +92,7 @@ func (h *Host) mcpFirst(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, mcpWait)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
+	h.mcp.RetrySignedIn(ctx)
 	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) })
 }
 

@@ -128,11 +128,18 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 	if len(loaded) == 0 {
 		return tools
 	}
-	if len(h.searchableTools()) < len(loaded) {
-		// A server whose tools the branch loaded may still be
-		// connecting (a resumed session's first prompt does not wait for
-		// it): wait for the servers as tool_search does.
-		h.mcpWaitAll(ctx)
+	have := map[string]bool{}
+	for _, t := range h.searchableTools() {
+		have[t.Spec().Name] = true
+	}
+	for name := range loaded {
+		if !have[name] {
+			// A server whose tools the branch loaded may still be
+			// connecting (a resumed session's first prompt does not
+			// wait for it): wait for the servers as tool_search does.
+			h.mcpWaitAll(ctx)
+			break
+		}
 	}
 	for _, t := range h.loadedSearchable(msgs) {
 		name := t.Spec().Name

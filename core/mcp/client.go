@@ -29,6 +29,10 @@ const (
 	StateDisconnected State = "disconnected" // the connection dropped; the next call reconnects
 	StateDisabled     State = "disabled"     // enabled: false
 	StateClosed       State = "closed"
+	// StateNeedsAuth: the server answered 401 and no stored token could
+	// answer it; the user has to sign in (pi's "needs-auth", shown as
+	// "needs sign-in"; oauth.go).
+	StateNeedsAuth State = "needs-auth"
 )
 
 // Options configure a [Manager].
@@ -53,6 +57,11 @@ type Options struct {
 	// Log receives the servers' log messages (notifications/message);
 	// nil drops them.
 	Log *ServerLog
+	// Auth is where OAuth tokens of HTTP servers are stored
+	// (<agentDir>/mcp-auth.json): an HTTP server without an Authorization
+	// header sends its stored token and refreshes it (oauth.go). nil: no
+	// server uses OAuth.
+	Auth *AuthStore
 	// Report receives what went wrong with a server (a failed start, a
 	// dropped connection); nil drops it.
 	Report func(error)
@@ -182,6 +191,44 @@ func (m *Manager) Wait(ctx context.Context, want func(name string, s Server) boo
 	return nil
 }
 
+// RetrySignedIn connects again the servers that need a sign-in and whose
+// stored tokens changed since (`gopi mcp login`, or pi's sign-in, in
+// another process), and waits for them while ctx allows: as in pi, a
+// running session uses new credentials from its next prompt on.
+func (m *Manager) RetrySignedIn(ctx context.Context) {
+	if m.Empty() || m.opts.Auth == nil {
+		return
+	}
+	var waits []chan struct{}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		waiting := s.state == StateNeedsAuth && s.sess == nil && s.connecting == nil && !s.closed
+		before := s.signedOut
+		s.mu.Unlock()
+		if !waiting || m.opts.Auth.tokensSnapshot(s.name, s.cfg.URL) == before {
+			continue
+		}
+		done := make(chan struct{})
+		waits = append(waits, done)
+		m.wg.Go(func() {
+			defer close(done)
+			if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
+				m.opts.Report(err)
+			}
+			m.opts.OnChange()
+		})
+	}
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		case <-m.ctx.Done():
+			return
+		}
+	}
+}
+
 // Tools are the tools of every connected server, in the servers' order
 // and then each server's, whatever their exposure.
 func (m *Manager) Tools() []*Tool {
@@ -267,8 +314,14 @@ type server struct {
 	// connecting is non-nil while an attempt is under way and closes when
 	// it ends; callers wait on it rather than connecting twice.
 	connecting chan struct{}
-	stderr     *tailBuffer
-	closed     bool
+	// auth is the OAuth side of the connection sess, nil for a server
+	// without OAuth.
+	auth *oauthSession
+	// signedOut is the stored tokens (as text) when the server came to
+	// need a sign-in: RetrySignedIn reconnects once they change.
+	signedOut string
+	stderr    *tailBuffer
+	closed    bool
 }
 
 // summary is Status.Summary: s.mu is held.
@@ -312,11 +365,18 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.connecting, s.state, wait = done, StateConnecting, done
 		s.m.wg.Go(func() {
 			_, err := s.connect()
+			snapshot := ""
+			if errors.Is(err, ErrSignInRequired) {
+				snapshot = s.m.opts.Auth.tokensSnapshot(s.name, s.cfg.URL)
+			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.connecting = nil
 			if err != nil {
 				s.state, s.err = StateFailed, err
+				if errors.Is(err, ErrSignInRequired) {
+					s.state, s.signedOut = StateNeedsAuth, snapshot
+				}
 			}
 			close(done)
 		})
@@ -365,7 +425,7 @@ func (s *server) connect() (*sdk.ClientSession, error) {
 func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.timeout())
 	defer cancel()
-	t, stderr, err := s.transport(ctx, outcome)
+	t, stderr, oauth, err := s.transport(ctx, outcome)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
@@ -392,6 +452,9 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	})
 	sess, err = client.Connect(ctx, t, nil)
 	if err != nil {
+		if signIn := oauth.signInNeededOrNil(); signIn != nil && s.m.ctx.Err() == nil {
+			return nil, fmt.Errorf("mcp server %q: %w", s.name, signIn)
+		}
 		return nil, s.failure("connecting", s.timedOut(ctx, err), stderr)
 	}
 	// A server without the tools capability (resources or prompts only)
@@ -405,6 +468,9 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	if caps == nil || caps.Tools != nil {
 		if tools, err = s.listTools(ctx, sess); err != nil {
 			_ = sess.Close()
+			if signIn := oauth.signInNeededOrNil(); signIn != nil && s.m.ctx.Err() == nil {
+				return nil, fmt.Errorf("mcp server %q: %w", s.name, signIn)
+			}
 			return nil, s.failure("listing tools", s.timedOut(ctx, err), stderr)
 		}
 	}
@@ -414,7 +480,7 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 		_ = sess.Close()
 		return nil, fmt.Errorf("mcp server %q: closed", s.name)
 	}
-	s.sess, s.tools, s.state, s.err, s.stderr = sess, tools, StateConnected, nil, stderr
+	s.sess, s.tools, s.state, s.err, s.stderr, s.auth = sess, tools, StateConnected, nil, stderr, oauth
 	s.resources = caps != nil && caps.Resources != nil
 	s.instructions = instructions
 	s.mu.Unlock()
@@ -517,36 +583,44 @@ func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Too
 }
 
 // transport builds the connection's transport from the configuration,
-// its values expanded now, as the server starts; outcome records an HTTP
-// server's exchanges.
-func (s *server) transport(ctx context.Context, outcome *httpOutcome) (sdk.Transport, *tailBuffer, error) {
+// its values expanded now, as the server starts; for an HTTP server that
+// signs in with OAuth, with the OAuth side of the connection. outcome
+// records an HTTP server's exchanges.
+func (s *server) transport(ctx context.Context, outcome *httpOutcome) (sdk.Transport, *tailBuffer, *oauthSession, error) {
 	c := s.cfg
 	switch c.Type {
 	case "", TypeStdio, TypeHTTP, TypeStreamableHTTP:
 	case TypeSSE:
-		return nil, nil, errors.New(`the SSE transport is not supported; servers that offer SSE often serve streamable HTTP too, commonly at /mcp instead of /sse`)
+		return nil, nil, nil, errors.New(`the SSE transport is not supported; servers that offer SSE often serve streamable HTTP too, commonly at /mcp instead of /sse`)
 	default:
-		return nil, nil, fmt.Errorf("unknown type %q", c.Type)
+		return nil, nil, nil, fmt.Errorf("unknown type %q", c.Type)
 	}
 	if !c.isStdio() {
 		if c.URL == "" {
-			return nil, nil, errors.New("neither command nor url is set")
+			return nil, nil, nil, errors.New("neither command nor url is set")
 		}
 		headers, err := s.m.opts.Expander.Headers(ctx, s.name, c)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		base := outcomeTransport{o: outcome, base: http.DefaultTransport}
-		client := &http.Client{Transport: headerTransport{headers: headers, base: base}}
+		var rt http.RoundTripper = headerTransport{headers: headers, base: outcomeTransport{o: outcome, base: http.DefaultTransport}}
 		// Two retries of a dropped stream, as pi retries HTTP errors twice.
-		return &sdk.StreamableClientTransport{Endpoint: c.URL, HTTPClient: client, MaxRetries: 2}, nil, nil
+		t := &sdk.StreamableClientTransport{Endpoint: c.URL, MaxRetries: 2}
+		var oauth *oauthSession
+		if s.m.opts.Auth != nil && c.UsesOAuth() {
+			oauth = newOAuthSession(s.m.opts.Auth, s.name, c, s.m.opts.Expander)
+			rt = oauth.roundTripper(rt)
+			t.OAuthHandler = oauth
+		}
+		t.HTTPClient = &http.Client{Transport: rt}
+		return t, nil, oauth, nil
 	}
 	if c.Command == "" {
-		return nil, nil, errors.New("a stdio server needs a command")
+		return nil, nil, nil, errors.New("a stdio server needs a command")
 	}
 	l, err := s.m.opts.Expander.Stdio(ctx, s.name, c, s.m.opts.Cwd)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cmd := exec.Command(l.Command, l.Args...)
 	cmd.Dir = l.Dir
@@ -560,7 +634,7 @@ func (s *server) transport(ctx context.Context, outcome *httpOutcome) (sdk.Trans
 	}
 	cmd.Env = env
 	stderr := &tailBuffer{}
-	return &stdioTransport{cmd: cmd, stderr: stderr, wg: &s.m.wg}, stderr, nil
+	return &stdioTransport{cmd: cmd, stderr: stderr, wg: &s.m.wg}, stderr, nil, nil
 }
 
 // close ends the server's connection and waits for a stdio server to exit.
@@ -580,6 +654,33 @@ func (s *server) close() error {
 	return nil
 }
 
+// signedOutOf reports, after a call on sess failed, whether the server
+// turned down its OAuth token for good (a 401 no refresh could answer):
+// the server then needs a sign-in, sess is dropped, and the next call
+// connects again with whatever is stored by then.
+func (s *server) signedOutOf(sess *sdk.ClientSession) error {
+	s.mu.Lock()
+	if s.sess != sess || s.auth == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	err := s.auth.signInNeededOrNil()
+	if err == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	err = fmt.Errorf("mcp server %q: %w", s.name, err)
+	s.sess, s.auth, s.state, s.err = nil, nil, StateNeedsAuth, err
+	s.mu.Unlock()
+	snapshot := s.m.opts.Auth.tokensSnapshot(s.name, s.cfg.URL)
+	s.mu.Lock()
+	s.signedOut = snapshot
+	s.mu.Unlock()
+	_ = sess.Close()
+	s.m.opts.Report(err)
+	return err
+}
+
 // dropped marks sess as gone after a call found the connection closed, so
 // that the next call reconnects.
 func (s *server) dropped(sess *sdk.ClientSession) {
@@ -588,7 +689,7 @@ func (s *server) dropped(sess *sdk.ClientSession) {
 		s.mu.Unlock()
 		return
 	}
-	s.sess, s.state = nil, StateDisconnected
+	s.sess, s.auth, s.state = nil, nil, StateDisconnected
 	s.mu.Unlock()
 	_ = sess.Close()
 }

@@ -16,6 +16,13 @@
 // resources are reached through pi's three resource tools
 // ([Manager.ResourceTools], resources.go). Start with [NewManager].
 //
+// OAuth, as pi does it: an HTTP server without an Authorization header
+// sends the token stored for it in <agentDir>/mcp-auth.json ([AuthStore],
+// pi's file and shape) and refreshes it, through the SDK transport's
+// OAuth hook (oauth.go); a server that needs the user to sign in is
+// [StateNeedsAuth]. [SignIn] is `gopi mcp login`, on the SDK's
+// authorization code handler (signin.go).
+//
 // This package is being built in steps (issue 29); docs/mcp.md says what
 // works today and what does not yet.
 package mcp

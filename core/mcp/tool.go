@@ -147,6 +147,11 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 		s.dropped(sess)
 		return agent.ErrorResult("MCP server %q disconnected (it reconnects on the next call): %v", s.name, err), nil
 	}
+	if signIn := s.signedOutOf(sess); signIn != nil {
+		// The server turned the token down and no refresh helped.
+		return agent.ErrorResult("MCP server %q requires sign-in: run `gopi mcp login %s`, and the next call "+
+			"uses the new credentials", s.name, s.name), nil
+	}
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) {
 		// Not the server's answer: the connection broke with the call

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/internal/atomicfile"
+	"github.com/gopi-dev/gopi/internal/lockdir"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -59,30 +61,14 @@ func SaveTrust(agentDir, cwd string, trusted bool) error {
 	return nil
 }
 
-// staleLock is how old a lock directory may be before it is taken over:
-// proper-lockfile's default, whose holder refreshes its time every half
-// of it.
-const staleLock = 10 * time.Second
-
-// lockDir takes the lock pi's proper-lockfile takes: creating dir, which
-// only one process can. It tries ten times, 20 ms apart, as pi does, and
-// takes over a lock left stale by a process that died holding it.
+// lockDir takes the lock pi's proper-lockfile takes on dir's file: it
+// tries ten times, 20 ms apart, as pi does, and takes over a lock left
+// stale (10 s, proper-lockfile's default) by a process that died holding
+// it.
 func lockDir(dir string) (unlock func(), err error) {
-	for attempt := 1; ; attempt++ {
-		err = os.Mkdir(dir, 0o755)
-		if err == nil {
-			return func() { _ = os.Remove(dir) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		if attempt == 10 {
-			return nil, fmt.Errorf("%s %w", dir, ErrTrustLocked)
-		}
-		if fi, serr := os.Stat(dir); serr == nil && time.Since(fi.ModTime()) > staleLock {
-			_ = os.Remove(dir)
-			continue
-		}
-		time.Sleep(20 * time.Millisecond)
+	unlock, err = lockdir.Lock(context.Background(), dir, lockdir.Options{Wait: 9 * 20 * time.Millisecond, Retry: 20 * time.Millisecond})
+	if errors.Is(err, lockdir.ErrLocked) {
+		return nil, fmt.Errorf("%s %w", dir, ErrTrustLocked)
 	}
+	return unlock, err
 }

@@ -607,7 +607,7 @@ test("built-in slash commands run the plugin's functions; other / names do not",
   end
 end)
 
-test(":GopiMcp's lines: failed servers first with their error on one line, tool counts, read-only tools marked", function()
+test(":GopiMcp's lines: servers that need sign-in, then failed ones, first with their error on one line, tool counts, read-only tools marked", function()
   local mcp = require("gopi.mcp")
   local servers = {
     {
@@ -621,9 +621,11 @@ test(":GopiMcp's lines: failed servers first with their error on one line, tool 
     },
     { name = "off", state = "disabled", exposure = "codemode", tools = {} },
     { name = "docs", state = "failed", exposure = "deferred", error = "connecting: refused\n  stderr: boom\n", tools = {} },
+    { name = "sentry", state = "needs-auth", exposure = "codemode", error = "needs sign-in: run `gopi mcp login sentry`", tools = {} },
   }
   local lines = vim.tbl_map(mcp.format_server, mcp.ordered(servers))
   eq({
+    "sentry           needs sign-in · codemode — needs sign-in: run `gopi mcp login sentry`",
     "docs             failed · deferred — connecting: refused · stderr: boom",
     "fs               connected · direct · 1 tool · resources",
     "off              disabled · codemode",

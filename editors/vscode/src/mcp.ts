@@ -1,6 +1,6 @@
 // gopi: MCP Servers — the session's MCP servers (gopi's get_mcp_servers)
-// in a quick pick, failed ones first; one picked shows its tools, or why
-// it has none.
+// in a quick pick, the ones that need sign-in and the failed ones first;
+// one picked shows its tools, or why it has none.
 import * as vscode from "vscode";
 import type { MCPServer, MCPState } from "./gen/protocol";
 import type { Session } from "./session";
@@ -12,7 +12,14 @@ const stateIcons: Record<MCPState, string> = {
 	disconnected: "$(debug-disconnect)",
 	disabled: "$(circle-slash)",
 	closed: "$(circle-outline)",
+	"needs-auth": "$(key)",
 };
+
+/** A state in words: pi's "needs sign-in" for needs-auth. */
+const stateLabel = (state: MCPState) => (state === "needs-auth" ? "needs sign-in" : state);
+
+/** Servers that need the user first: sign-in, then failures. */
+const attention = (state: MCPState) => (state === "needs-auth" ? 0 : state === "failed" ? 1 : 2);
 
 /** How often the list asks again while a server is still connecting. */
 const refreshMs = 500;
@@ -26,12 +33,11 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 /** One line of an error that may carry a server's stderr. */
 const oneLine = (s: string) => s.trim().replace(/\s*\n\s*/g, " · ");
 
-/** The quick pick's items: failed servers first, then mcp.json's order. */
+/** The quick pick's items: servers that need sign-in, then failed ones, then mcp.json's order. */
 export function serverItems(servers: MCPServer[]): ServerItem[] {
-	const failed = servers.filter((x) => x.state === "failed");
-	const rest = servers.filter((x) => x.state !== "failed");
-	return [...failed, ...rest].map((x) => {
-		const parts: string[] = [x.state, x.exposure];
+	const ordered = [...servers].sort((a, b) => attention(a.state) - attention(b.state));
+	return ordered.map((x) => {
+		const parts: string[] = [stateLabel(x.state), x.exposure];
 		if (x.state === "connected" || x.tools.length) parts.push(plural(x.tools.length, "tool"));
 		if (x.resources) parts.push("resources");
 		return {
@@ -112,6 +118,7 @@ async function showServer(x: MCPServer): Promise<void> {
 			disabled: `is disabled ("enabled": false in ${x.source})`,
 			closed: "is closed: the session is ending",
 			failed: "failed",
+			"needs-auth": "needs sign-in",
 		};
 		const more = x.error ? `: ${oneLine(x.error)}` : "";
 		void vscode.window.showInformationMessage(`gopi: MCP server "${x.name}" ${why[x.state] ?? x.state}${more}`);
@@ -123,7 +130,7 @@ async function showServer(x: MCPServer): Promise<void> {
 		detail: t.name,
 	}));
 	await vscode.window.showQuickPick(items, {
-		title: `gopi: tools of MCP server "${x.name}" (${x.state}, ${x.exposure})`,
+		title: `gopi: tools of MCP server "${x.name}" (${stateLabel(x.state)}, ${x.exposure})`,
 		placeHolder: 'Read-only tools run without asking when gopi.approval is "writes"',
 		matchOnDescription: true,
 		matchOnDetail: true,

@@ -1,6 +1,7 @@
 -- :GopiMcp: the session's MCP servers (gopi's get_mcp_servers) and where
--- each stands, failed ones first; the one picked shows its tools, or why
--- it has none. :checkhealth gopi uses the same lines.
+-- each stands, the ones that need sign-in and the failed ones first; the
+-- one picked shows its tools, or why it has none. :checkhealth gopi uses
+-- the same lines.
 local M = {}
 
 local function plural(n, one)
@@ -12,14 +13,24 @@ function M.one_line(s)
   return (vim.trim(s or ""):gsub("%s*\n%s*", " · "))
 end
 
---- The servers, failed ones first, then mcp.json's order.
+--- How much a state needs the user: sign-in first, then failures.
+local function attention(state)
+  if state == "needs-auth" then
+    return 0
+  elseif state == "failed" then
+    return 1
+  end
+  return 2
+end
+
+--- The servers that need sign-in first, then the failed ones, then mcp.json's order.
 ---@param servers gopi.MCPServer[]
 ---@return gopi.MCPServer[]
 function M.ordered(servers)
   local out = {}
-  for _, failed in ipairs({ true, false }) do
+  for rank = 0, 2 do
     for _, s in ipairs(servers or {}) do
-      if (s.state == "failed") == failed then
+      if attention(s.state) == rank then
         table.insert(out, s)
       end
     end
@@ -27,10 +38,15 @@ function M.ordered(servers)
   return out
 end
 
+--- A state in words: pi's "needs sign-in" for needs-auth.
+function M.state_label(state)
+  return state == "needs-auth" and "needs sign-in" or state
+end
+
 --- "state · exposure · N tools", and "resources" when it has some.
 ---@param s gopi.MCPServer
 function M.summary(s)
-  local parts = { s.state, s.exposure }
+  local parts = { M.state_label(s.state), s.exposure }
   local n = #(s.tools or {})
   if s.state == "connected" or n > 0 then
     table.insert(parts, plural(n, "tool"))
@@ -58,6 +74,7 @@ function M.format_tool(t)
 end
 
 local why = {
+  ["needs-auth"] = "needs sign-in",
   connecting = "is still connecting",
   disconnected = "dropped its connection; the next call reconnects",
   closed = "is closed: the session is ending",
@@ -82,7 +99,7 @@ function M.show_server(s)
     return
   end
   vim.ui.select(s.tools, {
-    prompt = string.format("gopi: tools of MCP server %s (%s, %s)", s.name, s.state, s.exposure),
+    prompt = string.format("gopi: tools of MCP server %s (%s, %s)", s.name, M.state_label(s.state), s.exposure),
     kind = "gopi.mcp_tools",
     format_item = M.format_tool,
   }, function() end)
@@ -131,6 +148,8 @@ function M.check(h, client)
       h.error(line .. ": " .. M.one_line(s.error), { "Check the server's entry in " .. s.source .. "; :GopiMcp shows the whole error" })
     elseif s.state == "connected" then
       h.ok(line)
+    elseif s.state == "needs-auth" then
+      h.warn(line, { M.one_line(s.error) })
     elseif s.state == "disconnected" or s.state == "connecting" then
       h.warn(line .. ((s.error and s.error ~= "") and (": " .. M.one_line(s.error)) or ""))
     else

@@ -674,7 +674,7 @@
 ---@field type string Type is "stdio" or "http"; Transport the command line or the URL.
 ---@field transport string
 ---@field state gopi.MCPState
----@field error? string Error says why the server failed or dropped, with the end of a stdio server's stderr.
+---@field error? string Error says why the server failed or dropped, with the end of a stdio server's stderr, or how to sign in to one that needs it.
 ---@field resources? boolean Resources reports whether the connected server offers resources.
 ---@field tools gopi.MCPTool[] Tools are the server's tools as last listed (none before it first connects).
 
@@ -686,6 +686,7 @@
 ---| "disconnected"
 ---| "disabled"
 ---| "closed"
+---| "needs-auth"
 
 --- MCPTool is one tool of an MCP server.
 ---@class gopi.MCPTool

@@ -859,7 +859,7 @@ export interface MCPServer {
 	state: MCPState;
 	/**
 	 * Error says why the server failed or dropped, with the end of a stdio
-	 * server's stderr.
+	 * server's stderr, or how to sign in to one that needs it.
 	 */
 	error?: string;
 	/** Resources reports whether the connected server offers resources. */
@@ -878,7 +878,8 @@ export type MCPState =
 	| "failed"
 	| "disconnected"
 	| "disabled"
-	| "closed";
+	| "closed"
+	| "needs-auth";
 
 /** MCPTool is one tool of an MCP server. */
 export interface MCPTool {
