@@ -220,7 +220,8 @@ var entryID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 //     with pi's internal "index"), so its values are not a contract;
 //   - a zero cacheWrite1h (optional in pi 1.5's Usage);
 //   - pi 1.5's additions, which 0.87.1 predates: data.disposition on
-//     prompt responses, aborted on agent_settled, durationMs.
+//     prompt responses, aborted on agent_settled, durationMs (on events
+//     and messages), a reply's thinkingLevel, usage.cost.totalFromProvider.
 func normalizeWire(v any) any {
 	r, ok := v.(map[string]any)
 	if !ok {
@@ -268,7 +269,13 @@ func normalizeValue(key string, v any) any {
 		out := make(map[string]any, len(x))
 		for k, val := range x {
 			switch k {
-			case "timestamp", "durationMs", "sessionId", "sessionFile", "baseUrl":
+			case "durationMs", "totalFromProvider":
+				// pi 1.5's, which 0.87.1 predates.
+			case "thinkingLevel":
+				if _, reply := x["stopReason"]; !reply {
+					out[k] = normalizeValue(k, val)
+				}
+			case "timestamp", "sessionId", "sessionFile", "baseUrl":
 				out[k] = "<ignored>"
 			case "description", "sections":
 				out[k] = "<prose>"

@@ -402,9 +402,11 @@ func entryShapes(t *testing.T, path string) map[string]string {
 		if m, ok := e["message"].(map[string]any); ok {
 			kind += "/" + m["role"].(string)
 			mk := sortedKeys(m)
-			// Optional fields pi omits when empty; rawStopReason is pi
-			// 1.5's, which the 0.73.1 reference predates.
-			keys += " | " + strings.Join(without(strings.Split(mk, ","), "fullOutputPath", "errorMessage", "details", "excludeFromContext", "responseId", "exitCode", "rawStopReason"), ",")
+			// Optional fields pi omits when empty; rawStopReason,
+			// durationMs and thinkingLevel are pi 1.5's, which the 0.73.1
+			// reference predates.
+			keys += " | " + strings.Join(without(strings.Split(mk, ","), "fullOutputPath", "errorMessage", "details", "excludeFromContext", "responseId", "exitCode",
+				"rawStopReason", "durationMs", "thinkingLevel"), ",")
 		}
 		out[kind] = keys
 	}
