@@ -221,7 +221,8 @@ var entryID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 //   - a zero cacheWrite1h (optional in pi 1.5's Usage);
 //   - pi 1.5's additions, which 0.87.1 predates: data.disposition on
 //     prompt responses, aborted on agent_settled, durationMs (on events
-//     and messages), a reply's thinkingLevel, usage.cost.totalFromProvider.
+//     and messages), a reply's thinkingLevel, usage.cost.totalFromProvider,
+//     a tool result's structuredContent.
 func normalizeWire(v any) any {
 	r, ok := v.(map[string]any)
 	if !ok {
@@ -269,7 +270,7 @@ func normalizeValue(key string, v any) any {
 		out := make(map[string]any, len(x))
 		for k, val := range x {
 			switch k {
-			case "durationMs", "totalFromProvider":
+			case "durationMs", "totalFromProvider", "structuredContent":
 				// pi 1.5's, which 0.87.1 predates.
 			case "thinkingLevel":
 				if _, reply := x["stopReason"]; !reply {

@@ -14,14 +14,15 @@ import (
 // pi 1.5's fields on the messages a run adds: each reply records the
 // thinking level it was asked for (as near as the model supports) and
 // how long it took; a tool result how long the tool ran, left out when
-// it never ran.
+// it never ran; a tool's structured content travels on
+// tool_execution_end only, not in the toolResult message.
 func TestRunRecordsPi15Fields(t *testing.T) {
 	fm := newFakeModel(
 		toolTurn(callSpec{"c1", "data", `{}`}, callSpec{"c2", "nosuch", `{}`}),
 		textTurn("done"),
 	)
 	data := &fakeTool{name: "data", run: func(ctx context.Context, call Call, update func(Result)) (Result, error) {
-		return TextResult("two lines"), nil
+		return Result{Content: TextResult("two lines").Content, StructuredContent: map[string]any{"lines": 2}}, nil
 	}}
 	a, rec := newTestAgent(t, fm, Config{}, data)
 	a.SetThinkingLevel(llm.ThinkingXHigh) // testModel has no xhigh: high is asked for
@@ -52,6 +53,9 @@ func TestRunRecordsPi15Fields(t *testing.T) {
 	for _, e := range ends {
 		byID[e.ToolCallID] = e
 	}
+	raw, err := json.Marshal(byID["c1"])
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"structuredContent":{"lines":2}`)
 	assert.NotNil(t, byID["c1"].DurationMs)
 	assert.Nil(t, byID["c2"].DurationMs, "an unknown tool never ran")
 
@@ -60,8 +64,9 @@ func TestRunRecordsPi15Fields(t *testing.T) {
 	require.NotNil(t, trs[0].DurationMs)
 	assert.GreaterOrEqual(t, *trs[0].DurationMs, int64(0))
 	assert.Nil(t, trs[1].DurationMs)
-	raw, err := json.Marshal(trs[0])
+	raw, err = json.Marshal(trs[0])
 	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "structuredContent")
 	assert.Contains(t, string(raw), `"durationMs":`)
 
 	// With thinking off, "off" is recorded; a reply that failed records

@@ -306,6 +306,7 @@
 ---@class gopi.Result
 ---@field content gopi.Content[]
 ---@field details? any
+---@field structuredContent? any StructuredContent is the result as data, for programs rather than the model (pi 1.5: read's text, bash's output and exit code). It travels on tool_execution_end but is not kept in the toolResult message. A hook that replaces Content should drop or replace it, as it may no longer match.
 
 --- ToolExecutionEnd: a tool call finished; durationMs is left out when it did not run.
 ---@class gopi.ToolExecutionEnd
