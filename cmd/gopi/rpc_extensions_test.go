@@ -1892,3 +1892,56 @@ func TestExtensionPromptAfterCompactionRunsBeforeAgentStart(t *testing.T) {
 	assert.Equal(t, "user: added by the hook", texts[len(texts)-1], "%v", texts)
 	assert.Equal(t, 0, p.exit())
 }
+
+// Structured content (pi 1.5) through extensions, in gopi and in pi
+// itself: an extension tool's reaches tool_execution_end (but not the
+// toolResult message); tool_result handlers see a built-in tool's and may
+// replace it, and replacing the content alone drops it.
+func TestExtensionStructuredContent(t *testing.T) {
+	e := extTestEnv(t)
+	turns := func() []llmtest.Turn {
+		return []llmtest.Turn{
+			llmtest.ToolCalls(llmtest.Call("c1", "measure", `{}`)),
+			llmtest.ToolCalls(llmtest.Call("c2", "read", `{"path":"notes.txt"}`)),
+			llmtest.ToolCalls(llmtest.Call("c3", "bash", `{"command":"echo original"}`)),
+			llmtest.Text("Done."),
+		}
+	}
+	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
+		require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "notes.txt"), []byte("hello\n"), 0o644))
+		ext := w.writeExt("structured.ts", `export default function (pi) {
+	pi.registerTool({
+		name: "measure", label: "Measure", description: "Measures", parameters: { type: "object", properties: {} },
+		execute: async () => ({ content: [{ type: "text", text: "42 cm" }], details: {}, structuredContent: { cm: 42 } }),
+	});
+	pi.on("tool_result", (event) => {
+		if (event.toolName === "read") return { structuredContent: { seen: event.structuredContent } };
+		if (event.toolName === "bash") return { content: [{ type: "text", text: "patched" }] };
+	});
+}
+`)
+		p := start("-e", ext)
+		p.send(map[string]any{"id": "1", "type": "prompt", "message": "go"})
+		rs := p.until(settled)
+		ends := map[string]record{}
+		var results []record
+		for _, r := range rs {
+			if r.is("tool_execution_end") {
+				ends[r.str("toolName")] = r
+			}
+			if r.is("message_end") && r.obj("message").str("role") == "toolResult" {
+				results = append(results, r.obj("message"))
+			}
+		}
+		require.Len(t, ends, 3, p.transcript())
+		assert.Equal(t, map[string]any{"cm": float64(42)}, ends["measure"].obj("result")["structuredContent"])
+		assert.Equal(t, map[string]any{"seen": "hello\n"}, ends["read"].obj("result")["structuredContent"])
+		assert.Equal(t, "patched", resultText(ends["bash"]))
+		assert.NotContains(t, ends["bash"].obj("result"), "structuredContent")
+		require.Len(t, results, 3)
+		for _, m := range results {
+			assert.NotContains(t, m, "structuredContent")
+		}
+		assert.Equal(t, 0, p.exit())
+	})
+}

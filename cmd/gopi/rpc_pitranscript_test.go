@@ -20,20 +20,21 @@ import (
 	"github.com/gopi-dev/gopi/rpc"
 )
 
-// Issue 16: a conversation recorded from pi 0.87.1 itself
-// (testdata/transcripts/pi-0.87.1/) is replayed against gopi, and the two
+// Issue 16: a conversation recorded from pi 1.5.2 itself
+// (testdata/transcripts/pi-1.5.2/) is replayed against gopi, and the two
 // wires are compared record by record, field by field, ignoring ids, times
 // and our own prose (system prompt text, tool descriptions).
 //
-// To record it again: testdata/pi/install.sh 0.87.1, then
+// To record it again: testdata/pi/install.sh 1.5.2, then
 //
-//	GOPI_RECORD_PI=$HOME/.cache/gopi/pi-0.87.1 go test ./cmd/gopi -run TestPiTranscript
-const piTranscriptDir = "../../testdata/transcripts/pi-0.87.1"
+//	GOPI_RECORD_PI=$HOME/.cache/gopi/pi-1.5.2 go test ./cmd/gopi -run TestPiTranscriptRecord
+const piTranscriptDir = "../../testdata/transcripts/pi-1.5.2"
 
 // piScenarioTurns is what the scripted model answers, in order.
 func piScenarioTurns() []llmtest.Turn {
 	return []llmtest.Turn{
 		{Blocks: []llmtest.Block{llmtest.Say("Let me look."), llmtest.Call("toolu_01", "read", `{"path":"notes.txt"}`)}, Usage: llmtest.Usage{Input: 120, Output: 30}},
+		{Blocks: []llmtest.Block{llmtest.Call("toolu_02", "bash", `{"command":"grep -c hello notes.txt"}`)}, Usage: llmtest.Usage{Input: 170, Output: 12}},
 		{Blocks: []llmtest.Block{llmtest.Say("It says hello twice.")}, Usage: llmtest.Usage{Input: 180, Output: 8}},
 	}
 }
@@ -78,7 +79,7 @@ func piScenarioWorld(t *testing.T) *world {
 func TestPiTranscriptRecord(t *testing.T) {
 	prefix := os.Getenv("GOPI_RECORD_PI")
 	if prefix == "" {
-		t.Skip("GOPI_RECORD_PI (an npm prefix holding pi 0.87.1) is not set")
+		t.Skip("GOPI_RECORD_PI (an npm prefix holding pi 1.5.2) is not set")
 	}
 	w := piScenarioWorld(t)
 	cli := filepath.Join(prefix, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
@@ -198,7 +199,39 @@ func TestPiTranscriptMatches(t *testing.T) {
 		}
 	}
 	if len(diffs) > 0 {
-		t.Errorf("gopi's wire differs from pi 0.87.1's:\n%s", strings.Join(diffs, "\n"))
+		t.Errorf("gopi's wire differs from pi 1.5.2's:\n%s", strings.Join(diffs, "\n"))
+	}
+
+	// The session files too, entry by entry: what each agent keeps of the
+	// messages (durations and thinking levels, no structured content).
+	wantEntries := readTranscript(t, "scenario-session.jsonl")
+	file, _ := got[0].obj("data")["sessionFile"].(string)
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	gotEntries := readRecords(t, f)
+	f.Close()
+	diffs = nil
+	entry := func(v any) any {
+		// The header's id is the session's own (a UUID).
+		if m, ok := v.(map[string]any); ok && m["type"] == "session" {
+			m = cloneMap(m)
+			m["id"] = "<session>"
+			v = m
+		}
+		return normalizeValue("", v)
+	}
+	for i := range max(len(wantEntries), len(gotEntries)) {
+		var a, b any
+		if i < len(wantEntries) {
+			a = entry(map[string]any(wantEntries[i]))
+		}
+		if i < len(gotEntries) {
+			b = entry(neutralPaths(gotEntries[i], w, "", ""))
+		}
+		diffs = append(diffs, diffJSON(fmt.Sprintf("entry %d", i+1), a, b)...)
+	}
+	if len(diffs) > 0 {
+		t.Errorf("gopi's session file differs from pi 1.5.2's:\n%s", strings.Join(diffs, "\n"))
 	}
 }
 
@@ -219,28 +252,15 @@ var entryID = regexp.MustCompile(`^[0-9a-f]{8}$`)
 //     reports the reply's final output tokens, and message_start a block
 //     with pi's internal "index"), so its values are not a contract;
 //   - a zero cacheWrite1h (optional in pi 1.5's Usage);
-//   - pi 1.5's additions, which 0.87.1 predates: data.disposition on
-//     prompt responses, aborted on agent_settled, durationMs.
+//   - durations (durationMs, bash's wall_time_seconds), whose presence
+//     still counts.
 func normalizeWire(v any) any {
 	r, ok := v.(map[string]any)
 	if !ok {
 		return v
 	}
 	r = cloneMap(r)
-	delete(r, "durationMs")
 	switch r["type"] {
-	case "response":
-		if d, ok := r["data"].(map[string]any); ok && r["command"] != "get_state" {
-			d = cloneMap(d)
-			delete(d, "disposition")
-			if len(d) == 0 {
-				delete(r, "data")
-			} else {
-				r["data"] = d
-			}
-		}
-	case "agent_settled":
-		delete(r, "aborted")
 	case "message_update":
 		r["usage"] = "<racy in pi>"
 	case "message_start":
@@ -268,7 +288,7 @@ func normalizeValue(key string, v any) any {
 		out := make(map[string]any, len(x))
 		for k, val := range x {
 			switch k {
-			case "timestamp", "durationMs", "sessionId", "sessionFile", "baseUrl":
+			case "timestamp", "durationMs", "wall_time_seconds", "sessionId", "sessionFile", "baseUrl":
 				out[k] = "<ignored>"
 			case "description", "sections":
 				out[k] = "<prose>"
@@ -408,7 +428,7 @@ func joinBashUpdates(rs []record) []record {
 	return out
 }
 
-// A session pi 0.87.1 wrote (system messages included) opens in gopi:
+// A session pi 1.5.2 wrote (system messages included) opens in gopi:
 // get_messages starts with pi's system message, and the next prompt
 // patches the sections to gopi's own (pi's "docs" and its separate
 // "tools" and "rules" sections are removed with null).

@@ -57,7 +57,7 @@ type Config struct {
 	// gate; it must return when ctx is cancelled.
 	BeforeToolCall func(ctx context.Context, call *Call) (block bool, reason string)
 	// AfterToolCall may replace a finished call's result (content, details,
-	// error flag) before it is reported.
+	// structured content, error flag) before it is reported.
 	AfterToolCall func(ctx context.Context, call Call, res Result) Result
 
 	// FinishMessage, if set, sees each message of a run as it ends, before

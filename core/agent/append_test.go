@@ -17,7 +17,7 @@ func leanDelta(typ llm.StreamEventType, idx int, delta string, u llm.Usage) Even
 
 // AppendJSON writes the same bytes as MarshalJSON for every delta.
 func TestAppendJSONMatchesMarshal(t *testing.T) {
-	u := llm.Usage{Input: 120, Output: 7, CacheRead: 3, TotalTokens: 130, Cost: llm.Cost{Input: 0.00036, Output: 1.5e-5, Total: 0.000375}}
+	u := llm.Usage{Input: 120, Output: 7, CacheRead: 3, TotalTokens: 130, Cost: llm.Cost{Input: 0.00036, Output: 1.5e-5, Total: 0.000375, TotalFromProvider: new(false)}}
 	for _, d := range []string{"", "plain", "quote \" and \\ slash", "<tag> & amp", "line\nbreak\ttab\r", "\u2028\u2029", "bad \xff utf-8 \xc3", "\x00\x1f control", "emoji 🚀"} {
 		for _, typ := range []llm.StreamEventType{llm.EventTextDelta, llm.EventThinkingDelta, llm.EventToolCallDelta} {
 			ev := leanDelta(typ, 3, d, u)
@@ -48,7 +48,11 @@ func FuzzAppendJSON(f *testing.F) {
 		if cost != cost || cost > 1e300 || cost < -1e300 { // NaN/Inf do not encode at all
 			t.Skip()
 		}
-		ev := leanDelta(llm.EventTextDelta, idx, delta, llm.Usage{Input: tokens, Output: -tokens, Cost: llm.Cost{Total: cost}})
+		u := llm.Usage{Input: tokens, Output: -tokens, Cost: llm.Cost{Total: cost}}
+		if tokens%3 != 0 {
+			u.Cost.TotalFromProvider = new(tokens%3 == 1)
+		}
+		ev := leanDelta(llm.EventTextDelta, idx, delta, u)
 		want, err := json.Marshal(ev)
 		require.NoError(t, err)
 		got, ok := ev.AppendJSON(nil)
@@ -151,8 +155,9 @@ func TestAppendJSONMessagesMatchMarshal(t *testing.T) {
 	user := &llm.UserMessage{Content: llm.Contents{llm.TextContent{Text: "look <here> & \u2028 \xff"}, llm.ImageContent{Data: "iVBOR", MimeType: "image/png"}}, Timestamp: 7}
 	asst := &llm.AssistantMessage{Content: llm.Contents{llm.ThinkingContent{Thinking: "hm", ThinkingSignature: "s"}, llm.TextContent{Text: "ok"},
 		llm.ToolCall{ID: "t", Name: "read", Arguments: json.RawMessage(`{"path": "a<b"}`)}}, API: "a", Provider: "p", Model: "m",
-		StopReason: llm.StopToolUse, RawStopReason: "tool_use", Timestamp: 9, Usage: llm.Usage{Input: 3, Cost: llm.Cost{Total: 1e-7}}}
-	tool := &llm.ToolResultMessage{ToolCallID: "t", ToolName: "read", Content: llm.Contents{llm.TextContent{Text: "x"}}, Timestamp: 10}
+		StopReason: llm.StopToolUse, RawStopReason: "tool_use", Timestamp: 9, Usage: llm.Usage{Input: 3, Cost: llm.Cost{Total: 1e-7, TotalFromProvider: new(true)}},
+		DurationMs: new(int64(1234)), ThinkingLevel: llm.ThinkingHigh}
+	tool := &llm.ToolResultMessage{ToolCallID: "t", ToolName: "read", Content: llm.Contents{llm.TextContent{Text: "x"}}, DurationMs: new(int64(5)), Timestamp: 10}
 	sys := &llm.SystemMessage{Sections: llm.Sections{{Name: "preamble"}}, Timestamp: 1}
 	for _, ev := range []Event{
 		{Type: EventMessageStart, Message: user},

@@ -148,11 +148,17 @@ func (r *run) startEvent(call llm.ToolCall) {
 func (r *run) endEvent(out outcome) {
 	res := out.result
 	ev := Event{Type: EventToolExecutionEnd, ToolCallID: out.call.ID, ToolName: out.call.Name, Result: &res, IsError: out.isError}
-	if out.duration != nil {
-		ms := out.duration.Milliseconds()
-		ev.DurationMs = &ms
-	}
+	ev.DurationMs = out.durationMs()
 	r.emit(ev)
+}
+
+// durationMs is how long the tool ran in whole milliseconds (rounded, as
+// pi does), nil when it did not run.
+func (o outcome) durationMs() *int64 {
+	if o.duration == nil {
+		return nil
+	}
+	return new(o.duration.Round(time.Millisecond).Milliseconds())
 }
 
 // pushResult reports the toolResult message of out.
@@ -162,6 +168,7 @@ func (r *run) pushResult(out outcome) *llm.ToolResultMessage {
 		ToolName:   out.call.Name,
 		Content:    out.result.Content,
 		IsError:    out.isError,
+		DurationMs: out.durationMs(),
 		Timestamp:  llm.Now(),
 	}
 	if tr.Content == nil {

@@ -160,7 +160,7 @@ func (r *run) request() (*llm.Request, error) {
 		msgs = f(r.ctx, msgs)
 	}
 	opts := r.options
-	opts.Thinking = llm.ClampThinking(r.model, r.thinking)
+	opts.Thinking = r.requestedThinking()
 	if f := r.a.cfg.GetAuth; f != nil {
 		auth, err := f(r.ctx, r.model)
 		if err != nil {
@@ -218,9 +218,14 @@ func (r *run) events() iter.Seq[llm.StreamEvent] {
 	return p.Stream(r.ctx, r.model, req)
 }
 
+// requestedThinking is the thinking level a request asks the model for:
+// the run's, as near as the model supports.
+func (r *run) requestedThinking() llm.ThinkingLevel { return llm.ClampThinking(r.model, r.thinking) }
+
 // streamAssistant streams one assistant message, reporting it as
 // message_start, one message_update per content event and message_end,
-// and adds it to the transcript.
+// and adds it to the transcript. The message records the thinking level
+// it was asked for, however it ended (pi 1.5).
 func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 	var partial *llm.AssistantMessage
 	started := false
@@ -232,6 +237,10 @@ func (r *run) streamAssistant() (final *llm.AssistantMessage) {
 		if final == nil {
 			final = r.failedFrom(partial, ErrNoFinalEvent)
 		}
+		// A copy: a provider may have handed out this message before.
+		m := *final
+		m.ThinkingLevel = r.requestedThinking()
+		final = &m
 		if !started {
 			r.emit(Event{Type: EventMessageStart, Message: final})
 		}

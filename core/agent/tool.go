@@ -36,6 +36,12 @@ type Call struct {
 type Result struct {
 	Content llm.Contents `json:"content"`
 	Details any          `json:"details,omitempty"`
+	// StructuredContent is the result as data, for programs rather than
+	// the model (pi 1.5: read's text, bash's output and exit code). It
+	// travels on tool_execution_end but is not kept in the toolResult
+	// message. A hook that replaces Content should drop or replace it, as
+	// it may no longer match.
+	StructuredContent any `json:"structuredContent,omitempty"`
 	// IsError marks a failure the model should read.
 	IsError bool `json:"-"`
 	// Terminate hints that the run should stop after this tool batch

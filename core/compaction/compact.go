@@ -193,13 +193,21 @@ type summariser struct {
 
 // usageSum adds up the usage of summary calls that may run in parallel.
 type usageSum struct {
-	mu sync.Mutex // guards u
+	mu sync.Mutex // guards u and n
 	u  llm.Usage
+	n  int
 }
 
+// add counts u in. The first usage is kept as it is, so one call's sum
+// says what that call said about its total (TotalFromProvider).
 func (s *usageSum) add(u llm.Usage) {
 	s.mu.Lock()
-	s.u.Add(u)
+	if s.n == 0 {
+		s.u = u
+	} else {
+		s.u.Add(u)
+	}
+	s.n++
 	s.mu.Unlock()
 }
 

@@ -376,3 +376,21 @@ func BenchmarkPrepare(b *testing.B) {
 }
 
 var _ llm.Provider = (*fakeModel)(nil)
+
+// One summary call's usage is the compaction's as it is, the provider's
+// total included; two calls' sum is the provider's only if both were.
+func TestUsageSumKeepsWhereTheTotalCameFrom(t *testing.T) {
+	billed := llm.Usage{Input: 10, Cost: llm.Cost{Total: 0.5, TotalFromProvider: new(true)}}
+	var one usageSum
+	one.add(billed)
+	require.NotNil(t, one.u.Cost.TotalFromProvider)
+	assert.True(t, *one.u.Cost.TotalFromProvider)
+
+	var two usageSum
+	two.add(billed)
+	two.add(llm.Usage{Input: 5, Cost: llm.Cost{Total: 0.25, TotalFromProvider: new(false)}})
+	assert.Equal(t, 15, two.u.Input)
+	assert.Equal(t, 0.75, two.u.Cost.Total)
+	require.NotNil(t, two.u.Cost.TotalFromProvider)
+	assert.False(t, *two.u.Cost.TotalFromProvider)
+}

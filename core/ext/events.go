@@ -223,7 +223,10 @@ type ToolResultEvent struct {
 	Input      json.RawMessage `json:"input"`
 	Content    json.RawMessage `json:"content"`
 	Details    any             `json:"details"`
-	IsError    bool            `json:"isError"`
+	// StructuredContent is the result as data (pi 1.5), left out when
+	// the tool gave none.
+	StructuredContent any  `json:"structuredContent,omitempty"`
+	IsError           bool `json:"isError"`
 }
 
 // TurnEndEvent is the actionable turn_end ([HostBoundary]): the turn's

@@ -544,6 +544,10 @@ func (m *Manager) ToolResult(ctx context.Context, ev ToolResultEvent, st *State)
 			changed = true
 			if r.Content != nil {
 				ev.Content = r.Content
+				ev.StructuredContent = nil
+			}
+			if present(r.StructuredContent) {
+				ev.StructuredContent = r.StructuredContent
 			}
 			if r.Details != nil {
 				ev.Details = r.Details
@@ -562,8 +566,17 @@ func (m *Manager) ToolResult(ctx context.Context, ev ToolResultEvent, st *State)
 	if merr != nil {
 		return nil, errors.Join(err, fmt.Errorf("the tool_result handlers' details: %w", merr))
 	}
-	return &ToolResultPatch{Content: ev.Content, Details: details, IsError: &ev.IsError}, err
+	var structured json.RawMessage
+	if ev.StructuredContent != nil {
+		if structured, merr = Marshal(ev.StructuredContent); merr != nil {
+			return nil, errors.Join(err, fmt.Errorf("the tool_result handlers' structured content: %w", merr))
+		}
+	}
+	return &ToolResultPatch{Content: ev.Content, Details: details, StructuredContent: structured, IsError: &ev.IsError}, err
 }
+
+// present reports a JSON value that is there and not null.
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
 // Input runs the input handlers: transforms chain, "handled" ends it.
 func (m *Manager) Input(ctx context.Context, text string, images json.RawMessage, source, behavior string, st *State) (InputResult, error) {

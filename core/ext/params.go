@@ -92,7 +92,10 @@ type ToolCallResult struct {
 type ToolResultPatch struct {
 	Content json.RawMessage `json:"content,omitempty"`
 	Details json.RawMessage `json:"details,omitempty"`
-	IsError *bool           `json:"isError,omitempty"`
+	// StructuredContent: as pi 1.5, content replaced without new
+	// structured content drops the old, which may no longer match it.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           *bool           `json:"isError,omitempty"`
 }
 
 // InputParams are [HostInput]'s.
@@ -188,10 +191,13 @@ type ExecuteToolParams struct {
 
 // ToolOutput is an extension tool's result.
 type ToolOutput struct {
-	Content   json.RawMessage `json:"content"`
-	Details   json.RawMessage `json:"details,omitempty"`
-	IsError   bool            `json:"isError"`
-	Terminate bool            `json:"terminate"`
+	Content json.RawMessage `json:"content"`
+	Details json.RawMessage `json:"details,omitempty"`
+	// StructuredContent is the result as data (pi 1.5), when the tool
+	// gave it.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+	Terminate         bool            `json:"terminate"`
 }
 
 // CommandParams are [HostCommand]'s: run a slash command to its end.

@@ -413,13 +413,15 @@ func (t extTool) Run(ctx context.Context, call agent.Call, update func(agent.Res
 	return toolOutput(b)
 }
 
-// toolOutput reads a pi tool result ({content, details, isError}).
+// toolOutput reads a pi tool result ({content, details,
+// structuredContent, isError, terminate}).
 func toolOutput(raw json.RawMessage) (agent.Result, error) {
 	var o struct {
-		Content   llm.Contents    `json:"content"`
-		Details   json.RawMessage `json:"details"`
-		IsError   bool            `json:"isError"`
-		Terminate bool            `json:"terminate"`
+		Content           llm.Contents    `json:"content"`
+		Details           json.RawMessage `json:"details"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
+		Terminate         bool            `json:"terminate"`
 	}
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return agent.Result{}, fmt.Errorf("reading the extension tool's result: %w", err)
@@ -427,6 +429,9 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 	r := agent.Result{Content: o.Content, IsError: o.IsError, Terminate: o.Terminate}
 	if len(o.Details) > 0 && string(o.Details) != "null" {
 		r.Details = o.Details
+	}
+	if len(o.StructuredContent) > 0 && string(o.StructuredContent) != "null" {
+		r.StructuredContent = o.StructuredContent
 	}
 	return r, nil
 }
@@ -475,7 +480,7 @@ func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Res
 		return res
 	}
 	ev := ext.ToolResultEvent{ToolName: call.Name, ToolCallID: call.ID, Input: call.Args,
-		Content: rawContent, Details: res.Details, IsError: res.IsError}
+		Content: rawContent, Details: res.Details, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	patch, err := m.ToolResult(ctx, ev, h.extSnapshot())
 	if err != nil {
 		h.extFailed(ext.EventToolResult, err)
@@ -495,6 +500,13 @@ func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Res
 		res.Details = patch.Details
 	} else {
 		res.Details = nil
+	}
+	// What the handlers left of it: they may replace it, and replacing the
+	// content alone drops it.
+	if len(patch.StructuredContent) > 0 && string(patch.StructuredContent) != "null" {
+		res.StructuredContent = patch.StructuredContent
+	} else {
+		res.StructuredContent = nil
 	}
 	if patch.IsError != nil {
 		res.IsError = *patch.IsError

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Builder assembles an assistant message from a provider's stream and
@@ -12,10 +13,20 @@ import (
 // shapes. Text is accumulated in strings.Builders, so a snapshot costs
 // O(blocks), not O(text), and a long reply stays linear.
 //
+// The builder also times the response, from [NewBuilder] to [Builder.Done]
+// or [Builder.Fail] (the message's DurationMs), as pi's stream does.
+//
 // A Builder is used by one goroutine.
 type Builder struct {
 	model *Model
 	msg   AssistantMessage
+	// started is when the response began (its monotonic reading times it).
+	started time.Time
+	// reported says the provider reported usage ([Builder.FinishUsage]):
+	// only then is the cost said to be the catalog's or the provider's.
+	reported bool
+	// billed is the cost the provider reported it billed, if it did.
+	billed *float64
 	// bufs[i] accumulates block i's text, thinking or tool-call JSON.
 	bufs []*strings.Builder
 	// parsedAt[i] is the JSON length at which tool call i was last parsed.
@@ -24,7 +35,7 @@ type Builder struct {
 
 // NewBuilder starts an empty message for model.
 func NewBuilder(model *Model) *Builder {
-	b := &Builder{model: model}
+	b := &Builder{model: model, started: time.Now()}
 	b.msg = AssistantMessage{
 		Content:    Contents{},
 		StopReason: StopPending,
@@ -211,8 +222,41 @@ func (b *Builder) End(i int) StreamEvent {
 // [Builder.FinishUsage] after changing it.
 func (b *Builder) Usage() *Usage { return &b.msg.Usage }
 
-// FinishUsage recomputes totals and cost from the model's prices.
-func (b *Builder) FinishUsage() { b.msg.Usage.ApplyCost(b.model) }
+// FinishUsage recomputes totals and cost from the model's prices, after
+// the provider reported usage.
+func (b *Builder) FinishUsage() {
+	b.reported = true
+	b.applyCost()
+}
+
+// SetBilledCost records the total the provider reported it billed for the
+// response (OpenRouter does); it replaces the catalog's estimate as the
+// usage's total from the next [Builder.FinishUsage] on.
+func (b *Builder) SetBilledCost(total float64) { b.billed = &total }
+
+// applyCost works out the cost of the usage so far: the catalog's prices,
+// the provider's billed total when it gave one; TotalFromProvider stays
+// unset until the provider reported usage, as in pi.
+func (b *Builder) applyCost() {
+	u := &b.msg.Usage
+	u.ApplyCost(b.model)
+	if !b.reported {
+		u.Cost.TotalFromProvider = nil
+		return
+	}
+	if b.billed != nil {
+		u.Cost.Total = *b.billed
+		u.Cost.TotalFromProvider = new(true)
+	}
+}
+
+// end finishes the usage and times the response, for the final event.
+func (b *Builder) end() {
+	b.applyCost()
+	if b.msg.DurationMs == nil {
+		b.msg.DurationMs = new(time.Since(b.started).Round(time.Millisecond).Milliseconds())
+	}
+}
 
 // SetResponseID records the provider's id for the response.
 func (b *Builder) SetResponseID(id string) { b.msg.ResponseID = id }
@@ -240,7 +284,7 @@ func (b *Builder) Done(reason StopReason) StreamEvent {
 	if b.HasToolCalls() && b.msg.StopReason == StopStop {
 		b.msg.StopReason = StopToolUse
 	}
-	b.FinishUsage()
+	b.end()
 	return StreamEvent{Type: EventDone, Reason: b.msg.StopReason, Partial: b.snapshot()}
 }
 
@@ -265,7 +309,7 @@ func (b *Builder) Fail(ctx context.Context, err error) StreamEvent {
 			b.msg.ErrorMessage = "Request was aborted"
 		}
 	}
-	b.FinishUsage()
+	b.end()
 	return StreamEvent{Type: EventError, Reason: reason, Partial: b.snapshot()}
 }
 

@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -100,5 +102,65 @@ func BenchmarkBuilderToolArgs(b *testing.B) {
 			_ = bl.ToolCallDelta(i, s[k:min(k+16, len(s))])
 		}
 		_ = bl.EndToolCall(i)
+	}
+}
+
+// The final message is timed (pi 1.5's durationMs), snapshots before it
+// are not; its cost says whether the total is the catalog's estimate or
+// what the provider billed, once the provider reported usage.
+func TestBuilderTimesAndPricesTheReply(t *testing.T) {
+	m := &Model{ID: "m", API: "x", Provider: "p", Cost: ModelCost{Input: 3, Output: 15}}
+
+	b := NewBuilder(m)
+	start := b.Start()
+	assert.Nil(t, start.Partial.DurationMs)
+	b.Usage().Input, b.Usage().Output = 1000, 100
+	b.FinishUsage()
+	mid := b.Message()
+	require.NotNil(t, mid.Usage.Cost.TotalFromProvider)
+	assert.False(t, *mid.Usage.Cost.TotalFromProvider)
+	assert.Nil(t, mid.DurationMs)
+	done := b.Done("").Partial
+	require.NotNil(t, done.DurationMs)
+	assert.GreaterOrEqual(t, *done.DurationMs, int64(0))
+	raw, err := json.Marshal(done)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `,"totalFromProvider":false}`)
+	assert.Contains(t, string(raw), `"durationMs":`)
+
+	// A billed total replaces the estimate; the parts stay the catalog's.
+	b = NewBuilder(m)
+	b.Usage().Input = 1000
+	b.SetBilledCost(0.01)
+	b.FinishUsage()
+	done = b.Done("").Partial
+	assert.InDelta(t, 0.003, done.Usage.Cost.Input, 1e-12)
+	assert.Equal(t, 0.01, done.Usage.Cost.Total)
+	require.NotNil(t, done.Usage.Cost.TotalFromProvider)
+	assert.True(t, *done.Usage.Cost.TotalFromProvider)
+
+	// A reply that failed before the provider reported usage has a cost
+	// but no word on where its total came from, as in pi; it is timed.
+	b = NewBuilder(m)
+	b.Start()
+	failed := b.Fail(context.Background(), errors.New("boom")).Partial
+	assert.Nil(t, failed.Usage.Cost.TotalFromProvider)
+	require.NotNil(t, failed.DurationMs)
+	raw, err = json.Marshal(failed)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "totalFromProvider")
+}
+
+// Summing usages keeps the total the provider's only when both are.
+func TestUsageAddTotalFromProvider(t *testing.T) {
+	for _, tc := range []struct {
+		a, b *bool
+		want bool
+	}{{new(true), new(true), true}, {new(true), new(false), false}, {nil, new(true), false}, {nil, nil, false}} {
+		u := Usage{Cost: Cost{Total: 1, TotalFromProvider: tc.a}}
+		u.Add(Usage{Cost: Cost{Total: 2, TotalFromProvider: tc.b}})
+		require.NotNil(t, u.Cost.TotalFromProvider)
+		assert.Equal(t, tc.want, *u.Cost.TotalFromProvider)
+		assert.Equal(t, 3.0, u.Cost.Total)
 	}
 }

@@ -119,6 +119,10 @@ func AppendUsage(dst []byte, u *Usage) []byte {
 	dst = AppendJSONFloat(dst, c.CacheWrite)
 	dst = append(dst, `,"total":`...)
 	dst = AppendJSONFloat(dst, c.Total)
+	if c.TotalFromProvider != nil {
+		dst = append(dst, `,"totalFromProvider":`...)
+		dst = strconv.AppendBool(dst, *c.TotalFromProvider)
+	}
 	return append(dst, "}}"...)
 }
 
@@ -230,6 +234,14 @@ func (e *AssistantEncoder) Append(dst []byte, m *AssistantMessage) ([]byte, bool
 	}
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, m.Timestamp, 10)
+	if m.DurationMs != nil {
+		dst = append(dst, `,"durationMs":`...)
+		dst = strconv.AppendInt(dst, *m.DurationMs, 10)
+	}
+	if m.ThinkingLevel != "" {
+		dst = append(dst, `,"thinkingLevel":`...)
+		dst = AppendJSONString(dst, string(m.ThinkingLevel))
+	}
 	return append(dst, '}'), true
 }
 

@@ -24,9 +24,14 @@ func streamed(text, thinking, args string, step int) []*AssistantMessage {
 			ThinkingContent{Thinking: thinking[:min(i, len(thinking))], ThinkingSignature: "sig"},
 			TextContent{Text: text[:min(i, len(text))]},
 		}
+		if i > 0 {
+			// Priced once the provider reported usage.
+			m.Usage.Cost.TotalFromProvider = new(i%2 == 0)
+		}
 		if i > n {
 			m.Content = append(m.Content, ToolCall{ID: "t1", Name: "write", Arguments: json.RawMessage(args)})
 			m.StopReason, m.RawStopReason, m.ErrorMessage = StopToolUse, "tool_use", "x\u2028y"
+			m.DurationMs, m.ThinkingLevel = new(int64(i)), ThinkingMedium
 		}
 		out = append(out, m)
 	}

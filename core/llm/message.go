@@ -73,6 +73,14 @@ type AssistantMessage struct {
 	RawStopReason string `json:"rawStopReason,omitempty"`
 	ErrorMessage  string `json:"errorMessage,omitempty"`
 	Timestamp     int64  `json:"timestamp"`
+	// DurationMs is how long the response took, from the request until it
+	// ended (monotonic clock, whole milliseconds), as pi 1.5 records it;
+	// nil for a message that never streamed here (an older session's).
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	// ThinkingLevel is the thinking level the agent asked this response
+	// for (pi 1.5): "off" when it asked for none; empty (left out) for
+	// replies made outside the agent loop and older sessions' replies.
+	ThinkingLevel ThinkingLevel `json:"thinkingLevel,omitempty"`
 	// Failure classifies a StopError reply that a provider produced (see
 	// ProviderError); nil for other replies and for replies read back from
 	// a session file. It is never written.
@@ -86,7 +94,12 @@ type ToolResultMessage struct {
 	Content    Contents        `json:"content"`
 	Details    json.RawMessage `json:"details,omitempty"`
 	IsError    bool            `json:"isError"`
-	Timestamp  int64           `json:"timestamp"`
+	// DurationMs is how long the tool ran (monotonic clock, whole
+	// milliseconds), as pi 1.5 records it; nil when it did not run
+	// (unknown tool, invalid arguments, blocked, skipped) and in older
+	// sessions.
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	Timestamp  int64  `json:"timestamp"`
 }
 
 // BashExecutionMessage records a shell command the user ran (the RPC bash

@@ -16,11 +16,18 @@ type Cost struct {
 	Output     float64 `json:"output"`
 	CacheRead  float64 `json:"cacheRead"`
 	CacheWrite float64 `json:"cacheWrite"`
-	Total      float64 `json:"total"`
+	// Total is the best figure known: what the provider billed when it
+	// said so, else the sum of the four above.
+	Total float64 `json:"total"`
+	// TotalFromProvider says which of the two Total is (pi 1.5): true for
+	// the provider's own figure, false for the catalog estimate, nil (left
+	// out) when no cost was worked out from reported usage, as in pi.
+	TotalFromProvider *bool `json:"totalFromProvider,omitempty"`
 }
 
 // ApplyCost fills u.Cost from the model's per-million prices and sets
-// TotalTokens to the sum of the four counts.
+// TotalTokens to the sum of the four counts. With a model, the total is
+// then the catalog's estimate (TotalFromProvider false).
 func (u *Usage) ApplyCost(m *Model) {
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
 	if m == nil {
@@ -31,6 +38,7 @@ func (u *Usage) ApplyCost(m *Model) {
 	u.Cost.CacheRead = m.Cost.CacheRead / 1e6 * float64(u.CacheRead)
 	u.Cost.CacheWrite = m.Cost.CacheWrite / 1e6 * float64(u.CacheWrite)
 	u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+	u.Cost.TotalFromProvider = new(false)
 }
 
 // ContextTokens is how much of the context window the call used: everything
@@ -43,6 +51,8 @@ func (u Usage) ContextTokens() int {
 }
 
 // Add sums o into u, counts and costs alike (the usage of several calls).
+// The sum's total is the provider's only when both parts' are (pi's
+// combineUsage).
 func (u *Usage) Add(o Usage) {
 	u.Input += o.Input
 	u.Output += o.Output
@@ -54,4 +64,7 @@ func (u *Usage) Add(o Usage) {
 	u.Cost.CacheRead += o.Cost.CacheRead
 	u.Cost.CacheWrite += o.Cost.CacheWrite
 	u.Cost.Total += o.Cost.Total
+	u.Cost.TotalFromProvider = new(isTrue(u.Cost.TotalFromProvider) && isTrue(o.Cost.TotalFromProvider))
 }
+
+func isTrue(b *bool) bool { return b != nil && *b }

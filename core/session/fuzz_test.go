@@ -22,7 +22,7 @@ func FuzzOpen(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "transcripts", "pi-0.87.1", "scenario-session.jsonl")); err == nil {
+	if b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "transcripts", "pi-1.5.2", "scenario-session.jsonl")); err == nil {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -16,6 +17,23 @@ type BashDetails struct {
 	Truncation     *Truncation `json:"truncation,omitempty"`
 	FullOutputPath string      `json:"fullOutputPath,omitempty"`
 }
+
+// BashOutput is bash's structured content (pi 1.5), for programs rather
+// than the model: the whole output (up to [BashOutputMax] bytes, its
+// middle left out beyond that, which Truncated says; FullOutputPath then
+// names the file with all of it), the exit code and the wall time in
+// tenths of a second. A command that did not exit on its own (aborted,
+// timed out, killed by a signal) has none.
+type BashOutput struct {
+	Output          string  `json:"output"`
+	Truncated       bool    `json:"truncated"`
+	FullOutputPath  string  `json:"full_output_path,omitempty"`
+	ExitCode        int     `json:"exit_code"`
+	WallTimeSeconds float64 `json:"wall_time_seconds"`
+}
+
+// BashOutputMax bounds [BashOutput]'s output, as pi does.
+const BashOutputMax = 1 << 20
 
 type bashTool struct {
 	prompter
@@ -54,11 +72,12 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 		command = t.c.commandPrefix + "\n" + command
 	}
 	opts := ShellOptions{
-		Command:    command,
-		Dir:        t.cwd,
-		Shell:      t.c.shell,
-		TempDir:    t.c.tempDir,
-		TempPrefix: "gopi-bash",
+		Command:       command,
+		Dir:           t.cwd,
+		Shell:         t.c.shell,
+		TempDir:       t.c.tempDir,
+		TempPrefix:    "gopi-bash",
+		FullOutputMax: BashOutputMax,
 	}
 	if a.Timeout != nil && *a.Timeout > 0 {
 		opts.Timeout = time.Duration(*a.Timeout * float64(time.Second))
@@ -75,6 +94,7 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 			update(agent.Result{Content: llm.Contents{llm.TextContent{Text: p.Truncation.Content}}, Details: d})
 		}
 	}
+	started := time.Now()
 	res, err := RunShell(ctx, opts)
 	if err != nil {
 		return agent.ErrorResult("%v", err), nil
@@ -87,14 +107,29 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 		return agent.ErrorResult("%s", withStatus(formatBashOutput(res, ""), "Command timed out after "+secs+" seconds")), nil
 	}
 	text := formatBashOutput(res, "(no output)")
-	if res.ExitCode != nil && *res.ExitCode != 0 {
-		return agent.ErrorResult("%s", withStatus(text, fmt.Sprintf("Command exited with code %d", *res.ExitCode))), nil
+	if res.ExitCode == nil {
+		return agent.ErrorResult("%s", withStatus(text, "Command terminated without an exit code")), nil
 	}
-	out := agent.TextResult(text)
+	var out agent.Result
+	if *res.ExitCode != 0 {
+		out = agent.ErrorResult("%s", withStatus(text, fmt.Sprintf("Command exited with code %d", *res.ExitCode)))
+	} else {
+		out = agent.TextResult(text)
+	}
 	if res.Truncated {
 		tr := res.Truncation
 		out.Details = BashDetails{Truncation: &tr, FullOutputPath: res.FullOutputPath}
 	}
+	structured := BashOutput{
+		Output:          res.FullOutput,
+		Truncated:       res.FullOutputCut,
+		ExitCode:        *res.ExitCode,
+		WallTimeSeconds: math.Round(time.Since(started).Seconds()*10) / 10,
+	}
+	if res.FullOutputCut {
+		structured.FullOutputPath = res.FullOutputPath
+	}
+	out.StructuredContent = structured
 	return out, nil
 }
 

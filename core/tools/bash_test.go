@@ -2,8 +2,8 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/gopi-dev/gopi/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,8 +11,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
 func TestBashOutput(t *testing.T) {
@@ -218,4 +221,60 @@ func TestExecReadsOutputToItsEndWithASlowReader(t *testing.T) {
 	out := w.buf.String()
 	require.Equal(t, 300004, len(out))
 	require.True(t, strings.HasSuffix(out, "xEND\n"))
+}
+
+// bash's structured content (pi 1.5) holds the whole output, not the
+// model's tail-truncated view, with the exit code and the wall time; only
+// a command that exited on its own has it.
+func TestBashStructuredContent(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, dir, "bash", map[string]any{"command": "echo hello; echo err >&2"})
+	out, ok := res.StructuredContent.(BashOutput)
+	require.True(t, ok, "%#v", res.StructuredContent)
+	require.Equal(t, "hello\nerr\n", out.Output)
+	require.False(t, out.Truncated)
+	require.Empty(t, out.FullOutputPath)
+	require.Equal(t, 0, out.ExitCode)
+	require.GreaterOrEqual(t, out.WallTimeSeconds, 0.0)
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"structuredContent":{"output":"hello\nerr\n","truncated":false,"exit_code":0,"wall_time_seconds":`)
+
+	// An empty output is empty here, not the model's "(no output)".
+	res = run(t, dir, "bash", map[string]any{"command": "exit 3"})
+	require.True(t, res.IsError)
+	require.Equal(t, BashOutput{ExitCode: 3, WallTimeSeconds: res.StructuredContent.(BashOutput).WallTimeSeconds}, res.StructuredContent)
+
+	// Over the display limits but within BashOutputMax: all of it.
+	res = run(t, dir, "bash", map[string]any{"command": "seq 1 5000"}, WithTempDir(t.TempDir()))
+	out = res.StructuredContent.(BashOutput)
+	require.True(t, res.Details.(BashDetails).Truncation.Truncated)
+	require.False(t, out.Truncated)
+	require.Empty(t, out.FullOutputPath)
+	require.True(t, strings.HasPrefix(out.Output, "1\n2\n3\n"))
+	require.Equal(t, 5000, strings.Count(out.Output, "\n"))
+
+	// Over BashOutputMax: the first and last halves, cut to whole
+	// characters, and the file with the rest.
+	res = run(t, dir, "bash", map[string]any{"command": "printf 'é%.0s' $(seq 1 600000); echo; echo end"}, WithTempDir(t.TempDir()))
+	out = res.StructuredContent.(BashOutput)
+	require.True(t, out.Truncated)
+	require.Equal(t, res.Details.(BashDetails).FullOutputPath, out.FullOutputPath)
+	require.NotEmpty(t, out.FullOutputPath)
+	head, tail, found := strings.Cut(out.Output, "\n\n[... ")
+	require.True(t, found)
+	require.True(t, utf8.ValidString(out.Output))
+	require.Equal(t, strings.Repeat("é", BashOutputMax/4), head)
+	omitted := 600000*2 + len("\nend\n") - BashOutputMax
+	require.True(t, strings.HasPrefix(tail, fmt.Sprintf("%d bytes omitted ...]\n\n", omitted)), tail[:40])
+	require.True(t, strings.HasSuffix(tail, "é\nend\n"))
+
+	// No exit of its own: no structured content.
+	res = run(t, dir, "bash", map[string]any{"command": "echo started; sleep 30", "timeout": 0.3})
+	require.True(t, res.IsError)
+	require.Nil(t, res.StructuredContent)
+	res = run(t, dir, "bash", map[string]any{"command": "echo dying; kill -KILL $$"})
+	require.True(t, res.IsError)
+	require.Equal(t, "dying\n\n\nCommand terminated without an exit code", text(res))
+	require.Nil(t, res.StructuredContent)
 }

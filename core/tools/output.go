@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -136,6 +137,66 @@ func (o *outputBuffer) finish() error {
 		}
 	}
 	return o.fileErr
+}
+
+// full returns the whole output, called after finish: from the temp file
+// when there is one, else from memory (which then holds all of it); an
+// error when the file could not be written or read. An output over limit bytes keeps
+// its first and last halves around a note of how many bytes were left out
+// (cut true), each half cut to whole characters, as pi's
+// readFullOutput does. Invalid UTF-8 reads as U+FFFD.
+func (o *outputBuffer) full(limit int) (text string, cut bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.path == "" {
+		// Without a file, head holds all of it.
+		if len(o.head) <= limit {
+			return strings.ToValidUTF8(string(o.head), "\uFFFD"), false, nil
+		}
+		half := limit / 2
+		return joinHalves(o.head[:half], o.head[len(o.head)-(limit-half):], len(o.head)-limit), true, nil
+	}
+	if o.fileErr != nil {
+		// The file missed some of the output.
+		return "", false, o.fileErr
+	}
+	f, err := os.Open(o.path)
+	if err != nil {
+		return "", false, fmt.Errorf("open full output file: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", false, fmt.Errorf("stat full output file: %w", err)
+	}
+	size := int(info.Size())
+	if size <= limit {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return "", false, fmt.Errorf("read full output file: %w", err)
+		}
+		return strings.ToValidUTF8(string(b), "\uFFFD"), false, nil
+	}
+	half := limit / 2
+	head, tail := make([]byte, half), make([]byte, limit-half)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return "", false, fmt.Errorf("read full output file: %w", err)
+	}
+	if _, err := f.ReadAt(tail, int64(size-len(tail))); err != nil {
+		return "", false, fmt.Errorf("read full output file: %w", err)
+	}
+	return joinHalves(head, tail, size-limit), true, nil
+}
+
+// joinHalves is the start and end of an output with omitted bytes left
+// out between them, each cut to whole characters.
+func joinHalves(head, tail []byte, omitted int) string {
+	head = head[:completeRunes(head)]
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s\n\n[... %d bytes omitted ...]\n\n%s",
+		strings.ToValidUTF8(string(head), "\uFFFD"), omitted, strings.ToValidUTF8(string(tail), "\uFFFD"))
 }
 
 // outputSnapshot is the displayable state of an output.

@@ -48,7 +48,48 @@ type readArgs struct {
 	Limit  *float64 `json:"limit"`
 }
 
+// ReadImage is read's structured content for an image: the image block
+// and the note beside it.
+type ReadImage struct {
+	Type     string `json:"type"` // "image"
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+	Note     string `json:"note"`
+}
+
 func (t *readTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
+	res, err := t.read(ctx, call)
+	if err == nil && !res.IsError {
+		res.StructuredContent = readOutput(res.Content)
+	}
+	return res, err
+}
+
+// readOutput is a successful read's structured content (pi 1.5): the
+// first text as the model reads it, or for an image a [ReadImage].
+func readOutput(cs llm.Contents) any {
+	var text string
+	var img *llm.ImageContent
+	seen := false
+	for _, c := range cs {
+		switch c := c.(type) {
+		case llm.TextContent:
+			if !seen {
+				text, seen = c.Text, true
+			}
+		case llm.ImageContent:
+			if img == nil {
+				img = &c
+			}
+		}
+	}
+	if img != nil {
+		return ReadImage{Type: "image", Data: img.Data, MimeType: img.MimeType, Note: text}
+	}
+	return text
+}
+
+func (t *readTool) read(ctx context.Context, call agent.Call) (agent.Result, error) {
 	var a readArgs
 	if r, ok := decodeArgs(call, &a); !ok {
 		return r, nil

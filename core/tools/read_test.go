@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -135,4 +136,39 @@ func TestReadImageResized(t *testing.T) {
 
 	res = run(t, dir, "read", map[string]any{"path": "wide.png"}, WithoutImageResize())
 	require.Equal(t, "Read image file [image/png]", res.Content[0].(llm.TextContent).Text)
+}
+
+// A read that succeeds carries its output as structured content (pi 1.5):
+// the text the model reads, notes included, or the image with its note;
+// a failed one carries none.
+func TestReadStructuredContent(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), "one\ntwo\nthree\n")
+	res := run(t, dir, "read", map[string]any{"path": "a.txt"})
+	require.Equal(t, "one\ntwo\nthree\n", res.StructuredContent)
+
+	res = run(t, dir, "read", map[string]any{"path": "a.txt", "limit": 1})
+	require.Equal(t, text(res), res.StructuredContent)
+	require.Contains(t, res.StructuredContent, "more lines in file")
+
+	writeFile(t, filepath.Join(dir, "empty.txt"), "")
+	res = run(t, dir, "read", map[string]any{"path": "empty.txt"})
+	require.Equal(t, "", res.StructuredContent)
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"structuredContent":""`)
+
+	data := pngBytes(t, 4, 3)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pic.png"), data, 0o644))
+	res = run(t, dir, "read", map[string]any{"path": "pic.png"})
+	require.Equal(t, ReadImage{Type: "image", Data: base64.StdEncoding.EncodeToString(data), MimeType: "image/png", Note: "Read image file [image/png]"}, res.StructuredContent)
+	raw, err = json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.JSONEq(t, fmt.Sprintf(`{"type":"image","data":%q,"mimeType":"image/png","note":"Read image file [image/png]"}`, base64.StdEncoding.EncodeToString(data)), string(raw))
+
+	for _, args := range []map[string]any{{"path": "missing.txt"}, {"path": "a.txt", "offset": 99}, {"nopath": true}} {
+		res = run(t, dir, "read", args)
+		require.True(t, res.IsError)
+		require.Nil(t, res.StructuredContent, "%v", args)
+	}
 }

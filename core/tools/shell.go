@@ -215,6 +215,9 @@ type ShellOptions struct {
 	// anything changed. It is called from one goroutine at a time.
 	OnUpdate       func(ShellProgress)
 	UpdateInterval time.Duration
+	// FullOutputMax, when positive, has RunShell return the whole output
+	// too ([ShellResult.FullOutput]), up to that many bytes.
+	FullOutputMax int
 }
 
 // ShellProgress is the output so far of a running command.
@@ -244,6 +247,13 @@ type ShellResult struct {
 	// LastLineBytes is the size of the output's last line, for the note
 	// shown when only part of that line fits.
 	LastLineBytes int
+	// FullOutput is the whole output, not cut to the display limits, when
+	// ShellOptions.FullOutputMax asked for it. FullOutputCut says it was
+	// over that many bytes and kept only its first and last halves, with
+	// a note of what was left out between them (or, when the full output
+	// file could not be read, that FullOutput is only Output).
+	FullOutput    string
+	FullOutputCut bool
 }
 
 // RunShell runs a command to the end, streaming its output, and returns
@@ -307,6 +317,13 @@ func RunShell(ctx context.Context, opts ShellOptions) (ShellResult, error) {
 	if fileErr != nil && res.Truncated {
 		// The output itself is fine; only the full copy is missing.
 		res.FullOutputPath = ""
+	}
+	if opts.FullOutputMax > 0 {
+		var fullErr error
+		res.FullOutput, res.FullOutputCut, fullErr = out.full(opts.FullOutputMax)
+		if fullErr != nil {
+			res.FullOutput, res.FullOutputCut = res.Output, true
+		}
 	}
 	return res, nil
 }

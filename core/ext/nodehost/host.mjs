@@ -807,7 +807,13 @@ handlers.set(served.executeTool, (p) =>
 		const onUpdate = (partial) => notify(gopi.toolUpdate, { toolCallId: p.toolCallId, partial });
 		try {
 			const r = await def.execute(p.toolCallId, p.params, signal, onUpdate, runner.createContext());
-			return { content: r?.content ?? [], details: r?.details, isError: r?.isError === true, terminate: r?.terminate === true };
+			return {
+				content: r?.content ?? [],
+				details: r?.details,
+				structuredContent: r?.structuredContent,
+				isError: r?.isError === true,
+				terminate: r?.terminate === true,
+			};
 		} catch (err) {
 			return { content: [{ type: "text", text: errorText(err) }], isError: true };
 		}

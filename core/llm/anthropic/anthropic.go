@@ -40,7 +40,9 @@ const defaultBaseURL = "https://api.anthropic.com"
 // the [llm.Provider] contract; call holds what is Anthropic's own.
 func (p *Provider) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
 	return llm.RunStream(ctx, model, req, errNoRequest, func(r *llm.StreamRun) llm.StreamCall {
-		return &call{model: model, req: req, st: newStreamState(r.Builder(), r.Emit)}
+		st := newStreamState(r.Builder(), r.Emit)
+		st.openRouter = llm.IsOpenRouter(model)
+		return &call{model: model, req: req, st: st}
 	})
 }
 

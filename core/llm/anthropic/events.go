@@ -42,6 +42,9 @@ type streamState struct {
 	b     *llm.Builder
 	yield func(llm.StreamEvent) bool
 	open  map[int64]*openBlock
+	// openRouter: the usage of message_delta may say what OpenRouter
+	// billed.
+	openRouter bool
 
 	stopped bool // message_stop seen
 	// failure is set when the API ended the message in a way gopi treats
@@ -90,6 +93,11 @@ func (s *streamState) handle(ev sdk.MessageStreamEventUnion) bool {
 		}
 		if du.JSON.CacheCreationInputTokens.Valid() {
 			u.CacheWrite = int(du.CacheCreationInputTokens)
+		}
+		if s.openRouter {
+			if billed, ok := llm.OpenRouterBilled([]byte(du.RawJSON())); ok {
+				s.b.SetBilledCost(billed)
+			}
 		}
 		s.b.FinishUsage()
 	case "message_stop":

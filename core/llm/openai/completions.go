@@ -372,7 +372,7 @@ func chatAssistant(model *llm.Model, m *llm.AssistantMessage, c chatCompat) (cha
 func (p *Completions) Stream(ctx context.Context, model *llm.Model, req *llm.Request) iter.Seq[llm.StreamEvent] {
 	return llm.RunStream(ctx, model, req, errNoChatRequest, func(r *llm.StreamRun) llm.StreamCall {
 		return &chatCall{model: model, req: req, run: r,
-			s: chatState{b: r.Builder(), text: -1, thinking: -1, byIndex: map[int64]int{}, byID: map[string]int{}}}
+			s: chatState{b: r.Builder(), openRouter: llm.IsOpenRouter(model), text: -1, thinking: -1, byIndex: map[int64]int{}, byID: map[string]int{}}}
 	})
 }
 
@@ -420,6 +420,7 @@ func (c *chatCall) Finish() (llm.StopReason, error) {
 // every block when the stream ends.
 type chatState struct {
 	b              *llm.Builder
+	openRouter     bool // usage may say what OpenRouter billed
 	text, thinking int
 	byIndex        map[int64]int  // tool_calls[].index -> content index
 	byID           map[string]int // tool call id -> content index
@@ -573,6 +574,11 @@ func (s *chatState) usage(raw string) {
 	us.Output = u.CompletionTokens
 	us.CacheRead = cached
 	us.CacheWrite = written
+	if s.openRouter {
+		if billed, ok := llm.OpenRouterBilled([]byte(raw)); ok {
+			s.b.SetBilledCost(billed)
+		}
+	}
 	s.b.FinishUsage()
 }
 

@@ -378,3 +378,26 @@ func TestChatOffEffortFromThinkingLevelMap(t *testing.T) {
 	require.Equal(t, llm.StopStop, msg.StopReason, msg.ErrorMessage)
 	assert.Equal(t, "minimal", srv.LastRequest(t).JSON()["reasoning_effort"])
 }
+
+// OpenRouter's streamed usage says what it billed: that becomes the
+// total, marked as the provider's; other servers' cost fields are not
+// read.
+func TestChatOpenRouterBilledCost(t *testing.T) {
+	usage := `{"prompt_tokens":1000,"completion_tokens":200,"cost":0.5,"is_byok":false}`
+	for _, tc := range []struct {
+		model    *llm.Model
+		total    float64
+		provider bool
+	}{
+		{&llm.Model{ID: "x", Provider: "openrouter", Cost: llm.ModelCost{Input: 2, Output: 8}}, 0.5, true},
+		{&llm.Model{ID: "x", Provider: "other", BaseURL: "https://example.test/v1", Cost: llm.ModelCost{Input: 2, Output: 8}}, (2000 + 1600) / 1e6, false},
+	} {
+		s := chatState{b: llm.NewBuilder(tc.model), openRouter: llm.IsOpenRouter(tc.model)}
+		s.usage(usage)
+		msg := s.b.Done("").Partial
+		assert.InDelta(t, tc.total, msg.Usage.Cost.Total, 1e-12)
+		assert.InDelta(t, 2000/1e6, msg.Usage.Cost.Input, 1e-12, "the parts stay the catalog's")
+		require.NotNil(t, msg.Usage.Cost.TotalFromProvider)
+		assert.Equal(t, tc.provider, *msg.Usage.Cost.TotalFromProvider)
+	}
+}

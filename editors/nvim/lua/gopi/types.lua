@@ -57,6 +57,8 @@
 ---@field rawStopReason? string RawStopReason is the provider's own word for why it stopped ("end_turn", "tool_calls", "STOP"), as pi 1.5 records it.
 ---@field errorMessage? string
 ---@field timestamp integer
+---@field durationMs? integer DurationMs is how long the response took, from the request until it ended (monotonic clock, whole milliseconds), as pi 1.5 records it; nil for a message that never streamed here (an older session's).
+---@field thinkingLevel? gopi.ThinkingLevel ThinkingLevel is the thinking level the agent asked this response for (pi 1.5): "off" when it asked for none; empty (left out) for replies made outside the agent loop and older sessions' replies.
 
 --- Usage counts the tokens of one model call and what they cost, in dollars.
 ---@class gopi.Usage
@@ -73,7 +75,8 @@
 ---@field output number
 ---@field cacheRead number
 ---@field cacheWrite number
----@field total number
+---@field total number Total is the best figure known: what the provider billed when it said so, else the sum of the four above.
+---@field totalFromProvider? boolean TotalFromProvider says which of the two Total is (pi 1.5): true for the provider's own figure, false for the catalog estimate, nil (left out) when no cost was worked out from reported usage, as in pi.
 
 --- StopReason says why an assistant message ended.
 ---@alias gopi.StopReason
@@ -84,6 +87,15 @@
 ---| "aborted"
 ---| "pending"
 
+--- ThinkingLevel is how hard a reasoning model should think.
+---@alias gopi.ThinkingLevel
+---| "off"
+---| "minimal"
+---| "low"
+---| "medium"
+---| "high"
+---| "xhigh"
+
 --- ToolResultMessage is the outcome of one tool call.
 ---@class gopi.ToolResultMessage
 ---@field role "toolResult"
@@ -92,6 +104,7 @@
 ---@field content gopi.Content[]
 ---@field details? any
 ---@field isError boolean
+---@field durationMs? integer DurationMs is how long the tool ran (monotonic clock, whole milliseconds), as pi 1.5 records it; nil when it did not run (unknown tool, invalid arguments, blocked, skipped) and in older sessions.
 ---@field timestamp integer
 
 --- BashExecutionMessage records a shell command the user ran (the RPC bash
@@ -293,6 +306,7 @@
 ---@class gopi.Result
 ---@field content gopi.Content[]
 ---@field details? any
+---@field structuredContent? any StructuredContent is the result as data, for programs rather than the model (pi 1.5: read's text, bash's output and exit code). It travels on tool_execution_end but is not kept in the toolResult message. A hook that replaces Content should drop or replace it, as it may no longer match.
 
 --- ToolExecutionEnd: a tool call finished; durationMs is left out when it did not run.
 ---@class gopi.ToolExecutionEnd
@@ -560,15 +574,6 @@
 ---@field output number
 ---@field cacheRead number
 ---@field cacheWrite number
-
---- ThinkingLevel is how hard a reasoning model should think.
----@alias gopi.ThinkingLevel
----| "off"
----| "minimal"
----| "low"
----| "medium"
----| "high"
----| "xhigh"
 
 --- LevelResult is "cycle_thinking_level"'s data (nil for a model without
 --- reasoning).

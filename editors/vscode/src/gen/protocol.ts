@@ -80,6 +80,18 @@ export interface AssistantMessage {
 	rawStopReason?: string;
 	errorMessage?: string;
 	timestamp: number;
+	/**
+	 * DurationMs is how long the response took, from the request until it
+	 * ended (monotonic clock, whole milliseconds), as pi 1.5 records it;
+	 * nil for a message that never streamed here (an older session's).
+	 */
+	durationMs?: number;
+	/**
+	 * ThinkingLevel is the thinking level the agent asked this response
+	 * for (pi 1.5): "off" when it asked for none; empty (left out) for
+	 * replies made outside the agent loop and older sessions' replies.
+	 */
+	thinkingLevel?: ThinkingLevel;
 }
 
 /** Usage counts the tokens of one model call and what they cost, in dollars. */
@@ -98,7 +110,17 @@ export interface Cost {
 	output: number;
 	cacheRead: number;
 	cacheWrite: number;
+	/**
+	 * Total is the best figure known: what the provider billed when it
+	 * said so, else the sum of the four above.
+	 */
 	total: number;
+	/**
+	 * TotalFromProvider says which of the two Total is (pi 1.5): true for
+	 * the provider's own figure, false for the catalog estimate, nil (left
+	 * out) when no cost was worked out from reported usage, as in pi.
+	 */
+	totalFromProvider?: boolean;
 }
 
 /** StopReason says why an assistant message ended. */
@@ -110,6 +132,15 @@ export type StopReason =
 	| "aborted"
 	| "pending";
 
+/** ThinkingLevel is how hard a reasoning model should think. */
+export type ThinkingLevel =
+	| "off"
+	| "minimal"
+	| "low"
+	| "medium"
+	| "high"
+	| "xhigh";
+
 /** ToolResultMessage is the outcome of one tool call. */
 export interface ToolResultMessage {
 	role: "toolResult";
@@ -118,6 +149,13 @@ export interface ToolResultMessage {
 	content: Content[];
 	details?: unknown;
 	isError: boolean;
+	/**
+	 * DurationMs is how long the tool ran (monotonic clock, whole
+	 * milliseconds), as pi 1.5 records it; nil when it did not run
+	 * (unknown tool, invalid arguments, blocked, skipped) and in older
+	 * sessions.
+	 */
+	durationMs?: number;
 	timestamp: number;
 }
 
@@ -357,6 +395,14 @@ export interface ToolExecutionUpdate {
 export interface Result {
 	content: Content[];
 	details?: unknown;
+	/**
+	 * StructuredContent is the result as data, for programs rather than
+	 * the model (pi 1.5: read's text, bash's output and exit code). It
+	 * travels on tool_execution_end but is not kept in the toolResult
+	 * message. A hook that replaces Content should drop or replace it, as
+	 * it may no longer match.
+	 */
+	structuredContent?: unknown;
 }
 
 /** ToolExecutionEnd: a tool call finished; durationMs is left out when it did not run. */
@@ -708,15 +754,6 @@ export interface ModelCost {
 	cacheRead: number;
 	cacheWrite: number;
 }
-
-/** ThinkingLevel is how hard a reasoning model should think. */
-export type ThinkingLevel =
-	| "off"
-	| "minimal"
-	| "low"
-	| "medium"
-	| "high"
-	| "xhigh";
 
 /**
  * LevelResult is "cycle_thinking_level"'s data (nil for a model without
