@@ -65,7 +65,9 @@ func (h *Host) syncRegisteredMCP(regs []ext.MCPServer) {
 					h.extMCP.said = map[string]bool{}
 				}
 				h.extMCP.said[key] = true
-				problems = append(problems, problem.report)
+				if problem.report != nil {
+					problems = append(problems, problem.report)
+				}
 			}
 			continue
 		}
@@ -98,8 +100,9 @@ func (h *Host) syncRegisteredMCP(regs []ext.MCPServer) {
 	}
 }
 
-// registrationProblem is why a registered server is not served; key
-// tells one kind from another, so that each is reported once.
+// registrationProblem is why a registered server is not served, and how
+// to report it (nil: it goes unsaid); key tells one kind from another, so
+// that each is reported once.
 type registrationProblem struct {
 	key    string
 	report func()
@@ -125,7 +128,7 @@ func (h *Host) registeredEntry(r ext.MCPServer) (mcp.Entry, *registrationProblem
 		// --no-mcp. As in pi, unless an extension says it connects
 		// registered servers itself (it handles mcp_servers_change).
 		if h.exts().Handles(ext.EventMCPServersChange) {
-			return mcp.Entry{}, &registrationProblem{"off", func() {}}
+			return mcp.Entry{}, &registrationProblem{key: "off"}
 		}
 		return mcp.Entry{}, &registrationProblem{"off", func() {
 			h.extError(ext.ErrorEvent{ExtensionPath: r.ExtensionPath, Event: registerMCPEvent,

@@ -59,23 +59,12 @@ func registered(name, config string) ext.MCPServer {
 	return ext.MCPServer{Name: name, Config: json.RawMessage(config), ExtensionPath: "/exts/mine.ts"}
 }
 
-// events collects a host's events.
-type events struct {
-	mu  sync.Mutex
-	all []api.Event
-}
-
-func (e *events) add(ev api.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *events) extensionErrors() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// extensionErrors are the extension_error events recorded.
+func (r *recorder) extensionErrors() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var out []string
-	for _, ev := range e.all {
+	for _, ev := range r.events {
 		if x, ok := ev.(api.ExtensionError); ok {
 			out = append(out, x.ExtensionPath+" "+x.Event+": "+x.Error)
 		}
@@ -85,7 +74,7 @@ func (e *events) extensionErrors() []string {
 
 // mcpHost is a host on the faux model with exts and the configured
 // servers, its extensions loaded; reports collects what it reports.
-func mcpHost(t *testing.T, exts *ext.Manager, o Options) (*Host, *events, func() string) {
+func mcpHost(t *testing.T, exts *ext.Manager, o Options) (*Host, *recorder, func() string) {
 	t.Helper()
 	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
 	require.NoError(t, err)
@@ -102,7 +91,7 @@ func mcpHost(t *testing.T, exts *ext.Manager, o Options) (*Host, *events, func()
 	h, err := New(o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	evs := &events{}
+	evs := &recorder{}
 	t.Cleanup(h.Subscribe(evs.add))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
