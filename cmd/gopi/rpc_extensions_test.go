@@ -635,8 +635,8 @@ func TestExtensionInstallOffline(t *testing.T) {
 }
 
 // `gopi extensions list` loads the extensions and lists what they
-// registered, shortcuts included (which nothing else shows), and what
-// failed to load (exit 1).
+// registered, shortcuts and MCP servers included (which nothing else
+// shows), and what failed to load (exit 1).
 func TestExtensionListShowsRegistrations(t *testing.T) {
 	e := extTestEnv(t)
 	cwd := t.TempDir()
@@ -659,6 +659,13 @@ func TestExtensionListShowsRegistrations(t *testing.T) {
 	assert.Contains(t, out, "failed to load:")
 	assert.Contains(t, out, "no luck")
 	assert.Contains(t, out, "hello - A simple greeting tool", "the others still load")
+
+	// The MCP servers extensions register, with their command or URL.
+	mcpExt := filepath.Join(cwd, "mcp.ts")
+	require.NoError(t, os.WriteFile(mcpExt, []byte(`export default function (pi) { pi.registerMcpServer("docs", { url: "https://example.com/mcp" }); }`), 0o644))
+	code, out = run("-e", mcpExt)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "mcp servers:\n  docs - https://example.com/mcp\n")
 }
 
 // toolsOffered are the tool names of a model request.
