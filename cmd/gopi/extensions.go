@@ -14,6 +14,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
+	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
 )
 
@@ -256,6 +257,15 @@ func printRegistrations(w io.Writer, regs ext.Registrations) {
 	if len(regs.Handlers) > 0 {
 		block("events", []string{strings.Join(regs.Handlers, ", ")})
 	}
+	lines = nil
+	for _, s := range regs.MCPServers {
+		transport := ""
+		if srv, err := mcp.ValidateServer(s.Name, s.Config); err == nil {
+			transport = srv.Transport()
+		}
+		lines = append(lines, described(s.Name, transport))
+	}
+	block("mcp servers", lines)
 	lines = nil
 	for _, e := range regs.Errors {
 		lines = append(lines, e.Path+": "+e.Error)

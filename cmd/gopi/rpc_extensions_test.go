@@ -635,8 +635,8 @@ func TestExtensionInstallOffline(t *testing.T) {
 }
 
 // `gopi extensions list` loads the extensions and lists what they
-// registered, shortcuts included (which nothing else shows), and what
-// failed to load (exit 1).
+// registered, shortcuts and MCP servers included (which nothing else
+// shows), and what failed to load (exit 1).
 func TestExtensionListShowsRegistrations(t *testing.T) {
 	e := extTestEnv(t)
 	cwd := t.TempDir()
@@ -659,6 +659,13 @@ func TestExtensionListShowsRegistrations(t *testing.T) {
 	assert.Contains(t, out, "failed to load:")
 	assert.Contains(t, out, "no luck")
 	assert.Contains(t, out, "hello - A simple greeting tool", "the others still load")
+
+	// The MCP servers extensions register, with their command or URL.
+	mcpExt := filepath.Join(cwd, "mcp.ts")
+	require.NoError(t, os.WriteFile(mcpExt, []byte(`export default function (pi) { pi.registerMcpServer("docs", { url: "https://example.com/mcp" }); }`), 0o644))
+	code, out = run("-e", mcpExt)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "mcp servers:\n  docs - https://example.com/mcp\n")
 }
 
 // toolsOffered are the tool names of a model request.
@@ -1695,11 +1702,10 @@ func toolNames(r llmtest.Request) []string {
 
 // pi 1.5's calls, which an older pi's loader (0.87.1) does not give
 // extensions: gopi adds them. registerToolRenderer draws nothing (RPC mode),
-// getSettings is the merged settings, and what gopi has no feature for
-// (virtual models, MCP servers) throws saying so. pi 1.5.2 itself takes
-// the server (an extension's MCP servers are not served by gopi yet), so
-// this runs on gopi alone; with pi 1.5.2's package loaded, pi's own
-// getSettings must reach gopi's settings.
+// getSettings is the merged settings, getMcpServers lists none while
+// nothing is registered (TestExtensionMCPServers has the rest). With pi
+// 1.5.2's package loaded, pi's own getSettings must reach gopi's
+// settings.
 func TestExtensionPi15Calls(t *testing.T) {
 	e := extTestEnv(t)
 	w := newWorld(t)
@@ -1709,15 +1715,13 @@ func TestExtensionPi15Calls(t *testing.T) {
 	pi.registerCommand("pi15", { description: "pi 1.5 calls", handler: async (_args, ctx) => {
 		const s = pi.getSettings();
 		s.theme = "changed"; // a copy
-		let mcp = "";
-		try { pi.registerMcpServer("x", { command: "x" }); } catch (err) { mcp = err.message; }
-		ctx.ui.notify("settings " + pi.getSettings().theme + " " + pi.getSettings().steeringMode + " servers=" + pi.getMcpServers().length + " mcp: " + mcp, "info");
+		ctx.ui.notify("settings " + pi.getSettings().theme + " " + pi.getSettings().steeringMode + " servers=" + pi.getMcpServers().length, "info");
 	} });
 }
 `)
 	p := e.gopi(t, w, "-e", ext)
 	rs := p.command("1", map[string]any{"type": "prompt", "message": "/pi15"}, "settings ")
-	assert.Contains(t, notices(rs), "settings dark all servers=0 mcp: pi.registerMcpServer (MCP servers) is not available in gopi")
+	assert.Contains(t, notices(rs), "settings dark all servers=0")
 	for _, r := range rs {
 		assert.False(t, r.is("extension_error"), "loads and runs: %v", r)
 	}

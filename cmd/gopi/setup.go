@@ -118,7 +118,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if o.Extensions.Empty() {
 		ap.warnUnknownTools(a)
 	}
-	if !a.noMCP {
+	if o.NoMCP = a.noMCP; !o.NoMCP {
 		o.MCPServers = ap.mcpServers(cwd, trusted)
 	}
 	o.Version = version

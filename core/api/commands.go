@@ -370,7 +370,8 @@ const (
 )
 
 // MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
-// servers of the session, in mcp.json's order, and their state.
+// servers of the session, in mcp.json's order then those extensions
+// registered, and their state.
 type MCPServersResult struct {
 	Servers []MCPServer `json:"servers"`
 }
@@ -378,9 +379,10 @@ type MCPServersResult struct {
 // MCPServer is one server of "get_mcp_servers".
 type MCPServer struct {
 	Name string `json:"name"`
-	// Scope is "global" (the agent directory's mcp.json) or "project"
-	// (.pi/mcp.json); Source is that file, Override the project file
-	// whose bare entry changed a global server.
+	// Scope is "global" (the agent directory's mcp.json), "project"
+	// (.pi/mcp.json) or "extension" (an extension registered it); Source
+	// is that file or the extension's, Override the project file whose
+	// bare entry changed a global server.
 	Scope    string `json:"scope"`
 	Source   string `json:"source"`
 	Override string `json:"override,omitempty"`

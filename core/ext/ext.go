@@ -61,6 +61,17 @@ type Registrations struct {
 	Shortcuts []Shortcut  `json:"shortcuts"`
 	// Handlers are the event types some handler listens to.
 	Handlers []string `json:"handlers"`
+	// MCPServers are the MCP servers they registered, in order.
+	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+}
+
+// MCPServer is an MCP server an extension registered
+// (pi.registerMcpServer(name, config)), as pi.getMcpServers() lists it:
+// Config is the server's mcpServers entry, as in mcp.json.
+type MCPServer struct {
+	Name          string          `json:"name"`
+	Config        json.RawMessage `json:"config"`
+	ExtensionPath string          `json:"extensionPath"`
 }
 
 // LoadError is an extension that failed to load.

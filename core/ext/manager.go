@@ -90,7 +90,7 @@ func (m *Manager) Start(ctx context.Context, peer Peer) {
 
 func (m *Manager) merge() {
 	var regs Registrations
-	tools := map[string]bool{}
+	tools, servers := map[string]bool{}, map[string]bool{}
 	for _, mem := range m.exts {
 		mr, running := mem.registrations()
 		if !running {
@@ -110,6 +110,12 @@ func (m *Manager) merge() {
 		for _, h := range mr.Handlers {
 			if !slices.Contains(regs.Handlers, h) {
 				regs.Handlers = append(regs.Handlers, h)
+			}
+		}
+		for _, s := range mr.MCPServers {
+			if !servers[s.Name] {
+				servers[s.Name] = true
+				regs.MCPServers = append(regs.MCPServers, s)
 			}
 		}
 	}
@@ -263,6 +269,14 @@ func (p *memberPeer) Notification(method Method, params json.RawMessage) {
 		p.mem.syncMu.Lock()
 		p.mem.sent, p.mem.store, p.mem.restarts = nil, nil, p.mem.restarts+1
 		p.mem.syncMu.Unlock()
+	case PeerStopped:
+		// The MCP servers it registered stop with it. (Its tools and
+		// handlers stay: their calls fail, and a tool_call that fails
+		// blocks its tool, as a guard that is down should.)
+		p.mem.mu.Lock()
+		p.mem.regs.MCPServers = nil
+		p.mem.mu.Unlock()
+		p.m.merge()
 	}
 	peer.Notification(method, params)
 }

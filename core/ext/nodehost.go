@@ -32,7 +32,8 @@ var hostFiles embed.FS
 
 // NodeHost runs pi extensions in a Node process (nodehost/host.mjs) and
 // talks to it over a private pair of pipes (fds 3 and 4 of the child),
-// never gopi's stdout. The host's own stdout and stderr go to Log.
+// never gopi's stdout; a second pair (fds 5 and 6) carries the host's
+// [MethodSpec.Sync] requests. The host's own stdout and stderr go to Log.
 type NodeHost struct {
 	// Runtime is the Node and pi package to use; when its Node is empty,
 	// Start looks for one with Find (so the search, which runs node, is
@@ -102,6 +103,9 @@ type hostProc struct {
 	// stderrTail keeps the host's last output, for the crash report.
 	stderrTail *tailWriter
 	crashed    bool // set before exited closes
+	// syncIn and syncOut are gopi's ends of the sync pipes: the host's
+	// requests come in on syncIn, their answers go out on syncOut.
+	syncIn, syncOut *os.File
 
 	callMu sync.Mutex // guards calls and retired
 	calls  int        // calls to it under way
@@ -375,15 +379,21 @@ func (n *NodeHost) launch() (*hostProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	toHostR, toHostW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("starting the extension host: %w", err)
-	}
-	fromHostR, fromHostW, err := os.Pipe()
-	if err != nil {
-		_ = toHostR.Close()
-		_ = toHostW.Close()
-		return nil, fmt.Errorf("starting the extension host: %w", err)
+	// The pipes to the host, from it, of its sync requests and of their
+	// answers: the child's fds 3 to 6 are the ends it reads (3, 6) or
+	// writes (4, 5).
+	var child, ours [4]*os.File
+	for i := range child {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeFiles(child[:i])
+			closeFiles(ours[:i])
+			return nil, fmt.Errorf("starting the extension host: %w", err)
+		}
+		child[i], ours[i] = r, w
+		if i == 1 || i == 2 {
+			child[i], ours[i] = w, r
+		}
 	}
 	log := n.Log
 	if log == nil {
@@ -395,27 +405,28 @@ func (n *NodeHost) launch() (*hostProc, error) {
 	cmd.Dir = n.Cwd
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.ExtraFiles = []*os.File{toHostR, fromHostW}
+	cmd.ExtraFiles = child[:]
 	cmd.SysProcAttr = hostProcAttr()
 	cmd.Env = append(os.Environ(), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
 	err = cmd.Start()
-	_ = toHostR.Close()
-	_ = fromHostW.Close()
+	closeFiles(child[:])
 	if err != nil {
-		_ = toHostW.Close()
-		_ = fromHostR.Close()
+		closeFiles(ours[:])
 		return nil, fmt.Errorf("starting the extension host (%s): %w", n.Runtime.Node, err)
 	}
-	p := &hostProc{cmd: cmd, exited: make(chan struct{}), stderrTail: tail, queue: newOrderedQueue()}
+	p := &hostProc{cmd: cmd, exited: make(chan struct{}), stderrTail: tail, queue: newOrderedQueue(),
+		syncIn: ours[2], syncOut: ours[3]}
 	// The connection owns its read loop and the handlers it runs: its
 	// Close (in kill) waits for them.
-	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: fromHostR, w: toHostW}), jsonrpc2.WithCodec(rpccodec.Std{}))
+	p.conn = jsonrpc2.NewConn(jsonrpc2.NewNDJSONStream(&pipePair{r: ours[1], w: ours[0]}), jsonrpc2.WithCodec(rpccodec.Std{}))
 	p.conn.Go(context.Background(), n.handler(p))
 	wait := func() {
 		p.err = cmd.Wait()
 		restarted := n.markExited(p)
 		close(p.exited)
 		_ = p.conn.Close()
+		// Ends serveSync, even if a child of the host holds the pipe.
+		closeFiles([]*os.File{p.syncIn, p.syncOut})
 		p.queue.close()
 		n.exited(p, restarted)
 	}
@@ -426,7 +437,58 @@ func (n *NodeHost) launch() (*hostProc, error) {
 		wait()
 		return nil, ErrStopped
 	}
+	n.goOwned(func() { n.serveSync(p) })
 	return p, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// serveSync answers the host's sync requests ([MethodSpec.Sync]) one at a
+// time, as the host makes them, until its pipe closes. The host's thread
+// waits for each answer, so every request gets one.
+func (n *NodeHost) serveSync(p *hostProc) {
+	sc := bufio.NewScanner(p.syncIn)
+	sc.Buffer(nil, 64<<20)
+	enc := json.NewEncoder(p.syncOut)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method Method          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		var res any
+		err := json.Unmarshal(sc.Bytes(), &req)
+		if err == nil {
+			res, err = n.syncRequest(req.Method, req.Params)
+		}
+		ans := map[string]any{"jsonrpc": "2.0", "id": req.ID}
+		if err != nil {
+			ans["error"] = wireError(err)
+		} else {
+			ans["result"] = res
+		}
+		if enc.Encode(ans) != nil {
+			return
+		}
+	}
+}
+
+// syncRequest serves one sync request.
+func (n *NodeHost) syncRequest(method Method, params json.RawMessage) (any, error) {
+	if sp, ok := spec(PeerSide, method); !ok || !sp.Sync {
+		return nil, fmt.Errorf("%w: %q is not a sync request", ErrNoMethod, method)
+	}
+	n.mu.Lock()
+	peer := n.peer
+	n.mu.Unlock()
+	if peer == nil {
+		return nil, fmt.Errorf("%w: %s is not available yet", errTrustPending, method)
+	}
+	return peer.Request(context.Background(), method, params)
 }
 
 // spawn starts a Node process, loads the extensions in it and makes it
@@ -628,6 +690,7 @@ func (n *NodeHost) exited(p *hostProc, restarted chan struct{}) {
 	}
 	peer.Notification(PeerError, mustJSON(ErrorEvent{ExtensionPath: "<extension host>", Event: "host_exit", Error: msg}))
 	if !again {
+		peer.Notification(PeerStopped, nil)
 		return
 	}
 	if _, err := n.spawn(context.Background()); err != nil {

@@ -20,7 +20,8 @@ import (
 // the pipe's JSON-RPC on fds 3 and 4, answers initialize with nothing
 // registered and every other call with null (an emit after sending a
 // sendMessage), and exits when gopi closes the pipe, or at once on
-// "drain" (a crash).
+// "drain" (a crash). projectTrust, command and registrations make a sync
+// request on fds 5 and 6 and answer with what gopi answered it.
 const fakeHostEnv = "GOPI_TEST_FAKE_EXTENSION_HOST"
 
 func TestMain(m *testing.M) {
@@ -35,6 +36,12 @@ func fakeHost() {
 	in, out := os.NewFile(3, "from gopi"), os.NewFile(4, "to gopi")
 	enc := json.NewEncoder(out)
 	_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "method": PeerReady, "params": ReadyParams{PID: os.Getpid()}})
+	syncOut, syncIn := os.NewFile(5, "sync requests"), bufio.NewReader(os.NewFile(6, "sync answers"))
+	syncCall := func(method Method, params any) json.RawMessage {
+		_ = json.NewEncoder(syncOut).Encode(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+		line, _ := syncIn.ReadBytes('\n')
+		return line
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -53,6 +60,13 @@ func fakeHost() {
 			os.Exit(3)
 		case HostEmit:
 			_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "method": PeerSendMessage, "params": SendMessageParams{}})
+		case HostProjectTrust:
+			ans := syncCall(PeerValidateMCPServer, MCPServer{Name: "early"})
+			result = TrustAnswer{Trusted: "undecided", Errors: []ErrorEvent{{Error: string(ans)}}}
+		case HostCommand:
+			result = syncCall(PeerValidateMCPServer, MCPServer{Name: "s", Config: json.RawMessage(`{"command":"x"}`)})
+		case HostRegistrations:
+			result = syncCall(PeerSetModel, ModelParams{})
 		}
 		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": *msg.ID, "result": result})
 	}
@@ -65,7 +79,10 @@ type notes struct {
 	methods []Method
 }
 
-func (*notes) Request(context.Context, Method, json.RawMessage) (any, error) { return nil, nil }
+// Request answers with what it was asked.
+func (*notes) Request(_ context.Context, method Method, params json.RawMessage) (any, error) {
+	return map[string]any{"method": method, "params": params}, nil
+}
 
 func (n *notes) Notification(method Method, _ json.RawMessage) {
 	if method == PeerSendMessage {
@@ -135,4 +152,36 @@ func goroutinesIn(funcs ...string) []string {
 		}
 	}
 	return out
+}
+
+// The host's sync requests (fds 5 and 6) reach the peer and come back
+// answered, in JSON-RPC; before Start, and for a method that is not a
+// sync one, the answer is an error that says so.
+func TestNodeHostSyncRequests(t *testing.T) {
+	if err := hostUnsupported(); err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(fakeHostEnv, "1")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	n := &NodeHost{Runtime: Runtime{Node: exe, PiPackage: "pi"}, ScriptDir: t.TempDir(), Cwd: t.TempDir()}
+	defer func() { _ = n.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	trust, err := n.ProjectTrust(ctx, n.Cwd)
+	require.NoError(t, err)
+	require.Len(t, trust.Errors, 1)
+	assert.JSONEq(t, `{"jsonrpc": "2.0", "id": 7, "error": {"code": -32603,
+		"message": "gopi is still deciding whether the project is trusted: validateMcpServer is not available yet"}}`, trust.Errors[0].Error)
+
+	_, err = n.Start(ctx, &notes{})
+	require.NoError(t, err)
+	var ans json.RawMessage
+	require.NoError(t, n.Call(ctx, HostCommand, CommandParams{Name: "x"}, &ans))
+	assert.JSONEq(t, `{"jsonrpc": "2.0", "id": 7, "result": {"method": "validateMcpServer",
+		"params": {"name": "s", "config": {"command": "x"}, "extensionPath": ""}}}`, string(ans))
+	require.NoError(t, n.Call(ctx, HostRegistrations, Empty{}, &ans))
+	assert.JSONEq(t, `{"jsonrpc": "2.0", "id": 7, "error": {"code": -32601,
+		"message": "extension has no such method: \"setModel\" is not a sync request"}}`, string(ans))
 }

@@ -411,3 +411,12 @@ type RegisterProviderParams struct {
 	Config    json.RawMessage `json:"config"`
 	Functions []string        `json:"functions"`
 }
+
+// ValidateMCPServerResult is [PeerValidateMCPServer]'s answer to an
+// [MCPServer] (its params): Error is the message the extension's
+// pi.registerMcpServer throws; otherwise Config is the config as pi's
+// validation leaves it (exposure aliases resolved), which the host keeps.
+type ValidateMCPServerResult struct {
+	Config json.RawMessage `json:"config,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}

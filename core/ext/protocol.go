@@ -72,9 +72,14 @@ const (
 	PeerShutdown           Method = "shutdown"
 	PeerRegisterProvider   Method = "registerProvider"
 	PeerUnregisterProvider Method = "unregisterProvider"
+	// PeerValidateMCPServer checks a server pi.registerMcpServer is given.
+	PeerValidateMCPServer Method = "validateMcpServer"
 	// PeerRestarted is NodeHost's own, never the host's: the host crashed
 	// and a new one runs.
 	PeerRestarted Method = "restarted"
+	// PeerStopped is NodeHost's own too: the host crashed too often and
+	// stays down.
+	PeerStopped Method = "stopped"
 )
 
 // Side is the end of the pipe that serves a method.
@@ -109,6 +114,12 @@ type MethodSpec struct {
 	// Internal: sent by gopi's side of the pipe to itself; host.mjs never
 	// sends or serves it.
 	Internal bool
+	// Sync (a peer request): the host makes it synchronously, on a pipe of
+	// its own (fds 5 and 6), its thread blocked until the answer, for a
+	// call of pi's API that must answer (or throw) before it returns. Its
+	// route answers at once, without calling the host; before Start there
+	// is no one to answer it, and the host must do without.
+	Sync bool
 }
 
 // Methods is every method of the protocol, the generated module's source.
@@ -164,7 +175,9 @@ var Methods = []MethodSpec{
 	{Name: PeerShutdown, Side: PeerSide, Notification: true},
 	{Name: PeerRegisterProvider, Side: PeerSide, Notification: true},
 	{Name: PeerUnregisterProvider, Side: PeerSide, Notification: true},
+	{Name: PeerValidateMCPServer, Side: PeerSide, Sync: true},
 	{Name: PeerRestarted, Side: PeerSide, Notification: true, Internal: true},
+	{Name: PeerStopped, Side: PeerSide, Notification: true, Internal: true},
 }
 
 // specKey names a method of one side.

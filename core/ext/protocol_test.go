@@ -32,7 +32,18 @@ func TestHostScriptSpeaksTheProtocol(t *testing.T) {
 			t.Errorf("host.mjs does not serve %s", m.Name)
 		}
 	}
-	if lit := regexp.MustCompile(`\b(?:notify|request|handlers\.set)\("`).FindString(script); lit != "" {
+	sync := map[string]bool{}
+	for _, m := range Methods {
+		if m.Sync {
+			sync[jsKey(m.Name)] = true
+		}
+	}
+	for _, use := range regexp.MustCompile(`\b(request|requestSync|notify)\(gopi\.(\w+)`).FindAllStringSubmatch(script, -1) {
+		if (use[1] == "requestSync") != sync[use[2]] {
+			t.Errorf("host.mjs calls %s with %s: sync requests, and only they, go through requestSync", use[2], use[1])
+		}
+	}
+	if lit := regexp.MustCompile(`\b(?:notify|request|requestSync|handlers\.set)\("`).FindString(script); lit != "" {
 		t.Errorf("host.mjs names a method by hand (%s...); use the generated names", lit)
 	}
 }
@@ -64,6 +75,9 @@ func TestMethodSpecs(t *testing.T) {
 		}
 		if m.Queued && !m.Notification || m.AfterQueue && m.Notification {
 			t.Errorf("%s: Queued is for notifications, AfterQueue for requests", m.Name)
+		}
+		if m.Sync && (m.Side != PeerSide || m.Notification || m.AfterQueue) {
+			t.Errorf("%s: Sync is for peer requests, which wait for nothing", m.Name)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -162,15 +163,7 @@ func (h *Host) extSnapshot() *ext.State {
 	all := h.ext.all
 	active := h.activeToolNames()
 	h.ext.mu.Unlock()
-	infos := make([]map[string]any, 0, len(all))
-	for _, t := range all {
-		s := t.Spec()
-		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters, "sourceInfo": builtinSource(s.Name)}
-		if et, ok := t.(extTool); ok {
-			info["sourceInfo"] = et.def.SourceInfo
-		}
-		infos = append(infos, info)
-	}
+	infos := h.allToolInfos(all)
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.driving()
 	fields := map[string]any{
@@ -248,10 +241,12 @@ func (h *Host) activeToolNames() []string {
 
 // applyExtensionTools puts the extensions' tools beside the built-in ones
 // (an extension tool named like a built-in replaces it, as in pi), then
-// the MCP servers' direct tools, and rebuilds the system prompt. The MCP
-// manager calls it too, whenever a server's tools change.
+// the MCP servers' direct tools, and rebuilds the system prompt; the MCP
+// servers extensions registered join the manager, or leave it, first.
+// The MCP manager calls it too, whenever a server's tools change.
 func (h *Host) applyExtensionTools() {
 	regs := h.exts().Registrations()
+	h.syncRegisteredMCP(regs.MCPServers)
 	sel := h.opts.ToolSelection
 	// A tool --tools or --exclude-tools leaves out is not registered at
 	// all, an extension's included (as in pi).
@@ -337,6 +332,12 @@ func (h *Host) applyExtensionTools() {
 	}
 	h.ext.mu.Unlock()
 	h.applyActiveTools()
+	// Extensions read their copy of the tools (getAllTools,
+	// getActiveTools): it changes now, not at their next call, so that a
+	// command waiting for an MCP server's tools sees them come.
+	if m := h.exts(); m.Ready() {
+		m.Sync(h.extSnapshot())
+	}
 }
 
 // setActiveTools is pi.setActiveTools: the tools known by these names
@@ -376,13 +377,76 @@ func (h *Host) applyActiveTools() {
 	h.refreshSystemPrompt()
 }
 
-// extTool is an extension's tool as the agent runs it.
+// allToolInfos are pi.getAllTools()'s answer, as pi 1.5.2 gives it: the
+// tools of all (the built-ins and extension tools that exist), then every
+// MCP tool gopi has, whatever its exposure (the tool selection keeps),
+// unless a tool of all has its name. A tool says where it comes from
+// (sourceInfo) and how the model reaches it (exposure); an MCP tool also
+// its server (namespace) and the server's hints (annotations).
+func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
+	infos := make([]map[string]any, 0, len(all))
+	taken := map[string]bool{}
+	for _, t := range all {
+		if isMCPTool(t) {
+			continue // below, with the others
+		}
+		s := t.Spec()
+		taken[s.Name] = true
+		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
+			"exposure": "direct", "sourceInfo": builtinSource(s.Name)}
+		switch t := t.(type) {
+		case extTool:
+			info["sourceInfo"] = t.def.SourceInfo
+		case toolSearch:
+			// pi's tool_search comes with its built-in extension
+			// tool-search, declared but not callable by other tools.
+			info["exposure"], info["sourceInfo"] = "model-only", builtinSource("tool-search")
+		}
+		infos = append(infos, info)
+	}
+	sel := h.opts.ToolSelection
+	for _, t := range h.mcp.Tools() {
+		s := t.Spec()
+		if taken[s.Name] || !sel.MCPAllowed(s.Name) {
+			continue
+		}
+		exposure := t.Exposure()
+		if exposure == mcp.ExposureCodemode {
+			// pi registers codemode tools as deferred ones; gopi reaches
+			// them through tool_search alike.
+			exposure = mcp.ExposureDeferred
+		}
+		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
+			"exposure": exposure, "namespace": t.Namespace(), "sourceInfo": builtinSource("mcp")}
+		if a := t.Annotations(); a != (mcp.Annotations{}) {
+			info["annotations"] = a
+		}
+		infos = append(infos, info)
+	}
+	// The resource tools, as pi's MCP extension registers them: read-only.
+	for _, t := range h.resourceTools() {
+		s := t.Spec()
+		if taken[s.Name] {
+			continue
+		}
+		exposure := t.Exposure()
+		if exposure == mcp.ExposureCodemode {
+			exposure = mcp.ExposureDeferred
+		}
+		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
+			"exposure": exposure, "sourceInfo": builtinSource("mcp"), "annotations": mcp.Annotations{ReadOnlyHint: true}})
+	}
+	return infos
+}
+
 // builtinSource is pi 1.5's sourceInfo of a tool it ships, as
-// pi.getAllTools() reports it: the path is builtin:<name>.
+// pi.getAllTools() reports it: the path is builtin:<name> (builtin:mcp for
+// every MCP tool, of pi's built-in MCP extension).
 func builtinSource(name string) api.SourceInfo {
 	return api.SourceInfo{Path: "builtin:" + name, Source: "builtin", Scope: "temporary", Origin: "top-level"}
 }
 
+// extTool is an extension's tool as the agent runs it.
 type extTool struct {
 	h   *Host
 	def ext.ToolDef

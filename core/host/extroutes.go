@@ -33,6 +33,7 @@ var extRoutes = ext.NewRoutes(
 	ext.Request(ext.PeerSwitchSession, (*Host).extSwitchSession),
 	ext.Request(ext.PeerNavigateTree, (*Host).extNavigateTree),
 	ext.Request(ext.PeerReload, (*Host).extReloadRequest),
+	ext.Request(ext.PeerValidateMCPServer, (*Host).extValidateMCPServer),
 
 	ext.Notification(ext.PeerError, (*Host).extError),
 	ext.Notification(ext.PeerUI, (*Host).extUI),
@@ -46,6 +47,7 @@ var extRoutes = ext.NewRoutes(
 	ext.Notification(ext.PeerSetThinkingLevel, (*Host).extSetThinkingLevel),
 	ext.Notification(ext.PeerRegistrations, (*Host).extRegistrations),
 	ext.Notification(ext.PeerRestarted, (*Host).extRestarted),
+	ext.Notification(ext.PeerStopped, (*Host).extStopped),
 	ext.Notification(ext.PeerAbort, (*Host).extAbort),
 	ext.Notification(ext.PeerShutdown, (*Host).extShutdown),
 	ext.Notification(ext.PeerRegisterProvider, (*Host).extRegisterProvider),
@@ -275,6 +277,11 @@ func (h *Host) extRestarted(ext.Empty) {
 		}
 	})
 }
+
+// extStopped follows a host that crashed too often and stays down: the
+// MCP servers it registered stop (the manager has dropped them from its
+// registrations).
+func (h *Host) extStopped(ext.Empty) { h.applyExtensionTools() }
 
 // extAbort is ctx.abort().
 func (h *Host) extAbort(ext.Empty) { h.extWG.Go(func() { _ = h.Abort(h.ctx) }) }

@@ -88,8 +88,12 @@ type Options struct {
 	Shutdown func()
 	// MCPServers are the MCP servers to connect (mcp.Load's, values
 	// expanded as each starts); nil means none. The host connects them in
-	// the background when it starts and stops them on Close.
+	// the background when it starts and stops them on Close, with those
+	// extensions register.
 	MCPServers []mcp.Entry
+	// NoMCP connects no MCP server, not even one an extension registers
+	// (--no-mcp).
+	NoMCP bool
 	// Version is gopi's, told to MCP servers.
 	Version string
 }
@@ -152,8 +156,10 @@ type Host struct {
 	extStop        chan struct{} // closes when the extensions stop
 	extReady       chan struct{} // closes once they loaded and saw session_start
 
-	// mcp connects the MCP servers (mcp.go); nil without any.
-	mcp *mcp.Manager
+	// mcp connects the MCP servers (mcp.go); nil without any, and
+	// without extensions that may register some.
+	mcp    *mcp.Manager
+	extMCP extMCP // the servers extensions registered (mcp_registered.go)
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -239,8 +245,9 @@ func New(opts Options) (*Host, error) {
 	h.agent.SetTools(opts.Tools)
 	h.loadResources()
 	h.refreshSystemPrompt()
-	h.startExtensions()
+	// The manager is there before the extensions, which may add servers.
 	h.startMCP()
+	h.startExtensions()
 	return h, nil
 }
 

@@ -28,9 +28,10 @@ var _ readOnlyTool = (*mcp.Tool)(nil)
 
 // startMCP connects the MCP servers in the background. gopi has no
 // codemode: tools with that exposure are reached through tool_search,
-// as deferred tools are, which it says once.
+// as deferred tools are, which it says once. With extensions there is a
+// manager even without servers: they may register some.
 func (h *Host) startMCP() {
-	if len(h.opts.MCPServers) == 0 {
+	if h.opts.NoMCP || len(h.opts.MCPServers) == 0 && h.exts().Empty() {
 		return
 	}
 	h.mcp = mcp.NewManager(mcp.Options{
@@ -44,8 +45,7 @@ func (h *Host) startMCP() {
 		ToolAllowed: h.opts.ToolSelection.MCPAllowed,
 	})
 	if names := codemodeServers(h.opts.MCPServers); len(names) > 0 {
-		h.opts.Report(fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
-			"are reached through tool_search, as deferred tools are", strings.Join(names, ", ")))
+		h.opts.Report(codemodeNote(names))
 	}
 	h.mcp.Start()
 }
@@ -66,6 +66,13 @@ func (h *Host) mcpAuth() *mcp.AuthStore {
 		return nil
 	}
 	return mcp.NewAuthStore(h.opts.AgentDir)
+}
+
+// codemodeNote says that the servers names (quoted) have codemode tools,
+// which gopi reaches through tool_search.
+func codemodeNote(names []string) error {
+	return fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
+		"are reached through tool_search, as deferred tools are", strings.Join(names, ", "))
 }
 
 // codemodeServers names the enabled servers with codemode exposure in
@@ -157,11 +164,9 @@ func isMCPTool(t agent.Tool) bool {
 	return false
 }
 
-// closeMCP stops the servers and waits for them.
+// closeMCP stops the servers and waits for them (and for those removed
+// already).
 func (h *Host) closeMCP() {
-	if h.mcp.Empty() {
-		return
-	}
 	if err := h.mcp.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		h.opts.Report(err)
 	}

@@ -9,10 +9,11 @@ import (
 	"github.com/gopi-dev/gopi/core/mcp"
 )
 
-// GetMCPServers lists the session's MCP servers, in mcp.json's order, with
-// where each connection stands and its tools: gopi's own command, for the
-// editors (pi shows the same in its /mcp view). It answers at once; a
-// server still starting is "connecting".
+// GetMCPServers lists the session's MCP servers, in mcp.json's order and
+// then those extensions registered (scope "extension", the extension as
+// their source), with where each connection stands and its tools: gopi's
+// own command, for the editors (pi shows the same in its /mcp view). It
+// answers at once; a server still starting is "connecting".
 func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 	out := api.MCPServersResult{Servers: []api.MCPServer{}}
 	statuses := map[string]mcp.Status{}
@@ -25,7 +26,7 @@ func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 			Name: t.Spec().Name, RemoteName: t.RemoteName(), Exposure: string(t.Exposure()), ReadOnly: t.ReadOnly(),
 		})
 	}
-	for _, e := range h.opts.MCPServers {
+	for _, e := range h.mcpEntries() {
 		s := api.MCPServer{
 			Name: e.Name, Scope: string(e.Scope), Source: e.Source, Override: e.Override,
 			Enabled: e.Server.IsEnabled(), Exposure: string(e.Server.ServerExposure()),

@@ -105,7 +105,7 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 		}
 	}
 	config := map[string]mcp.Server{}
-	for _, e := range h.opts.MCPServers {
+	for _, e := range h.mcpEntries() {
 		config[e.Name] = e.Server
 	}
 	var out []resources.MCPServerLine

@@ -77,10 +77,15 @@ type Options struct {
 
 // Manager connects to the configured MCP servers and offers their tools
 // as agent tools. Call [Manager.Start] once, read [Manager.Tools] when
-// [Options.OnChange] says they changed, and [Manager.Close] at the end.
+// [Options.OnChange] says they changed, and [Manager.Close] at the end;
+// [Manager.Add] and [Manager.Remove] change the servers meanwhile.
 type Manager struct {
-	opts    Options
-	servers []*server // sorted by name
+	opts Options
+
+	serversMu sync.Mutex // guards the three fields below
+	servers   []*server  // in Options.Servers' order, then as added
+	started   bool       // Start has run: a server added now starts at once
+	closed    bool       // Close has run: nothing is added
 
 	ctx    context.Context // ends at Close; connections and calls derive from it
 	cancel context.CancelFunc
@@ -136,37 +141,58 @@ func NewManager(opts Options) *Manager {
 	m := &Manager{opts: opts}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, e := range opts.Servers {
-		s := &server{m: m, name: e.Name, cfg: e.Server, settled: make(chan struct{})}
-		s.state = StateConnecting
-		if !s.cfg.IsEnabled() {
-			s.state = StateDisabled
-			close(s.settled)
-		}
-		m.servers = append(m.servers, s)
+		m.servers = append(m.servers, m.newServer(e))
 	}
 	return m
 }
 
+// newServer is e before it connects.
+func (m *Manager) newServer(e Entry) *server {
+	s := &server{m: m, name: e.Name, cfg: e.Server, settled: make(chan struct{})}
+	s.state = StateConnecting
+	if !s.cfg.IsEnabled() {
+		s.state = StateDisabled
+		close(s.settled)
+	}
+	return s
+}
+
+// list is a copy of the servers, for a loop that must not hold serversMu.
+func (m *Manager) list() []*server {
+	m.serversMu.Lock()
+	defer m.serversMu.Unlock()
+	return slices.Clone(m.servers)
+}
+
 // Empty reports whether there is no server at all.
-func (m *Manager) Empty() bool { return m == nil || len(m.servers) == 0 }
+func (m *Manager) Empty() bool { return m == nil || len(m.list()) == 0 }
 
 // Start connects every enabled server in the background.
 func (m *Manager) Start() {
-	if m.Empty() {
+	if m == nil {
 		return
 	}
+	m.serversMu.Lock()
+	defer m.serversMu.Unlock()
+	m.started = true
 	for _, s := range m.servers {
-		if s.state == StateDisabled {
-			continue
-		}
-		m.wg.Go(func() {
-			defer close(s.settled)
-			if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
-				m.opts.Report(err)
-			}
-			m.opts.OnChange()
-		})
+		m.start(s)
 	}
+}
+
+// start connects s in the background unless it is disabled; serversMu is
+// held, so that Close cannot be waiting for the goroutines meanwhile.
+func (m *Manager) start(s *server) {
+	if !s.cfg.IsEnabled() {
+		return
+	}
+	m.wg.Go(func() {
+		defer close(s.settled)
+		if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
+			m.opts.Report(err)
+		}
+		m.opts.OnChange()
+	})
 }
 
 // Wait returns once every server that want accepts has made its first
@@ -176,7 +202,7 @@ func (m *Manager) Wait(ctx context.Context, want func(name string, s Server) boo
 	if m.Empty() {
 		return nil
 	}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		if want != nil && !want(s.name, s.cfg) {
 			continue
 		}
@@ -236,7 +262,7 @@ func (m *Manager) Tools() []*Tool {
 		return nil
 	}
 	var out []*Tool
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.mu.Lock()
 		out = append(out, s.tools...)
 		s.mu.Unlock()
@@ -265,8 +291,9 @@ func (m *Manager) Statuses() []Status {
 	if m.Empty() {
 		return nil
 	}
-	out := make([]Status, 0, len(m.servers))
-	for _, s := range m.servers {
+	servers := m.list()
+	out := make([]Status, 0, len(servers))
+	for _, s := range servers {
 		s.mu.Lock()
 		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err,
 			Summary: s.summary()})
@@ -282,9 +309,13 @@ func (m *Manager) Close() error {
 	if m == nil {
 		return nil
 	}
+	m.serversMu.Lock()
+	m.closed = true
+	servers := m.servers
+	m.serversMu.Unlock()
 	m.cancel()
 	var errs []error
-	for _, s := range m.servers {
+	for _, s := range servers {
 		if err := s.close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -12,7 +12,8 @@ import (
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
-// Scope says which file defines a server; the words are pi's.
+// Scope says which file defines a server, or that an extension registered
+// it; the words are pi's.
 type Scope string
 
 const (
@@ -21,6 +22,9 @@ const (
 	// ScopeProject is the project's .pi/mcp.json, read only when the
 	// project is trusted.
 	ScopeProject Scope = "project"
+	// ScopeExtension is a server an extension registered
+	// (pi.registerMcpServer); its Source is the extension's path.
+	ScopeExtension Scope = "extension"
 )
 
 // FileName is the configuration file's name in the agent directory and
@@ -37,7 +41,8 @@ func ProjectFile(cwd string) string { return filepath.Join(cwd, ".pi", FileName)
 type Entry struct {
 	Name   string
 	Server Server
-	// Source is the file that defines the server, Scope which one it is.
+	// Source is the file that defines the server (the extension, for
+	// ScopeExtension), Scope which one it is.
 	Source string
 	Scope  Scope
 	// Override is the project file when a bare project entry (no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -164,3 +165,24 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 
 // String names the tool for reports.
 func (t *Tool) String() string { return fmt.Sprintf("%s (%s on %s)", t.name, t.remote, t.s.name) }
+
+// ToolNamespace groups the tools of one server, as pi's namespace does
+// (pi.getAllTools() reports it): mcp__<server>, the server's name as an
+// alias, its configured description and the instructions it sent when it
+// last connected.
+type ToolNamespace struct {
+	Name         string   `json:"name"`
+	Aliases      []string `json:"aliases"`
+	Description  string   `json:"description,omitempty"`
+	Instructions string   `json:"instructions,omitempty"`
+}
+
+// Namespace is the tool's server as pi groups it.
+func (t *Tool) Namespace() ToolNamespace {
+	s := t.s
+	s.mu.Lock()
+	instructions := s.instructions
+	s.mu.Unlock()
+	return ToolNamespace{Name: Namespace(s.name), Aliases: []string{s.name},
+		Description: strings.TrimSpace(s.cfg.Description), Instructions: instructions}
+}

@@ -88,6 +88,44 @@ func ValidateServer(name string, raw json.RawMessage) (Server, error) {
 	return s, nil
 }
 
+// ResolveAliases is a valid entry as written, with the exposure aliases
+// of exposure and toolExposure replaced by their current names: pi's
+// validated config, which keeps every other field as it is (what
+// pi.getMcpServers() shows). An entry that is not an object is returned
+// as it is.
+func ResolveAliases(raw json.RawMessage) json.RawMessage {
+	o, err := decodeObject(raw)
+	if err != nil {
+		return raw
+	}
+	resolve := func(v json.RawMessage) json.RawMessage {
+		if s, ok := asString(v); ok && Exposure(s).Resolved() != Exposure(s) {
+			if b, err := marshal(string(Exposure(s).Resolved())); err == nil {
+				return b
+			}
+		}
+		return v
+	}
+	if v, ok := o.get("exposure"); ok {
+		o.set("exposure", resolve(v))
+	}
+	if v, ok := o.get("toolExposure"); ok {
+		if te, err := decodeObject(v); err == nil {
+			for i := range te {
+				te[i].value = resolve(te[i].value)
+			}
+			if b, err := json.Marshal(te); err == nil {
+				o.set("toolExposure", b)
+			}
+		}
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
 // The fields only one transport reads.
 var (
 	stdioFields = []string{"command", "args", "env", "cwd"}

@@ -90,3 +90,11 @@ func TestValidateServerResolvesAliasesAndDropsTheOtherTransport(t *testing.T) {
 	assert.True(t, s.IsHTTP())
 	assert.Empty(t, s.Command)
 }
+
+// pi.getMcpServers() shows an extension's config as pi validated it: the
+// aliases resolved, every other field as it was, in its order.
+func TestResolveAliases(t *testing.T) {
+	got := ResolveAliases(json.RawMessage(`{"command":"x", "extra":{"b":1,"a":2},"exposure":"codemode-deferred","toolExposure":{"b*":"codemode-deferred","a":"direct"}}`))
+	assert.Equal(t, `{"command":"x","extra":{"b":1,"a":2},"exposure":"codemode","toolExposure":{"b*":"codemode","a":"direct"}}`, string(got))
+	assert.Equal(t, `[1]`, string(ResolveAliases(json.RawMessage(`[1]`))))
+}

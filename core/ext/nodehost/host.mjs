@@ -3,9 +3,10 @@
 //
 // gopi starts it as `node host.mjs PI_PACKAGE_DIR` with two extra pipes:
 // fd 3 carries gopi's messages in, fd 4 carries ours out. Both are JSON-RPC
-// 2.0, one message per line, with requests in both directions. Our stdout
-// and stderr go to gopi's log, so an extension's console.log never reaches
-// gopi's client.
+// 2.0, one message per line, with requests in both directions. A second
+// pair, fd 5 out and fd 6 in, carries the few requests pi's API must have
+// answered before it returns (requestSync). Our stdout and stderr go to
+// gopi's log, so an extension's console.log never reaches gopi's client.
 //
 // Loading and the hook semantics are pi's own: extensions are loaded by the
 // loader of the pi package gopi points us at (jiti, with pi's package names
@@ -77,7 +78,8 @@ async function installCallHook() {
 		},
 	});
 }
-globalThis.__gopiWrapFactory = (factory, extensionPath) => (api) => factory(withPi15Calls(api, extensionPath));
+globalThis.__gopiWrapFactory = (factory, extensionPath) => (api) =>
+	loadingMcp(extensionPath, () => factory(withPi15Calls(api, extensionPath)));
 
 function unavailable(what) {
 	return () => {
@@ -88,10 +90,9 @@ function unavailable(what) {
 // withPi15Calls adds to api what pi 1.5 has and it lacks. Virtual models
 // gopi has none of: pi 1.5's own calls queue one registered while loading
 // and bindCore's registerVirtualModel refuses it (an extension error, the
-// extension loads, as pi reports a model it cannot register). MCP servers
-// registered by an extension gopi does not serve: those calls throw saying
-// so even where the loaded pi has them, as pi's own would take a server
-// that nothing connects.
+// extension loads, as pi reports a model it cannot register). The MCP
+// calls are ours even where the loaded pi has them: the servers must
+// reach gopi, which connects them (see "MCP servers" below).
 function withPi15Calls(api, extensionPath) {
 	const add = (name, fn) => {
 		if (!(name in api)) api[name] = fn;
@@ -102,9 +103,9 @@ function withPi15Calls(api, extensionPath) {
 	add("getSettings", settingsCopy);
 	add("registerVirtualModel", unavailable("pi.registerVirtualModel (virtual models)"));
 	add("unregisterVirtualModel", unavailable("pi.unregisterVirtualModel (virtual models)"));
-	api.registerMcpServer = unavailable("pi.registerMcpServer (MCP servers)");
-	api.unregisterMcpServer = unavailable("pi.unregisterMcpServer (MCP servers)");
-	api.getMcpServers = () => [];
+	api.registerMcpServer = (name, config) => registerMcpServer(extensionPath, name, config);
+	api.unregisterMcpServer = (name) => unregisterMcpServer(extensionPath, name);
+	api.getMcpServers = mcpServerList;
 	return api;
 }
 
@@ -132,6 +133,101 @@ function reportBusErrors(events, extensionPath) {
 // The merged settings, a copy the extension may change.
 const settingsCopy = () => structuredClone(state.settings ?? {});
 
+// ---- MCP servers extensions register (pi 1.5) ------------------------------
+//
+// Kept as pi's runtime keeps them (its McpServerRegistry and loader): in
+// registration order; a name is the extension's that registered it, and
+// one that differs only in "-" and "_" clashes; what an extension
+// registers while it loads takes effect once it has loaded (nothing, if
+// it fails to); later changes at once, each firing mcp_servers_change
+// with the whole list. gopi checks each config first (validateMcpServer,
+// so a bad one throws gopi's message), and reads the list from our
+// registrations: it connects the servers beside mcp.json's.
+
+const mcpServers = new Map(); // name -> { name, config, extensionPath }
+const mcpLoading = new Map(); // extension path -> changes held until it has loaded
+let mcpBound = false; // initialize has bound the runner: changes are announced
+
+// Copies of the registered servers, as pi.getMcpServers() gives them.
+const mcpServerList = () => [...mcpServers.values()].map((s) => ({ ...s, config: structuredClone(s.config) }));
+
+// loadingMcp runs an extension's factory: the MCP changes it makes are
+// applied once it has finished, and dropped if it fails, as pi commits an
+// extension's registrations.
+function loadingMcp(extensionPath, run) {
+	const held = [];
+	mcpLoading.set(extensionPath, held);
+	const end = (loaded) => {
+		mcpLoading.delete(extensionPath);
+		if (loaded) for (const change of held) change();
+	};
+	let result;
+	try {
+		result = run();
+	} catch (err) {
+		end(false);
+		throw err;
+	}
+	return Promise.resolve(result).then(
+		(value) => {
+			end(true);
+			return value;
+		},
+		(err) => {
+			end(false);
+			throw err;
+		},
+	);
+}
+
+function mcpChange(extensionPath, change) {
+	const held = mcpLoading.get(extensionPath);
+	if (held) held.push(change);
+	else change();
+}
+
+// mcpChanged tells gopi and the extensions, once initialize has bound the
+// runner (what changed before, gopi reads from initialize's answer).
+function mcpChanged() {
+	if (!mcpBound) return;
+	notify(gopi.registrations, registrations());
+	void runner.emit({ type: "mcp_servers_change", servers: mcpServerList() });
+}
+
+function registerMcpServer(extensionPath, name, config) {
+	const plain = JSON.parse(JSON.stringify(config ?? null));
+	let checked;
+	try {
+		checked = requestSync(gopi.validateMcpServer, { name, config: plain, extensionPath });
+	} catch {
+		// No answer (gopi is not serving us yet: the extension loads for
+		// project_trust): gopi checks it when it reads the list.
+		checked = { config: plain };
+	}
+	if (checked?.error) throw new Error(checked.error);
+	const owner = mcpServers.get(name)?.extensionPath;
+	if (owner !== undefined && owner !== extensionPath) {
+		throw new Error(`MCP server "${name}" is already registered by extension "${owner}"`);
+	}
+	// core/mcp's Namespace: mcp__<name> with "-" as "_".
+	const namespace = (n) => String(n).replaceAll("-", "_");
+	const clash = [...mcpServers.keys()].find((n) => n !== name && namespace(n) === namespace(name));
+	if (clash !== undefined) throw new Error(`MCP server "${name}" conflicts with registered server "${clash}"`);
+	const server = { name, config: checked.config, extensionPath };
+	mcpChange(extensionPath, () => {
+		mcpServers.set(name, server);
+		mcpChanged();
+	});
+}
+
+function unregisterMcpServer(extensionPath, name) {
+	mcpChange(extensionPath, () => {
+		if (mcpServers.get(name)?.extensionPath !== extensionPath) return;
+		mcpServers.delete(name);
+		mcpChanged();
+	});
+}
+
 // ---- the pipe -------------------------------------------------------------
 
 const out = fs.createWriteStream(null, { fd: 4 });
@@ -152,6 +248,31 @@ function request(method, params) {
 		waiting.set(id, { resolve, reject });
 		send({ jsonrpc: "2.0", id, method, params });
 	});
+}
+
+// requestSync makes a sync request (fds 5 and 6): the thread waits for
+// gopi's answer, so pi's synchronous calls can answer, or throw, at once.
+const syncChunk = Buffer.alloc(64 * 1024);
+let syncBuffered = Buffer.alloc(0);
+function requestSync(method, params) {
+	const id = nextId++;
+	const line = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+	if (process.env.GOPI_EXT_DEBUG) process.stderr.write(`=> ${line.slice(0, 300)}\n`);
+	const out = Buffer.from(`${line}\n`);
+	for (let done = 0; done < out.length; ) done += fs.writeSync(5, out, done);
+	for (;;) {
+		const nl = syncBuffered.indexOf(10);
+		if (nl >= 0) {
+			const msg = JSON.parse(syncBuffered.subarray(0, nl).toString("utf8"));
+			syncBuffered = syncBuffered.subarray(nl + 1);
+			if (msg.id !== id) continue;
+			if (msg.error) throw new Error(msg.error.message);
+			return msg.result;
+		}
+		const n = fs.readSync(6, syncChunk, 0, syncChunk.length, null);
+		if (n === 0) throw new Error("gopi closed the pipe of sync requests");
+		syncBuffered = Buffer.concat([syncBuffered, syncChunk.subarray(0, n)]);
+	}
 }
 
 const handlers = new Map(); // method -> async (params) => result
@@ -475,6 +596,7 @@ function registrations() {
 			[...e.shortcuts.values()].map((s) => ({ shortcut: s.shortcut, description: s.description ?? "", path: e.path })),
 		),
 		handlers: [...handled].sort(),
+		mcpServers: mcpServerList(),
 	};
 }
 
@@ -659,6 +781,9 @@ handlers.set(served.initialize, async (p) => {
 		if (!("getSystemPromptOptions" in ctx)) ctx.getSystemPromptOptions = systemPromptOptions;
 		return ctx;
 	};
+	// From now on an MCP server registered or removed is announced, as
+	// pi's runner announces it once bound.
+	mcpBound = true;
 	// Two extensions with one tool: pi refuses to start; here the first
 	// keeps it and the later one is reported.
 	const errors = [...loaded.errors];

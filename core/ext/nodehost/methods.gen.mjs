@@ -2,7 +2,8 @@
 
 // The methods of the pipe between gopi and this host: served are the ones
 // host.mjs serves (gopi calls them), gopi the ones gopi serves (host.mjs
-// calls them). A notification is never answered.
+// calls them). A notification is never answered; a sync request is made
+// with requestSync, which blocks until the answer.
 
 // gopi → host.
 export const served = Object.freeze({
@@ -60,4 +61,5 @@ export const gopi = Object.freeze({
 	shutdown: "shutdown", // notification
 	registerProvider: "registerProvider", // notification
 	unregisterProvider: "unregisterProvider", // notification
+	validateMcpServer: "validateMcpServer", // sync request
 });

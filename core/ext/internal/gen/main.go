@@ -34,7 +34,8 @@ func render(methods []ext.MethodSpec) []byte {
 
 // The methods of the pipe between gopi and this host: served are the ones
 // host.mjs serves (gopi calls them), gopi the ones gopi serves (host.mjs
-// calls them). A notification is never answered.
+// calls them). A notification is never answered; a sync request is made
+// with requestSync, which blocks until the answer.
 `)
 	side := func(name, doc string, s ext.Side) {
 		fmt.Fprintf(&b, "\n// %s\nexport const %s = Object.freeze({\n", doc, name)
@@ -43,8 +44,11 @@ func render(methods []ext.MethodSpec) []byte {
 				continue
 			}
 			kind := "request"
-			if m.Notification {
+			switch {
+			case m.Notification:
 				kind = "notification"
+			case m.Sync:
+				kind = "sync request"
 			}
 			fmt.Fprintf(&b, "\t%s: %q, // %s\n", jsName(m.Name), m.Name, kind)
 		}

@@ -664,14 +664,15 @@
 ---@field text? string
 
 --- MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
---- servers of the session, in mcp.json's order, and their state.
+--- servers of the session, in mcp.json's order then those extensions
+--- registered, and their state.
 ---@class gopi.MCPServersResult
 ---@field servers gopi.MCPServer[]
 
 --- MCPServer is one server of "get_mcp_servers".
 ---@class gopi.MCPServer
 ---@field name string
----@field scope string Scope is "global" (the agent directory's mcp.json) or "project" (.pi/mcp.json); Source is that file, Override the project file whose bare entry changed a global server.
+---@field scope string Scope is "global" (the agent directory's mcp.json), "project" (.pi/mcp.json) or "extension" (an extension registered it); Source is that file or the extension's, Override the project file whose bare entry changed a global server.
 ---@field source string
 ---@field override? string
 ---@field enabled boolean

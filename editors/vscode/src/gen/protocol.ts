@@ -870,7 +870,8 @@ export interface TextResult {
 
 /**
  * MCPServersResult is gopi's "get_mcp_servers" (not in pi): the MCP
- * servers of the session, in mcp.json's order, and their state.
+ * servers of the session, in mcp.json's order then those extensions
+ * registered, and their state.
  */
 export interface MCPServersResult {
 	servers: MCPServer[];
@@ -880,9 +881,10 @@ export interface MCPServersResult {
 export interface MCPServer {
 	name: string;
 	/**
-	 * Scope is "global" (the agent directory's mcp.json) or "project"
-	 * (.pi/mcp.json); Source is that file, Override the project file
-	 * whose bare entry changed a global server.
+	 * Scope is "global" (the agent directory's mcp.json), "project"
+	 * (.pi/mcp.json) or "extension" (an extension registered it); Source
+	 * is that file or the extension's, Override the project file whose
+	 * bare entry changed a global server.
 	 */
 	scope: string;
 	source: string;

@@ -1,0 +1,57 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrClosed is Add's answer once the manager has closed.
+var ErrClosed = errors.New("mcp: the manager is closed")
+
+// Add gives the manager one more server, e: one an extension registered
+// (pi.registerMcpServer), which is then served like a configured one. It
+// connects with the others at Start, or at once when the manager has
+// started; [Options.OnChange] tells when its tools are known. A server of
+// the same name already there is an error, and so is a closed manager.
+func (m *Manager) Add(e Entry) error {
+	m.serversMu.Lock()
+	defer m.serversMu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if slices.ContainsFunc(m.servers, func(s *server) bool { return s.name == e.Name }) {
+		return fmt.Errorf("mcp: server %q is there already", e.Name)
+	}
+	s := m.newServer(e)
+	m.servers = append(m.servers, s)
+	if m.started {
+		m.start(s)
+	}
+	return nil
+}
+
+// Remove takes the server named name away, and reports whether there was
+// one: it and its tools are gone from [Manager.Tools] and
+// [Manager.Statuses] at once, and it stops in the background (a call under
+// way ends, a stdio server is stopped as at Close, which waits for it).
+// OnChange is not called: the caller knows.
+func (m *Manager) Remove(name string) bool {
+	if m == nil {
+		return false
+	}
+	m.serversMu.Lock()
+	defer m.serversMu.Unlock()
+	i := slices.IndexFunc(m.servers, func(s *server) bool { return s.name == name })
+	if i < 0 || m.closed {
+		return false
+	}
+	s := m.servers[i]
+	m.servers = slices.Delete(m.servers, i, i+1)
+	m.wg.Go(func() {
+		if err := s.close(); err != nil {
+			m.opts.Report(err)
+		}
+	})
+	return true
+}
