@@ -86,7 +86,7 @@ func (a *conn) shutdown() {
 	sessions := slices.Clone(a.order)
 	a.mu.Unlock()
 	for _, s := range sessions {
-		s.stop()
+		s.stop(a.opts.Report)
 	}
 	a.work.Wait()
 	for _, s := range sessions {

@@ -144,16 +144,23 @@ func (s *session) cancel() {
 	}})
 }
 
-// stop is the connection's end: the prompt in progress is cancelled and
-// the scheduler stops taking commands.
-func (s *session) stop() {
-	s.cancel()
-	s.sched.Drain()
+// stop is the connection's end: commands not started yet are answered
+// as not started, and the run is aborted directly (the connection's
+// context, which the scheduler's commands run under, may be over).
+func (s *session) stop(report func(error)) {
+	s.mu.Lock()
+	if s.active {
+		s.cancelled = true
+	}
+	s.mu.Unlock()
+	s.sched.Close()
+	if err := s.rt.Abort(context.Background()); err != nil {
+		report(fmt.Errorf("acp: stopping session %s: %w", s.id, err))
+	}
 }
 
 // close releases the session's runtime once its prompts are answered.
 func (s *session) close(report func(error)) {
-	s.sched.Close()
 	s.unsubscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()

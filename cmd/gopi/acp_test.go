@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/kaptinlin/jsonschema"
@@ -361,6 +362,27 @@ func TestACPStdinEndAbortsTheRun(t *testing.T) {
 	// The prompt is answered (cancelled) before gopi exits.
 	_, res := p.result(id)
 	assert.Equal(t, "cancelled", res.str("stopReason"))
+	assert.Equal(t, 0, p.wait())
+}
+
+func TestACPSignalAbortsTheRun(t *testing.T) {
+	cwd := t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
+	s := p.started(cwd)
+	id := p.prompt(s, "bash: sleep 60")
+	for {
+		if u := p.frame().obj("params").obj("update"); u.str("status") == "in_progress" {
+			break
+		}
+	}
+	p.signal(syscall.SIGTERM)
+	// The run is aborted and the prompt answered before gopi exits,
+	// though the connection's context is over.
+	ups, res := p.result(id)
+	assert.Equal(t, "cancelled", res.str("stopReason"))
+	for _, u := range ups {
+		assert.Equal(t, "tool_call_update", kind(u))
+	}
 	assert.Equal(t, 0, p.wait())
 }
 
