@@ -6,10 +6,11 @@ require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0 // official SDK: anthropic-messages provider
 	github.com/aymanbagabas/go-udiff v0.4.1 // line diffs for the edit tool
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globs: find tool, --models scopes
+	github.com/coder/acp-go-sdk v0.13.5 // ACP wire types (acp), generated from the official schema; named explicitly: the proxy lists versions up to v0.13.0 only
 	github.com/go-git/go-git/v5 v5.19.3 // only plumbing/format/gitignore: .gitignore rules for the Go grep/find fallback
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // json/v2: the codec go.lsp.dev/protocol's types marshal through
 	github.com/google/uuid v1.6.0 // uuidv7 session ids, UI request ids
-	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup
+	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup; also checks every ACP frame against the vendored schema in the tests
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // official SDK: MCP client and its OAuth sign-in (core/mcp), and the test servers under core/mcp/testdata
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls

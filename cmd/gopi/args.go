@@ -16,7 +16,7 @@ import (
 // an error once they have loaded.
 type args struct {
 	help, version  bool
-	mode           string // "", "text", "print", "json", "rpc", "jsonrpc"
+	mode           string // "", "text", "print", "json", "rpc", "jsonrpc", "acp"
 	print          bool
 	continue_      bool
 	provider       string
@@ -128,10 +128,10 @@ func parseArgs(argv []string) *args {
 		case "--mode":
 			if v, ok := next(&i); ok {
 				switch v {
-				case "text", "print", "json", "rpc", "jsonrpc":
+				case "text", "print", "json", "rpc", "jsonrpc", "acp":
 					a.mode = v
 				default:
-					a.errors = append(a.errors, fmt.Sprintf("unknown mode %q (want rpc, jsonrpc, json, print or text)", v))
+					a.errors = append(a.errors, fmt.Sprintf("unknown mode %q (want rpc, jsonrpc, acp, json, print or text)", v))
 				}
 			}
 		case "--continue", "-c":
@@ -372,12 +372,16 @@ Usage:
   gopi [options] [--] [@files...] [messages...]
   gopi --mode rpc [options]          serve pi's JSONL protocol on stdin/stdout
   gopi --mode jsonrpc [options]      serve JSON-RPC 2.0 for editors (docs/jsonrpc.md)
+  gopi --mode acp [options]          serve the Agent Client Protocol (docs/acp.md)
   gopi -p "prompt"                   run one prompt and print the final reply
   gopi --export FILE [OUTPUT]        write a session file as an HTML page and exit
 
 Modes:
-  --mode rpc|jsonrpc|json|print|text rpc: pi's protocol (JSON-RPC 2.0 detected too);
+  --mode rpc|jsonrpc|acp|json|print|text
+                                     rpc: pi's protocol (JSON-RPC 2.0 detected too);
                                      jsonrpc: JSON-RPC 2.0 only, Content-Length or lines;
+                                     acp: the Agent Client Protocol v1 (ACP), one
+                                     message per line, a session per session/new;
                                      json: the event stream of one prompt as JSONL;
                                      print, text (-p, --print): the final reply as text
   --full-updates                     rpc: whole message in every message_update, as the

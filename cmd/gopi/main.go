@@ -115,6 +115,8 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	switch mode {
 	case "rpc", "jsonrpc":
 		err = app.runRPC(ctx, a, stdin, stdout)
+	case "acp":
+		err = app.runACP(ctx, a, stdin, stdout)
 	case "json":
 		err = app.runJSON(ctx, a, stdin, stdout)
 	default:

@@ -1,0 +1,301 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// Runtime is one session's runtime as the dialect drives it: the
+// commands, its events, and its lifetime.
+type Runtime interface {
+	api.Server
+	// Subscribe delivers every event to f until unsubscribe is called.
+	Subscribe(f func(api.Event)) (unsubscribe func())
+	// WaitIdle returns once no prompt is in progress, or ctx ends, or the
+	// runtime closes.
+	WaitIdle(ctx context.Context)
+	// Close aborts what runs and releases the runtime.
+	Close(ctx context.Context) error
+}
+
+// NewRuntime builds the runtime of a new session working in cwd (an
+// absolute path).
+type NewRuntime func(ctx context.Context, cwd string) (Runtime, error)
+
+// Options configure [Serve].
+type Options struct {
+	// NewRuntime builds each session's runtime.
+	NewRuntime NewRuntime
+	// Version is reported as agentInfo.version.
+	Version string
+	// Report receives problems nobody else hears about; nil drops them.
+	Report func(error)
+}
+
+// protocolVersion is the ACP version gopi speaks.
+const protocolVersion = 1
+
+// closeWait bounds how long the end of a connection waits for each
+// session's runtime to close.
+const closeWait = 10 * time.Second
+
+// conn is one ACP connection.
+type conn struct {
+	opts Options
+	w    writer
+	ctx  context.Context // the connection's
+
+	mu       sync.Mutex // guards sessions
+	sessions map[string]*session
+	order    []*session // in creation order, to close them in order
+
+	work sync.WaitGroup // prompts being answered
+}
+
+// Serve answers one ACP client on in and out until its input ends or ctx
+// is cancelled. Then every run is aborted, every prompt answered
+// (stopReason cancelled) and every session's runtime closed, before
+// Serve returns.
+func Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer, opts Options) error {
+	if opts.Report == nil {
+		opts.Report = func(error) {}
+	}
+	a := &conn{opts: opts, w: writer{out}, ctx: ctx, sessions: map[string]*session{}}
+	err := serveLoop(ctx, in, a.w, a.handle)
+	a.shutdown()
+	return err
+}
+
+// shutdown aborts every session's run, waits for the prompts to be
+// answered, and closes the runtimes.
+func (a *conn) shutdown() {
+	a.mu.Lock()
+	sessions := slices.Clone(a.order)
+	a.mu.Unlock()
+	for _, s := range sessions {
+		s.stop(a.opts.Report)
+	}
+	a.work.Wait()
+	for _, s := range sessions {
+		s.close(a.opts.Report)
+	}
+}
+
+// handle routes one message. It runs on the reading goroutine, so the
+// order of messages is the order their commands are queued in.
+func (a *conn) handle(m *message) {
+	method := *m.Method
+	var err error
+	switch method {
+	case sdk.AgentMethodInitialize:
+		err = a.initialize(m)
+	case sdk.AgentMethodSessionNew:
+		err = a.newSession(m)
+	case sdk.AgentMethodSessionPrompt:
+		err = a.prompt(m)
+	case sdk.AgentMethodSessionCancel:
+		err = a.cancel(m)
+	default:
+		if !m.isCall() {
+			// Unknown notifications are ignored, as JSON-RPC asks
+			// ($/cancel_request among them, in this step).
+			return
+		}
+		if slices.Contains(notYet, method) {
+			err = errorf(codeMethodNotFound, "method not found: gopi does not implement %s yet (docs/acp.md lists what it supports)", method)
+		} else {
+			err = errorf(codeMethodNotFound, "method not found: %s", method)
+		}
+	}
+	if err != nil && m.isCall() {
+		_ = a.w.fail(m.ID, asRPCError(err))
+	} else if err != nil {
+		a.opts.Report(fmt.Errorf("acp: %s: %w", method, err))
+	}
+}
+
+// notYet are the ACP v1 agent methods gopi does not serve yet.
+var notYet = []string{
+	"authenticate", "logout",
+	"session/load", "session/list", "session/resume", "session/close", "session/delete",
+	"session/set_mode", "session/set_config_option",
+}
+
+// decodeParams decodes m's params into v, first checking that every
+// field in required is present. Problems are -32602 naming the field.
+func decodeParams(m *message, v any, required ...string) error {
+	if len(m.Params) == 0 || string(m.Params) == "null" {
+		return errorf(codeInvalidParams, "invalid params: %s needs params (an object)", *m.Method)
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(m.Params, &probe); err != nil {
+		return errorf(codeInvalidParams, "invalid params: %s's params must be an object", *m.Method)
+	}
+	for _, f := range required {
+		if v, ok := probe[f]; !ok || string(v) == "null" {
+			return errorf(codeInvalidParams, "invalid params: %s needs %q", *m.Method, f)
+		}
+	}
+	if err := json.Unmarshal(m.Params, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return errorf(codeInvalidParams, "invalid params: %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return errorf(codeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}
+
+// jsonKind names a Go kind as JSON calls it.
+func jsonKind(k string) string {
+	switch {
+	case k == "string":
+		return "a string"
+	case k == "bool":
+		return "a boolean"
+	case k == "slice" || k == "array":
+		return "an array"
+	case k == "struct" || k == "map":
+		return "an object"
+	case strings.HasPrefix(k, "int") || strings.HasPrefix(k, "uint") || strings.HasPrefix(k, "float"):
+		return "a number"
+	}
+	return k
+}
+
+func (a *conn) initialize(m *message) error {
+	var p sdk.InitializeRequest
+	if err := decodeParams(m, &p, "protocolVersion"); err != nil {
+		return err
+	}
+	// gopi speaks version 1: asked for it or a later one, it answers 1,
+	// and a client that cannot speak 1 disconnects, as the spec says.
+	res := sdk.InitializeResponse{
+		ProtocolVersion: protocolVersion,
+		AgentCapabilities: sdk.AgentCapabilities{
+			// Step 1 of docs/acp.md: no session/load yet, text
+			// prompts only, no MCP servers from the client.
+			LoadSession: false,
+		},
+		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}
+	return a.w.result(m.ID, res)
+}
+
+func (a *conn) newSession(m *message) error {
+	var p sdk.NewSessionRequest
+	if err := decodeParams(m, &p, "cwd", "mcpServers"); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(p.Cwd) {
+		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", p.Cwd)
+	}
+	if len(p.McpServers) > 0 {
+		// Accepted so the editor works, but not connected yet (docs/acp.md).
+		a.opts.Report(fmt.Errorf("acp: session/new: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", len(p.McpServers)))
+	}
+	rt, err := a.opts.NewRuntime(a.ctx, filepath.Clean(p.Cwd))
+	if err != nil {
+		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
+	}
+	s := &session{id: a.sessionID(rt), rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: p.Cwd}
+	s.unsubscribe = rt.Subscribe(s.event)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.order = append(a.order, s)
+	a.mu.Unlock()
+	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+}
+
+// sessionID is the id of the runtime's pi session, so one id names the
+// session on the wire and in its file; a fresh one if that is taken.
+func (a *conn) sessionID(rt Runtime) string {
+	st, err := rt.GetState(a.ctx)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err == nil && st.SessionID != "" && a.sessions[st.SessionID] == nil {
+		return st.SessionID
+	}
+	return uuid.NewString()
+}
+
+// session finds the session a request names.
+func (a *conn) session(id sdk.SessionId) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[string(id)]; s != nil {
+		return s, nil
+	}
+	return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no session %q on this connection", id), Data: map[string]string{"sessionId": string(id)}}
+}
+
+func (a *conn) prompt(m *message) error {
+	var p sdk.PromptRequest
+	if err := decodeParams(m, &p, "sessionId", "prompt"); err != nil {
+		return err
+	}
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	text, err := promptText(p.Prompt)
+	if err != nil {
+		return err
+	}
+	if !s.begin() {
+		return errorf(codeInvalidRequest, "session %s is already answering a prompt: wait for its answer or send session/cancel", s.id)
+	}
+	// The place in the session's order is taken here, on the reading
+	// goroutine, so a session/cancel read after it comes after it.
+	call := s.sched.Queue()
+	id := m.ID
+	a.work.Go(func() { s.answer(a.ctx, call, id, text) })
+	return nil
+}
+
+// promptText joins the prompt's text blocks into the user message; this
+// step takes text only, as the capabilities in initialize say.
+func promptText(blocks []sdk.ContentBlock) (string, error) {
+	var parts []string
+	for i, b := range blocks {
+		if b.Text == nil {
+			return "", errorf(codeInvalidParams, "invalid params: prompt[%d] is not a text block: gopi takes text prompts only so far (promptCapabilities)", i)
+		}
+		parts = append(parts, b.Text.Text)
+	}
+	text := strings.Join(parts, "\n")
+	if strings.TrimSpace(text) == "" {
+		return "", errorf(codeInvalidParams, "invalid params: \"prompt\" has no text")
+	}
+	return text, nil
+}
+
+func (a *conn) cancel(m *message) error {
+	var p sdk.CancelNotification
+	if err := decodeParams(m, &p, "sessionId"); err != nil {
+		return err
+	}
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	s.cancel()
+	if m.isCall() {
+		return errorf(codeInvalidRequest, "invalid request: session/cancel is a notification, send it without an id (the run was cancelled all the same)")
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// JSON-RPC 2.0 and ACP error codes (the schema's ErrorCode).
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+	codeNotFound       = -32002 // ACP: a resource, such as a session, was not found
+)
+
+// rpcError is an error with its JSON-RPC code; data, when set, is sent as
+// the error's data.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+func errorf(code int, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// asRPCError maps err onto the wire: an *rpcError as it is, anything else
+// as an internal error carrying its text.
+func asRPCError(err error) *rpcError {
+	var re *rpcError
+	if errors.As(err, &re) {
+		return re
+	}
+	return &rpcError{Code: codeInternalError, Message: err.Error()}
+}
+
+// message is one frame the client sent, decoded only as far as routing
+// needs.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// isCall reports whether m expects a response: it has an id.
+func (m *message) isCall() bool { return len(m.ID) > 0 }
+
+// validID reports whether id is one JSON-RPC allows a request to carry: a
+// string or a number (null is discouraged, and answered as invalid here).
+func validID(id json.RawMessage) bool {
+	t := bytes.TrimSpace(id)
+	return len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9'))
+}
+
+// writer frames what gopi sends: responses and notifications, one JSON
+// object per line, in the order they are written.
+type writer struct {
+	out *rpc.Writer
+}
+
+func (w writer) send(v any) error {
+	return w.out.Encode(v)
+}
+
+func (w writer) result(id json.RawMessage, result any) error {
+	return w.send(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{"2.0", id, result})
+}
+
+func (w writer) fail(id json.RawMessage, err *rpcError) error {
+	if !validID(id) {
+		id = json.RawMessage("null")
+	}
+	return w.send(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *rpcError       `json:"error"`
+	}{"2.0", id, err})
+}
+
+func (w writer) notify(method string, params any) error {
+	return w.send(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+}
+
+// read is one record from the input, or the error that ended it.
+type read struct {
+	rec []byte
+	err error
+}
+
+// pump reads records from in and hands each to out, asking for the next
+// only once the previous one is consumed (a record's buffer is reused by
+// the next read). A read of stdin cannot be interrupted: pump exits at the
+// end of input or, when it is not reading, once stop closes.
+func pump(in rpc.RecordReader, want <-chan struct{}, out chan<- read, stop <-chan struct{}) {
+	for {
+		select {
+		case <-want:
+		case <-stop:
+			return
+		}
+		rec, err := in.Next()
+		select {
+		case out <- read{rec, err}:
+		case <-stop:
+			return
+		}
+		var tooLarge *rpc.ErrRecordTooLarge
+		if err != nil && !errors.As(err, &tooLarge) {
+			return
+		}
+	}
+}
+
+// decode parses one record; a frame that is not a JSON-RPC 2.0 message is
+// answered here and decode returns nil.
+func (w writer) decode(rec []byte) *message {
+	if !json.Valid(rec) {
+		_ = w.fail(nil, errorf(codeParseError, "parse error: the line is not valid JSON"))
+		return nil
+	}
+	var m message
+	if err := json.Unmarshal(rec, &m); err != nil {
+		_ = w.fail(nil, errorf(codeInvalidRequest, "invalid request: a message must be a JSON object"))
+		return nil
+	}
+	if m.Method == nil {
+		if m.Result != nil || m.Error != nil {
+			// A response: gopi sends no requests yet, so there is
+			// nothing to match it with. It is dropped, never
+			// answered (errors about errors could loop).
+			return nil
+		}
+		_ = w.fail(m.ID, errorf(codeInvalidRequest, `invalid request: a request needs "jsonrpc":"2.0" and a string "method"`))
+		return nil
+	}
+	if m.JSONRPC != "2.0" {
+		_ = w.fail(m.ID, errorf(codeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`))
+		return nil
+	}
+	if m.isCall() && !validID(m.ID) {
+		_ = w.fail(nil, errorf(codeInvalidRequest, `invalid request: "id" must be a string or a number`))
+		return nil
+	}
+	// The record's buffer is reused by the next read.
+	m.ID = bytes.Clone(m.ID)
+	m.Params = bytes.Clone(m.Params)
+	return &m
+}
+
+// isEOF reports whether err is the clean end of the input.
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// serveLoop reads messages until the input ends or ctx is done, handing
+// each decoded one to handle on this goroutine.
+func serveLoop(ctx context.Context, in rpc.RecordReader, w writer, handle func(*message)) error {
+	want := make(chan struct{})
+	got := make(chan read)
+	stop := make(chan struct{})
+	defer close(stop)
+	go pump(in, want, got, stop)
+	for {
+		select {
+		case want <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		var r read
+		select {
+		case r = <-got:
+		case <-ctx.Done():
+			return nil
+		}
+		if r.err != nil {
+			var tooLarge *rpc.ErrRecordTooLarge
+			if errors.As(r.err, &tooLarge) {
+				_ = w.fail(nil, errorf(codeParseError, "parse error: %v", r.err))
+				continue
+			}
+			if isEOF(r.err) {
+				return nil
+			}
+			return fmt.Errorf("reading stdin: %w", r.err)
+		}
+		if len(bytes.TrimSpace(r.rec)) == 0 {
+			continue
+		}
+		if m := w.decode(r.rec); m != nil {
+			handle(m)
+		}
+	}
+}
