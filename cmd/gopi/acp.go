@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gopi-dev/gopi/acp"
 	"github.com/gopi-dev/gopi/core/host"
+	"github.com/gopi-dev/gopi/lspbridge/acp"
 	"github.com/gopi-dev/gopi/rpc"
 )
 

@@ -20,7 +20,7 @@ import (
 
 // The ACP transcript tests: gopi --mode acp driven as an editor drives
 // it, every frame it writes checked against the vendored ACP v1 schema
-// (acp/testdata/schema), responses against the response type of the
+// (lspbridge/acp/testdata/schema), responses against the response type of the
 // method they answer and session/update against SessionNotification.
 
 var (
@@ -34,7 +34,7 @@ var (
 func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 	t.Helper()
 	acpSchemaOnce.Do(func() {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "acp", "testdata", "schema", "v1", "schema.json"))
+		raw, err := os.ReadFile(filepath.Join("..", "..", "lspbridge", "acp", "testdata", "schema", "v1", "schema.json"))
 		if err != nil {
 			acpSchemaErr = err
 			return
