@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/gopi-dev/gopi/core/host"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/lspbridge/acp"
 	"github.com/gopi-dev/gopi/rpc"
 )
@@ -33,25 +35,58 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		case <-ctx.Done():
 		}
 	}()
-	err := acp.Serve(ctx, rpc.NewLineReader(stdin, 0), w, acp.Options{
+	opts := acp.Options{
 		NewRuntime: func(_ context.Context, cwd string) (acp.Runtime, error) {
-			// A session/new is a new session: --continue and --session
-			// name the one the process started with, not each of these.
-			b := *a
-			b.continue_, b.session, b.resume, b.fork = false, "", false, ""
-			h, err := ap.buildHost(&b, cwd)
-			if err != nil {
-				return nil, err
-			}
-			return acpRuntime{h}, nil
+			return ap.acpHost(a, cwd, "")
 		},
 		Version: version,
 		Report:  report,
-	})
+	}
+	if !a.noSession {
+		opts.Sessions = acpSessions{ap: ap, a: a}
+	}
+	err := acp.Serve(ctx, rpc.NewLineReader(stdin, 0), w, opts)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// acpHost builds the host of one ACP session in cwd: a new session, or
+// the stored session openID. --continue, --session and their kin name the
+// session the process started with, not each of these.
+func (ap *app) acpHost(a *args, cwd, openID string) (acp.Runtime, error) {
+	b := *a
+	b.continue_, b.session, b.resume, b.fork = false, "", false, ""
+	b.openID = openID
+	if openID != "" {
+		// A stored session keeps its id and its name.
+		b.sessionIDSet, b.nameSet = false, false
+	}
+	h, err := ap.buildHost(&b, cwd)
+	if err != nil {
+		return nil, err
+	}
+	return acpRuntime{h}, nil
+}
+
+// acpSessions are the pi session files ACP's session methods reach, found
+// as --session finds them.
+type acpSessions struct {
+	ap *app
+	a  *args
+}
+
+func (s acpSessions) Open(_ context.Context, id, cwd string) (acp.Runtime, error) {
+	rt, err := s.ap.acpHost(s.a, cwd, id)
+	var elsewhere *elsewhereError
+	switch {
+	case errors.Is(err, errNoSessionMatch):
+		return nil, fmt.Errorf("%w: %w", acp.ErrUnknownSession, err)
+	case errors.As(err, &elsewhere):
+		return nil, fmt.Errorf("%w: session %s works in %s, not in %s", acp.ErrOtherCwd, id, elsewhere.cwd, cwd)
+	}
+	return rt, err
 }
 
 // acpRuntime is a session's host as the ACP dialect closes it: the
@@ -65,4 +100,16 @@ func (r acpRuntime) Close(ctx context.Context) error {
 		return serr
 	}
 	return err
+}
+
+// History is the session's visible branch, root to leaf: every message
+// of it, those a compaction summarised included.
+func (r acpRuntime) History() []llm.Message {
+	var out []llm.Message
+	for _, e := range r.Store().Path() {
+		if m, ok := e.(*session.MessageEntry); ok {
+			out = append(out, m.Message())
+		}
+	}
+	return out
 }

@@ -68,7 +68,8 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			return
 		}
 		compile("", agentSide)
-		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error"} {
+		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
+			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
 	})
@@ -140,6 +141,11 @@ var resultDefs = map[string]string{
 	"initialize":     "InitializeResponse",
 	"session/new":    "NewSessionResponse",
 	"session/prompt": "PromptResponse",
+	"session/load":   "LoadSessionResponse",
+	"session/resume": "ResumeSessionResponse",
+	"session/list":   "ListSessionsResponse",
+	"session/close":  "CloseSessionResponse",
+	"session/delete": "DeleteSessionResponse",
 }
 
 // frame reads the next frame and validates it: as an agent message, and
@@ -244,7 +250,8 @@ func TestACPInitialize(t *testing.T) {
 	assert.Equal(t, "gopi", res.obj("agentInfo").str("name"))
 	assert.NotEmpty(t, res.obj("agentInfo").str("version"))
 	assert.Equal(t, []any{}, res["authMethods"])
-	assert.NotEqual(t, true, res.obj("agentCapabilities")["loadSession"], "no session/load in this step")
+	assert.NotEqual(t, true, res.obj("agentCapabilities")["loadSession"], "no session/load without stored sessions")
+	assert.Empty(t, res.obj("agentCapabilities").obj("sessionCapabilities")["resume"], "no session/resume without stored sessions")
 	assert.Equal(t, 0, p.exit(), "stdin's end is a clean exit")
 }
 
@@ -399,9 +406,13 @@ func TestACPBadInput(t *testing.T) {
 	e := p.failure(p.request("session/teleport", map[string]any{}))
 	assert.EqualValues(t, -32601, e["code"])
 
-	e = p.failure(p.request("session/load", map[string]any{"sessionId": s, "cwd": cwd, "mcpServers": []any{}}))
+	e = p.failure(p.request("session/set_mode", map[string]any{"sessionId": s, "modeId": "ask"}))
 	assert.EqualValues(t, -32601, e["code"])
-	assert.Contains(t, e.str("message"), "does not implement session/load yet")
+	assert.Contains(t, e.str("message"), "does not implement session/set_mode yet")
+
+	e = p.failure(p.request("session/load", map[string]any{"sessionId": s, "cwd": cwd, "mcpServers": []any{}}))
+	assert.EqualValues(t, -32601, e["code"], "no stored sessions with --no-session")
+	assert.Contains(t, e.str("message"), "--no-session")
 
 	e = p.failure(p.request("session/new", map[string]any{"mcpServers": []any{}}))
 	assert.EqualValues(t, -32602, e["code"])

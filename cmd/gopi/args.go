@@ -55,6 +55,9 @@ type args struct {
 	sessionID    string
 	sessionIDSet bool
 	fork         string
+	// openID is the exact id of a stored session of the cwd to continue
+	// (ACP's session/load and session/resume); no flag sets it.
+	openID string
 	// noBuiltinTools is -nbt: no built-in tool active by default.
 	noBuiltinTools bool
 	excludeTools   []string

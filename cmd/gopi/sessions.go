@@ -65,6 +65,8 @@ func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*s
 			return nil, &elsewhereError{session: a.session, cwd: f.cwd}
 		}
 		return openSessionFile(f.path, cwd, stderr)
+	case a.openID != "":
+		return l.openExact(a.openID, stderr)
 	case a.resume || a.continue_:
 		// --resume is pi's terminal picker; without a terminal gopi
 		// resumes what it would list first: the most recent session.
@@ -182,4 +184,29 @@ func (l sessionLookup) find(arg string) (foundSession, error) {
 func fileExists(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && !info.IsDir()
+}
+
+// openExact opens the stored session whose id is exactly id, which must
+// work in the lookup's cwd: a session of another directory is an
+// *elsewhereError, no session with that id errNoSessionMatch.
+func (l sessionLookup) openExact(id string, stderr io.Writer) (*session.Store, error) {
+	if p := session.FindByID(l.dir, id, l.cwd); p != "" {
+		return openSessionFile(p, l.cwd, stderr)
+	}
+	var all []session.Info
+	var err error
+	if l.custom {
+		all, err = session.List(l.dir)
+	} else {
+		all, err = session.ListAll(l.all)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	for _, in := range all {
+		if in.ID == id {
+			return nil, &elsewhereError{session: id, cwd: in.Cwd}
+		}
+	}
+	return nil, fmt.Errorf("%w %q", errNoSessionMatch, id)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -29,6 +30,9 @@ type Runtime interface {
 	WaitIdle(ctx context.Context)
 	// Close aborts what runs and releases the runtime.
 	Close(ctx context.Context) error
+	// History is the session's visible branch, root to leaf, as
+	// messages: what session/load replays.
+	History() []llm.Message
 }
 
 // NewRuntime builds the runtime of a new session working in cwd (an
@@ -39,6 +43,10 @@ type NewRuntime func(ctx context.Context, cwd string) (Runtime, error)
 type Options struct {
 	// NewRuntime builds each session's runtime.
 	NewRuntime NewRuntime
+	// Sessions are the stored sessions session/load, list, resume and
+	// delete reach; nil when sessions are not stored (those methods are
+	// then not advertised, and refused).
+	Sessions Sessions
 	// Version is reported as agentInfo.version.
 	Version string
 	// Report receives problems nobody else hears about; nil drops them.
@@ -108,6 +116,10 @@ func (a *conn) handle(m *message) {
 		err = a.prompt(m)
 	case sdk.AgentMethodSessionCancel:
 		err = a.cancel(m)
+	case sdk.AgentMethodSessionLoad:
+		err = a.load(m, true)
+	case sdk.AgentMethodSessionResume:
+		err = a.load(m, false)
 	default:
 		if !m.isCall() {
 			// Unknown notifications are ignored, as JSON-RPC asks
@@ -130,7 +142,7 @@ func (a *conn) handle(m *message) {
 // notYet are the ACP v1 agent methods gopi does not serve yet.
 var notYet = []string{
 	"authenticate", "logout",
-	"session/load", "session/list", "session/resume", "session/close", "session/delete",
+	"session/list", "session/close", "session/delete",
 	"session/set_mode", "session/set_config_option",
 }
 
@@ -186,9 +198,10 @@ func (a *conn) initialize(m *message) error {
 	res := sdk.InitializeResponse{
 		ProtocolVersion: protocolVersion,
 		AgentCapabilities: sdk.AgentCapabilities{
-			// Step 1 of docs/acp.md: no session/load yet, text
-			// prompts only, no MCP servers from the client.
-			LoadSession: false,
+			// Text prompts only, no MCP servers from the client
+			// (docs/acp.md).
+			LoadSession:         a.opts.Sessions != nil,
+			SessionCapabilities: a.sessionCapabilities(),
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -212,13 +225,19 @@ func (a *conn) newSession(m *message) error {
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
-	s := &session{id: a.sessionID(rt), rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: p.Cwd}
+	s := a.add(a.sessionID(rt), filepath.Clean(p.Cwd), rt)
+	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+}
+
+// add makes rt the session id of this connection.
+func (a *conn) add(id, cwd string, rt Runtime) *session {
+	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cwd}
 	s.unsubscribe = rt.Subscribe(s.event)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.order = append(a.order, s)
 	a.mu.Unlock()
-	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+	return s
 }
 
 // sessionID is the id of the runtime's pi session, so one id names the

@@ -1,0 +1,213 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/gopi-dev/gopi/core/llm"
+)
+
+// Sessions are the stored sessions (pi session files) behind
+// session/load and session/resume.
+type Sessions interface {
+	// Open builds the runtime of the stored session id, continuing it
+	// in cwd. An id no stored session has is an error wrapping
+	// [ErrUnknownSession]; a session of another directory one wrapping
+	// [ErrOtherCwd], saying whose it is.
+	Open(ctx context.Context, id, cwd string) (Runtime, error)
+}
+
+var (
+	// ErrUnknownSession: no stored session has the id.
+	ErrUnknownSession = errors.New("no stored session has that id")
+	// ErrOtherCwd: the stored session works in another directory.
+	ErrOtherCwd = errors.New("the session belongs to another directory")
+)
+
+// sessionCapabilities are the session methods beyond the baseline that
+// this connection serves (loadSession is advertised apart).
+func (a *conn) sessionCapabilities() sdk.SessionCapabilities {
+	var c sdk.SessionCapabilities
+	if a.opts.Sessions != nil {
+		c.Resume = &sdk.SessionResumeCapabilities{}
+	}
+	return c
+}
+
+// load is session/load (replay true) and session/resume: the stored
+// session becomes a session of this connection, its history replayed as
+// session/update notifications before the answer when replay is set.
+func (a *conn) load(m *message, replay bool) error {
+	method := *m.Method
+	var id sdk.SessionId
+	var cwd string
+	if replay {
+		var p sdk.LoadSessionRequest
+		if err := decodeParams(m, &p, "sessionId", "cwd", "mcpServers"); err != nil {
+			return err
+		}
+		id, cwd = p.SessionId, p.Cwd
+		a.ignoredServers(method, len(p.McpServers))
+	} else {
+		var p sdk.ResumeSessionRequest
+		if err := decodeParams(m, &p, "sessionId", "cwd"); err != nil {
+			return err
+		}
+		id, cwd = p.SessionId, p.Cwd
+		a.ignoredServers(method, len(p.McpServers))
+	}
+	if !filepath.IsAbs(cwd) {
+		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	if a.opts.Sessions == nil {
+		return errorf(codeMethodNotFound, "method not found: %s needs stored sessions, and this gopi runs with --no-session", method)
+	}
+	a.mu.Lock()
+	s := a.sessions[string(id)]
+	a.mu.Unlock()
+	if s == nil {
+		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cwd)
+		switch {
+		case errors.Is(err, ErrUnknownSession):
+			return &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", id), Data: map[string]string{"sessionId": string(id)}}
+		case errors.Is(err, ErrOtherCwd):
+			return errorf(codeInvalidParams, "invalid params: \"cwd\": %v", err)
+		case err != nil:
+			return errorf(codeInternalError, "opening session %s: %v", id, err)
+		}
+		s = a.add(string(id), cwd, rt)
+	} else if s.cwd != cwd {
+		// Already open here: the same rule as for a stored one.
+		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
+	}
+	if !replay {
+		return a.w.result(m.ID, sdk.ResumeSessionResponse{})
+	}
+	if err := s.replay(); err != nil {
+		return err
+	}
+	return a.w.result(m.ID, sdk.LoadSessionResponse{})
+}
+
+// ignoredServers reports MCP servers a client sent that gopi does not
+// connect yet (docs/acp.md).
+func (a *conn) ignoredServers(method string, n int) {
+	if n > 0 {
+		a.opts.Report(fmt.Errorf("acp: %s: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", method, n))
+	}
+}
+
+// replay sends the session's visible branch as session/update
+// notifications: user messages, the assistant's text and thoughts, and
+// each tool call followed by its final update. A session answering a
+// prompt is not replayed (its history is still growing).
+func (s *session) replay() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active {
+		return errorf(codeInvalidRequest, "session %s is answering a prompt: load it once the prompt is answered", s.id)
+	}
+	// open are the tool calls sent whose result has not come yet.
+	var open []string
+	settle := func() {
+		// A tool call the branch has no result for (a run that
+		// ended mid-call) is shown failed.
+		for _, id := range open {
+			s.update(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed)))
+		}
+		open = open[:0]
+	}
+	for _, msg := range s.rt.History() {
+		switch m := msg.(type) {
+		case *llm.UserMessage:
+			settle()
+			for _, b := range userBlocks(m.Content) {
+				s.update(sdk.UpdateUserMessage(b))
+			}
+		case *llm.AssistantMessage:
+			settle()
+			for _, c := range m.Content {
+				switch c := c.(type) {
+				case llm.TextContent:
+					if c.Text != "" {
+						s.update(sdk.UpdateAgentMessageText(c.Text))
+					}
+				case llm.ThinkingContent:
+					if c.Thinking != "" && !c.Redacted {
+						s.update(sdk.UpdateAgentThoughtText(c.Thinking))
+					}
+				case llm.ToolCall:
+					t := describeTool(s.cwd, c.Name, c.Arguments)
+					opts := []sdk.ToolCallStartOpt{
+						sdk.WithStartKind(t.kind),
+						sdk.WithStartStatus(sdk.ToolCallStatusPending),
+						sdk.WithStartRawInput(rawInput(c.Arguments)),
+					}
+					if len(t.locations) > 0 {
+						opts = append(opts, sdk.WithStartLocations(t.locations))
+					}
+					s.update(sdk.StartToolCall(sdk.ToolCallId(c.ID), t.title, opts...))
+					open = append(open, c.ID)
+				}
+			}
+		case *llm.ToolResultMessage:
+			i := indexOf(open, m.ToolCallID)
+			if i < 0 {
+				continue // a result of no call shown: nothing to update
+			}
+			open = append(open[:i], open[i+1:]...)
+			status := sdk.ToolCallStatusCompleted
+			if m.IsError {
+				status = sdk.ToolCallStatusFailed
+			}
+			opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+			if text := contentText(m.Content); text != "" {
+				opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
+			}
+			s.update(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), opts...))
+		}
+	}
+	settle()
+	return nil
+}
+
+func indexOf(ids []string, id string) int {
+	for i, x := range ids {
+		if x == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// userBlocks are a user message's text (its text blocks joined) and
+// images as ACP content blocks.
+func userBlocks(cs llm.Contents) []sdk.ContentBlock {
+	var out []sdk.ContentBlock
+	if text := contentText(cs); text != "" {
+		out = append(out, sdk.TextBlock(text))
+	}
+	for _, c := range cs {
+		if img, ok := c.(llm.ImageContent); ok {
+			out = append(out, sdk.ImageBlock(img.Data, img.MimeType))
+		}
+	}
+	return out
+}
+
+// contentText joins the text blocks of cs with newlines.
+func contentText(cs llm.Contents) string {
+	var parts []string
+	for _, c := range cs {
+		if t, ok := c.(llm.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
