@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
@@ -87,6 +91,84 @@ func (s acpSessions) Open(_ context.Context, id, cwd string) (acp.Runtime, error
 		return nil, fmt.Errorf("%w: session %s works in %s, not in %s", acp.ErrOtherCwd, id, elsewhere.cwd, cwd)
 	}
 	return rt, err
+}
+
+// dir is where sessions are stored when not in the agent dir's folder
+// per directory: --session-dir, its environment variable, or the global
+// settings' sessionDir ("" for none). A project's own sessionDir setting
+// is not consulted here: which projects are trusted is decided per
+// session.
+func (s acpSessions) dir(cwd string) string {
+	settings, _ := loadSettings(s.ap.agentDir, "", false)
+	if dir := sessionDirOf(s.a, settings, cwd); filepath.IsAbs(dir) {
+		return dir
+	}
+	return "" // relative to no directory: listing everything
+
+}
+
+func (s acpSessions) List(cwd string) ([]acp.StoredSession, error) {
+	infos, err := s.infos(cwd)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]acp.StoredSession, 0, len(infos))
+	for _, in := range infos {
+		out = append(out, acp.StoredSession{ID: in.ID, Cwd: in.Cwd, Title: sessionTitle(in), Updated: in.Modified})
+	}
+	return out, nil
+}
+
+// infos describes the stored sessions of cwd ("" for all), newest first.
+func (s acpSessions) infos(cwd string) ([]session.Info, error) {
+	var infos []session.Info
+	var err error
+	switch custom := s.dir(cwd); {
+	case custom != "":
+		infos, err = session.List(custom)
+	case cwd != "":
+		infos, err = session.List(session.DefaultDir(s.ap.agentDir, cwd))
+	default:
+		infos, err = session.ListAll(filepath.Join(s.ap.agentDir, "sessions"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	return slices.DeleteFunc(infos, func(in session.Info) bool {
+		return in.ID == "" || in.Cwd == "" || (cwd != "" && !session.SameDir(in.Cwd, cwd))
+	}), nil
+}
+
+// sessionTitle is a session's name, else the first line of its first
+// user message, cut at titleMax runes.
+func sessionTitle(in session.Info) string {
+	t := in.Name
+	if t == "" {
+		t, _, _ = strings.Cut(strings.TrimSpace(in.FirstMessage), "\n")
+	}
+	if r := []rune(t); len(r) > titleMax {
+		t = string(r[:titleMax]) + "…"
+	}
+	return t
+}
+
+// titleMax bounds a listed session's title.
+const titleMax = 120
+
+func (s acpSessions) Delete(id string) error {
+	infos, err := s.infos("")
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if in.ID == id {
+			if err := os.Remove(in.Path); err != nil {
+				return fmt.Errorf("deleting the session file: %w", err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s", acp.ErrUnknownSession, id)
 }
 
 // acpRuntime is a session's host as the ACP dialect closes it: the

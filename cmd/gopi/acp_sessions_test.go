@@ -189,3 +189,95 @@ func TestACPLoadAndResumeRefusals(t *testing.T) {
 	assert.Equal(t, 0, q.exit())
 	assert.Len(t, sessionFiles(t, agentDir), 1)
 }
+
+// listed is session/list's sessions, by id.
+func (p *aproc) listed(params map[string]any) (ids []string, byID map[string]record) {
+	p.t.Helper()
+	_, res := p.result(p.request("session/list", params))
+	byID = map[string]record{}
+	for _, s := range res["sessions"].([]any) {
+		r := record(s.(map[string]any))
+		ids = append(ids, r.str("sessionId"))
+		byID[r.str("sessionId")] = r
+	}
+	return ids, byID
+}
+
+func TestACPListCloseDelete(t *testing.T) {
+	cwd, other, agentDir := t.TempDir(), t.TempDir(), t.TempDir()
+	// A session of pi's RPC mode, named there.
+	r := startProc(t, cwd, agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
+	r.ok("1", map[string]any{"type": "prompt", "message": "reply: from rpc"})
+	r.idle()
+	r.ok("2", map[string]any{"type": "set_session_name", "name": "The named one"})
+	named := r.state("3")["sessionId"].(string)
+	require.Equal(t, 0, r.exit())
+
+	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast")
+	caps := p.initialized().obj("sessionCapabilities")
+	for _, c := range []string{"list", "close", "delete", "resume"} {
+		assert.NotNil(t, caps[c], "sessionCapabilities.%s", c)
+	}
+	a := p.newSession(cwd)
+	_, res := p.result(p.prompt(a, "reply: first line\nsecond line"))
+	require.Equal(t, "end_turn", res.str("stopReason"))
+	b := p.newSession(cwd)
+	_, res = p.result(p.prompt(b, "reply: bee"))
+	require.Equal(t, "end_turn", res.str("stopReason"))
+	c := p.newSession(other)
+	_, res = p.result(p.prompt(c, "reply: elsewhere"))
+	require.Equal(t, "end_turn", res.str("stopReason"))
+
+	ids, byID := p.listed(map[string]any{"cwd": cwd})
+	assert.Equal(t, []string{b, a, named}, ids, "the cwd's sessions, newest first")
+	assert.Equal(t, "The named one", byID[named].str("title"), "a named session is titled by its name")
+	assert.Equal(t, "reply: first line", byID[a].str("title"), "else by its first user message's first line")
+	assert.Equal(t, cwd, byID[a].str("cwd"))
+	assert.NotEmpty(t, byID[a].str("updatedAt"))
+	ids, _ = p.listed(map[string]any{})
+	assert.ElementsMatch(t, []string{a, b, c, named}, ids, "without a cwd, every directory's")
+	assert.Equal(t, c, ids[0])
+	e := p.failure(p.request("session/list", map[string]any{"cursor": "not-ours"}))
+	assert.EqualValues(t, -32602, e["code"])
+	assert.Contains(t, e.str("message"), `"cursor"`)
+	e = p.failure(p.request("session/list", map[string]any{"cwd": "relative"}))
+	assert.EqualValues(t, -32602, e["code"])
+
+	// Closing a session cancels its run, answers its prompt, then
+	// itself; the session is gone from the connection, its file stays.
+	id := p.prompt(a, "bash: sleep 60")
+	for {
+		if u := upd(p.frame()); u.str("sessionUpdate") == "tool_call_update" && u.str("status") == "in_progress" {
+			break
+		}
+	}
+	closing := p.request("session/close", map[string]any{"sessionId": a})
+	_, res = p.result(id)
+	assert.Equal(t, "cancelled", res.str("stopReason"))
+	ups, _ := p.result(closing)
+	assert.Empty(t, ups)
+	e = p.failure(p.prompt(a, "reply: after close"))
+	assert.EqualValues(t, -32002, e["code"])
+	e = p.failure(p.request("session/close", map[string]any{"sessionId": a}))
+	assert.EqualValues(t, -32002, e["code"])
+	ids, _ = p.listed(map[string]any{"cwd": cwd})
+	assert.Contains(t, ids, a, "a closed session's file stays")
+	// And it can be loaded again.
+	ups, _ = p.result(p.request("session/load", map[string]any{"sessionId": a, "cwd": cwd, "mcpServers": []any{}}))
+	assert.Equal(t, "user_message_chunk reply: first line\nsecond line", replayed(ups)[0])
+
+	// Deleting a session open here closes it and removes its file.
+	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": b}))
+	e = p.failure(p.prompt(b, "reply: after delete"))
+	assert.EqualValues(t, -32002, e["code"])
+	// And one that is not open.
+	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": named}))
+	ids, _ = p.listed(map[string]any{"cwd": cwd})
+	assert.Equal(t, []string{a}, ids)
+	e = p.failure(p.request("session/delete", map[string]any{"sessionId": named}))
+	assert.EqualValues(t, -32002, e["code"])
+	e = p.failure(p.request("session/load", map[string]any{"sessionId": b, "cwd": cwd, "mcpServers": []any{}}))
+	assert.EqualValues(t, -32002, e["code"])
+	assert.Equal(t, 0, p.exit())
+	assert.Len(t, sessionFiles(t, agentDir), 2, "a's and c's files")
+}

@@ -251,7 +251,11 @@ func TestACPInitialize(t *testing.T) {
 	assert.NotEmpty(t, res.obj("agentInfo").str("version"))
 	assert.Equal(t, []any{}, res["authMethods"])
 	assert.NotEqual(t, true, res.obj("agentCapabilities")["loadSession"], "no session/load without stored sessions")
-	assert.Empty(t, res.obj("agentCapabilities").obj("sessionCapabilities")["resume"], "no session/resume without stored sessions")
+	sc := res.obj("agentCapabilities").obj("sessionCapabilities")
+	for _, c := range []string{"resume", "list", "delete"} {
+		assert.Nil(t, sc[c], "no session/%s without stored sessions", c)
+	}
+	assert.NotNil(t, sc["close"], "session/close needs no stored sessions")
 	assert.Equal(t, 0, p.exit(), "stdin's end is a clean exit")
 }
 

@@ -120,6 +120,12 @@ func (a *conn) handle(m *message) {
 		err = a.load(m, true)
 	case sdk.AgentMethodSessionResume:
 		err = a.load(m, false)
+	case sdk.AgentMethodSessionList:
+		err = a.list(m)
+	case sdk.AgentMethodSessionClose:
+		err = a.closeSession(m)
+	case sdk.AgentMethodSessionDelete:
+		err = a.deleteSession(m)
 	default:
 		if !m.isCall() {
 			// Unknown notifications are ignored, as JSON-RPC asks
@@ -142,7 +148,6 @@ func (a *conn) handle(m *message) {
 // notYet are the ACP v1 agent methods gopi does not serve yet.
 var notYet = []string{
 	"authenticate", "logout",
-	"session/list", "session/close", "session/delete",
 	"session/set_mode", "session/set_config_option",
 }
 
@@ -282,7 +287,11 @@ func (a *conn) prompt(m *message) error {
 	// goroutine, so a session/cancel read after it comes after it.
 	call := s.sched.Queue()
 	id := m.ID
-	a.work.Go(func() { s.answer(a.ctx, call, id, text) })
+	s.work.Add(1)
+	a.work.Go(func() {
+		defer s.work.Done()
+		s.answer(a.ctx, call, id, text)
+	})
 	return nil
 }
 

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -20,7 +23,26 @@ type Sessions interface {
 	// [ErrUnknownSession]; a session of another directory one wrapping
 	// [ErrOtherCwd], saying whose it is.
 	Open(ctx context.Context, id, cwd string) (Runtime, error)
+	// List describes the stored sessions of cwd ("" for every
+	// directory's), most recently active first.
+	List(cwd string) ([]StoredSession, error)
+	// Delete removes the stored session id; an id no stored session has
+	// is an error wrapping [ErrUnknownSession].
+	Delete(id string) error
 }
+
+// StoredSession describes a stored session for session/list.
+type StoredSession struct {
+	ID  string
+	Cwd string
+	// Title is the session's name, else its first user message.
+	Title string
+	// Updated is the time of its last activity.
+	Updated time.Time
+}
+
+// listPage is how many sessions one session/list answer holds at most.
+const listPage = 50
 
 var (
 	// ErrUnknownSession: no stored session has the id.
@@ -33,8 +55,11 @@ var (
 // this connection serves (loadSession is advertised apart).
 func (a *conn) sessionCapabilities() sdk.SessionCapabilities {
 	var c sdk.SessionCapabilities
+	c.Close = &sdk.SessionCloseCapabilities{}
 	if a.opts.Sessions != nil {
 		c.Resume = &sdk.SessionResumeCapabilities{}
+		c.List = &sdk.SessionListCapabilities{}
+		c.Delete = &sdk.SessionDeleteCapabilities{}
 	}
 	return c
 }
@@ -210,4 +235,129 @@ func contentText(cs llm.Contents) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// list is session/list: the stored sessions, of one directory or all,
+// newest first, listPage at a time; the cursor is where the next page
+// starts.
+func (a *conn) list(m *message) error {
+	var p sdk.ListSessionsRequest
+	if len(m.Params) == 0 || string(m.Params) == "null" {
+		m.Params = []byte("{}") // every field is optional
+	}
+	if err := decodeParams(m, &p); err != nil {
+		return err
+	}
+	if a.opts.Sessions == nil {
+		return errorf(codeMethodNotFound, "method not found: session/list needs stored sessions, and this gopi runs with --no-session")
+	}
+	cwd := ""
+	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", *p.Cwd)
+		}
+		cwd = filepath.Clean(*p.Cwd)
+	}
+	from := 0
+	if p.Cursor != nil {
+		n, err := strconv.Atoi(*p.Cursor)
+		if err != nil || n < 0 {
+			return errorf(codeInvalidParams, "invalid params: \"cursor\" %q is not one gopi gave", *p.Cursor)
+		}
+		from = n
+	}
+	all, err := a.opts.Sessions.List(cwd)
+	if err != nil {
+		return errorf(codeInternalError, "listing sessions: %v", err)
+	}
+	res := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	for i := from; i < len(all) && i < from+listPage; i++ {
+		in := all[i]
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(in.ID), Cwd: in.Cwd}
+		if in.Title != "" {
+			info.Title = sdk.Ptr(in.Title)
+		}
+		if !in.Updated.IsZero() {
+			info.UpdatedAt = sdk.Ptr(in.Updated.UTC().Format(time.RFC3339Nano))
+		}
+		res.Sessions = append(res.Sessions, info)
+	}
+	if from+listPage < len(all) {
+		res.NextCursor = sdk.Ptr(strconv.Itoa(from + listPage))
+	}
+	return a.w.result(m.ID, res)
+}
+
+// closeSession is session/close: the session's run is cancelled, its
+// prompt answered, and its runtime released (its file stays) before the
+// answer.
+func (a *conn) closeSession(m *message) error {
+	var p sdk.CloseSessionRequest
+	if err := decodeParams(m, &p, "sessionId"); err != nil {
+		return err
+	}
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	a.remove(s)
+	id := m.ID
+	a.work.Go(func() {
+		a.release(s)
+		_ = a.w.result(id, sdk.CloseSessionResponse{})
+	})
+	return nil
+}
+
+// deleteSession is session/delete: a session open on this connection is
+// closed first, then its stored file removed.
+func (a *conn) deleteSession(m *message) error {
+	var p sdk.UnstableDeleteSessionRequest
+	if err := decodeParams(m, &p, "sessionId"); err != nil {
+		return err
+	}
+	if a.opts.Sessions == nil {
+		return errorf(codeMethodNotFound, "method not found: session/delete needs stored sessions, and this gopi runs with --no-session")
+	}
+	a.mu.Lock()
+	s := a.sessions[string(p.SessionId)]
+	a.mu.Unlock()
+	if s != nil {
+		a.remove(s)
+	}
+	id := m.ID
+	a.work.Go(func() {
+		if s != nil {
+			a.release(s)
+		}
+		err := a.opts.Sessions.Delete(string(p.SessionId))
+		switch {
+		case errors.Is(err, ErrUnknownSession):
+			_ = a.w.fail(id, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", p.SessionId), Data: map[string]string{"sessionId": string(p.SessionId)}})
+		case err != nil:
+			_ = a.w.fail(id, errorf(codeInternalError, "deleting session %s: %v", p.SessionId, err))
+		default:
+			_ = a.w.result(id, sdk.UnstableDeleteSessionResponse{})
+		}
+	})
+	return nil
+}
+
+// remove takes s off the connection: requests naming it are answered as
+// for an unknown session from now on.
+func (a *conn) remove(s *session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.sessions, s.id)
+	if i := slices.Index(a.order, s); i >= 0 {
+		a.order = slices.Delete(a.order, i, i+1)
+	}
+}
+
+// release cancels what s runs, waits for its prompt to be answered, and
+// closes its runtime.
+func (a *conn) release(s *session) {
+	s.stop(a.opts.Report)
+	s.work.Wait()
+	s.close(a.opts.Report)
 }

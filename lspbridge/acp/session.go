@@ -24,6 +24,8 @@ type session struct {
 	w           writer
 	report      func(error)
 	unsubscribe func()
+	// work counts the session's prompts being answered.
+	work sync.WaitGroup
 
 	// mu guards the fields below, and is held while an update is
 	// written, so no update of a prompt can follow its answer.
