@@ -229,6 +229,19 @@ func (p *aproc) prompt(session, text string) float64 {
 	return p.request("session/prompt", map[string]any{"sessionId": session, "prompt": []any{map[string]any{"type": "text", "text": text}}})
 }
 
+// usageLast splits a prompt's updates into those of the run and the
+// usage_update that ends them.
+func usageLast(t *testing.T, ups []record) ([]record, record) {
+	t.Helper()
+	require.NotEmpty(t, ups)
+	last := ups[len(ups)-1]
+	require.Equal(t, "usage_update", kind(last), "a run's updates end with its usage")
+	for _, u := range ups[:len(ups)-1] {
+		require.NotEqual(t, "usage_update", kind(u), "one usage_update, at the end")
+	}
+	return ups[:len(ups)-1], last.obj("params").obj("update")
+}
+
 // kind is a session/update's sessionUpdate.
 func kind(r record) string { return r.obj("params").obj("update").str("sessionUpdate") }
 
@@ -268,6 +281,10 @@ func TestACPPromptStreamsAndAnswersAfterTheRun(t *testing.T) {
 
 	ups, res := p.result(p.prompt(s1, "stream: 5"))
 	assert.Equal(t, "end_turn", res.str("stopReason"))
+	ups, usage := usageLast(t, ups)
+	assert.Positive(t, usage["used"], "tokens in the context")
+	assert.EqualValues(t, 128000, usage["size"], "the faux model's context window")
+	assert.Equal(t, "USD", usage.obj("cost").str("currency"))
 	require.NotEmpty(t, ups)
 	for _, u := range ups {
 		assert.Equal(t, "agent_message_chunk", kind(u))
@@ -280,6 +297,7 @@ func TestACPPromptStreamsAndAnswersAfterTheRun(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "note.txt"), []byte("hello from the file\n"), 0o644))
 	ups, res = p.result(p.prompt(s2, "bash: cat note.txt"))
 	assert.Equal(t, "end_turn", res.str("stopReason"))
+	ups, usage = usageLast(t, ups)
 	var kinds []string
 	for _, u := range ups {
 		assert.Equal(t, s2, u.obj("params").str("sessionId"))
@@ -313,6 +331,9 @@ func TestACPPromptStreamsAndAnswersAfterTheRun(t *testing.T) {
 	assert.Equal(t, "Read missing.txt", ups[0].obj("params").obj("update").str("title"))
 	assert.Equal(t, "read", ups[0].obj("params").obj("update").str("kind"))
 	assert.Equal(t, "failed", ups[2].obj("params").obj("update").str("status"))
+
+	_, usage2 := usageLast(t, ups)
+	assert.Greater(t, usage2["used"], usage["used"], "the context has grown")
 
 	// Nothing of an answered prompt comes after its answer: the next
 	// frame answers the next request.
@@ -352,6 +373,7 @@ func TestACPCancel(t *testing.T) {
 	// arrives after its answer.
 	ups, res := p.result(p.prompt(s, "reply: again"))
 	assert.Equal(t, "end_turn", res.str("stopReason"))
+	ups, _ = usageLast(t, ups)
 	assert.Equal(t, "again", chunks(ups, "agent_message_chunk"))
 	for _, u := range ups {
 		assert.Equal(t, "agent_message_chunk", kind(u), "an update of the cancelled prompt after its answer")
@@ -392,7 +414,7 @@ func TestACPSignalAbortsTheRun(t *testing.T) {
 	ups, res := p.result(id)
 	assert.Equal(t, "cancelled", res.str("stopReason"))
 	for _, u := range ups {
-		assert.Equal(t, "tool_call_update", kind(u))
+		assert.Contains(t, []string{"tool_call_update", "usage_update"}, kind(u))
 	}
 	assert.Equal(t, 0, p.wait())
 }

@@ -56,7 +56,7 @@ func (s *session) begin() bool {
 func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage, text string) {
 	params, err := json.Marshal(api.PromptParams{Message: text})
 	if err != nil {
-		s.finish(id, nil, err)
+		s.finish(id, nil, err, nil)
 		return
 	}
 	out := make(chan error, 1)
@@ -74,10 +74,10 @@ func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage
 	})
 	if err := <-out; err != nil {
 		if errors.Is(err, api.ErrNotStarted) {
-			s.finish(id, sdk.Ptr(sdk.StopReasonCancelled), nil)
+			s.finish(id, sdk.Ptr(sdk.StopReasonCancelled), nil, nil)
 			return
 		}
-		s.finish(id, nil, err)
+		s.finish(id, nil, err, nil)
 		return
 	}
 	if disposition != api.DispositionHandled {
@@ -85,14 +85,40 @@ func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage
 		// aborts the run, and the runtime's close ends the wait.
 		s.rt.WaitIdle(context.WithoutCancel(ctx))
 	}
-	s.finish(id, nil, nil)
+	s.finish(id, nil, nil, s.usage(context.WithoutCancel(ctx)))
+}
+
+// usage is the session's usage_update after a run: the tokens in the
+// context, the model's context window, and the session's cost so far;
+// nil when the context's size is not known (after a compaction, until
+// the next reply).
+func (s *session) usage(ctx context.Context) *sdk.SessionUpdate {
+	st, err := s.rt.GetSessionStats(ctx)
+	if err != nil {
+		s.report(fmt.Errorf("acp: session %s: usage: %w", s.id, err))
+		return nil
+	}
+	c := st.ContextUsage
+	if c == nil || c.Tokens == nil || c.ContextWindow <= 0 {
+		return nil
+	}
+	return &sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+		Used: max(*c.Tokens, 0),
+		Size: c.ContextWindow,
+		// pi's costs are in US dollars (the models' prices).
+		Cost: &sdk.Cost{Amount: st.Cost, Currency: "USD"},
+	}}
 }
 
 // finish writes the prompt's answer and ends the prompt: with reason when
-// it is given, else the error, else the reason the run ended with.
-func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error) {
+// it is given, else the error, else the reason the run ended with. The
+// usage update, when there is one, comes just before the answer.
+func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, usage *sdk.SessionUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if usage != nil && s.active {
+		s.update(*usage)
+	}
 	s.active = false
 	if err != nil && !s.cancelled {
 		_ = s.w.fail(id, errorf(codeInternalError, "%v", err))
