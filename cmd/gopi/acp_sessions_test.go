@@ -188,6 +188,15 @@ func TestACPLoadAndResumeRefusals(t *testing.T) {
 	}, replayed(ups))
 	assert.Equal(t, 0, q.exit())
 	assert.Len(t, sessionFiles(t, agentDir), 1)
+
+	// Deleted from a gopi where it is not open.
+	d := startACP(t, other, agentDir, "--model", "faux/faux-fast")
+	d.initialized()
+	_, _ = d.result(d.request("session/delete", map[string]any{"sessionId": id}))
+	assert.Empty(t, sessionFiles(t, agentDir))
+	ids, _ := d.listed(map[string]any{})
+	assert.Empty(t, ids)
+	assert.Equal(t, 0, d.exit())
 }
 
 // listed is session/list's sessions, by id.
@@ -266,11 +275,16 @@ func TestACPListCloseDelete(t *testing.T) {
 	ups, _ = p.result(p.request("session/load", map[string]any{"sessionId": a, "cwd": cwd, "mcpServers": []any{}}))
 	assert.Equal(t, "user_message_chunk reply: first line\nsecond line", replayed(ups)[0])
 
+	// A named session's load begins with its title.
+	ups, _ = p.result(p.request("session/load", map[string]any{"sessionId": named, "cwd": cwd, "mcpServers": []any{}}))
+	require.Equal(t, []string{"session_info_update", "user_message_chunk reply: from rpc", "agent_message_chunk from rpc"}, replayed(ups))
+	assert.Equal(t, "The named one", upd(ups[0]).str("title"))
+
 	// Deleting a session open here closes it and removes its file.
 	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": b}))
 	e = p.failure(p.prompt(b, "reply: after delete"))
 	assert.EqualValues(t, -32002, e["code"])
-	// And one that is not open.
+	// And the named one, open here now too.
 	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": named}))
 	ids, _ = p.listed(map[string]any{"cwd": cwd})
 	assert.Equal(t, []string{a}, ids)

@@ -114,7 +114,7 @@ func (a *conn) load(m *message, replay bool) error {
 	if !replay {
 		return a.w.result(m.ID, sdk.ResumeSessionResponse{})
 	}
-	if err := s.replay(); err != nil {
+	if err := s.replay(a.ctx); err != nil {
 		return err
 	}
 	return a.w.result(m.ID, sdk.LoadSessionResponse{})
@@ -128,15 +128,22 @@ func (a *conn) ignoredServers(method string, n int) {
 	}
 }
 
-// replay sends the session's visible branch as session/update
-// notifications: user messages, the assistant's text and thoughts, and
+// replay sends the session's title (a named session's) and its visible
+// branch as session/update notifications: user messages, the assistant's text and thoughts, and
 // each tool call followed by its final update. A session answering a
 // prompt is not replayed (its history is still growing).
-func (s *session) replay() error {
+func (s *session) replay(ctx context.Context) error {
+	st, err := s.rt.GetState(ctx)
+	if err != nil {
+		return errorf(codeInternalError, "loading session %s: %v", s.id, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active {
 		return errorf(codeInvalidRequest, "session %s is answering a prompt: load it once the prompt is answered", s.id)
+	}
+	if st.SessionName != "" {
+		s.update(titleUpdate(st.SessionName))
 	}
 	// open are the tool calls sent whose result has not come yet.
 	var open []string

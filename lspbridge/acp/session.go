@@ -200,6 +200,16 @@ func (s *session) close(report func(error)) {
 // event turns the runtime's events into session/update notifications
 // while a prompt is answered. It runs on the run's goroutine.
 func (s *session) event(ev api.Event) {
+	if c, ok := ev.(api.SessionInfoChanged); ok {
+		// A name is the session's, not a prompt's: it is sent whenever
+		// it changes (an extension's pi.setSessionName).
+		if c.Name != nil {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.update(titleUpdate(*c.Name))
+		}
+		return
+	}
 	e, ok := ev.(agent.Event)
 	if !ok {
 		return
@@ -248,6 +258,11 @@ func (s *session) event(ev api.Event) {
 		}
 		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), opts...))
 	}
+}
+
+// titleUpdate is the session_info_update giving the session its title.
+func titleUpdate(title string) sdk.SessionUpdate {
+	return sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(title)}}
 }
 
 // update sends one session/update; s.mu is held.
