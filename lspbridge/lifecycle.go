@@ -222,6 +222,7 @@ func Events() []string {
 		api.EventExtensionError,
 		api.EventAgentSettled, api.EventQueueUpdate, api.EventBashExecutionUpdate,
 		api.EventCompactionStart, api.EventCompactionEnd,
+		api.EventMCPServerState,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/mcp"
@@ -198,4 +199,77 @@ func TestMCPDeferredTools(t *testing.T) {
 	// Without the search in the transcript (another branch), the tool is
 	// not declared.
 	assert.Empty(t, h.requestTools(ctx, nil, nil))
+}
+
+// Issue 29, reports to clients: mcp_server_state carries a server as
+// get_mcp_servers lists it each time it changes. What happened before
+// anyone subscribed reaches the first subscriber at once; later changes
+// (a tool list that changed) follow as they come; closing says nothing.
+func TestMCPServerStateEvents(t *testing.T) {
+	bin := buildMCPServer(t)
+	dir := t.TempDir()
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+		MCPServers: []mcp.Entry{
+			{Name: "broken", Server: mcp.Server{Command: "sh", Args: []string{"-c", "echo cannot start >&2; exit 3"}}},
+			{Name: "t", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDirect}},
+			{Name: "off", Server: mcp.Server{Command: bin, Enabled: new(false)}},
+		},
+		Report: func(error) {},
+	})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, h.mcp.Wait(ctx, nil))
+
+	events := make(chan api.MCPServerState, 100)
+	defer h.Subscribe(func(ev api.Event) {
+		if e, ok := ev.(api.MCPServerState); ok {
+			events <- e
+		}
+	})()
+	next := func() api.MCPServer {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e.Server
+		case <-ctx.Done():
+			t.Fatal("no mcp_server_state")
+			return api.MCPServer{}
+		}
+	}
+	listed := func(name string) api.MCPServer {
+		res, err := h.GetMCPServers(ctx)
+		require.NoError(t, err)
+		for _, s := range res.Servers {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("no server %s", name)
+		return api.MCPServer{}
+	}
+	// Both settled before the subscription: each is heard of once, as
+	// get_mcp_servers lists it; the disabled one never changed.
+	broken := next()
+	assert.Equal(t, api.MCPFailed, broken.State)
+	assert.Contains(t, broken.Error, "cannot start")
+	assert.Equal(t, listed("broken"), broken)
+	srv := next()
+	assert.Equal(t, api.MCPConnected, srv.State)
+	assert.Equal(t, listed("t"), srv)
+	require.Empty(t, events)
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__t__add_tool {"name": "late"}`, nil))
+	srv = next()
+	assert.Equal(t, "t", srv.Name)
+	assert.Len(t, srv.Tools, len(listed("t").Tools))
+	assert.True(t, slices.ContainsFunc(srv.Tools, func(tl api.MCPTool) bool { return tl.Name == "mcp__t__late" }), "%v", srv.Tools)
+
+	require.NoError(t, h.Close(context.Background()))
+	assert.Empty(t, events, "closing is no change")
 }
