@@ -67,6 +67,12 @@ type Bridge struct {
 	// coalesce merges streamed deltas (initializationOptions.coalesceDeltasMs).
 	coalesce    *coalescer
 	initialized bool // initialize was answered
+	// holding keeps events from the client while initialize is answered
+	// (LSP has the server send nothing before its response, and
+	// vscode-languageclient drops what comes earlier); held are those
+	// events, sent in order once the response is out (holdEvents).
+	holding     bool
+	held        []api.Event
 	seenCommand bool // a pi/ request was handled
 	shutdown    bool // shutdown was answered
 	exited      bool // exit arrived

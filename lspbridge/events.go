@@ -20,6 +20,48 @@ const methodEvent = "pi/event"
 // its square.
 func (b *Bridge) Emit(ev api.Event) {
 	b.mu.Lock()
+	if b.holding {
+		b.held = append(b.held, ev)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	b.emit(ev)
+}
+
+// holdEvents keeps events from the client until the response to the
+// initialize request id is written, then sends them: a runtime that
+// initialize started tells its first subscriber what happened before
+// (its MCP servers' states), and that must follow the response.
+func (b *Bridge) holdEvents(id jsonrpc2.ID) {
+	b.mu.Lock()
+	b.holding = true
+	b.mu.Unlock()
+	b.afterResponse(id, b.releaseEvents)
+}
+
+// releaseEvents sends the held events in order; those emitted meanwhile
+// wait behind them.
+func (b *Bridge) releaseEvents() {
+	for {
+		b.mu.Lock()
+		evs := b.held
+		b.held = nil
+		if len(evs) == 0 {
+			b.holding = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		for _, ev := range evs {
+			b.emit(ev)
+		}
+	}
+}
+
+// emit is Emit's work, once the event may go.
+func (b *Bridge) emit(ev api.Event) {
+	b.mu.Lock()
 	full, progress, co := b.fullUpdates, b.caps.progress, b.coalesce
 	b.mu.Unlock()
 	b.observe(ev, progress)

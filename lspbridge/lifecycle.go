@@ -252,6 +252,9 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize must come before any pi/ request")
 	}
 	b.mu.Unlock()
+	if req.IsCall() {
+		b.holdEvents(req.ID())
+	}
 
 	var opts InitOptions
 	if p.InitializationOptions != nil {

@@ -161,6 +161,39 @@ func TestInitializeReconfiguresTheRuntime(t *testing.T) {
 	}
 }
 
+// replayRT tells its first subscriber, at once, what happened before it
+// subscribed, as the host does with its MCP servers' states.
+type replayRT struct {
+	*fakeRT
+	before api.Event
+}
+
+func (r replayRT) Subscribe(fn func(api.Event)) func() {
+	unsub := r.fakeRT.Subscribe(fn)
+	fn(r.before)
+	return unsub
+}
+
+// Events a runtime emits while initialize is answered (the new runtime's
+// first subscriber hears what happened before) come after the response:
+// LSP has the server send nothing earlier, and vscode-languageclient drops
+// what does. Later events go out at once.
+func TestInitializeResponseComesBeforeEvents(t *testing.T) {
+	dir := t.TempDir()
+	second := replayRT{newFakeRT(), api.MCPServerState{Server: api.MCPServer{Name: "broken", State: api.MCPFailed}}}
+	h := startBridge(t, stateRT(), config{reconfigure: func(context.Context, string, InitOptions) (Runtime, error) { return second, nil }})
+	id := h.call("initialize", `{"capabilities":{},"rootUri":"`+fileURI(dir)+`"}`)
+	first := h.next()
+	require.True(t, isResponseTo(id)(first), "the response comes first: %s", first.raw)
+	require.Nil(t, first.errObj(), first)
+	ev := h.next()
+	assert.Equal(t, methodEvent, ev.method())
+	assert.Contains(t, string(ev.params()), `"type":"mcp_server_state"`)
+	second.emit(api.MCPServerState{Server: api.MCPServer{Name: "broken", State: api.MCPConnecting}})
+	ev = h.next()
+	assert.Contains(t, string(ev.params()), `"state":"connecting"`)
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
