@@ -432,6 +432,11 @@ local function on_events(evs)
       show_queue()
     elseif ev.type == "agent_settled" or ev.type == "thinking_level_changed" or ev.type == "compaction_end" then
       M.refresh_status()
+    elseif ev.type == "mcp_server_state" then
+      local warn = require("gopi.mcp").changed(ev.server)
+      if warn then
+        note_line(warn, ":GopiMcp", vim.log.levels.WARN)
+      end
     end
   end
   if was ~= S.state.streaming then
@@ -497,6 +502,8 @@ function M.start(opts)
   -- What extensions showed belongs to the gopi that is going: the new one's
   -- extensions set theirs again when its session starts.
   S.ext_status, S.widgets, S.title = {}, {}, nil
+  -- The new gopi starts its MCP servers again: a failure warns again.
+  require("gopi.mcp").reset()
   show_queue()
   M.redraw_bars()
   S.cwd = cwd()
