@@ -32,6 +32,17 @@ func buildMCPServer(t *testing.T) string {
 	return bin
 }
 
+// fauxFast is a registry of the built-in models with no credentials, and
+// its faux-fast model.
+func fauxFast(t *testing.T) (*models.Registry, *llm.Model) {
+	t.Helper()
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	return reg, &model
+}
+
 // A server with direct exposure declares its tools to the model: the
 // first prompt waits for it, the faux model calls a tool, and the result
 // is the conversation's. A read-only tool is not asked about under
@@ -40,15 +51,12 @@ func TestMCPDirectTools(t *testing.T) {
 	bin := buildMCPServer(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
+	reg, model := fauxFast(t)
 	builtins, err := tools.ByName(dir, []string{tools.NameRead, tools.NameBash})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var reports []string
-	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Tools: builtins,
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff, Tools: builtins,
 		Approval: ApprovalWrites,
 		MCPServers: []mcp.Entry{
 			{Name: "t", Server: mcp.Server{Command: bin, Args: []string{"-pidfile", pidFile}, Exposure: mcp.ExposureDirect}},
@@ -123,11 +131,8 @@ func TestMCPDirectTools(t *testing.T) {
 func TestMCPDeferredTools(t *testing.T) {
 	bin := buildMCPServer(t)
 	dir := t.TempDir()
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
-	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff,
 		MCPServers: []mcp.Entry{
 			{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred, Description: "A test server.",
 				ToolExposure: map[string]mcp.Exposure{"fail": mcp.ExposureHidden}}},
@@ -208,11 +213,8 @@ func TestMCPDeferredTools(t *testing.T) {
 func TestMCPServerStateEvents(t *testing.T) {
 	bin := buildMCPServer(t)
 	dir := t.TempDir()
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
-	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff,
 		MCPServers: []mcp.Entry{
 			{Name: "broken", Server: mcp.Server{Command: "sh", Args: []string{"-c", "echo cannot start >&2; exit 3"}}},
 			{Name: "t", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDirect}},
