@@ -128,19 +128,8 @@ local function render(v)
   if not vim.api.nvim_win_is_valid(v.win) then
     return
   end
-  local w = 0
-  for _, l in ipairs(lines) do
-    w = math.max(w, vim.api.nvim_strwidth(l))
-  end
-  w = math.min(math.max(w + 1, 40), math.max(vim.o.columns - 4, 10))
-  local h = math.min(#lines, math.max(vim.o.lines - 4, 3))
-  vim.api.nvim_win_set_config(v.win, {
-    relative = "editor",
-    row = math.max(math.floor((vim.o.lines - h) / 2) - 1, 0),
-    col = math.max(math.floor((vim.o.columns - w) / 2), 0),
-    width = w,
-    height = h,
-  })
+  -- Wide enough for its title and footer.
+  vim.api.nvim_win_set_config(v.win, require("gopi.help").centered(lines, 40))
   vim.api.nvim_win_set_cursor(v.win, { row, 0 })
 end
 
