@@ -30,9 +30,9 @@ func (b *Bridge) Emit(ev api.Event) {
 }
 
 // holdEvents keeps events from the client until the response to the
-// initialize request id is written, then sends them: a runtime that
-// initialize started tells its first subscriber what happened before
-// (its MCP servers' states), and that must follow the response.
+// initialize request id is written, then sends them: what a runtime tells
+// its first subscriber of what happened before (its MCP servers' states),
+// like any event, must follow the response.
 func (b *Bridge) holdEvents(id jsonrpc2.ID) {
 	b.mu.Lock()
 	b.holding = true

@@ -236,6 +236,10 @@ func Methods() []string {
 }
 
 func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.IsCall() {
+		// Whatever the answer, no event goes before it.
+		b.holdEvents(req.ID())
+	}
 	var p initializeParams
 	if raw := req.Params(); len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -252,9 +256,6 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize must come before any pi/ request")
 	}
 	b.mu.Unlock()
-	if req.IsCall() {
-		b.holdEvents(req.ID())
-	}
 
 	var opts InitOptions
 	if p.InitializationOptions != nil {
@@ -274,6 +275,11 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 			b.attach(b.runtime()) // keep serving what we had
 			return nil, &jsonrpc2.Error{Code: RequestFailed, Message: err.Error(), Data: []byte(`{"command":"initialize"}`)}
 		}
+		// What the replaced session said while held is stale: the new one
+		// tells its first subscriber where it stands.
+		b.mu.Lock()
+		b.held = nil
+		b.mu.Unlock()
 		b.attach(rt)
 	}
 

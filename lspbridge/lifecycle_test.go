@@ -194,6 +194,36 @@ func TestInitializeResponseComesBeforeEvents(t *testing.T) {
 	assert.Contains(t, string(ev.params()), `"state":"connecting"`)
 }
 
+// Nothing goes to the client before it speaks (LSP: nothing before the
+// initialize response): an event emitted before its first message follows
+// the response when that message is initialize, and goes before anything
+// else otherwise (a client that skips initialize).
+func TestEventsWaitForTheClientsFirstMessage(t *testing.T) {
+	for _, first := range []string{"initialize", "pi/get_state"} {
+		t.Run(first, func(t *testing.T) {
+			rt := stateRT()
+			h := startBridge(t, rt, config{})
+			rt.emit(api.ExtensionError{ExtensionPath: "/x.ts", Event: "load", Error: "early"})
+			var params any
+			if first == "initialize" {
+				params = `{"capabilities":{}}`
+			}
+			id := h.call(first, params)
+			var got []*msg
+			for len(got) < 2 {
+				got = append(got, h.next())
+			}
+			ev, resp := got[0], got[1]
+			if first == "initialize" {
+				resp, ev = got[0], got[1]
+			}
+			require.True(t, isResponseTo(id)(resp), "%s", resp.raw)
+			require.True(t, isEvent(ev), "%s", ev.raw)
+			assert.Contains(t, string(ev.params()), `"error":"early"`)
+		})
+	}
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -389,10 +389,11 @@ func hasTool(s record, name string) bool {
 // lists it: a server that fails to start, one that answers garbage, one
 // that connects, crashes, comes back on the next call and changes its tool
 // list. A failure at start, before the client was listening, is heard
-// too; gopi and the other servers go on.
+// too, in JSON-RPC after the initialize response (whether initialize
+// starts the session anew or not); gopi and the other servers go on.
 func TestRPCMCPServerStateEvents(t *testing.T) {
 	bin := mcpServerBinary(t)
-	for _, dialect := range []string{"rpc", "jsonrpc"} {
+	for _, dialect := range []string{"rpc", "jsonrpc", "jsonrpc, initialize starts the session anew"} {
 		t.Run(dialect, func(t *testing.T) {
 			w := newWorld(t)
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -419,11 +420,27 @@ func TestRPCMCPServerStateEvents(t *testing.T) {
 			} else {
 				j := w.startJSONRPC(true, "--mode", "jsonrpc", "--model", "faux/faux-fast")
 				p = j.proc
-				// The editors' way: initialize names the workspace, which
-				// starts the session (and its servers) anew.
-				res := record(j.call("initialize", map[string]any{"rootUri": "file://" + w.cwd, "capabilities": map[string]any{}}).(map[string]any))
+				// The editors' way: initialize names the workspace (gopi's
+				// own: the session the flags started serves on) and, with
+				// a model, has the session started anew.
+				params := map[string]any{"rootUri": "file://" + w.cwd, "capabilities": map[string]any{}}
+				if strings.Contains(dialect, "anew") {
+					params["initializationOptions"] = map[string]any{"model": "faux/faux-fast"}
+				}
+				// broken fails before initialize is read.
+				require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), `mcp server "broken"`) },
+					waitLimit, 10*time.Millisecond, "%s", p.stderr.String())
+				res := record(j.call("initialize", params).(map[string]any))
 				assert.Contains(t, res.obj("capabilities").obj("experimental").obj("pi")["events"], "mcp_server_state")
 				j.notify("initialized", map[string]any{})
+				// Nothing came before the response (LSP), however early
+				// the servers failed.
+				p.mu.Lock()
+				firstLine := p.log[0]
+				p.mu.Unlock()
+				var r record
+				require.NoError(t, json.Unmarshal([]byte(firstLine), &r))
+				require.True(t, r["method"] == nil && r["id"] == 1.0, "the first message: %s", firstLine)
 				prompt = func(text string) {
 					j.call("pi/prompt", map[string]any{"message": text})
 					p.until(func(r record) bool { return event(r, "agent_settled") })
@@ -438,6 +455,14 @@ func TestRPCMCPServerStateEvents(t *testing.T) {
 			}
 			failed("broken", "cannot start")
 			failed("garbage", "connecting: ")
+			// Once: not from the session initialize replaced too.
+			n := 0
+			for _, s := range mcpStates(p) {
+				if s.str("name") == "broken" {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "broken's failure")
 			_, s := awaitMCPState(t, p, 0, "test connected", func(s record) bool { return s.str("name") == "test" })
 			assert.Equal(t, "connected", s.str("state"))
 			assert.True(t, hasTool(s, "mcp__test__echo"), "%v", s)
