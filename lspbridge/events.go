@@ -13,11 +13,13 @@ import (
 
 const methodEvent = "pi/event"
 
-// Emit sends one event as a pi/event notification. Unless the client
-// asked for fullUpdates, message_update leaves out the message so far
-// (message, assistantMessageEvent.partial): a client rebuilds it from the
-// deltas, and a long reply costs bytes in proportion to its length, not
-// its square.
+// Emit sends one event as a pi/event notification, or holds it until
+// the client may hear it (before its first message, while initialize is
+// answered: holdEvents). Unless the client asked for fullUpdates,
+// message_update leaves out the message so far (message,
+// assistantMessageEvent.partial): a client rebuilds it from the deltas,
+// and a long reply costs bytes in proportion to its length, not its
+// square.
 func (b *Bridge) Emit(ev api.Event) {
 	b.mu.Lock()
 	if b.holding {
