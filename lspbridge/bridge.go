@@ -67,6 +67,12 @@ type Bridge struct {
 	// coalesce merges streamed deltas (initializationOptions.coalesceDeltasMs).
 	coalesce    *coalescer
 	initialized bool // initialize was answered
+	// holding keeps events from the client until its first message, and
+	// while initialize is answered (LSP has the server send nothing before
+	// its response, and vscode-languageclient drops what comes earlier);
+	// held are those events, sent in order once they may go (holdEvents).
+	holding     bool
+	held        []api.Event
 	seenCommand bool // a pi/ request was handled
 	shutdown    bool // shutdown was answered
 	exited      bool // exit arrived
@@ -92,6 +98,8 @@ type Bridge struct {
 
 	afterMu sync.Mutex // guards after
 	after   map[jsonrpc2.ID]func()
+
+	heard sync.Once // the client's first message (handle)
 }
 
 var _ api.Client = (*Bridge)(nil)
@@ -103,6 +111,7 @@ func New(opts Options) *Bridge {
 	}
 	return &Bridge{
 		opts:     opts,
+		holding:  true, // until the client's first message
 		rt:       opts.Runtime,
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
 		open:     map[jsonrpc2.ID]bool{},
@@ -251,6 +260,13 @@ const (
 // started in arrival order.
 func (b *Bridge) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	method := req.Method()
+	// The events emitted so far go once the client has spoken: at once,
+	// or, when it began with initialize, after its response.
+	b.heard.Do(func() {
+		if method != methodInitialize || !req.IsCall() {
+			b.releaseEvents()
+		}
+	})
 	if method == methodExit {
 		b.exit()
 		return nil, nil

@@ -13,12 +13,56 @@ import (
 
 const methodEvent = "pi/event"
 
-// Emit sends one event as a pi/event notification. Unless the client
-// asked for fullUpdates, message_update leaves out the message so far
-// (message, assistantMessageEvent.partial): a client rebuilds it from the
-// deltas, and a long reply costs bytes in proportion to its length, not
-// its square.
+// Emit sends one event as a pi/event notification, or holds it until
+// the client may hear it (before its first message, while initialize is
+// answered: holdEvents). Unless the client asked for fullUpdates,
+// message_update leaves out the message so far (message,
+// assistantMessageEvent.partial): a client rebuilds it from the deltas,
+// and a long reply costs bytes in proportion to its length, not its
+// square.
 func (b *Bridge) Emit(ev api.Event) {
+	b.mu.Lock()
+	if b.holding {
+		b.held = append(b.held, ev)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	b.emit(ev)
+}
+
+// holdEvents keeps events from the client until the response to the
+// initialize request id is written, then sends them: what a runtime tells
+// its first subscriber of what happened before (its MCP servers' states),
+// like any event, must follow the response.
+func (b *Bridge) holdEvents(id jsonrpc2.ID) {
+	b.mu.Lock()
+	b.holding = true
+	b.mu.Unlock()
+	b.afterResponse(id, b.releaseEvents)
+}
+
+// releaseEvents sends the held events in order; those emitted meanwhile
+// wait behind them.
+func (b *Bridge) releaseEvents() {
+	for {
+		b.mu.Lock()
+		evs := b.held
+		b.held = nil
+		if len(evs) == 0 {
+			b.holding = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		for _, ev := range evs {
+			b.emit(ev)
+		}
+	}
+}
+
+// emit is Emit's work, once the event may go.
+func (b *Bridge) emit(ev api.Event) {
 	b.mu.Lock()
 	full, progress, co := b.fullUpdates, b.caps.progress, b.coalesce
 	b.mu.Unlock()

@@ -19,6 +19,7 @@ func isEvent(m *msg) bool { return m.isNotification("pi/event") }
 func TestEventsAreTheNativeEventObjects(t *testing.T) {
 	rt := stateRT()
 	h := startBridge(t, rt, config{})
+	h.sync() // events go once the client has spoken
 	events := []api.Event{
 		agent.Event{Type: agent.EventAgentStart},
 		agent.Event{Type: agent.EventTurnStart},

@@ -222,6 +222,7 @@ func Events() []string {
 		api.EventExtensionError,
 		api.EventAgentSettled, api.EventQueueUpdate, api.EventBashExecutionUpdate,
 		api.EventCompactionStart, api.EventCompactionEnd,
+		api.EventMCPServerState,
 	}
 }
 
@@ -235,6 +236,10 @@ func Methods() []string {
 }
 
 func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.IsCall() {
+		// Whatever the answer, no event goes before it.
+		b.holdEvents(req.ID())
+	}
 	var p initializeParams
 	if raw := req.Params(); len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -270,6 +275,11 @@ func (b *Bridge) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 			b.attach(b.runtime()) // keep serving what we had
 			return nil, &jsonrpc2.Error{Code: RequestFailed, Message: err.Error(), Data: []byte(`{"command":"initialize"}`)}
 		}
+		// What the replaced session said while held is stale: the new one
+		// tells its first subscriber where it stands.
+		b.mu.Lock()
+		b.held = nil
+		b.mu.Unlock()
 		b.attach(rt)
 	}
 

@@ -161,6 +161,69 @@ func TestInitializeReconfiguresTheRuntime(t *testing.T) {
 	}
 }
 
+// replayRT tells its first subscriber, at once, what happened before it
+// subscribed, as the host does with its MCP servers' states.
+type replayRT struct {
+	*fakeRT
+	before api.Event
+}
+
+func (r replayRT) Subscribe(fn func(api.Event)) func() {
+	unsub := r.fakeRT.Subscribe(fn)
+	fn(r.before)
+	return unsub
+}
+
+// Events a runtime emits while initialize is answered (the new runtime's
+// first subscriber hears what happened before) come after the response:
+// LSP has the server send nothing earlier, and vscode-languageclient drops
+// what does. Later events go out at once.
+func TestInitializeResponseComesBeforeEvents(t *testing.T) {
+	dir := t.TempDir()
+	second := replayRT{newFakeRT(), api.MCPServerState{Server: api.MCPServer{Name: "broken", State: api.MCPFailed}}}
+	h := startBridge(t, stateRT(), config{reconfigure: func(context.Context, string, InitOptions) (Runtime, error) { return second, nil }})
+	id := h.call("initialize", `{"capabilities":{},"rootUri":"`+fileURI(dir)+`"}`)
+	first := h.next()
+	require.True(t, isResponseTo(id)(first), "the response comes first: %s", first.raw)
+	require.Nil(t, first.errObj(), first)
+	ev := h.next()
+	assert.Equal(t, methodEvent, ev.method())
+	assert.Contains(t, string(ev.params()), `"type":"mcp_server_state"`)
+	second.emit(api.MCPServerState{Server: api.MCPServer{Name: "broken", State: api.MCPConnecting}})
+	ev = h.next()
+	assert.Contains(t, string(ev.params()), `"state":"connecting"`)
+}
+
+// Nothing goes to the client before it speaks (LSP: nothing before the
+// initialize response): an event emitted before its first message follows
+// the response when that message is initialize, and goes before anything
+// else otherwise (a client that skips initialize).
+func TestEventsWaitForTheClientsFirstMessage(t *testing.T) {
+	for _, first := range []string{"initialize", "pi/get_state"} {
+		t.Run(first, func(t *testing.T) {
+			rt := stateRT()
+			h := startBridge(t, rt, config{})
+			rt.emit(api.ExtensionError{ExtensionPath: "/x.ts", Event: "load", Error: "early"})
+			var params any
+			if first == "initialize" {
+				params = `{"capabilities":{}}`
+			}
+			id := h.call(first, params)
+			var got []*msg
+			for len(got) < 2 {
+				got = append(got, h.next())
+			}
+			ev, resp := got[0], got[1]
+			if first == "initialize" {
+				resp, ev = got[0], got[1]
+			}
+			require.True(t, isResponseTo(id)(resp), "%s", resp.raw)
+			require.True(t, isEvent(ev), "%s", ev.raw)
+			assert.Contains(t, string(ev.params()), `"error":"early"`)
+		})
+	}
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -71,6 +71,7 @@ func apiEvents() []member {
 		tagged[api.ExtensionError](),
 		tagged[api.SessionWriteError](),
 		tagged[api.SessionSaved](),
+		tagged[api.MCPServerState](),
 		tagged[api.UIRequest](),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -437,4 +438,168 @@ func TestRPCMCPResources(t *testing.T) {
 	rs = p.idle()
 	assert.Equal(t, "note 42", resultText(toolEnd(rs, "n1")), p.transcript())
 	assert.Equal(t, 0, p.exit())
+}
+
+// mcpStates are the servers of every mcp_server_state gopi wrote so far,
+// in order, in either dialect (pi/event's params in JSON-RPC).
+func mcpStates(p *proc) []record {
+	p.mu.Lock()
+	lines := slices.Clone(p.log)
+	p.mu.Unlock()
+	var out []record
+	for _, l := range lines {
+		var r record
+		if json.Unmarshal([]byte(l), &r) != nil {
+			continue
+		}
+		if r["method"] == "pi/event" {
+			r = r.obj("params")
+		}
+		if r.is("mcp_server_state") {
+			out = append(out, r.obj("server"))
+		}
+	}
+	return out
+}
+
+// awaitMCPState waits for an mcp_server_state after the from-th one whose
+// server matches, and returns its index and the server.
+func awaitMCPState(t *testing.T, p *proc, from int, what string, match func(record) bool) (int, record) {
+	t.Helper()
+	var i int
+	var found record
+	require.Eventually(t, func() bool {
+		states := mcpStates(p)
+		for i = from; i < len(states); i++ {
+			if match(states[i]) {
+				found = states[i]
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond, "no mcp_server_state: %s\n%s", what, p.transcript())
+	return i, found
+}
+
+// hasTool reports whether an mcp_server_state's server lists the tool.
+func hasTool(s record, name string) bool {
+	tools, _ := s["tools"].([]any)
+	return slices.ContainsFunc(tools, func(tl any) bool { return record(tl.(map[string]any)).str("name") == name })
+}
+
+// Issue 29, reports to clients: each change of an MCP server's state or
+// tools reaches the client as mcp_server_state (gopi's own event; in
+// JSON-RPC a pi/event notification), with the server as get_mcp_servers
+// lists it: a server that fails to start, one that answers garbage, one
+// that connects, crashes, comes back on the next call and changes its tool
+// list. A failure at start, before the client was listening, is heard
+// too, in JSON-RPC after the initialize response (whether initialize
+// starts the session anew or not); gopi and the other servers go on.
+func TestRPCMCPServerStateEvents(t *testing.T) {
+	bin := mcpServerBinary(t)
+	for _, dialect := range []string{"rpc", "jsonrpc", "jsonrpc, initialize starts the session anew"} {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t)
+			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+				"test": map[string]any{"command": bin, "exposure": "direct"},
+				"broken": map[string]any{"command": "sh", "args": []string{"-c", "echo cannot start >&2; exit 3"},
+					"exposure": "direct"},
+				"garbage": map[string]any{"command": "sh", "args": []string{"-c", "echo not JSON-RPC; sleep 30"}},
+			}})
+			var p *proc
+			var prompt func(text string)
+			var list func() any
+			if dialect == "rpc" {
+				p = startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
+				n := 0
+				prompt = func(text string) {
+					n++
+					p.ok(fmt.Sprint(n), map[string]any{"type": "prompt", "message": text})
+					p.until(func(r record) bool { return r.is("agent_settled") })
+				}
+				list = func() any { n++; return p.ok(fmt.Sprint(n), map[string]any{"type": "get_mcp_servers"}) }
+				// gopi learns the dialect from the client's first command;
+				// events follow it.
+				p.ok("0", map[string]any{"type": "get_state"})
+			} else {
+				j := w.startJSONRPC(true, "--mode", "jsonrpc", "--model", "faux/faux-fast")
+				p = j.proc
+				// The editors' way: initialize names the workspace (gopi's
+				// own: the session the flags started serves on) and, with
+				// a model, has the session started anew.
+				params := map[string]any{"rootUri": "file://" + w.cwd, "capabilities": map[string]any{}}
+				if strings.Contains(dialect, "anew") {
+					params["initializationOptions"] = map[string]any{"model": "faux/faux-fast"}
+				}
+				// broken fails before initialize is read.
+				require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), `mcp server "broken"`) },
+					waitLimit, 10*time.Millisecond, "%s", p.stderr.String())
+				res := record(j.call("initialize", params).(map[string]any))
+				assert.Contains(t, res.obj("capabilities").obj("experimental").obj("pi")["events"], "mcp_server_state")
+				j.notify("initialized", map[string]any{})
+				// Nothing came before the response (LSP), however early
+				// the servers failed.
+				p.mu.Lock()
+				firstLine := p.log[0]
+				p.mu.Unlock()
+				var r record
+				require.NoError(t, json.Unmarshal([]byte(firstLine), &r))
+				require.True(t, r["method"] == nil && r["id"] == 1.0, "the first message: %s", firstLine)
+				prompt = func(text string) {
+					j.call("pi/prompt", map[string]any{"message": text})
+					p.until(func(r record) bool { return event(r, "agent_settled") })
+				}
+				list = func() any { return j.call("pi/get_mcp_servers", nil) }
+			}
+			failed := func(name, why string) {
+				_, s := awaitMCPState(t, p, 0, name+" failed", func(s record) bool { return s.str("name") == name })
+				assert.Equal(t, "failed", s.str("state"))
+				assert.Contains(t, s.str("error"), why)
+				assert.Equal(t, []any{}, s["tools"])
+			}
+			failed("broken", "cannot start")
+			failed("garbage", "connecting: ")
+			// Once: not from the session initialize replaced too.
+			n := 0
+			for _, s := range mcpStates(p) {
+				if s.str("name") == "broken" {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "broken's failure")
+			_, s := awaitMCPState(t, p, 0, "test connected", func(s record) bool { return s.str("name") == "test" })
+			assert.Equal(t, "connected", s.str("state"))
+			assert.True(t, hasTool(s, "mcp__test__echo"), "%v", s)
+			assert.Equal(t, "stdio", s.str("type"))
+			assert.Equal(t, bin, s.str("transport"))
+
+			// It crashes: disconnected, its tools kept. The next call
+			// starts it again: connecting, then connected.
+			prompt("call: mcp__test__crash")
+			i, s := awaitMCPState(t, p, 0, "test disconnected", func(s record) bool { return s.str("state") == "disconnected" })
+			assert.Equal(t, "test", s.str("name"))
+			assert.Contains(t, s.str("error"), "the connection ended")
+			assert.True(t, hasTool(s, "mcp__test__echo"))
+			prompt(`call: mcp__test__echo {"text": "back"}`)
+			i, _ = awaitMCPState(t, p, i+1, "test connecting", func(s record) bool { return s.str("state") == "connecting" })
+			_, s = awaitMCPState(t, p, i+1, "test connected again", func(s record) bool { return s.str("state") == "connected" })
+			assert.NotContains(t, s, "error")
+
+			// Its tool list changes.
+			prompt(`call: mcp__test__add_tool {"name": "late"}`)
+			_, s = awaitMCPState(t, p, i+1, "test's new tool", func(s record) bool { return hasTool(s, "mcp__test__late") })
+			assert.Equal(t, "connected", s.str("state"))
+
+			// The last event of each server is what get_mcp_servers says.
+			last := map[string]record{}
+			for _, s := range mcpStates(p) {
+				last[s.str("name")] = s
+			}
+			for _, s := range list().(map[string]any)["servers"].([]any) {
+				s := record(s.(map[string]any))
+				assert.Equal(t, s, last[s.str("name")], "%s", s.str("name"))
+			}
+			assert.NotContains(t, p.stderr.String(), "panic")
+		})
+	}
 }

@@ -300,3 +300,21 @@ func (e SessionSaved) MarshalJSON() ([]byte, error) {
 	type alias SessionSaved
 	return typed(e.EventType(), alias(e))
 }
+
+// EventMCPServerState is gopi's own event (pi has none like it).
+const EventMCPServerState = "mcp_server_state"
+
+// MCPServerState: an MCP server's state or tools changed (gopi only;
+// clients that do not know it ignore it): it connected, failed to, dropped,
+// is connecting again, or listed changed tools. Server is the server as
+// "get_mcp_servers" lists it now.
+type MCPServerState struct {
+	Server MCPServer `json:"server"`
+}
+
+func (MCPServerState) EventType() string { return EventMCPServerState }
+
+func (e MCPServerState) MarshalJSON() ([]byte, error) {
+	type alias MCPServerState
+	return typed(e.EventType(), alias(e))
+}

@@ -159,7 +159,11 @@ type Host struct {
 	// mcp connects the MCP servers (mcp.go); nil without any, and
 	// without extensions that may register some.
 	mcp    *mcp.Manager
-	extMCP extMCP // the servers extensions registered (mcp_registered.go)
+	extMCP extMCP     // the servers extensions registered (mcp_registered.go)
+	mcpMu  sync.Mutex // serializes mcp_server_state events; guards mcpSent
+	// mcpSent is each MCP server as the client last heard of it
+	// (announceMCP).
+	mcpSent map[string]api.MCPServer
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -334,9 +338,15 @@ func (h *Host) emit(ev api.Event) {
 }
 
 // Subscribe registers f for every event; the returned func removes it.
+// The first subscriber also hears, at once, of each MCP server whose
+// state changed since the session started (mcp_server_state).
 func (h *Host) Subscribe(f func(api.Event)) func() {
 	unsubscribe := h.subs.Subscribe(f)
-	h.subscribedOnce.Do(func() { close(h.subscribed) })
+	h.subscribedOnce.Do(func() {
+		close(h.subscribed)
+		// What the MCP servers did before anyone listened.
+		h.announceMCP()
+	})
 	return unsubscribe
 }
 

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/mcp"
 )
 
@@ -41,9 +43,13 @@ func (h *Host) startMCP() {
 		Auth:        h.mcpAuth(),
 		Log:         h.mcpLog(),
 		Report:      h.opts.Report,
-		OnChange:    h.applyExtensionTools,
 		ToolAllowed: h.opts.ToolSelection.MCPAllowed,
 	})
+	h.mcpSent = map[string]api.MCPServer{}
+	for _, s := range h.mcpServers() {
+		h.mcpSent[s.Name] = s
+	}
+	h.mcp.Subscribe(h.mcpChanged)
 	if names := codemodeServers(h.opts.MCPServers); len(names) > 0 {
 		h.opts.Report(codemodeNote(names))
 	}
@@ -73,6 +79,39 @@ func (h *Host) mcpAuth() *mcp.AuthStore {
 func codemodeNote(names []string) error {
 	return fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
 		"are reached through tool_search, as deferred tools are", strings.Join(names, ", "))
+}
+
+// mcpChanged follows a server's change of state or tools (the manager's
+// Subscribe): its tools join or leave the model's, the system prompt's
+// mcp_servers section follows, and the client hears of it.
+func (h *Host) mcpChanged(mcp.Status) {
+	h.applyExtensionTools()
+	h.announceMCP()
+}
+
+// announceMCP sends mcp_server_state for each server that is not as the
+// client last heard of it (as it started: connecting, or disabled). Until
+// the first Subscribe nobody hears events, so nothing is sent; that
+// Subscribe calls it for what happened before. One at a time, each reading
+// the servers now: the last event of a server holds its current state.
+func (h *Host) announceMCP() {
+	if h.mcp.Empty() {
+		return
+	}
+	h.mcpMu.Lock()
+	defer h.mcpMu.Unlock()
+	select {
+	case <-h.subscribed:
+	default:
+		return
+	}
+	for _, s := range h.mcpServers() {
+		if reflect.DeepEqual(s, h.mcpSent[s.Name]) {
+			continue
+		}
+		h.mcpSent[s.Name] = s
+		h.emit(api.MCPServerState{Server: s})
+	}
 }
 
 // codemodeServers names the enabled servers with codemode exposure in

@@ -15,7 +15,13 @@ import (
 // own command, for the editors (pi shows the same in its /mcp view). It
 // answers at once; a server still starting is "connecting".
 func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
-	out := api.MCPServersResult{Servers: []api.MCPServer{}}
+	return api.MCPServersResult{Servers: h.mcpServers()}, nil
+}
+
+// mcpServers are the servers as get_mcp_servers and mcp_server_state give
+// them.
+func (h *Host) mcpServers() []api.MCPServer {
+	out := []api.MCPServer{}
 	statuses := map[string]mcp.Status{}
 	for _, st := range h.mcp.Statuses() {
 		statuses[st.Name] = st
@@ -44,7 +50,7 @@ func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 		if s.Tools == nil {
 			s.Tools = []api.MCPTool{}
 		}
-		out.Servers = append(out.Servers, s)
+		out = append(out, s)
 	}
-	return out, nil
+	return out
 }

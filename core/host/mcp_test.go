@@ -33,6 +33,17 @@ func buildMCPServer(t *testing.T) string {
 	return bin
 }
 
+// fauxFast is a registry of the built-in models with no credentials, and
+// its faux-fast model.
+func fauxFast(t *testing.T) (*models.Registry, *llm.Model) {
+	t.Helper()
+	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
+	require.NoError(t, err)
+	model, ok := reg.Find("faux", "faux-fast")
+	require.True(t, ok)
+	return reg, &model
+}
+
 // A server with direct exposure declares its tools to the model: the
 // first prompt waits for it, the faux model calls a tool, and the result
 // is the conversation's. A read-only tool is not asked about under
@@ -370,4 +381,74 @@ func TestMCPLoadedToolsSurviveCompaction(t *testing.T) {
 	}
 	require.NotNil(t, last)
 	assert.Equal(t, "echo: after", last.Content.Text())
+}
+
+// Issue 29, reports to clients: mcp_server_state carries a server as
+// get_mcp_servers lists it each time it changes. What happened before
+// anyone subscribed reaches the first subscriber at once; later changes
+// (a tool list that changed) follow as they come; closing says nothing.
+func TestMCPServerStateEvents(t *testing.T) {
+	bin := buildMCPServer(t)
+	dir := t.TempDir()
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff,
+		MCPServers: []mcp.Entry{
+			{Name: "broken", Server: mcp.Server{Command: "sh", Args: []string{"-c", "echo cannot start >&2; exit 3"}}},
+			{Name: "t", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDirect}},
+			{Name: "off", Server: mcp.Server{Command: bin, Enabled: new(false)}},
+		},
+		Report: func(error) {},
+	})
+	require.NoError(t, err)
+	defer func() { _ = h.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, h.mcp.Wait(ctx, nil))
+
+	events := make(chan api.MCPServerState, 100)
+	defer h.Subscribe(func(ev api.Event) {
+		if e, ok := ev.(api.MCPServerState); ok {
+			events <- e
+		}
+	})()
+	next := func() api.MCPServer {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e.Server
+		case <-ctx.Done():
+			t.Fatal("no mcp_server_state")
+			return api.MCPServer{}
+		}
+	}
+	listed := func(name string) api.MCPServer {
+		res, err := h.GetMCPServers(ctx)
+		require.NoError(t, err)
+		for _, s := range res.Servers {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("no server %s", name)
+		return api.MCPServer{}
+	}
+	// Both settled before the subscription: each is heard of once, as
+	// get_mcp_servers lists it; the disabled one never changed.
+	broken := next()
+	assert.Equal(t, api.MCPFailed, broken.State)
+	assert.Contains(t, broken.Error, "cannot start")
+	assert.Equal(t, listed("broken"), broken)
+	srv := next()
+	assert.Equal(t, api.MCPConnected, srv.State)
+	assert.Equal(t, listed("t"), srv)
+	require.Empty(t, events)
+
+	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__t__add_tool {"name": "late"}`, nil))
+	srv = next()
+	assert.Equal(t, "t", srv.Name)
+	assert.Len(t, srv.Tools, len(listed("t").Tools))
+	assert.True(t, slices.ContainsFunc(srv.Tools, func(tl api.MCPTool) bool { return tl.Name == "mcp__t__late" }), "%v", srv.Tools)
+
+	require.NoError(t, h.Close(context.Background()))
+	assert.Empty(t, events, "closing is no change")
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gopi-dev/gopi/internal/fanout"
 )
 
 // DefaultTimeout is a request's timeout when a server sets none (pi's 60 s).
@@ -65,10 +67,6 @@ type Options struct {
 	// Report receives what went wrong with a server (a failed start, a
 	// dropped connection); nil drops it.
 	Report func(error)
-	// OnChange is called, from a goroutine of the manager, whenever the
-	// tools of a server change: it connected, its list changed, it was
-	// lost. nil ignores it.
-	OnChange func()
 	// ToolAllowed reports whether the tool selection leaves the MCP tool
 	// called name: a resource link names read_mcp_resource only when it
 	// does. nil leaves every tool.
@@ -76,11 +74,14 @@ type Options struct {
 }
 
 // Manager connects to the configured MCP servers and offers their tools
-// as agent tools. Call [Manager.Start] once, read [Manager.Tools] when
-// [Options.OnChange] says they changed, and [Manager.Close] at the end;
-// [Manager.Add] and [Manager.Remove] change the servers meanwhile.
+// as agent tools. Call [Manager.Subscribe] to hear of each server's
+// changes, [Manager.Start] once, read [Manager.Tools] and
+// [Manager.Statuses] when a change is announced, and [Manager.Close] at
+// the end; [Manager.Add] and [Manager.Remove] change the servers
+// meanwhile.
 type Manager struct {
-	opts Options
+	opts    Options
+	changes fanout.Fanout[Status] // Subscribe's subscribers
 
 	serversMu sync.Mutex // guards the three fields below
 	servers   []*server  // in Options.Servers' order, then as added
@@ -135,9 +136,6 @@ func NewManager(opts Options) *Manager {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	if opts.OnChange == nil {
-		opts.OnChange = func() {}
-	}
 	m := &Manager{opts: opts}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, e := range opts.Servers {
@@ -191,8 +189,24 @@ func (m *Manager) start(s *server) {
 		if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
 			m.opts.Report(err)
 		}
-		m.opts.OnChange()
 	})
+}
+
+// Subscribe calls f with a server's [Status] each time its state or its
+// tools change: it connected, failed to, dropped, is connecting again (a
+// call after a drop or a failure starts it), or listed changed tools
+// (notifications/tools/list_changed). Closing the manager is no change.
+//
+// The changes of one server reach f one at a time and in order, each with
+// the server's status when f is called, so the last call for a server
+// holds its current status, and no status is announced twice. f runs on
+// the goroutine that made the change (the manager's, or that of a tool
+// call that reconnects), which waits for it: f may read [Manager.Tools]
+// and [Manager.Statuses] but must not call a server's tools. Subscribe
+// before [Manager.Start] to hear every change; the returned func removes
+// f.
+func (m *Manager) Subscribe(f func(Status)) (unsubscribe func()) {
+	return m.changes.Subscribe(f)
 }
 
 // Wait returns once every server that want accepts has made its first
@@ -226,7 +240,7 @@ func (m *Manager) RetrySignedIn(ctx context.Context) {
 		return
 	}
 	var waits []chan struct{}
-	for _, s := range m.servers {
+	for _, s := range m.list() {
 		s.mu.Lock()
 		waiting := s.state == StateNeedsAuth && s.sess == nil && s.connecting == nil && !s.closed
 		before := s.signedOut
@@ -241,7 +255,6 @@ func (m *Manager) RetrySignedIn(ctx context.Context) {
 			if _, err := s.session(m.ctx); err != nil && m.ctx.Err() == nil {
 				m.opts.Report(err)
 			}
-			m.opts.OnChange()
 		})
 	}
 	for _, done := range waits {
@@ -295,8 +308,7 @@ func (m *Manager) Statuses() []Status {
 	out := make([]Status, 0, len(servers))
 	for _, s := range servers {
 		s.mu.Lock()
-		out = append(out, Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err,
-			Summary: s.summary()})
+		out = append(out, s.status())
 		s.mu.Unlock()
 	}
 	return out
@@ -332,8 +344,14 @@ type server struct {
 	// settled closes when the first attempt to connect has ended.
 	settled chan struct{}
 
+	announceMu sync.Mutex // serializes announce; guards announced
+	announced  uint64     // the last gen announced
+
 	mu    sync.Mutex // guards the fields below
 	state State
+	// gen counts the changes of state and tools that announce tells
+	// Subscribe's subscribers of.
+	gen   uint64
 	sess  *sdk.ClientSession // nil unless connected
 	tools []*Tool
 	// resources reports whether the server declared the resources
@@ -353,6 +371,34 @@ type server struct {
 	signedOut string
 	stderr    *tailBuffer
 	closed    bool
+}
+
+// status is the server's Status: s.mu is held.
+func (s *server) status() Status {
+	return Status{Name: s.name, State: s.state, Tools: len(s.tools), Resources: s.resources, Err: s.err,
+		Summary: s.summary()}
+}
+
+// announce tells Subscribe's subscribers of the changes counted in gen
+// since the last announcement, with the status as it is now; every change
+// (s.gen++ under s.mu) calls it once s.mu is released. Announcements of
+// one server are serialized and each reads the status anew, so the last
+// one holds the current status; one that finds nothing new since the last
+// says nothing. A closing manager announces nothing.
+func (s *server) announce() {
+	s.announceMu.Lock()
+	defer s.announceMu.Unlock()
+	if s.m.ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	st, gen := s.status(), s.gen
+	s.mu.Unlock()
+	if gen == s.announced {
+		return
+	}
+	s.announced = gen
+	s.m.changes.Emit(st)
 }
 
 // summary is Status.Summary: s.mu is held.
@@ -391,28 +437,42 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		return sess, nil
 	}
 	wait := s.connecting
+	again := false // a new attempt after a drop or a failure: announced
 	if wait == nil {
 		done := make(chan struct{})
+		again = s.state != StateConnecting
 		s.connecting, s.state, wait = done, StateConnecting, done
+		if again {
+			s.gen++
+		}
 		s.m.wg.Go(func() {
+			// connect announces a success; a failure is announced here,
+			// before the callers waiting for the attempt hear of it.
 			_, err := s.connect()
 			snapshot := ""
 			if errors.Is(err, ErrSignInRequired) {
 				snapshot = s.m.opts.Auth.tokensSnapshot(s.name, s.cfg.URL)
 			}
 			s.mu.Lock()
-			defer s.mu.Unlock()
 			s.connecting = nil
 			if err != nil {
 				s.state, s.err = StateFailed, err
 				if errors.Is(err, ErrSignInRequired) {
 					s.state, s.signedOut = StateNeedsAuth, snapshot
 				}
+				s.gen++
+			}
+			s.mu.Unlock()
+			if err != nil {
+				s.announce()
 			}
 			close(done)
 		})
 	}
 	s.mu.Unlock()
+	if again {
+		s.announce()
+	}
 	select {
 	case <-wait:
 		s.mu.Lock()
@@ -514,7 +574,9 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	s.sess, s.tools, s.state, s.err, s.stderr, s.auth = sess, tools, StateConnected, nil, stderr, oauth
 	s.resources = caps != nil && caps.Resources != nil
 	s.instructions = instructions
+	s.gen++
 	s.mu.Unlock()
+	s.announce()
 	s.m.wg.Go(func() { s.watch(sess) })
 	return sess, nil
 }
@@ -562,6 +624,7 @@ func (s *server) watch(sess *sdk.ClientSession) {
 				s.err = fmt.Errorf("%w\nstderr:\n%s", s.err, tail)
 			}
 		}
+		s.gen++
 	}
 	err := s.err
 	s.mu.Unlock()
@@ -569,6 +632,7 @@ func (s *server) watch(sess *sdk.ClientSession) {
 	_ = sess.Close()
 	if !closed {
 		s.m.opts.Report(err)
+		s.announce()
 	}
 }
 
@@ -592,8 +656,9 @@ func (s *server) refresh(sess *sdk.ClientSession) {
 		return
 	}
 	s.tools = tools
+	s.gen++
 	s.mu.Unlock()
-	s.m.opts.OnChange()
+	s.announce()
 }
 
 func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Tool, error) {
@@ -721,8 +786,10 @@ func (s *server) dropped(sess *sdk.ClientSession) {
 		return
 	}
 	s.sess, s.auth, s.state = nil, nil, StateDisconnected
+	s.gen++
 	s.mu.Unlock()
 	_ = sess.Close()
+	s.announce()
 }
 
 // headerTransport adds a server's configured headers to every request.

@@ -52,14 +52,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// recorder collects a manager's reports and change calls.
+// recorder collects a manager's reports and the changes it announces.
 type recorder struct {
 	mu      sync.Mutex
 	reports []error
-	changes chan struct{}
+	changes chan Status
 }
 
-func newRecorder() *recorder { return &recorder{changes: make(chan struct{}, 100)} }
+func newRecorder() *recorder { return &recorder{changes: make(chan Status, 100)} }
 
 func (r *recorder) report(err error) {
 	r.mu.Lock()
@@ -77,9 +77,9 @@ func (r *recorder) reported() string {
 	return strings.Join(s, "\n")
 }
 
-func (r *recorder) changed() {
+func (r *recorder) changed(st Status) {
 	select {
-	case r.changes <- struct{}{}:
+	case r.changes <- st:
 	default:
 	}
 }
@@ -89,7 +89,8 @@ func start(t *testing.T, servers map[string]Server) (*Manager, *recorder) {
 	t.Helper()
 	rec := newRecorder()
 	m := NewManager(Options{Servers: entries(servers), Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test",
-		Report: rec.report, OnChange: rec.changed})
+		Report: rec.report})
+	m.Subscribe(rec.changed)
 	m.Start()
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -304,7 +305,7 @@ func TestCloseStopsTheProcessGroup(t *testing.T) {
 	script := fmt.Sprintf(`sleep 300 & echo $! > %q; exec %q`, pidFile, serverBin)
 	rec := newRecorder()
 	m := NewManager(Options{Servers: []Entry{{Name: "w", Server: Server{Command: "sh", Args: []string{"-c", script}, Exposure: ExposureDirect}}},
-		Cwd: dir, Report: rec.report, OnChange: rec.changed})
+		Cwd: dir, Report: rec.report})
 	m.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -394,4 +395,75 @@ func TestConnectTimesOut(t *testing.T) {
 	require.Error(t, st[0].Err)
 	assert.Contains(t, st[0].Err.Error(), `mcp server "mute": connecting: no answer within 300ms (the server's timeout)`)
 	assert.Contains(t, rec.reported(), "no answer within 300ms")
+}
+
+// nextChange waits for the next status the manager announces.
+func nextChange(t *testing.T, rec *recorder) Status {
+	t.Helper()
+	select {
+	case st := <-rec.changes:
+		return st
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no change announced; reports:\n%s", rec.reported())
+		return Status{}
+	}
+}
+
+// Issue 29, reports to clients: Subscribe hears each server's changes,
+// in order and with its status then: connected with its tools, failed
+// (a server that cannot start, one that answers garbage), dropped, connecting
+// again and connected on the next call, its tools listed again; a
+// disabled server and closing say nothing.
+func TestSubscribeHearsEachChange(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	m, rec := start(t, map[string]Server{
+		"s":       stdio("-pidfile", pidFile),
+		"missing": {Command: filepath.Join(t.TempDir(), "no-such-server")},
+		"garbage": {Command: "sh", Args: []string{"-c", "echo this is not JSON-RPC; sleep 30"}, Timeout: 5},
+		"off":     {Command: serverBin, Enabled: new(false)},
+	})
+	// The first attempts, in whatever order the servers settled.
+	first := map[string]Status{}
+	for range 3 {
+		st := nextChange(t, rec)
+		require.NotContains(t, first, st.Name, "announced twice: %+v", st)
+		first[st.Name] = st
+	}
+	assert.Equal(t, StateConnected, first["s"].State)
+	assert.NotZero(t, first["s"].Tools)
+	assert.Nil(t, first["s"].Err)
+	assert.Equal(t, "A server for gopi's tests.", first["s"].Summary)
+	assert.Equal(t, StateFailed, first["missing"].State)
+	require.Error(t, first["missing"].Err)
+	assert.Contains(t, first["missing"].Err.Error(), "no-such-server")
+	assert.Equal(t, StateFailed, first["garbage"].State)
+	require.Error(t, first["garbage"].Err)
+	assert.Contains(t, first["garbage"].Err.Error(), `mcp server "garbage": connecting`)
+	tools := first["s"].Tools
+
+	// It crashes: dropped. The next call starts it again.
+	res := call(t, context.Background(), tool(t, m, "mcp__s__crash"), map[string]any{})
+	assert.True(t, res.IsError)
+	st := nextChange(t, rec)
+	assert.Equal(t, "s", st.Name)
+	assert.Equal(t, StateDisconnected, st.State)
+	assert.Equal(t, tools, st.Tools, "a dropped server keeps its tools")
+	res = call(t, context.Background(), tool(t, m, "mcp__s__echo"), map[string]any{"text": "back"})
+	assert.Equal(t, "echo: back", res.Content.Text())
+	assert.Equal(t, StateConnecting, nextChange(t, rec).State)
+	st = nextChange(t, rec)
+	assert.Equal(t, StateConnected, st.State)
+	assert.Nil(t, st.Err)
+
+	// Its tool list changes.
+	call(t, context.Background(), tool(t, m, "mcp__s__add_tool"), map[string]any{"name": "late"})
+	st = nextChange(t, rec)
+	assert.Equal(t, Status{Name: "s", State: StateConnected, Tools: tools + 1, Summary: "A server for gopi's tests."}, st)
+
+	require.NoError(t, m.Close())
+	select {
+	case st := <-rec.changes:
+		t.Fatalf("announced after close: %+v", st)
+	default:
+	}
 }

@@ -25,7 +25,8 @@ func oauthManager(t *testing.T, store *AuthStore, s Server) (*Manager, *recorder
 	t.Helper()
 	rec := newRecorder()
 	m := NewManager(Options{Servers: []Entry{{Name: "docs", Server: s}}, Cwd: t.TempDir(), TempDir: t.TempDir(),
-		Version: "test", Auth: store, Report: rec.report, OnChange: rec.changed})
+		Version: "test", Auth: store, Report: rec.report})
+	m.Subscribe(rec.changed)
 	m.Start()
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

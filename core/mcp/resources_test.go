@@ -257,7 +257,8 @@ func TestResourceToolsReachAndExposure(t *testing.T) {
 func TestResourceLinkFollowsTheToolSelection(t *testing.T) {
 	rec := newRecorder()
 	m := NewManager(Options{Servers: entries(map[string]Server{"res": stdio("-resources")}), Cwd: t.TempDir(), TempDir: t.TempDir(),
-		Report: rec.report, OnChange: rec.changed, ToolAllowed: func(name string) bool { return name != ReadResourceTool }})
+		Report: rec.report, ToolAllowed: func(name string) bool { return name != ReadResourceTool }})
+	m.Subscribe(rec.changed)
 	m.Start()
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
 	require.NoError(t, m.Wait(context.Background(), nil))

@@ -12,7 +12,7 @@ var ErrClosed = errors.New("mcp: the manager is closed")
 // Add gives the manager one more server, e: one an extension registered
 // (pi.registerMcpServer), which is then served like a configured one. It
 // connects with the others at Start, or at once when the manager has
-// started; [Options.OnChange] tells when its tools are known. A server of
+// started; [Manager.Subscribe]'s subscribers hear when its tools are known. A server of
 // the same name already there is an error, and so is a closed manager.
 func (m *Manager) Add(e Entry) error {
 	m.serversMu.Lock()
@@ -35,7 +35,7 @@ func (m *Manager) Add(e Entry) error {
 // one: it and its tools are gone from [Manager.Tools] and
 // [Manager.Statuses] at once, and it stops in the background (a call under
 // way ends, a stdio server is stopped as at Close, which waits for it).
-// OnChange is not called: the caller knows.
+// Subscribers hear nothing of it: the caller knows.
 func (m *Manager) Remove(name string) bool {
 	if m == nil {
 		return false

@@ -19,7 +19,8 @@ import (
 // has closed.
 func TestManagerAddAndRemove(t *testing.T) {
 	rec := newRecorder()
-	m := NewManager(Options{Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test", Report: rec.report, OnChange: rec.changed})
+	m := NewManager(Options{Cwd: t.TempDir(), TempDir: t.TempDir(), Version: "test", Report: rec.report})
+	m.Subscribe(rec.changed)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	require.NoError(t, m.Add(Entry{Name: "early", Server: stdio()}))
 	assert.Equal(t, StateConnecting, m.Statuses()[0].State, "nothing connects before Start")

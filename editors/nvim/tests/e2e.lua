@@ -774,12 +774,24 @@ local function mcp_server_binary()
   return mcp_server
 end
 
-test(":GopiMcp lists the MCP servers, the failed one first with its error; the one picked shows its tools; /mcp and :checkhealth too", function(t)
+--- The :GopiMcp float, while it is open: its lines and the window's title.
+local mcp_view = [[
+  local v = require('gopi.mcp').view
+  if not v or not vim.api.nvim_win_is_valid(v.win) then return nil end
+  return { lines = vim.api.nvim_buf_get_lines(v.buf, 0, -1, false), current = vim.api.nvim_get_current_win() == v.win }
+]]
+
+test(":GopiMcp lists the MCP servers, the failed one first with its error, and warns of it; <CR> on one shows its tools; /mcp and :checkhealth too", function(t)
   local bin = mcp_server_binary()
   local servers = { test = { command = bin, exposure = "direct" }, broken = { command = "gopi-no-such-mcp-server", exposure = "direct" } }
   vim.fn.writefile({ vim.json.encode({ mcpServers = servers }) }, t.root .. "/agent/mcp.json")
   t.cmd("Gopi")
   t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  -- gopi reports the failure: a warning on one line, never a prompt.
+  local warn = t.wait_note("the warning", "MCP server broken failed: ")
+  ok(warn:find("^" .. vim.log.levels.WARN .. " gopi: MCP server broken failed: connecting: exec") and warn:find("  %(:GopiMcp%)$"), warn)
+  local said = warn:gsub("^%d+ ", "")
+  ok(not said:find("\n") and vim.fn.strdisplaywidth(said) <= t.lua("return vim.v.echospace"), "one line that fits: " .. warn)
   t.wait(
     "both servers settled",
     [[
@@ -789,50 +801,91 @@ test(":GopiMcp lists the MCP servers, the failed one first with its error; the o
     return true
   ]]
   )
-  -- Each list is kept as the user sees it (format_item's lines).
+  -- Each list of tools is kept as the user sees it (format_item's lines).
   t.lua([[
     _G.lists = {}
     vim.ui.select = function(items, o, cb)
       local lines = {}
       for _, it in ipairs(items) do table.insert(lines, o.format_item and o.format_item(it) or tostring(it)) end
       table.insert(_G.lists, { prompt = o.prompt, lines = lines })
-      local pick = _G.answer and _G.answer(items, o.prompt) or nil
-      vim.schedule(function() cb(pick) end)
+      vim.schedule(function() cb(nil) end)
     end
-    _G.answer = function(items, p)
-      if p ~= "gopi: MCP servers" then return nil end
-      for _, s in ipairs(items) do if s.name == _G.want then return s end end
-    end
-    _G.want = "test"
   ]])
   t.cmd("GopiMcp")
-  t.wait("the tools' list", "return #_G.lists == 2")
+  t.wait("the float", "return require('gopi.mcp').view ~= nil")
+  local view = t.lua(mcp_view)
+  ok(view.current, "the float has the cursor")
+  eq(2, #view.lines, vim.inspect(view))
+  ok(view.lines[1]:match("^broken%s+failed · direct — .*gopi%-no%-such%-mcp%-server"), view.lines[1])
+  ok(view.lines[2]:match("^test%s+connected · direct · %d+ tools$"), view.lines[2])
+  -- <CR> on test: its tools.
+  t.input("j<CR>")
+  t.wait("the tools' list", "return #_G.lists == 1")
+  eq(vim.NIL, t.lua(mcp_view), "the float closed")
   local lists = t.lua("return _G.lists")
-  eq("gopi: MCP servers", lists[1].prompt)
-  eq(2, #lists[1].lines, vim.inspect(lists[1]))
-  ok(lists[1].lines[1]:match("^broken%s+failed · direct — .*gopi%-no%-such%-mcp%-server"), lists[1].lines[1])
-  local n = #lists[2].lines
-  ok(lists[1].lines[2]:match("^test%s+connected · direct · " .. n .. " tools$"), lists[1].lines[2])
-  eq("gopi: tools of MCP server test (connected, direct)", lists[2].prompt)
+  local n = tonumber(view.lines[2]:match("(%d+) tools$"))
+  eq(n, #lists[1].lines)
+  eq("gopi: tools of MCP server test (connected, direct)", lists[1].prompt)
   local echo, slow
-  for _, l in ipairs(lists[2].lines) do
+  for _, l in ipairs(lists[1].lines) do
     echo = echo or l:match("^echo%s+direct · read%-only  %(mcp__test__echo%)$")
     slow = slow or l:match("^slow%s+direct  %(mcp__test__slow%)$")
   end
-  ok(echo and slow, vim.inspect(lists[2].lines))
-  -- The failed one, from the prompt's /mcp: its error, and no second list.
-  t.lua("_G.lists = {} _G.want = 'broken'")
+  ok(echo and slow, vim.inspect(lists[1].lines))
+  -- The failed one, from the prompt's /mcp: its error, and no list of tools.
   prompt(t, "/mcp")
-  local note = t.wait_note("the server's error", "MCP server broken failed to connect")
+  t.wait("the float again", "return require('gopi.mcp').view ~= nil")
+  t.input("<CR>")
+  local note = t.wait_note("the server's error", "MCP server broken failed to connect:\n")
   ok(note:find("^" .. vim.log.levels.ERROR .. " ") and note:find("gopi-no-such-mcp-server", 1, true), note)
-  eq(1, t.lua("return #_G.lists"), "one list")
+  eq(1, t.lua("return #_G.lists"), "no list of tools")
   ok(not t.chat_has("/mcp"), "not sent to the model")
+  -- q closes it.
+  t.cmd("GopiMcp")
+  t.wait("the float once more", "return require('gopi.mcp').view ~= nil")
+  t.input("q")
+  t.wait("the float closed", "return require('gopi.mcp').view == nil")
   -- :checkhealth gopi, with the chat running, shows both.
   t.cmd("checkhealth gopi")
   local text = table.concat(t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "\n")
   ok(text:find("gopi: MCP servers", 1, true), text)
   ok(text:match("OK test: connected · direct · %d+ tools"), text)
   ok(text:match("ERROR broken: failed · direct: [^\n]*gopi%-no%-such%-mcp%-server"), text)
+end)
+
+test(":GopiMcp follows gopi's mcp_server_state while open, without asking again; a failure warns once", function(t)
+  local bin = mcp_server_binary()
+  -- "late" connects once the test says so; "broken" fails.
+  local gate = t.root .. "/go"
+  local late = { command = "sh", args = { "-c", string.format("while [ ! -e '%s' ]; do sleep 0.05; done; exec '%s'", gate, bin) }, exposure = "deferred" }
+  vim.fn.writefile({ vim.json.encode({ mcpServers = { late = late, broken = { command = "gopi-no-such-mcp-server" } } }) }, t.root .. "/agent/mcp.json")
+  t.cmd("Gopi")
+  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait_note("the warning", "MCP server broken failed: ")
+  -- What the plugin asks gopi from here on.
+  t.lua([[
+    local c = require('gopi.chat').session.client
+    _G.asked_gopi = {}
+    local request = c.request
+    c.request = function(self, command, ...)
+      table.insert(_G.asked_gopi, command)
+      return request(self, command, ...)
+    end
+  ]])
+  t.cmd("GopiMcp")
+  t.wait("the float", "return require('gopi.mcp').view ~= nil")
+  local view = t.lua(mcp_view)
+  ok(view.lines[2]:match("^late%s+connecting · deferred$"), vim.inspect(view.lines))
+  vim.fn.writefile({}, gate)
+  t.wait(
+    "late connected in the float",
+    "local v = require('gopi.mcp').view; return v ~= nil and vim.api.nvim_buf_get_lines(v.buf, 1, 2, false)[1]:match('^late%s+connected · deferred · %d+ tools$') ~= nil"
+  )
+  ok(t.lua(mcp_view).current, "the float kept the cursor")
+  eq({ "get_mcp_servers" }, t.lua("return _G.asked_gopi"), "asked once, then told")
+  -- One warning for the failure.
+  local n = t.lua("local n = 0 for _, m in ipairs(_G.notes) do if m:find('MCP server broken failed: ', 1, true) then n = n + 1 end end return n")
+  eq(1, n)
 end)
 
 test("gopi killed: the chat says so, and :GopiRestart goes on with the same conversation", function(t)

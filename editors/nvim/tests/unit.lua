@@ -634,6 +634,39 @@ test(":GopiMcp's lines: servers that need sign-in, then failed ones, first with 
   eq("x                    hidden  (mcp__s__x)", mcp.format_tool({ name = "mcp__s__x", remoteName = "x", exposure = "hidden", readOnly = false }))
 end)
 
+test(":GopiMcp's float follows mcp_server_state, the cursor on its server; a failure is warned of once until the server connects", function()
+  local mcp = require("gopi.mcp")
+  mcp.reset()
+  local a = { name = "a", state = "connected", exposure = "direct", tools = {} }
+  local b = { name = "b", state = "connecting", exposure = "deferred", tools = {} }
+  local win = mcp.show({ a, b })
+  eq(mcp.view.win, win)
+  eq({ "a                connected · direct · 0 tools", "b                connecting · deferred" }, vim.api.nvim_buf_get_lines(mcp.view.buf, 0, -1, false))
+  vim.api.nvim_win_set_cursor(win, { 2, 0 })
+  -- b fails: it comes first, the cursor goes with it; one warning, on its error's first line.
+  local failed = { name = "b", state = "failed", exposure = "deferred", error = "connecting: refused\nstderr:\nboom", tools = {} }
+  eq("MCP server b failed: connecting: refused", mcp.changed(failed))
+  eq(
+    { "b                failed · deferred — connecting: refused · stderr: · boom", "a                connected · direct · 0 tools" },
+    vim.api.nvim_buf_get_lines(mcp.view.buf, 0, -1, false)
+  )
+  eq({ 1, 0 }, vim.api.nvim_win_get_cursor(win))
+  local marks = vim.api.nvim_buf_get_extmarks(mcp.view.buf, vim.api.nvim_create_namespace("gopi.mcp"), 0, -1, { details = true })
+  eq(1, #marks)
+  eq("DiagnosticError", marks[1][4].hl_group)
+  eq(nil, mcp.changed(failed), "once")
+  eq(nil, mcp.changed(vim.tbl_extend("force", failed, { state = "connecting" })))
+  eq(nil, mcp.changed(failed), "still once: it has not connected since")
+  eq(nil, mcp.changed({ name = "b", state = "connected", exposure = "deferred", tools = {} }))
+  eq("MCP server b failed: connecting: refused", mcp.changed(failed), "again after it connected")
+  mcp.reset()
+  eq("MCP server b failed: connecting: refused", mcp.changed(failed), "again after gopi restarted")
+  mcp.close()
+  eq(nil, mcp.view)
+  eq(false, vim.api.nvim_win_is_valid(win))
+  eq(nil, mcp.changed(a), "no float, no warning: nothing happens")
+end)
+
 test("a turn's assistant messages share one heading, their parts a blank line apart; a finished tool card is folded once", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

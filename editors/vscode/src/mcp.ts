@@ -1,6 +1,8 @@
 // gopi: MCP Servers — the session's MCP servers (gopi's get_mcp_servers)
-// in a quick pick, the ones that need sign-in and the failed ones first;
-// one picked shows its tools, or why it has none.
+// in a quick pick, the ones that need sign-in and the failed ones first,
+// kept up to date by gopi's
+// mcp_server_state events; one picked shows its tools, or why it has
+// none. A server that fails to connect is a warning.
 import * as vscode from "vscode";
 import type { MCPServer, MCPState } from "./gen/protocol";
 import type { Session } from "./session";
@@ -21,9 +23,6 @@ const stateLabel = (state: MCPState) => (state === "needs-auth" ? "needs sign-in
 /** Servers that need the user first: sign-in, then failures. */
 const attention = (state: MCPState) => (state === "needs-auth" ? 0 : state === "failed" ? 1 : 2);
 
-/** How often the list asks again while a server is still connecting. */
-const refreshMs = 500;
-
 export interface ServerItem extends vscode.QuickPickItem {
 	server: MCPServer;
 }
@@ -32,6 +31,46 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 /** One line of an error that may carry a server's stderr. */
 const oneLine = (s: string) => s.trim().replace(/\s*\n\s*/g, " · ");
+
+/**
+ * A session's MCP servers as gopi reports their changes (mcp_server_state):
+ * the open list follows them, and a server that fails to connect is a
+ * warning, once until it connects again (a restart of gopi starts over).
+ */
+export class McpWatch implements vscode.Disposable {
+	private readonly emitter = new vscode.EventEmitter<MCPServer>();
+	/** A server changed: its state, error or tools. */
+	readonly onDidChange = this.emitter.event;
+	private readonly warned = new Set<string>();
+
+	/** show opens the session's server list (the warning's button). */
+	constructor(private readonly show: () => Promise<void>) {}
+
+	changed(x: MCPServer): void {
+		this.emitter.fire(x);
+		if (x.state !== "failed") {
+			if (x.state === "connected") this.warned.delete(x.name);
+			return;
+		}
+		if (this.warned.has(x.name)) return;
+		this.warned.add(x.name);
+		const why = (x.error ?? "").trim().split("\n")[0];
+		void vscode.window
+			.showWarningMessage(`gopi: MCP server "${x.name}" failed${why ? `: ${why}` : ""}`, "Show MCP Servers")
+			.then((pick) => {
+				if (pick) void this.show();
+			});
+	}
+
+	/** gopi starts anew: its servers too. */
+	reset(): void {
+		this.warned.clear();
+	}
+
+	dispose(): void {
+		this.emitter.dispose();
+	}
+}
 
 /** The quick pick's items: servers that need sign-in, then failed ones, then mcp.json's order. */
 export function serverItems(servers: MCPServer[]): ServerItem[] {
@@ -62,36 +101,33 @@ export async function showMcpServers(s: Session): Promise<void> {
 	if (pick) await showServer(pick);
 }
 
-/** The server list, asked again while one is connecting, the active item kept. */
+/**
+ * The server list, following gopi's mcp_server_state events (subscribed at
+ * once, as first's answer arrives: every later change is heard), the
+ * active item kept.
+ */
 function pickServer(s: Session, first: MCPServer[]): Promise<MCPServer | undefined> {
 	const qp = vscode.window.createQuickPick<ServerItem>();
 	qp.title = "gopi: MCP servers";
 	qp.placeholder = "Pick a server to see its tools";
 	qp.matchOnDescription = true;
 	qp.matchOnDetail = true;
-	let timer: ReturnType<typeof setTimeout> | undefined;
-	let open = true;
-	const fill = (servers: MCPServer[]) => {
+	let servers = first;
+	const fill = () => {
 		const active = qp.activeItems[0]?.server.name;
 		qp.items = serverItems(servers);
 		const keep = qp.items.find((i) => i.server.name === active);
 		if (keep) qp.activeItems = [keep];
 		qp.busy = servers.some((x) => x.state === "connecting");
-		if (qp.busy && open) timer = setTimeout(refresh, refreshMs);
 	};
-	const refresh = async () => {
-		try {
-			const res = await s.client.request("get_mcp_servers");
-			if (open) fill(res?.servers ?? []);
-		} catch {
-			qp.busy = false;
-		}
-	};
-	fill(first);
+	const sub = s.mcp.onDidChange((x) => {
+		servers = servers.map((y) => (y.name === x.name ? x : y));
+		fill();
+	});
+	fill();
 	return new Promise((resolve) => {
 		const done = (x: MCPServer | undefined) => {
-			open = false;
-			clearTimeout(timer);
+			sub.dispose();
 			resolve(x);
 			qp.dispose();
 		};

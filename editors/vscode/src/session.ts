@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import { type ApprovalSurface, type Approvals, answerLabels } from "./approval";
 import { type AskResult, type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
 import type { PromptParams, ToolExecutionEnd, ToolExecutionStart } from "./gen/protocol";
+import { McpWatch, showMcpServers } from "./mcp";
 import { expandMentions, specialMentions } from "./mentions";
 import type { ApprovalOutcome, CommandItem, FromWebview, ToWebview } from "./protocol";
 import type { Proposal, Review } from "./review";
@@ -78,6 +79,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	private disposed = false;
 	/** The events this session has seen, newest last (tests read them). */
 	readonly events: PiEvent[] = [];
+	/** The MCP servers' changes gopi reports: the open list follows them, a failure warns. */
+	readonly mcp = new McpWatch(() => showMcpServers(this));
 
 	constructor(
 		readonly label: string,
@@ -98,6 +101,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 
 	/** Starts gopi and shows what the session already holds. */
 	async open(): Promise<void> {
+		this.mcp.reset();
 		try {
 			await this.client.start({ cwd: this.cwd, label: this.label, ...this.start });
 		} catch (err) {
@@ -376,6 +380,9 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			case "compaction_end":
 				void this.refreshStatus();
 				break;
+			case "mcp_server_state":
+				this.mcp.changed(ev.server);
+				break;
 		}
 		this.post({ type: "event", event: ev });
 	}
@@ -613,6 +620,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		for (const i of this.statusItems.values()) i.dispose();
 		this.statusItems.clear();
 		this.onStatusEmitter.dispose();
+		this.mcp.dispose();
 		void this.client.stop();
 	}
 }

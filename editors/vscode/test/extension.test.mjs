@@ -543,6 +543,65 @@ test("MCP Servers lists the servers, the failed one first with its error; one pi
 	assert.equal(picks().length, 1);
 });
 
+test("MCP Servers follows gopi's mcp_server_state without asking again; a failed server is a warning whose button opens the list", async (t) => {
+	const bin = await mcpServerBinary();
+	// "late" connects once the test says so: the list is open meanwhile.
+	const gate = path.join(await mkdtemp(path.join(tmpdir(), "gopi-mcp-gate-")), "go");
+	t.after(() => rm(path.dirname(gate), { recursive: true, force: true }));
+	const late = { command: "sh", args: ["-c", `while [ ! -e '${gate}' ]; do sleep 0.05; done; exec '${bin}'`], exposure: "deferred" };
+	const mcp = { mcpServers: { late, broken: { command: "gopi-no-such-mcp-server", exposure: "direct" } } };
+	const { session } = await start(t, { agentFiles: { "mcp.json": JSON.stringify(mcp) } });
+	// The failure is a warning, not a modal dialog, with a way to the list.
+	const warning = await waitFor("the warning", (c) => c.kind === "showWarningMessage" && /MCP server "broken"/.test(c.message), { event: "call", past: calls });
+	assert.match(warning.message, /^gopi: MCP server "broken" failed: connecting: .*gopi-no-such-mcp-server/);
+	assert.doesNotMatch(warning.message, /\n/, "one line");
+	assert.deepEqual(warning.items, ["Show MCP Servers"]);
+	assert.ok(!warning.options?.modal);
+	const failed = session.events.find((e) => e.type === "mcp_server_state" && e.server.name === "broken");
+	assert.equal(failed?.server.state, "failed", "gopi's event brought it");
+
+	// The list is asked for once; it changes as gopi reports.
+	const asked = [];
+	const request = session.client.request.bind(session.client);
+	session.client.request = (command, params) => {
+		asked.push(command);
+		return request(command, params);
+	};
+	t.after(() => delete session.client.request);
+	let seen;
+	answers.showQuickPick = async (items, o) => {
+		if (o.title !== "gopi: MCP servers") return undefined;
+		const qp = calls.findLast((c) => c.kind === "showQuickPick").quickPick;
+		seen = { items: items.map((i) => i.description), busy: qp.busy };
+		await writeFile(gate, "");
+		const deadline = Date.now() + 20_000;
+		while (!qp.items.some((i) => i.server.name === "late" && i.server.state === "connected")) {
+			assert.ok(Date.now() < deadline, `the list did not follow: ${JSON.stringify(qp.items.map((i) => i.description))}`);
+			await new Promise((r) => setTimeout(r, 20));
+		}
+		seen.after = { items: qp.items.map((i) => [i.label, i.description]), busy: qp.busy };
+		return undefined;
+	};
+	await vscode.commands.executeCommand("gopi.mcpServers");
+	assert.deepEqual(seen.items, ["failed · direct", "connecting · deferred"]);
+	assert.equal(seen.busy, true, "busy while one connects");
+	assert.equal(seen.after.busy, false);
+	assert.deepEqual(seen.after.items[0], ["$(error) broken", "failed · direct"]);
+	assert.match(seen.after.items[1][0], /late/);
+	assert.match(seen.after.items[1][1], /^connected · deferred · \d+ tools$/);
+	assert.deepEqual(asked, ["get_mcp_servers"], "asked once, then told");
+
+	// gopi restarted: its servers start over, and a failure warns again;
+	// the warning's button opens this session's list.
+	calls.length = 0;
+	answers.showWarningMessage = (msg, items) => items[0];
+	answers.showQuickPick = () => undefined;
+	await session.restart();
+	await waitFor("the warning again", (c) => c.kind === "showWarningMessage" && /MCP server "broken"/.test(c.message), { event: "call", past: calls });
+	const list = await waitFor("the list it opens", (c) => c.kind === "showQuickPick", { event: "call", past: calls });
+	assert.equal(list.options.title, "gopi: MCP servers");
+});
+
 test("MCP Servers without servers says where they come from", async (t) => {
 	await start(t);
 	await vscode.commands.executeCommand("gopi.mcpServers");

@@ -324,11 +324,13 @@ const window = {
 			activeItems: [],
 			selectedItems: [],
 			title: "",
+			busy: false,
 			matchOnDescription: false,
 			onDidAccept: accept.event,
 			onDidHide: hide.event,
 			async show() {
-				record("showQuickPick", { items: qp.items, options: { title: qp.title }, active: qp.activeItems });
+				// quickPick: the live object, whose items the extension may replace while it is open.
+				record("showQuickPick", { items: qp.items, options: { title: qp.title }, active: qp.activeItems, quickPick: qp });
 				const pick = answers.showQuickPick ? await answers.showQuickPick(qp.items, { title: qp.title }) : undefined;
 				if (pick) {
 					qp.selectedItems = [pick];

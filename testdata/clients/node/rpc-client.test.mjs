@@ -66,7 +66,7 @@ const MODEL_FIELDS = ["id", "name", "api", "provider", "baseUrl", "reasoning", "
  * Starts gopi in RPC mode behind pi's RpcClient, in a fresh temp working
  * directory and agent directory; the test's cleanup stops it and removes both.
  */
-async function start(t, { args = [], settings, models } = {}) {
+async function start(t, { args = [], settings, models, mcp } = {}) {
 	const root = await mkdtemp(path.join(tmpdir(), "gopi-node-client-"));
 	const cwd = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
@@ -74,6 +74,7 @@ async function start(t, { args = [], settings, models } = {}) {
 	await mkdir(agentDir);
 	if (settings) await writeFile(path.join(agentDir, "settings.json"), JSON.stringify(settings));
 	if (models) await writeFile(path.join(agentDir, "models.json"), JSON.stringify(models));
+	if (mcp) await writeFile(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: mcp }));
 	const client = new RpcClient({
 		cliPath: shim,
 		cwd,
@@ -460,6 +461,33 @@ test("thinking: setThinkingLevel, cycleThinkingLevel; none on faux-fast", async 
 	await client.setModel("faux", "faux-fast");
 	assert.equal(await client.cycleThinkingLevel(), null);
 	assert.equal((await client.getState()).thinkingLevel, "off");
+});
+
+// gopi's own mcp_server_state events (issue 29) reach pi's client as events
+// it does not know: it hands them on and goes on. Two MCP servers fail, one
+// at once (heard at the first command) and one a second later, during a
+// prompt; neither stops gopi.
+test("gopi's mcp_server_state events pass through pi's RpcClient, which goes on", async (t) => {
+	const { client } = await start(t, {
+		mcp: {
+			broken: { command: "sh", args: ["-c", "echo cannot start >&2; exit 3"] },
+			garbage: { command: "sh", args: ["-c", "sleep 1; echo not JSON-RPC; sleep 30"] },
+		},
+	});
+	const states = [];
+	client.onEvent((e) => e.type === "mcp_server_state" && states.push(e.server));
+	const garbage = nextEvent(client, (e) => e.type === "mcp_server_state" && e.server.name === "garbage", "garbage's failure");
+	assert.equal((await client.getState()).model.provider, "faux");
+	await client.promptAndWait("reply: still here", undefined, EVENT_TIMEOUT_MS);
+	assert.equal(await client.getLastAssistantText(), "still here");
+	const g = (await garbage).server;
+	assert.equal(g.state, "failed");
+	assert.match(g.error, /connecting/);
+	const broken = states.find((s) => s.name === "broken");
+	assert.equal(broken?.state, "failed", JSON.stringify(states));
+	assert.match(broken.error, /cannot start/);
+	await client.promptAndWait("reply: and after", undefined, EVENT_TIMEOUT_MS);
+	assert.equal(await client.getLastAssistantText(), "and after");
 });
 
 test("getMessages, getLastAssistantText and getForkMessages follow the conversation", async (t) => {

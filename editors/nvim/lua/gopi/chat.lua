@@ -39,6 +39,20 @@ local function note(msg, level)
 end
 M.note = note
 
+--- note, on one line that fits, with how (what to do about it) after it:
+--- a longer message would stop the editor at a hit-enter prompt, which
+--- takes the next key typed. The room is v:echospace (the message line
+--- beside the ruler and showcmd) less note's "gopi: ".
+local function note_line(msg, how, level)
+  how = string.format("  (%s)", how)
+  local room = math.max(vim.v.echospace - 6 - vim.fn.strdisplaywidth(how), 10)
+  msg = review.oneline(msg)
+  if vim.fn.strdisplaywidth(msg) > room then
+    msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
+  end
+  note(msg .. how, level)
+end
+
 --- The chat and prompt buffers, made once.
 local function buffers()
   if S.buf and vim.api.nvim_buf_is_valid(S.buf) then
@@ -116,15 +130,7 @@ end
 --- in the chat, the status), never opened for the user.
 review.on_change = function(what, q)
   if what == "asked" then
-    -- One line that fits: a longer message would stop the editor at a
-    -- hit-enter prompt, which takes the next key typed.
-    local how = string.format("  (%s opens it)", review_how())
-    local room = math.max(vim.o.columns - 12 - vim.fn.strdisplaywidth(how), 10)
-    local msg = review.oneline(q.message)
-    if vim.fn.strdisplaywidth(msg) > room then
-      msg = vim.fn.strcharpart(msg, 0, room - 1) .. "…"
-    end
-    note(msg .. how, vim.log.levels.WARN)
+    note_line(q.message, review_how() .. " opens it", vim.log.levels.WARN)
     -- In the chat after what led to it: the events before the question
     -- may still be on their way (gopi merges deltas over coalesce_ms).
     vim.defer_fn(function()
@@ -426,6 +432,11 @@ local function on_events(evs)
       show_queue()
     elseif ev.type == "agent_settled" or ev.type == "thinking_level_changed" or ev.type == "compaction_end" then
       M.refresh_status()
+    elseif ev.type == "mcp_server_state" then
+      local warn = require("gopi.mcp").changed(ev.server)
+      if warn then
+        note_line(warn, ":GopiMcp", vim.log.levels.WARN)
+      end
     end
   end
   if was ~= S.state.streaming then
@@ -491,6 +502,8 @@ function M.start(opts)
   -- What extensions showed belongs to the gopi that is going: the new one's
   -- extensions set theirs again when its session starts.
   S.ext_status, S.widgets, S.title = {}, {}, nil
+  -- The new gopi starts its MCP servers again: a failure warns again.
+  require("gopi.mcp").reset()
   show_queue()
   M.redraw_bars()
   S.cwd = cwd()

@@ -147,19 +147,42 @@ function M.start(o)
 end
 
 --- Events come in on the read loop; they are rendered on the main loop,
---- all that gathered at once.
----@param ev gopi.Event
-function Client:enqueue(ev)
-  table.insert(self.queue, ev)
+--- all that gathered at once. A request's answer (a function, from
+--- Client:request) queues with them, so the main loop sees events and
+--- answers in the order gopi wrote them: an event that came after an
+--- answer is handled after it.
+---@param item gopi.Event|fun()
+function Client:enqueue(item)
+  table.insert(self.queue, item)
   if self.flushing then
     return
   end
   self.flushing = true
   vim.schedule(function()
     self.flushing = false
-    local evs = self.queue
+    local items = self.queue
     self.queue = {}
-    self.on_events(evs)
+    local evs = {}
+    for _, it in ipairs(items) do
+      if type(it) == "function" then
+        if #evs > 0 then
+          self.on_events(evs)
+          evs = {}
+        end
+        local ok, err = xpcall(it, debug.traceback)
+        if not ok then
+          -- What follows still goes; the error is the answer's handler's.
+          vim.schedule(function()
+            error(err, 0)
+          end)
+        end
+      else
+        table.insert(evs, it)
+      end
+    end
+    if #evs > 0 then
+      self.on_events(evs)
+    end
   end)
 end
 
@@ -201,7 +224,7 @@ function Client:request(command, params, cb, now)
   end
   self.rpc.request("pi/" .. command, params, function(err, result)
     if cb then
-      vim.schedule(function()
+      self:enqueue(function()
         cb(err, result)
       end)
     end

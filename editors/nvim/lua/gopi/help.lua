@@ -115,6 +115,27 @@ function M.lines(where)
   return out
 end
 
+--- Where a float showing lines goes (nvim_open_win's config): in the
+--- middle of the editor, as wide as its widest line (at least min_width)
+--- and as tall as its lines, within the screen. :GopiMcp's float too.
+---@param lines string[]
+---@param min_width? integer
+function M.centered(lines, min_width)
+  local w = 0
+  for _, l in ipairs(lines) do
+    w = math.max(w, vim.api.nvim_strwidth(l))
+  end
+  w = math.min(math.max(w + 1, min_width or 0), math.max(vim.o.columns - 4, 10))
+  local h = math.min(#lines, math.max(vim.o.lines - 4, 3))
+  return {
+    relative = "editor",
+    row = math.max(math.floor((vim.o.lines - h) / 2) - 1, 0),
+    col = math.max(math.floor((vim.o.columns - w) / 2), 0),
+    width = w,
+    height = h,
+  }
+end
+
 --- Shows the help of where ("chat", "review" or "inline") in a float by the cursor.
 function M.show(where)
   local lines = M.lines(where or "chat")
@@ -123,22 +144,7 @@ function M.show(where)
   vim.bo[b].modifiable = false
   vim.bo[b].bufhidden = "wipe"
   vim.b[b].gopi_help = where or "chat"
-  local w = 0
-  for _, l in ipairs(lines) do
-    w = math.max(w, vim.api.nvim_strwidth(l))
-  end
-  w = math.min(w + 1, math.max(vim.o.columns - 4, 10))
-  local h = math.min(#lines, math.max(vim.o.lines - 4, 3))
-  local win = vim.api.nvim_open_win(b, true, {
-    relative = "editor",
-    row = math.max(math.floor((vim.o.lines - h) / 2) - 1, 0),
-    col = math.max(math.floor((vim.o.columns - w) / 2), 0),
-    width = w,
-    height = h,
-    border = "rounded",
-    title = " gopi keys ",
-    style = "minimal",
-  })
+  local win = vim.api.nvim_open_win(b, true, vim.tbl_extend("force", M.centered(lines), { border = "rounded", title = " gopi keys ", style = "minimal" }))
   local close = function()
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)

@@ -452,6 +452,46 @@
 ---@field type "session_saved"
 ---@field sessionFile string
 
+--- MCPServerState: an MCP server's state or tools changed (gopi only;
+--- clients that do not know it ignore it): it connected, failed to, dropped,
+--- is connecting again, or listed changed tools. Server is the server as
+--- "get_mcp_servers" lists it now.
+---@class gopi.MCPServerState
+---@field type "mcp_server_state"
+---@field server gopi.MCPServer
+
+--- MCPServer is one server of "get_mcp_servers".
+---@class gopi.MCPServer
+---@field name string
+---@field scope string Scope is "global" (the agent directory's mcp.json), "project" (.pi/mcp.json) or "extension" (an extension registered it); Source is that file or the extension's, Override the project file whose bare entry changed a global server.
+---@field source string
+---@field override? string
+---@field enabled boolean
+---@field exposure string Exposure is the server's: codemode, deferred, direct or hidden.
+---@field type string Type is "stdio" or "http"; Transport the command line or the URL.
+---@field transport string
+---@field state gopi.MCPState
+---@field error? string Error says why the server failed or dropped, with the end of a stdio server's stderr, or how to sign in to one that needs it.
+---@field resources? boolean Resources reports whether the connected server offers resources.
+---@field tools gopi.MCPTool[] Tools are the server's tools as last listed (none before it first connects).
+
+--- MCPState is where an MCP server's connection stands.
+---@alias gopi.MCPState
+---| "connecting"
+---| "connected"
+---| "failed"
+---| "disconnected"
+---| "disabled"
+---| "closed"
+---| "needs-auth"
+
+--- MCPTool is one tool of an MCP server.
+---@class gopi.MCPTool
+---@field name string Name is the model's name for it (mcp__<server>__<tool>); RemoteName the server's.
+---@field remoteName string
+---@field exposure string Exposure is the tool's own: the server's or its toolExposure entry.
+---@field readOnly boolean ReadOnly is the server's readOnlyHint: the approval gate does not ask about the tool under "writes".
+
 --- UIRequest is an "extension_ui_request". Only the fields of its method
 --- are set.
 ---@class gopi.UIRequest
@@ -516,6 +556,7 @@
 ---| gopi.ExtensionError
 ---| gopi.SessionWriteError
 ---| gopi.SessionSaved
+---| gopi.MCPServerState
 ---| gopi.UIRequest
 
 --- BashParams is "bash".
@@ -668,38 +709,6 @@
 --- registered, and their state.
 ---@class gopi.MCPServersResult
 ---@field servers gopi.MCPServer[]
-
---- MCPServer is one server of "get_mcp_servers".
----@class gopi.MCPServer
----@field name string
----@field scope string Scope is "global" (the agent directory's mcp.json), "project" (.pi/mcp.json) or "extension" (an extension registered it); Source is that file or the extension's, Override the project file whose bare entry changed a global server.
----@field source string
----@field override? string
----@field enabled boolean
----@field exposure string Exposure is the server's: codemode, deferred, direct or hidden.
----@field type string Type is "stdio" or "http"; Transport the command line or the URL.
----@field transport string
----@field state gopi.MCPState
----@field error? string Error says why the server failed or dropped, with the end of a stdio server's stderr, or how to sign in to one that needs it.
----@field resources? boolean Resources reports whether the connected server offers resources.
----@field tools gopi.MCPTool[] Tools are the server's tools as last listed (none before it first connects).
-
---- MCPState is where an MCP server's connection stands.
----@alias gopi.MCPState
----| "connecting"
----| "connected"
----| "failed"
----| "disconnected"
----| "disabled"
----| "closed"
----| "needs-auth"
-
---- MCPTool is one tool of an MCP server.
----@class gopi.MCPTool
----@field name string Name is the model's name for it (mcp__<server>__<tool>); RemoteName the server's.
----@field remoteName string
----@field exposure string Exposure is the tool's own: the server's or its toolExposure entry.
----@field readOnly boolean ReadOnly is the server's readOnlyHint: the approval gate does not ask about the tool under "writes".
 
 --- MessagesResult is "get_messages"'s data.
 ---@class gopi.MessagesResult

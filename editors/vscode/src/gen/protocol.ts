@@ -601,6 +601,77 @@ export interface SessionSaved {
 }
 
 /**
+ * MCPServerState: an MCP server's state or tools changed (gopi only;
+ * clients that do not know it ignore it): it connected, failed to, dropped,
+ * is connecting again, or listed changed tools. Server is the server as
+ * "get_mcp_servers" lists it now.
+ */
+export interface MCPServerState {
+	type: "mcp_server_state";
+	server: MCPServer;
+}
+
+/** MCPServer is one server of "get_mcp_servers". */
+export interface MCPServer {
+	name: string;
+	/**
+	 * Scope is "global" (the agent directory's mcp.json), "project"
+	 * (.pi/mcp.json) or "extension" (an extension registered it); Source
+	 * is that file or the extension's, Override the project file whose
+	 * bare entry changed a global server.
+	 */
+	scope: string;
+	source: string;
+	override?: string;
+	enabled: boolean;
+	/** Exposure is the server's: codemode, deferred, direct or hidden. */
+	exposure: string;
+	/** Type is "stdio" or "http"; Transport the command line or the URL. */
+	type: string;
+	transport: string;
+	state: MCPState;
+	/**
+	 * Error says why the server failed or dropped, with the end of a stdio
+	 * server's stderr, or how to sign in to one that needs it.
+	 */
+	error?: string;
+	/** Resources reports whether the connected server offers resources. */
+	resources?: boolean;
+	/**
+	 * Tools are the server's tools as last listed (none before it first
+	 * connects).
+	 */
+	tools: MCPTool[];
+}
+
+/** MCPState is where an MCP server's connection stands. */
+export type MCPState =
+	| "connecting"
+	| "connected"
+	| "failed"
+	| "disconnected"
+	| "disabled"
+	| "closed"
+	| "needs-auth";
+
+/** MCPTool is one tool of an MCP server. */
+export interface MCPTool {
+	/**
+	 * Name is the model's name for it (mcp__<server>__<tool>); RemoteName
+	 * the server's.
+	 */
+	name: string;
+	remoteName: string;
+	/** Exposure is the tool's own: the server's or its toolExposure entry. */
+	exposure: string;
+	/**
+	 * ReadOnly is the server's readOnlyHint: the approval gate does not
+	 * ask about the tool under "writes".
+	 */
+	readOnly: boolean;
+}
+
+/**
  * UIRequest is an "extension_ui_request". Only the fields of its method
  * are set.
  */
@@ -672,6 +743,7 @@ export type Event =
 	| ExtensionError
 	| SessionWriteError
 	| SessionSaved
+	| MCPServerState
 	| UIRequest;
 
 /** BashParams is "bash". */
@@ -875,66 +947,6 @@ export interface TextResult {
  */
 export interface MCPServersResult {
 	servers: MCPServer[];
-}
-
-/** MCPServer is one server of "get_mcp_servers". */
-export interface MCPServer {
-	name: string;
-	/**
-	 * Scope is "global" (the agent directory's mcp.json), "project"
-	 * (.pi/mcp.json) or "extension" (an extension registered it); Source
-	 * is that file or the extension's, Override the project file whose
-	 * bare entry changed a global server.
-	 */
-	scope: string;
-	source: string;
-	override?: string;
-	enabled: boolean;
-	/** Exposure is the server's: codemode, deferred, direct or hidden. */
-	exposure: string;
-	/** Type is "stdio" or "http"; Transport the command line or the URL. */
-	type: string;
-	transport: string;
-	state: MCPState;
-	/**
-	 * Error says why the server failed or dropped, with the end of a stdio
-	 * server's stderr, or how to sign in to one that needs it.
-	 */
-	error?: string;
-	/** Resources reports whether the connected server offers resources. */
-	resources?: boolean;
-	/**
-	 * Tools are the server's tools as last listed (none before it first
-	 * connects).
-	 */
-	tools: MCPTool[];
-}
-
-/** MCPState is where an MCP server's connection stands. */
-export type MCPState =
-	| "connecting"
-	| "connected"
-	| "failed"
-	| "disconnected"
-	| "disabled"
-	| "closed"
-	| "needs-auth";
-
-/** MCPTool is one tool of an MCP server. */
-export interface MCPTool {
-	/**
-	 * Name is the model's name for it (mcp__<server>__<tool>); RemoteName
-	 * the server's.
-	 */
-	name: string;
-	remoteName: string;
-	/** Exposure is the tool's own: the server's or its toolExposure entry. */
-	exposure: string;
-	/**
-	 * ReadOnly is the server's readOnlyHint: the approval gate does not
-	 * ask about the tool under "writes".
-	 */
-	readOnly: boolean;
 }
 
 /** MessagesResult is "get_messages"'s data. */
