@@ -26,19 +26,8 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	w := rpc.NewWriter(stdout, rpc.FramingNewline)
 	stopBatching := w.Batch()
 	defer stopBatching()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := ap.untilClientGone(ctx, w, report)
 	defer cancel()
-	go func() {
-		select {
-		case <-w.Gone():
-			report(fmt.Errorf("%w (%v)", errClientGone, w.Err()))
-			cancel()
-		case <-ap.shutdown:
-			report(errExtensionExit)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	opts := acp.Options{
 		NewRuntime: func(_ context.Context, cwd string) (acp.Runtime, error) {
 			return ap.acpHost(a, cwd, "")

@@ -54,21 +54,8 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	// runs last) writes what is still queued before gopi exits.
 	stopBatching := w.Batch()
 	defer stopBatching()
-	// A client that stops reading (its end of stdout closed) is gone just
-	// as one whose stdin ended: stop serving and shut down cleanly.
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := ap.untilClientGone(ctx, w, report)
 	defer cancel()
-	go func() {
-		select {
-		case <-w.Gone():
-			report(fmt.Errorf("%w (%v)", errClientGone, w.Err()))
-			cancel()
-		case <-ap.shutdown:
-			report(errExtensionExit)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	if a.mode == "jsonrpc" || det.Dialect == rpc.DialectJSONRPC {
 		return ap.runJSONRPC(ctx, a, det, w, report)
 	}
@@ -164,4 +151,24 @@ func (ap *app) reconfigure(a *args) lspbridge.Reconfigure {
 		ap.host, ap.cwd = h, cwd
 		return h, nil
 	}
+}
+
+// untilClientGone is ctx, cancelled too when the client stops reading
+// (its end of stdout closed: it is gone just as one whose stdin ended, so
+// gopi stops serving and shuts down cleanly) or an extension asks gopi
+// to exit. Its goroutine ends with the returned context.
+func (ap *app) untilClientGone(ctx context.Context, w *rpc.Writer, report func(error)) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-w.Gone():
+			report(fmt.Errorf("%w (%v)", errClientGone, w.Err()))
+			cancel()
+		case <-ap.shutdown:
+			report(errExtensionExit)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
