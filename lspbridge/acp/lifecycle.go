@@ -175,16 +175,7 @@ func (s *session) replay(ctx context.Context) error {
 						s.update(sdk.UpdateAgentThoughtText(c.Thinking))
 					}
 				case llm.ToolCall:
-					t := describeTool(s.cwd, c.Name, c.Arguments)
-					opts := []sdk.ToolCallStartOpt{
-						sdk.WithStartKind(t.kind),
-						sdk.WithStartStatus(sdk.ToolCallStatusPending),
-						sdk.WithStartRawInput(rawInput(c.Arguments)),
-					}
-					if len(t.locations) > 0 {
-						opts = append(opts, sdk.WithStartLocations(t.locations))
-					}
-					s.update(sdk.StartToolCall(sdk.ToolCallId(c.ID), t.title, opts...))
+					s.update(startToolCall(s.cwd, c.ID, c.Name, c.Arguments))
 					open = append(open, c.ID)
 				}
 			}

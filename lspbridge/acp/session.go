@@ -236,16 +236,7 @@ func (s *session) event(ev api.Event) {
 			s.last = m
 		}
 	case agent.EventToolExecutionStart:
-		t := describeTool(s.cwd, e.ToolName, e.Args)
-		opts := []sdk.ToolCallStartOpt{
-			sdk.WithStartKind(t.kind),
-			sdk.WithStartStatus(sdk.ToolCallStatusPending),
-			sdk.WithStartRawInput(rawInput(e.Args)),
-		}
-		if len(t.locations) > 0 {
-			opts = append(opts, sdk.WithStartLocations(t.locations))
-		}
-		s.update(sdk.StartToolCall(sdk.ToolCallId(e.ToolCallID), t.title, opts...))
+		s.update(startToolCall(s.cwd, e.ToolCallID, e.ToolName, e.Args))
 		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	case agent.EventToolExecutionEnd:
 		status := sdk.ToolCallStatusCompleted
@@ -275,6 +266,22 @@ func (s *session) update(u sdk.SessionUpdate) {
 
 // rawInput is a tool call's arguments as the client sees them: the JSON
 // object the model wrote (an empty object for none).
+// startToolCall is the tool_call update that opens a call (pending), as
+// a run makes it and as session/load replays it: its kind, title and
+// locations from the tool and its arguments, which are its rawInput.
+func startToolCall(cwd, id, name string, args json.RawMessage) sdk.SessionUpdate {
+	t := describeTool(cwd, name, args)
+	opts := []sdk.ToolCallStartOpt{
+		sdk.WithStartKind(t.kind),
+		sdk.WithStartStatus(sdk.ToolCallStatusPending),
+		sdk.WithStartRawInput(rawInput(args)),
+	}
+	if len(t.locations) > 0 {
+		opts = append(opts, sdk.WithStartLocations(t.locations))
+	}
+	return sdk.StartToolCall(sdk.ToolCallId(id), t.title, opts...)
+}
+
 func rawInput(args json.RawMessage) json.RawMessage {
 	if len(args) == 0 || !json.Valid(args) {
 		return json.RawMessage("{}")
