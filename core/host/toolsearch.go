@@ -128,20 +128,15 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 	if len(loaded) == 0 {
 		return tools
 	}
-	have := map[string]bool{}
-	for _, t := range h.searchableTools() {
-		have[t.Spec().Name] = true
+	found := pickLoaded(h.searchableTools(), loaded)
+	if len(found) < len(loaded) {
+		// A server whose tools the branch loaded may still be
+		// connecting (a resumed session's first prompt does not wait
+		// for it): wait for the servers as tool_search does.
+		h.mcpWaitAll(ctx)
+		found = pickLoaded(h.searchableTools(), loaded)
 	}
-	for name := range loaded {
-		if !have[name] {
-			// A server whose tools the branch loaded may still be
-			// connecting (a resumed session's first prompt does not
-			// wait for it): wait for the servers as tool_search does.
-			h.mcpWaitAll(ctx)
-			break
-		}
-	}
-	for _, t := range h.loadedSearchable(msgs) {
+	for _, t := range found {
 		name := t.Spec().Name
 		if slices.ContainsFunc(tools, func(o agent.Tool) bool { return o.Spec().Name == name }) {
 			continue
@@ -160,8 +155,13 @@ func (h *Host) loadedSearchable(msgs []llm.Message) []agent.Tool {
 	if len(loaded) == 0 {
 		return nil
 	}
+	return pickLoaded(h.searchableTools(), loaded)
+}
+
+// pickLoaded are the tools of searchable that loaded names.
+func pickLoaded(searchable []agent.Tool, loaded map[string]bool) []agent.Tool {
 	var out []agent.Tool
-	for _, t := range h.searchableTools() {
+	for _, t := range searchable {
 		if loaded[t.Spec().Name] {
 			out = append(out, t)
 		}
