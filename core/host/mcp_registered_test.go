@@ -16,9 +16,7 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/mcp"
-	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
@@ -76,13 +74,10 @@ func (r *recorder) extensionErrors() []string {
 // servers, its extensions loaded; reports collects what it reports.
 func mcpHost(t *testing.T, exts *ext.Manager, o Options) (*Host, *recorder, func() string) {
 	t.Helper()
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
+	reg, model := fauxFast(t)
 	var mu sync.Mutex
 	var reports []string
-	o.Cwd, o.Registry, o.Model, o.Thinking, o.Extensions = t.TempDir(), reg, &model, llm.ThinkingOff, exts
+	o.Cwd, o.Registry, o.Model, o.Thinking, o.Extensions = t.TempDir(), reg, model, llm.ThinkingOff, exts
 	o.Report = func(err error) {
 		mu.Lock()
 		defer mu.Unlock()

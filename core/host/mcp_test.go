@@ -52,15 +52,12 @@ func TestMCPDirectTools(t *testing.T) {
 	bin := buildMCPServer(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
+	reg, model := fauxFast(t)
 	builtins, err := tools.ByName(dir, []string{tools.NameRead, tools.NameBash})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var reports []string
-	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Tools: builtins,
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff, Tools: builtins,
 		Approval: ApprovalWrites,
 		MCPServers: []mcp.Entry{
 			{Name: "t", Server: mcp.Server{Command: bin, Args: []string{"-pidfile", pidFile}, Exposure: mcp.ExposureDirect}},
@@ -135,11 +132,8 @@ func TestMCPDirectTools(t *testing.T) {
 func TestMCPDeferredTools(t *testing.T) {
 	bin := buildMCPServer(t)
 	dir := t.TempDir()
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
-	h, err := New(Options{Cwd: dir, Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: dir, Registry: reg, Model: model, Thinking: llm.ThinkingOff,
 		MCPServers: []mcp.Entry{
 			{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred, Description: "A test server.",
 				ToolExposure: map[string]mcp.Exposure{"fail": mcp.ExposureHidden}}},
@@ -221,12 +215,9 @@ func TestMCPDeferredTools(t *testing.T) {
 // system prompt. The tool selection removes them like any MCP tool.
 func TestMCPResourceTools(t *testing.T) {
 	bin := buildMCPServer(t)
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
+	reg, model := fauxFast(t)
 	newHost := func(t *testing.T, sel tools.Selection, servers ...mcp.Entry) *Host {
-		h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+		h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: model, Thinking: llm.ThinkingOff,
 			Approval: ApprovalWrites, ToolSelection: sel, MCPServers: servers, Report: func(error) {}})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = h.Close(context.Background()) })
@@ -313,11 +304,8 @@ func TestMCPResourceTools(t *testing.T) {
 // among the tools a request may add, not only the run's.
 func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
 	bin := buildMCPServer(t)
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
-	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff, Approval: ApprovalWrites,
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: model, Thinking: llm.ThinkingOff, Approval: ApprovalWrites,
 		MCPServers: []mcp.Entry{{Name: "d", Server: mcp.Server{Command: bin, Args: []string{"-resources"}, Exposure: mcp.ExposureDeferred}}},
 		Report:     func(error) {}})
 	require.NoError(t, err)
@@ -335,11 +323,8 @@ func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
 // compaction, whose checkpoint carries it, and read back from there.
 func TestMCPLoadedToolsSurviveCompaction(t *testing.T) {
 	bin := buildMCPServer(t)
-	reg, err := models.Load(models.Options{AgentDir: t.TempDir(), Getenv: func(string) string { return "" }, Builtin: faux.Models()})
-	require.NoError(t, err)
-	model, ok := reg.Find("faux", "faux-fast")
-	require.True(t, ok)
-	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: &model, Thinking: llm.ThinkingOff,
+	reg, model := fauxFast(t)
+	h, err := New(Options{Cwd: t.TempDir(), Registry: reg, Model: model, Thinking: llm.ThinkingOff,
 		MCPServers: []mcp.Entry{{Name: "d", Server: mcp.Server{Command: bin, Exposure: mcp.ExposureDeferred}}},
 		Settings:   Settings{Compaction: &compaction.Settings{Enabled: false, ReserveTokens: 16384, KeepRecentTokens: 1}},
 		Report:     func(error) {},
