@@ -143,7 +143,8 @@ func TestExtensionBeforeSettleBoundary(t *testing.T) {
 
 // sendMessage with triggerTurn: false during a run is held until the turn
 // ends (pi 1.5: never between a tool call and its result) and starts no
-// turn of its own; the next request carries it.
+// turn of its own; the next request carries it. turn_start's handlers are
+// awaited before the turn's request, as in pi, and see the turn's index.
 func TestExtensionSendMessageHeldUntilTurnEnd(t *testing.T) {
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
@@ -151,10 +152,13 @@ func TestExtensionSendMessageHeldUntilTurnEnd(t *testing.T) {
 	}, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("note.ts", `export default function (pi) {
 	let sent = false;
-	pi.on("turn_start", () => {
+	pi.on("turn_start", async (event) => {
 		if (sent) return;
 		sent = true;
-		pi.sendMessage({ customType: "note", content: "a note for later", display: true }, { triggerTurn: false });
+		// The turn's request waits for this handler.
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		const note = "a note for later (turn " + event.turnIndex + ", " + typeof event.timestamp + ")";
+		pi.sendMessage({ customType: "note", content: note, display: true }, { triggerTurn: false });
 	});
 }
 `)
@@ -177,7 +181,7 @@ func TestExtensionSendMessageHeldUntilTurnEnd(t *testing.T) {
 		p.all(responseTo("2"), settled)
 		reqs := w.srv.Requests()
 		require.Len(t, reqs, 2)
-		assert.Equal(t, []string{"user: go", "assistant: done", "user: a note for later", "user: more"}, sentTexts(reqs[1]))
+		assert.Equal(t, []string{"user: go", "assistant: done", "user: a note for later (turn 0, number)", "user: more"}, sentTexts(reqs[1]))
 		assert.Equal(t, 0, p.exit())
 	})
 }

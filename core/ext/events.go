@@ -35,6 +35,7 @@ const (
 	EventUserBash              = "user_bash"
 	EventToolCall              = "tool_call"
 	EventToolResult            = "tool_result"
+	EventTurnStart             = "turn_start"
 	EventTurnEnd               = "turn_end"
 	EventAgentBeforeSettle     = "agent_before_settle"
 	// EventMCPServersChange is fired by the extension host itself
@@ -234,6 +235,13 @@ type ToolResultEvent struct {
 	IsError           bool `json:"isError"`
 }
 
+// TurnStartEvent is turn_start as pi's extensions see it: the turn's
+// index in the run (from 0) and when it started (Unix milliseconds).
+type TurnStartEvent struct {
+	TurnIndex int   `json:"turnIndex"`
+	Timestamp int64 `json:"timestamp"`
+}
+
 // TurnEndEvent is the actionable turn_end ([HostBoundary]): the turn's
 // message and tool results, and their entries.
 type TurnEndEvent struct {
@@ -267,6 +275,7 @@ func (ProviderStreamEvent) EventType() string        { return EventProviderStrea
 func (UserBashEvent) EventType() string              { return EventUserBash }
 func (ToolCallEvent) EventType() string              { return EventToolCall }
 func (ToolResultEvent) EventType() string            { return EventToolResult }
+func (TurnStartEvent) EventType() string             { return EventTurnStart }
 func (TurnEndEvent) EventType() string               { return EventTurnEnd }
 func (AgentBeforeSettleEvent) EventType() string     { return EventAgentBeforeSettle }
 
@@ -347,6 +356,11 @@ func (e ToolCallEvent) MarshalJSON() ([]byte, error) {
 
 func (e ToolResultEvent) MarshalJSON() ([]byte, error) {
 	type wire ToolResultEvent
+	return typed(e.EventType(), wire(e))
+}
+
+func (e TurnStartEvent) MarshalJSON() ([]byte, error) {
+	type wire TurnStartEvent
 	return typed(e.EventType(), wire(e))
 }
 

@@ -413,6 +413,28 @@ func (m *Manager) NotifyEvent(event Event, st *State) {
 	})
 }
 
+// EmitDelivered runs an event's handlers and waits for them, then for
+// what they sent meanwhile (pi.sendMessage, which is delivered in order
+// on a goroutine of its own) to reach gopi: when it returns, gopi holds
+// every message the handlers sent. pi awaits turn_start's handlers before
+// the turn's request.
+func (m *Manager) EmitDelivered(ctx context.Context, event Event, st *State) error {
+	return m.each(event.EventType(), st, func(mem *member) (bool, error) {
+		err := mem.ext.Call(ctx, HostEmit, EventParams[Event]{event}, nil)
+		if d, ok := mem.ext.(deliverer); ok {
+			d.delivered(ctx)
+		}
+		return false, err
+	})
+}
+
+// deliverer is an [Extension] whose notifications to gopi are delivered
+// on a goroutine of their own ([NodeHost]); delivered waits for those it
+// has read so far.
+type deliverer interface {
+	delivered(ctx context.Context)
+}
+
 // UserBash runs user_bash: the first handler that answers decides (its
 // { result } or { operations }); nil when none did. A handler that throws
 // is an error, as in pi (the command does not run).

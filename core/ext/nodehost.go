@@ -851,13 +851,19 @@ func (n *NodeHost) ExecuteTool(ctx context.Context, params ExecuteToolParams, up
 	err := n.Call(ctx, HostExecuteTool, params, result)
 	// The tool's last updates were read before its answer: deliver them
 	// before the tool counts as finished.
+	n.delivered(ctx)
+	return err
+}
+
+// delivered waits until the queued notifications read so far (sendMessage,
+// a tool's updates) have been delivered, or ctx ends.
+func (n *NodeHost) delivered(ctx context.Context) {
 	n.mu.Lock()
 	p := n.proc
 	n.mu.Unlock()
 	if p != nil {
 		p.queue.waitFor(ctx, p.queue.count())
 	}
-	return err
 }
 
 // Notify implements [Extension]; with no host running it is dropped.

@@ -815,6 +815,19 @@ func (h *Host) notifyExtensions(ev api.Event) {
 		// boundary (turnBoundary).
 		return
 	}
+	if typ == "turn_start" {
+		// Awaited, as in pi, with what its handlers sent: a message
+		// they hold for the turn's end (sendMessage, triggerTurn false)
+		// is in place before the turn's request goes.
+		h.ext.mu.Lock()
+		index := h.ext.turnIndex
+		h.ext.mu.Unlock()
+		ev := ext.TurnStartEvent{TurnIndex: index, Timestamp: time.Now().UnixMilli()}
+		if err := m.EmitDelivered(h.ctx, ev, nil); err != nil {
+			h.extFailed(typ, err)
+		}
+		return
+	}
 	var st *ext.State
 	switch typ {
 	case "agent_start", "agent_end", "turn_end", "message_end", "tool_execution_end":

@@ -128,7 +128,8 @@ func codemodeServers(servers []mcp.Entry) []string {
 
 // mcpFirst waits, at most mcpWait, for the servers with direct tools to
 // connect (or fail) before a prompt: their tools are declared in its
-// request. Once they have, it returns at once. Servers that needed an
+// request, as are the others' lines of the mcp_servers section once they
+// connected. Once they have, it returns at once. Servers that needed an
 // OAuth sign-in connect again first when their stored tokens changed (a
 // `gopi mcp login` meanwhile), within the same bound.
 func (h *Host) mcpFirst(ctx context.Context) {
@@ -139,7 +140,14 @@ func (h *Host) mcpFirst(ctx context.Context) {
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
 	h.mcp.RetrySignedIn(ctx)
-	_ = h.mcp.Wait(ctx, func(_ string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) })
+	// A server whose first attempt has ended (a client may have seen it
+	// connected) settles once the prompt and the tools follow it, which
+	// takes no time: the request then lists it as the client saw it.
+	ended := map[string]bool{}
+	for _, st := range h.mcp.Statuses() {
+		ended[st.Name] = st.State != mcp.StateConnecting
+	}
+	_ = h.mcp.Wait(ctx, func(name string, s mcp.Server) bool { return s.MayExpose(mcp.ExposureDirect) || ended[name] })
 }
 
 // mcpTools are the connected servers' tools declared to the model, then
