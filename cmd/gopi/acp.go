@@ -29,8 +29,8 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 	ctx, cancel := ap.untilClientGone(ctx, w, report)
 	defer cancel()
 	opts := acp.Options{
-		NewRuntime: func(_ context.Context, cwd string) (acp.Runtime, error) {
-			return ap.acpHost(a, cwd, "")
+		NewRuntime: func(_ context.Context, cfg acp.SessionConfig) (acp.Runtime, error) {
+			return ap.acpHost(a, cfg, "")
 		},
 		Version: version,
 		Report:  report,
@@ -48,15 +48,15 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 // acpHost builds the host of one ACP session in cwd: a new session, or
 // the stored session openID. --continue, --session and their kin name the
 // session the process started with, not each of these.
-func (ap *app) acpHost(a *args, cwd, openID string) (acp.Runtime, error) {
+func (ap *app) acpHost(a *args, cfg acp.SessionConfig, openID string) (acp.Runtime, error) {
 	b := *a
 	b.continue_, b.session, b.resume, b.fork = false, "", false, ""
-	b.openID = openID
+	b.openID, b.lent = openID, cfg
 	if openID != "" {
 		// A stored session keeps its id and its name.
 		b.sessionIDSet, b.nameSet = false, false
 	}
-	h, err := ap.buildHost(&b, cwd)
+	h, err := ap.buildHost(&b, cfg.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +70,9 @@ type acpSessions struct {
 	a  *args
 }
 
-func (s acpSessions) Open(_ context.Context, id, cwd string) (acp.Runtime, error) {
-	rt, err := s.ap.acpHost(s.a, cwd, id)
+func (s acpSessions) Open(_ context.Context, id string, cfg acp.SessionConfig) (acp.Runtime, error) {
+	cwd := cfg.Cwd
+	rt, err := s.ap.acpHost(s.a, cfg, id)
 	var elsewhere *elsewhereError
 	switch {
 	case errors.Is(err, errNoSessionMatch):

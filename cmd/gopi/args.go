@@ -6,6 +6,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
+	"github.com/gopi-dev/gopi/lspbridge/acp"
 )
 
 // args are gopi's command-line options, pi-compatible. The parser is
@@ -58,6 +59,9 @@ type args struct {
 	// openID is the exact id of a stored session of the cwd to continue
 	// (ACP's session/load and session/resume); no flag sets it.
 	openID string
+	// lent is what an ACP client lends one session (its file system,
+	// terminals and MCP servers); no flag sets it.
+	lent acp.SessionConfig
 	// noBuiltinTools is -nbt: no built-in tool active by default.
 	noBuiltinTools bool
 	excludeTools   []string

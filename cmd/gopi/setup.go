@@ -102,6 +102,12 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		return nil, err
 	}
 	o := r.opts
+	if a.lent.FS != nil {
+		r.shell = append(r.shell, tools.WithFS(a.lent.FS))
+	}
+	if a.lent.Shell != nil {
+		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
+	}
 	if o.Tools, err = tools.ByName(cwd, o.ToolSelection.ActiveBuiltins(), r.shell...); err != nil {
 		return nil, err
 	}
@@ -119,7 +125,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		ap.warnUnknownTools(a)
 	}
 	if o.NoMCP = a.noMCP; !o.NoMCP {
-		o.MCPServers = ap.mcpServers(cwd, trusted)
+		o.MCPServers = append(ap.mcpServers(cwd, trusted), a.lent.MCPServers...)
 	}
 	o.Version = version
 	o.Report = func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) }

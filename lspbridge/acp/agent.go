@@ -16,6 +16,8 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
+	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -33,11 +35,28 @@ type Runtime interface {
 	// History is the session's visible branch, root to leaf, as
 	// messages: what session/load replays.
 	History() []llm.Message
+	// Bind makes c receive the runtime's questions (approval, extension
+	// dialogs); nil detaches it.
+	Bind(c api.Client)
 }
 
-// NewRuntime builds the runtime of a new session working in cwd (an
-// absolute path).
-type NewRuntime func(ctx context.Context, cwd string) (Runtime, error)
+// SessionConfig is what a session's runtime is built from: its directory
+// and what the client lends it.
+type SessionConfig struct {
+	// Cwd is the session's directory, an absolute path.
+	Cwd string
+	// MCPServers are the client's MCP servers for this session alone
+	// (session/new, load and resume), beside pi's own mcp.json.
+	MCPServers []mcp.Entry
+	// FS, when set, is the file system the built-in file tools use (the
+	// client's, through fs/read_text_file and fs/write_text_file).
+	FS tools.FS
+	// Shell, when set, runs bash's commands (in the client's terminals).
+	Shell tools.Shell
+}
+
+// NewRuntime builds the runtime of a new session.
+type NewRuntime func(ctx context.Context, cfg SessionConfig) (Runtime, error)
 
 // Options configure [Serve].
 type Options struct {
@@ -71,6 +90,8 @@ type conn struct {
 	order    []*session // in creation order, to close them in order
 
 	work sync.WaitGroup // prompts being answered
+
+	out outbound // gopi's requests to the client
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -83,6 +104,9 @@ func Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer, opts Optio
 	}
 	a := &conn{opts: opts, w: writer{out}, ctx: ctx, sessions: map[string]*session{}}
 	err := serveLoop(ctx, in, a.w, a.handle)
+	// Nothing more will answer gopi's requests: those waiting fail, so
+	// the runs that wait on them can end.
+	a.endOutbound()
 	a.shutdown()
 	return err
 }
@@ -105,6 +129,10 @@ func (a *conn) shutdown() {
 // handle routes one message. It runs on the reading goroutine, so the
 // order of messages is the order their commands are queued in.
 func (a *conn) handle(m *message) {
+	if m.Method == nil {
+		a.answered(m)
+		return
+	}
 	method := *m.Method
 	var err error
 	switch method {
@@ -226,7 +254,7 @@ func (a *conn) newSession(m *message) error {
 		// Accepted so the editor works, but not connected yet (docs/acp.md).
 		a.opts.Report(fmt.Errorf("acp: session/new: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", len(p.McpServers)))
 	}
-	rt, err := a.opts.NewRuntime(a.ctx, filepath.Clean(p.Cwd))
+	rt, err := a.opts.NewRuntime(a.ctx, SessionConfig{Cwd: filepath.Clean(p.Cwd)})
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}

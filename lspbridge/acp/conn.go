@@ -147,10 +147,12 @@ func (w writer) decode(rec []byte) *message {
 	}
 	if m.Method == nil {
 		if m.Result != nil || m.Error != nil {
-			// A response: gopi sends no requests yet, so there is
-			// nothing to match it with. It is dropped, never
-			// answered (errors about errors could loop).
-			return nil
+			// A response, to a request of gopi's: never answered
+			// (errors about errors could loop).
+			m.ID = bytes.Clone(m.ID)
+			m.Result = bytes.Clone(m.Result)
+			m.Error = bytes.Clone(m.Error)
+			return &m
 		}
 		_ = w.fail(m.ID, errorf(codeInvalidRequest, `invalid request: a request needs "jsonrpc":"2.0" and a string "method"`))
 		return nil

@@ -22,7 +22,7 @@ type Sessions interface {
 	// in cwd. An id no stored session has is an error wrapping
 	// [ErrUnknownSession]; a session of another directory one wrapping
 	// [ErrOtherCwd], saying whose it is.
-	Open(ctx context.Context, id, cwd string) (Runtime, error)
+	Open(ctx context.Context, id string, cfg SessionConfig) (Runtime, error)
 	// List describes the stored sessions of cwd ("" for every
 	// directory's), most recently active first.
 	List(cwd string) ([]StoredSession, error)
@@ -97,7 +97,7 @@ func (a *conn) load(m *message, replay bool) error {
 	s := a.sessions[string(id)]
 	a.mu.Unlock()
 	if s == nil {
-		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cwd)
+		rt, err := a.opts.Sessions.Open(a.ctx, string(id), SessionConfig{Cwd: cwd})
 		switch {
 		case errors.Is(err, ErrUnknownSession):
 			return &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", id), Data: map[string]string{"sessionId": string(id)}}

@@ -49,6 +49,7 @@ func (f *fakeRuntime) WaitIdle(context.Context)    {}
 func (f *fakeRuntime) Close(context.Context) error { return nil }
 func (f *fakeRuntime) Abort(context.Context) error { return nil }
 func (f *fakeRuntime) History() []llm.Message      { return nil }
+func (f *fakeRuntime) Bind(api.Client)             {}
 
 // A session that gets a name (an extension's pi.setSessionName) sends
 // its title at once, whether a prompt runs or not.
@@ -68,7 +69,7 @@ func TestNamedSessionSendsItsTitle(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- Serve(context.Background(), rpc.NewLineReader(inR, 0), rpc.NewWriter(outW, rpc.FramingNewline), Options{
-			NewRuntime: func(context.Context, string) (Runtime, error) { return rt, nil },
+			NewRuntime: func(context.Context, SessionConfig) (Runtime, error) { return rt, nil },
 		})
 		_ = outW.Close()
 	}()
