@@ -1,0 +1,86 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// benchTree is a work tree of n committed files of about 1 KiB in
+// directories of 100.
+func benchTree(b *testing.B, n int) string {
+	b.Helper()
+	b.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := b.TempDir()
+	line := make([]byte, 1024)
+	for i := range line {
+		line[i] = 'a' + byte(i%26)
+	}
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("d%03d", i/100), fmt.Sprintf("f%05d.go", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, line, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		// Files of a real tree are older than the racy window.
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(p, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	gitB(b, dir, "init", "-q")
+	gitB(b, dir, "add", "-A")
+	gitB(b, dir, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "start")
+	return dir
+}
+
+func gitB(b *testing.B, dir string, args ...string) {
+	b.Helper()
+	if _, err := runGit(context.Background(), dir, nil, nil, args...); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSnapshot20k is a prompt's checkpoint in a tree of 20,000
+// files: cold (a new process: every file hashed) and warm (the next
+// prompt, one file changed).
+func BenchmarkSnapshot20k(b *testing.B) {
+	dir := benchTree(b, 20000)
+	ctx := context.Background()
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			r, err := Open(ctx, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Snapshot(ctx, "bench/cold"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		r, err := Open(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Snapshot(ctx, "bench/warm"); err != nil {
+			b.Fatal(err)
+		}
+		i := 0
+		for b.Loop() {
+			i++
+			if err := os.WriteFile(filepath.Join(dir, "d000", "f00000.go"), fmt.Appendf(nil, "change %d", i), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Snapshot(ctx, "bench/warm"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
