@@ -72,6 +72,8 @@ func apiEvents() []member {
 		tagged[api.SessionWriteError](),
 		tagged[api.SessionSaved](),
 		tagged[api.MCPServerState](),
+		tagged[api.CheckpointCreated](),
+		tagged[api.CheckpointRestored](),
 		tagged[api.UIRequest](),
 	}
 }

@@ -124,6 +124,10 @@ var commands = map[string]command{
 	CmdGetCommands:                get(kindState, Server.GetCommands),
 	CmdListSessions:               with(CmdListSessions, kindLong, Server.ListSessions),
 	CmdGetMCPServers:              get(kindState, Server.GetMCPServers),
+	CmdCreateCheckpoint:           with(CmdCreateCheckpoint, kindState, Server.CreateCheckpoint),
+	CmdListCheckpoints:            get(kindState, Server.ListCheckpoints),
+	CmdDiffCheckpoint:             with(CmdDiffCheckpoint, kindLong, Server.DiffCheckpoint),
+	CmdRestoreCheckpoint:          with(CmdRestoreCheckpoint, kindState, Server.RestoreCheckpoint),
 }
 
 // Commands lists every command name the Scheduler serves, sorted.

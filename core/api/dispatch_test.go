@@ -121,6 +121,22 @@ func (r *recorder) GetMCPServers(context.Context) (MCPServersResult, error) {
 	return MCPServersResult{}, nil
 }
 
+func (r *recorder) CreateCheckpoint(_ context.Context, p CreateCheckpointParams) (CheckpointResult, error) {
+	r.rec("cc", p)
+	return CheckpointResult{}, nil
+}
+func (r *recorder) ListCheckpoints(context.Context) (CheckpointsResult, error) {
+	return CheckpointsResult{}, nil
+}
+func (r *recorder) DiffCheckpoint(_ context.Context, p CheckpointParams) (FileChangesResult, error) {
+	r.rec("dc", p)
+	return FileChangesResult{}, nil
+}
+func (r *recorder) RestoreCheckpoint(_ context.Context, p RestoreCheckpointParams) (RestoreCheckpointResult, error) {
+	r.rec("rc", p)
+	return RestoreCheckpointResult{}, nil
+}
+
 var _ Server = (*recorder)(nil)
 
 func TestCommandsDecodeParams(t *testing.T) {

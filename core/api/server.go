@@ -58,6 +58,11 @@ type Server interface {
 	GetTree(ctx context.Context) (TreeResult, error)
 	ListSessions(ctx context.Context, p ListSessionsParams) (SessionsResult, error)
 	GetMCPServers(ctx context.Context) (MCPServersResult, error)
+
+	CreateCheckpoint(ctx context.Context, p CreateCheckpointParams) (CheckpointResult, error)
+	ListCheckpoints(ctx context.Context) (CheckpointsResult, error)
+	DiffCheckpoint(ctx context.Context, p CheckpointParams) (FileChangesResult, error)
+	RestoreCheckpoint(ctx context.Context, p RestoreCheckpointParams) (RestoreCheckpointResult, error)
 }
 
 // Client is the connection as the runtime sees it: where events and UI

@@ -72,6 +72,8 @@ func BenchmarkSnapshot20k(b *testing.B) {
 		if _, err := r.Snapshot(ctx, "bench/warm"); err != nil {
 			b.Fatal(err)
 		}
+		objects := filepath.Join(dir, ".git", "objects")
+		start := dirSize(b, objects)
 		i := 0
 		for b.Loop() {
 			i++
@@ -82,5 +84,24 @@ func BenchmarkSnapshot20k(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		b.ReportMetric(float64(dirSize(b, objects)-start)/float64(i), "objbytes/op")
 	})
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(b *testing.B, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if info, err := d.Info(); err == nil && !d.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }

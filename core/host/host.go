@@ -105,6 +105,8 @@ type Options struct {
 type Host struct {
 	opts  Options
 	agent *agent.Agent
+	// cp are the session's checkpoints of the project's files.
+	cp checkpoints
 	// startContinue restarts the agent after a retry's wait: the agent's
 	// StartContinue, replaced by tests that make the restart fail.
 	startContinue func(context.Context) (func(), error)
@@ -326,8 +328,12 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		h.mu.Lock()
 		store := h.store
 		h.mu.Unlock()
-		_, err := store.AppendMessage(ev.Message)
-		_ = h.saved(store, "a message", err)
+		id, err := store.AppendMessage(ev.Message)
+		if h.saved(store, "a message", err) == nil {
+			if _, ok := ev.Message.(*llm.UserMessage); ok {
+				h.checkpointUserMessage(store, id)
+			}
+		}
 	}
 	h.emit(ev)
 }

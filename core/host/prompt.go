@@ -63,7 +63,11 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	}
 	h.mcpFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
+	h.checkpointPrompt(ctx)
 	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
+	if err != nil {
+		h.dropPendingCheckpoint()
+	}
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
 		_, err := h.queue(p.StreamingBehavior, msg)

@@ -492,6 +492,41 @@
 ---@field exposure string Exposure is the tool's own: the server's or its toolExposure entry.
 ---@field readOnly boolean ReadOnly is the server's readOnlyHint: the approval gate does not ask about the tool under "writes".
 
+--- CheckpointCreated: a checkpoint was recorded.
+---@class gopi.CheckpointCreated
+---@field type "checkpoint_created"
+---@field checkpoint gopi.Checkpoint
+
+--- Checkpoint is one recorded state of the project's files.
+---@class gopi.Checkpoint
+---@field id string
+---@field entryId string EntryID is the session entry the checkpoint precedes: the user message of its prompt, or the leaf when it was recorded by hand.
+---@field createdAt string RFC 3339
+---@field label? string
+---@field trigger gopi.CheckpointTrigger
+---@field note? string Note says why the checkpoint is partial or empty (a project that is not a git work tree, a snapshot over its time budget).
+
+--- CheckpointTrigger is what recorded a checkpoint.
+---@alias gopi.CheckpointTrigger "prompt"|"manual"|"restore"
+
+--- CheckpointRestored: a checkpoint was restored.
+---@class gopi.CheckpointRestored
+---@field type "checkpoint_restored"
+---@field checkpointId string
+---@field restore gopi.RestoreWhat
+---@field files gopi.FileChange[]
+
+--- RestoreWhat is what "restore_checkpoint" puts back.
+---@alias gopi.RestoreWhat "code"|"conversation"|"both"
+
+--- FileChange is a file that differs from a checkpoint: what restoring it
+--- undoes.
+---@class gopi.FileChange
+---@field path string Path is relative to the session's directory.
+---@field status string Status is "added" (since the checkpoint: a restore deletes it), "modified" or "deleted" (a restore brings it back). A rename is a deleted and an added file.
+---@field binary? boolean
+---@field diff? string Diff is a unified diff from the checkpoint's version to the current one, for text files.
+
 --- UIRequest is an "extension_ui_request". Only the fields of its method
 --- are set.
 ---@class gopi.UIRequest
@@ -557,6 +592,8 @@
 ---| gopi.SessionWriteError
 ---| gopi.SessionSaved
 ---| gopi.MCPServerState
+---| gopi.CheckpointCreated
+---| gopi.CheckpointRestored
 ---| gopi.UIRequest
 
 --- BashParams is "bash".
@@ -584,6 +621,14 @@
 --- CompactParams is "compact".
 ---@class gopi.CompactParams
 ---@field customInstructions? string
+
+--- CreateCheckpointParams are "create_checkpoint"'s.
+---@class gopi.CreateCheckpointParams
+---@field label? string
+
+--- CheckpointResult answers "create_checkpoint".
+---@class gopi.CheckpointResult
+---@field checkpoint gopi.Checkpoint
 
 --- CycleModelResult is "cycle_model"'s data (nil when there is nothing to
 --- cycle to).
@@ -620,6 +665,14 @@
 --- reasoning).
 ---@class gopi.LevelResult
 ---@field level gopi.ThinkingLevel
+
+--- CheckpointParams name a checkpoint.
+---@class gopi.CheckpointParams
+---@field checkpointId string
+
+--- FileChangesResult answers "diff_checkpoint".
+---@class gopi.FileChangesResult
+---@field files gopi.FileChange[]
 
 --- ExportParams is "export_html".
 ---@class gopi.ExportParams
@@ -766,6 +819,11 @@
 ---@field tree any
 ---@field leafId? string
 
+--- CheckpointsResult answers "list_checkpoints": the session's checkpoints,
+--- oldest first.
+---@class gopi.CheckpointsResult
+---@field checkpoints gopi.Checkpoint[]
+
 --- ListSessionsParams is gopi's "list_sessions" (not in pi).
 ---@class gopi.ListSessionsParams
 ---@field all? boolean All lists the sessions of every directory, not only the cwd's.
@@ -796,6 +854,18 @@
 
 --- StreamingBehavior says how a prompt sent during a run is queued.
 ---@alias gopi.StreamingBehavior "steer"|"followUp"
+
+--- RestoreCheckpointParams are "restore_checkpoint"'s.
+---@class gopi.RestoreCheckpointParams
+---@field checkpointId string
+---@field restore? gopi.RestoreWhat Restore defaults to both.
+---@field dryRun? boolean DryRun says what the restore would do and changes nothing.
+
+--- RestoreCheckpointResult answers "restore_checkpoint".
+---@class gopi.RestoreCheckpointResult
+---@field files gopi.FileChange[] Files are the files the restore changed (or would change).
+---@field undoCheckpointId? string UndoCheckpointID is the checkpoint recorded just before a code restore: restoring it undoes the restore.
+---@field text? string Text is the user message's text when the conversation was restored, for the client to put back in its input.
 
 --- EnabledParams is "set_auto_compaction" and "set_auto_retry".
 ---@class gopi.EnabledParams
@@ -850,8 +920,10 @@
 ---@field clear_queue {params: table, result: gopi.QueueResult}
 ---@field clone {params: table, result: gopi.CancelledResult}
 ---@field compact {params: gopi.CompactParams, result: gopi.CompactionResult}
+---@field create_checkpoint {params: gopi.CreateCheckpointParams, result: gopi.CheckpointResult}
 ---@field cycle_model {params: table, result: gopi.CycleModelResult|nil}
 ---@field cycle_thinking_level {params: table, result: gopi.LevelResult|nil}
+---@field diff_checkpoint {params: gopi.CheckpointParams, result: gopi.FileChangesResult}
 ---@field export_html {params: gopi.ExportParams, result: gopi.PathResult}
 ---@field follow_up {params: gopi.MessageParams, result: gopi.DispositionResult}
 ---@field fork {params: gopi.ForkParams, result: gopi.ForkResult}
@@ -866,9 +938,11 @@
 ---@field get_session_stats {params: table, result: gopi.SessionStats}
 ---@field get_state {params: table, result: gopi.State}
 ---@field get_tree {params: table, result: gopi.TreeResult}
+---@field list_checkpoints {params: table, result: gopi.CheckpointsResult}
 ---@field list_sessions {params: gopi.ListSessionsParams, result: gopi.SessionsResult}
 ---@field new_session {params: gopi.NewSessionParams, result: gopi.CancelledResult}
 ---@field prompt {params: gopi.PromptParams, result: gopi.DispositionResult}
+---@field restore_checkpoint {params: gopi.RestoreCheckpointParams, result: gopi.RestoreCheckpointResult}
 ---@field set_auto_compaction {params: gopi.EnabledParams, result: nil}
 ---@field set_auto_retry {params: gopi.EnabledParams, result: nil}
 ---@field set_follow_up_mode {params: gopi.ModeParams, result: nil}
@@ -887,8 +961,10 @@
 ---| "clear_queue"
 ---| "clone"
 ---| "compact"
+---| "create_checkpoint"
 ---| "cycle_model"
 ---| "cycle_thinking_level"
+---| "diff_checkpoint"
 ---| "export_html"
 ---| "follow_up"
 ---| "fork"
@@ -903,9 +979,11 @@
 ---| "get_session_stats"
 ---| "get_state"
 ---| "get_tree"
+---| "list_checkpoints"
 ---| "list_sessions"
 ---| "new_session"
 ---| "prompt"
+---| "restore_checkpoint"
 ---| "set_auto_compaction"
 ---| "set_auto_retry"
 ---| "set_follow_up_mode"

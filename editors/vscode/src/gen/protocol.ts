@@ -671,6 +671,66 @@ export interface MCPTool {
 	readOnly: boolean;
 }
 
+/** CheckpointCreated: a checkpoint was recorded. */
+export interface CheckpointCreated {
+	type: "checkpoint_created";
+	checkpoint: Checkpoint;
+}
+
+/** Checkpoint is one recorded state of the project's files. */
+export interface Checkpoint {
+	id: string;
+	/**
+	 * EntryID is the session entry the checkpoint precedes: the user
+	 * message of its prompt, or the leaf when it was recorded by hand.
+	 */
+	entryId: string;
+	/** RFC 3339 */
+	createdAt: string;
+	label?: string;
+	trigger: CheckpointTrigger;
+	/**
+	 * Note says why the checkpoint is partial or empty (a project that
+	 * is not a git work tree, a snapshot over its time budget).
+	 */
+	note?: string;
+}
+
+/** CheckpointTrigger is what recorded a checkpoint. */
+export type CheckpointTrigger = "prompt" | "manual" | "restore";
+
+/** CheckpointRestored: a checkpoint was restored. */
+export interface CheckpointRestored {
+	type: "checkpoint_restored";
+	checkpointId: string;
+	restore: RestoreWhat;
+	files: FileChange[];
+}
+
+/** RestoreWhat is what "restore_checkpoint" puts back. */
+export type RestoreWhat = "code" | "conversation" | "both";
+
+/**
+ * FileChange is a file that differs from a checkpoint: what restoring it
+ * undoes.
+ */
+export interface FileChange {
+	/** Path is relative to the session's directory. */
+	path: string;
+	/**
+	 * Status is "added" (since the checkpoint: a restore deletes it),
+	 * "modified" or "deleted" (a restore brings it back). A rename is a
+	 * deleted and an added file.
+	 */
+	status: string;
+	binary?: boolean;
+	/**
+	 * Diff is a unified diff from the checkpoint's version to the
+	 * current one, for text files.
+	 */
+	diff?: string;
+}
+
 /**
  * UIRequest is an "extension_ui_request". Only the fields of its method
  * are set.
@@ -744,6 +804,8 @@ export type Event =
 	| SessionWriteError
 	| SessionSaved
 	| MCPServerState
+	| CheckpointCreated
+	| CheckpointRestored
 	| UIRequest;
 
 /** BashParams is "bash". */
@@ -779,6 +841,16 @@ export interface CancelledResult {
 /** CompactParams is "compact". */
 export interface CompactParams {
 	customInstructions?: string;
+}
+
+/** CreateCheckpointParams are "create_checkpoint"'s. */
+export interface CreateCheckpointParams {
+	label?: string;
+}
+
+/** CheckpointResult answers "create_checkpoint". */
+export interface CheckpointResult {
+	checkpoint: Checkpoint;
 }
 
 /**
@@ -833,6 +905,16 @@ export interface ModelCost {
  */
 export interface LevelResult {
 	level: ThinkingLevel;
+}
+
+/** CheckpointParams name a checkpoint. */
+export interface CheckpointParams {
+	checkpointId: string;
+}
+
+/** FileChangesResult answers "diff_checkpoint". */
+export interface FileChangesResult {
+	files: FileChange[];
 }
 
 /** ExportParams is "export_html". */
@@ -1013,6 +1095,14 @@ export interface TreeResult {
 	leafId: string | null;
 }
 
+/**
+ * CheckpointsResult answers "list_checkpoints": the session's checkpoints,
+ * oldest first.
+ */
+export interface CheckpointsResult {
+	checkpoints: Checkpoint[];
+}
+
 /** ListSessionsParams is gopi's "list_sessions" (not in pi). */
 export interface ListSessionsParams {
 	/** All lists the sessions of every directory, not only the cwd's. */
@@ -1049,6 +1139,31 @@ export interface PromptParams {
 
 /** StreamingBehavior says how a prompt sent during a run is queued. */
 export type StreamingBehavior = "steer" | "followUp";
+
+/** RestoreCheckpointParams are "restore_checkpoint"'s. */
+export interface RestoreCheckpointParams {
+	checkpointId: string;
+	/** Restore defaults to both. */
+	restore?: RestoreWhat;
+	/** DryRun says what the restore would do and changes nothing. */
+	dryRun?: boolean;
+}
+
+/** RestoreCheckpointResult answers "restore_checkpoint". */
+export interface RestoreCheckpointResult {
+	/** Files are the files the restore changed (or would change). */
+	files: FileChange[];
+	/**
+	 * UndoCheckpointID is the checkpoint recorded just before a code
+	 * restore: restoring it undoes the restore.
+	 */
+	undoCheckpointId?: string;
+	/**
+	 * Text is the user message's text when the conversation was
+	 * restored, for the client to put back in its input.
+	 */
+	text?: string;
+}
 
 /** EnabledParams is "set_auto_compaction" and "set_auto_retry". */
 export interface EnabledParams {
@@ -1129,8 +1244,10 @@ export interface Commands {
 	clear_queue: { params: Record<string, never>; result: QueueResult };
 	clone: { params: Record<string, never>; result: CancelledResult };
 	compact: { params: CompactParams; result: CompactionResult };
+	create_checkpoint: { params: CreateCheckpointParams; result: CheckpointResult };
 	cycle_model: { params: Record<string, never>; result: CycleModelResult | null };
 	cycle_thinking_level: { params: Record<string, never>; result: LevelResult | null };
+	diff_checkpoint: { params: CheckpointParams; result: FileChangesResult };
 	export_html: { params: ExportParams; result: PathResult };
 	follow_up: { params: MessageParams; result: DispositionResult };
 	fork: { params: ForkParams; result: ForkResult };
@@ -1145,9 +1262,11 @@ export interface Commands {
 	get_session_stats: { params: Record<string, never>; result: SessionStats };
 	get_state: { params: Record<string, never>; result: State };
 	get_tree: { params: Record<string, never>; result: TreeResult };
+	list_checkpoints: { params: Record<string, never>; result: CheckpointsResult };
 	list_sessions: { params: ListSessionsParams; result: SessionsResult };
 	new_session: { params: NewSessionParams; result: CancelledResult };
 	prompt: { params: PromptParams; result: DispositionResult };
+	restore_checkpoint: { params: RestoreCheckpointParams; result: RestoreCheckpointResult };
 	set_auto_compaction: { params: EnabledParams; result: null };
 	set_auto_retry: { params: EnabledParams; result: null };
 	set_follow_up_mode: { params: ModeParams; result: null };

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+)
+
+// gitIn runs git in dir for a test, with a fixed identity and none of
+// the machine's configuration.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// decodeAs turns a command's data into T.
+func decodeAs[T any](t *testing.T, data any) T {
+	t.Helper()
+	b, err := json.Marshal(data)
+	require.NoError(t, err)
+	var v T
+	require.NoError(t, json.Unmarshal(b, &v))
+	return v
+}
+
+type checkpointJSON struct {
+	ID, EntryID, CreatedAt, Label, Trigger, Note string
+}
+
+type fileJSON struct {
+	Path, Status, Diff string
+	Binary             bool
+}
+
+// Issue 31: a prompt in a git work tree records a checkpoint before its
+// run; list, diff, a dry run, a restore of code and conversation, its
+// undo after a restart, and the user's repository untouched throughout.
+func TestRPCCheckpointRoundTrip(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`),
+			llmtest.Call("b1", "bash", `{"command":"echo made > b.txt && rm gone.txt"}`)),
+		llmtest.Text("done"))
+	gitIn(t, w.cwd, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("user\r\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "gone.txt"), []byte("keep me\n"), 0o644))
+	gitIn(t, w.cwd, "add", "-A")
+	gitIn(t, w.cwd, "commit", "-q", "-m", "start")
+	userView := func() string {
+		return gitIn(t, w.cwd, "rev-parse", "HEAD") + gitIn(t, w.cwd, "ls-files", "-s") + gitIn(t, w.cwd, "stash", "list") +
+			gitIn(t, w.cwd, "for-each-ref", "refs/heads", "refs/tags") + gitIn(t, w.cwd, "status", "--porcelain")
+	}
+	before := userView()
+
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "change things"})
+	rs := p.idle()
+	var created []record
+	for _, r := range rs {
+		if r.is("checkpoint_created") {
+			created = append(created, r)
+		}
+	}
+	require.Len(t, created, 1, p.transcript())
+	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("2", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	require.Len(t, cps, 1)
+	cp := cps[0]
+	assert.Equal(t, "prompt", cp.Trigger)
+	assert.Equal(t, cp.ID, created[0].obj("checkpoint").str("id"))
+	entries := decodeAs[struct{ Entries []map[string]any }](t, p.ok("3", map[string]any{"type": "get_entries"})).Entries
+	var userEntry string
+	for _, e := range entries {
+		if m, ok := e["message"].(map[string]any); ok && m["role"] == "user" {
+			userEntry, _ = e["id"].(string)
+		}
+	}
+	assert.Equal(t, userEntry, cp.EntryID, "keyed to the prompt's user message")
+
+	files := decodeAs[struct{ Files []fileJSON }](t, p.ok("4", map[string]any{"type": "diff_checkpoint", "checkpointId": cp.ID})).Files
+	status := map[string]string{}
+	for _, f := range files {
+		status[f.Path] = f.Status
+		if f.Path == "a.txt" {
+			assert.Contains(t, f.Diff, "-user\r\n+agent")
+		}
+	}
+	assert.Equal(t, map[string]string{"a.txt": "modified", "b.txt": "added", "gone.txt": "deleted"}, status)
+
+	dry := decodeAs[struct {
+		Files []fileJSON
+		Text  *string
+	}](t, p.ok("5", map[string]any{"type": "restore_checkpoint", "checkpointId": cp.ID, "dryRun": true}))
+	assert.Len(t, dry.Files, 3)
+	require.NotNil(t, dry.Text)
+	assert.Equal(t, "change things", *dry.Text)
+	data, _ := os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "agent\n", string(data), "a dry run changes nothing")
+
+	res := decodeAs[struct {
+		Files            []fileJSON
+		UndoCheckpointID string
+		Text             *string
+	}](t, p.ok("6", map[string]any{"type": "restore_checkpoint", "checkpointId": cp.ID}))
+	assert.Len(t, res.Files, 3)
+	require.NotEmpty(t, res.UndoCheckpointID)
+	require.NotNil(t, res.Text)
+	assert.Equal(t, "change things", *res.Text)
+	data, _ = os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "user\r\n", string(data), "every byte back, CRLF included")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "b.txt"))
+	assert.FileExists(t, filepath.Join(w.cwd, "gone.txt"))
+	msgs := decodeAs[struct{ Messages []map[string]any }](t, p.ok("7", map[string]any{"type": "get_messages"})).Messages
+	for _, m := range msgs {
+		assert.Equal(t, "system", m["role"], "the conversation is back before the prompt")
+	}
+	assert.Equal(t, before, userView(), "the user's repository is as it was")
+
+	r := p.call("8", map[string]any{"type": "restore_checkpoint", "checkpointId": "nope"})
+	assert.Equal(t, false, r["success"])
+	assert.Contains(t, r.str("error"), `no checkpoint "nope"`)
+	assert.Equal(t, 0, p.exit())
+
+	// After a restart the checkpoints are still there, and the restore
+	// can be undone.
+	p = w.start("--continue")
+	cps = decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("1", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	require.Len(t, cps, 2)
+	assert.Equal(t, "restore", cps[1].Trigger)
+	assert.Equal(t, res.UndoCheckpointID, cps[1].ID)
+	p.ok("2", map[string]any{"type": "restore_checkpoint", "checkpointId": res.UndoCheckpointID, "restore": "code"})
+	data, _ = os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "agent\n", string(data))
+	assert.FileExists(t, filepath.Join(w.cwd, "b.txt"))
+	assert.Equal(t, 0, p.exit())
+	refs := gitIn(t, w.cwd, "for-each-ref", "--format=%(refname)")
+	for _, ref := range strings.Fields(refs) {
+		assert.True(t, ref == "refs/heads/main" || strings.HasPrefix(ref, "refs/gopi/checkpoints/"), ref)
+	}
+}
+
+// Outside a git work tree a prompt records nothing, and asking for a
+// checkpoint says why.
+func TestRPCCheckpointOutsideGit(t *testing.T) {
+	w := newWorld(t, llmtest.Text("ok"))
+	p := w.start("--no-session")
+	p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+	for _, r := range p.idle() {
+		assert.False(t, r.is("checkpoint_created"))
+	}
+	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("2", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	assert.Empty(t, cps)
+	r := p.call("3", map[string]any{"type": "create_checkpoint"})
+	assert.Equal(t, false, r["success"])
+	assert.Contains(t, r.str("error"), "not a git work tree")
+	assert.Equal(t, 0, p.exit())
+}

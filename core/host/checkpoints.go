@@ -1,0 +1,333 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/checkpoint"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// checkpointEntryType is the customType of the session entries that hold
+// checkpoints: custom entries, which pi keeps and never sends to a model.
+const checkpointEntryType = "gopi-checkpoint"
+
+// checkpointBudget bounds a prompt's snapshot: one that takes longer is
+// given up, and the prompt's checkpoint says so.
+const checkpointBudget = 3 * time.Second
+
+// checkpoints are the host's: the project's repository, and the
+// checkpoint a prompt took until its user message is stored.
+type checkpoints struct {
+	// mu guards the fields below; a snapshot or restore runs under it.
+	mu     sync.Mutex
+	opened bool
+	repo   *checkpoint.Repo // nil where there is no git work tree
+	why    string           // why there is none
+	// pending is the prompt's checkpoint, recorded with the run's first
+	// user message.
+	pending *checkpointRecord
+}
+
+// checkpointRecord is a checkpoint as its session entry stores it.
+type checkpointRecord struct {
+	api.Checkpoint
+	// Commit is the snapshot's commit in the project's repository; ""
+	// when none was taken (Note says why).
+	Commit string `json:"commit,omitempty"`
+}
+
+// errCheckpointStreaming refuses a restore during a run.
+var errCheckpointStreaming = errors.New("wait for the current response to finish before restoring a checkpoint")
+
+// checkpointRepo opens the project's repository once; nil, with the
+// reason, where checkpoints cannot record files.
+func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
+	c := &h.cp
+	if !c.opened {
+		c.opened = true
+		cwd := filepath.Clean(h.opts.Cwd)
+		home, _ := os.UserHomeDir()
+		switch {
+		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
+			c.why = "the session works in the home directory or the root, where gopi records no files"
+		default:
+			r, err := checkpoint.Open(ctx, cwd)
+			if err != nil {
+				c.why = "the project is not a git work tree: gopi records files only in one so far"
+			} else {
+				c.repo = r
+			}
+		}
+	}
+	return c.repo, c.why
+}
+
+// newCheckpointID is a short random id.
+func newCheckpointID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// snapshot records the files now as a checkpoint of trigger; c.mu is
+// held. With no repository, or a snapshot over budget, the checkpoint
+// has no commit and a note.
+func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, label string) checkpointRecord {
+	rec := checkpointRecord{Checkpoint: api.Checkpoint{
+		ID: newCheckpointID(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Trigger: trigger,
+	}}
+	repo, why := h.checkpointRepo(ctx)
+	if repo == nil {
+		rec.Note = why
+		return rec
+	}
+	sctx, cancel := context.WithTimeout(ctx, checkpointBudget)
+	defer cancel()
+	commit, err := repo.Snapshot(sctx, h.Store().ID()+"/"+rec.ID)
+	switch {
+	case errors.Is(sctx.Err(), context.DeadlineExceeded):
+		rec.Note = fmt.Sprintf("the snapshot took longer than its %v budget and was given up", checkpointBudget)
+	case err != nil:
+		rec.Note = fmt.Sprintf("the snapshot failed: %v", err)
+	default:
+		rec.Commit = commit
+	}
+	return rec
+}
+
+// checkpointPrompt records the files before a prompt's run; the
+// checkpoint is stored with the run's first user message. Where no files
+// can be recorded (outside a git work tree) a prompt records nothing.
+func (h *Host) checkpointPrompt(ctx context.Context) {
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	if repo, _ := h.checkpointRepo(ctx); repo == nil {
+		return // nothing to record: no entry, no event
+	}
+	rec := h.snapshot(ctx, api.TriggerPrompt, "")
+	h.cp.pending = &rec
+}
+
+// dropPendingCheckpoint forgets the prompt's checkpoint: its run did
+// not start.
+func (h *Host) dropPendingCheckpoint() {
+	h.cp.mu.Lock()
+	h.cp.pending = nil
+	h.cp.mu.Unlock()
+}
+
+// checkpointUserMessage stores the pending checkpoint, keyed to the user
+// message entry it precedes, and tells the client.
+func (h *Host) checkpointUserMessage(store *session.Store, entryID string) {
+	h.cp.mu.Lock()
+	rec := h.cp.pending
+	h.cp.pending = nil
+	h.cp.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	rec.EntryID = entryID
+	h.storeCheckpoint(store, *rec)
+}
+
+// storeCheckpoint appends a checkpoint's entry and announces it.
+func (h *Host) storeCheckpoint(store *session.Store, rec checkpointRecord) {
+	if _, err := store.AppendCustom(checkpointEntryType, rec); err != nil {
+		_ = h.saved(store, "a checkpoint", err)
+		return
+	}
+	h.emit(api.CheckpointCreated{Checkpoint: rec.Checkpoint})
+}
+
+// checkpointRecords are the session's checkpoints, oldest first.
+func checkpointRecords(store *session.Store) []checkpointRecord {
+	var out []checkpointRecord
+	for _, e := range store.Entries() {
+		c, ok := e.(*session.CustomEntry)
+		if !ok || c.CustomType != checkpointEntryType {
+			continue
+		}
+		var rec checkpointRecord
+		if json.Unmarshal(c.Data, &rec) == nil && rec.ID != "" {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+func findCheckpoint(store *session.Store, id string) (checkpointRecord, error) {
+	for _, rec := range checkpointRecords(store) {
+		if rec.ID == id {
+			return rec, nil
+		}
+	}
+	return checkpointRecord{}, fmt.Errorf("no checkpoint %q in this session (list_checkpoints lists them)", id)
+}
+
+// CreateCheckpoint records the files now, by hand; the checkpoint is
+// keyed to the session's leaf.
+func (h *Host) CreateCheckpoint(ctx context.Context, p api.CreateCheckpointParams) (api.CheckpointResult, error) {
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	if repo, why := h.checkpointRepo(ctx); repo == nil {
+		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", why)
+	}
+	rec := h.snapshot(ctx, api.TriggerManual, p.Label)
+	if rec.Commit == "" {
+		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", rec.Note)
+	}
+	store := h.Store()
+	rec.EntryID = store.Leaf()
+	h.storeCheckpoint(store, rec)
+	return api.CheckpointResult{Checkpoint: rec.Checkpoint}, nil
+}
+
+// ListCheckpoints lists the session's checkpoints, oldest first.
+func (h *Host) ListCheckpoints(context.Context) (api.CheckpointsResult, error) {
+	out := []api.Checkpoint{}
+	for _, rec := range checkpointRecords(h.Store()) {
+		out = append(out, rec.Checkpoint)
+	}
+	return api.CheckpointsResult{Checkpoints: out}, nil
+}
+
+// DiffCheckpoint says how the files differ from a checkpoint: what
+// restoring its code would undo.
+func (h *Host) DiffCheckpoint(ctx context.Context, p api.CheckpointParams) (api.FileChangesResult, error) {
+	rec, repo, err := h.codeCheckpoint(ctx, p.CheckpointID)
+	if err != nil {
+		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
+	}
+	changes, err := repo.Changes(ctx, rec.Commit)
+	if err != nil {
+		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
+	}
+	return api.FileChangesResult{Files: fileChanges(changes)}, nil
+}
+
+// codeCheckpoint finds a checkpoint whose files were recorded.
+func (h *Host) codeCheckpoint(ctx context.Context, id string) (checkpointRecord, *checkpoint.Repo, error) {
+	if id == "" {
+		return checkpointRecord{}, nil, errors.New(`"checkpointId" is required`)
+	}
+	rec, err := findCheckpoint(h.Store(), id)
+	if err != nil {
+		return rec, nil, err
+	}
+	h.cp.mu.Lock()
+	repo, why := h.checkpointRepo(ctx)
+	h.cp.mu.Unlock()
+	switch {
+	case rec.Commit == "" && rec.Note != "":
+		return rec, nil, fmt.Errorf("checkpoint %s recorded no files: %s", id, rec.Note)
+	case repo == nil:
+		return rec, nil, errors.New(why)
+	}
+	return rec, repo, nil
+}
+
+func fileChanges(cs []checkpoint.Change) []api.FileChange {
+	out := make([]api.FileChange, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, api.FileChange{Path: c.Path, Status: c.Status, Binary: c.Binary, Diff: c.Diff})
+	}
+	return out
+}
+
+// RestoreCheckpoint puts back a checkpoint's files, its conversation (the
+// session's leaf goes to just before its user message, whose text is
+// returned), or both. A code restore first records the files as they
+// are, so it can be undone. Refused during a run.
+func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointParams) (api.RestoreCheckpointResult, error) {
+	what := p.Restore
+	switch what {
+	case "":
+		what = api.RestoreBoth
+	case api.RestoreCode, api.RestoreConversation, api.RestoreBoth:
+	default:
+		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, what)
+	}
+	if h.agent.IsStreaming() {
+		return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", errCheckpointStreaming)
+	}
+	if p.CheckpointID == "" {
+		return api.RestoreCheckpointResult{}, errors.New(`restore_checkpoint: "checkpointId" is required`)
+	}
+	store := h.Store()
+	rec, err := findCheckpoint(store, p.CheckpointID)
+	if err != nil {
+		return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
+	}
+	out := api.RestoreCheckpointResult{Files: []api.FileChange{}}
+	if what != api.RestoreConversation {
+		rec, repo, err := h.codeCheckpoint(ctx, p.CheckpointID)
+		if err != nil {
+			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
+		}
+		undoID := newCheckpointID()
+		h.cp.mu.Lock()
+		changes, undo, err := repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
+		h.cp.mu.Unlock()
+		if err != nil && undo == "" {
+			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
+		}
+		out.Files = fileChanges(changes)
+		if undo != "" {
+			u := checkpointRecord{Checkpoint: api.Checkpoint{
+				ID: undoID, EntryID: store.Leaf(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+				Trigger: api.TriggerRestore, Label: "before restoring " + rec.ID,
+			}, Commit: undo}
+			h.storeCheckpoint(store, u)
+			out.UndoCheckpointID = undoID
+		}
+		if err != nil {
+			return out, fmt.Errorf("restore_checkpoint: some files were not restored (restore %s to undo the rest): %w", undoID, err)
+		}
+	}
+	if what != api.RestoreCode {
+		text, err := h.rewindTo(ctx, store, rec, p.DryRun)
+		if err != nil {
+			return out, fmt.Errorf("restore_checkpoint: %w", err)
+		}
+		out.Text = text
+	}
+	if !p.DryRun {
+		h.emit(api.CheckpointRestored{CheckpointID: rec.ID, Restore: what, Files: out.Files})
+	}
+	return out, nil
+}
+
+// rewindTo moves the conversation to just before the checkpoint's user
+// message (pi's tree navigation: the old branch stays in the file, the
+// next prompt starts a new one) and returns the message's text.
+func (h *Host) rewindTo(ctx context.Context, store *session.Store, rec checkpointRecord, dryRun bool) (*string, error) {
+	e, ok := store.Entry(rec.EntryID)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint %s: its entry %s is not in this session", rec.ID, rec.EntryID)
+	}
+	if dryRun {
+		if m, ok := e.(*session.MessageEntry); ok {
+			if u, ok := m.Message().(*llm.UserMessage); ok {
+				text := u.Content.Text()
+				return &text, nil
+			}
+		}
+		return nil, nil
+	}
+	res, err := h.NavigateTree(ctx, rec.EntryID, NavigateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return res.EditorText, nil
+}
