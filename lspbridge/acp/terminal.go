@@ -77,7 +77,9 @@ func (sh clientShell) Exec(ctx context.Context, req tools.ExecRequest) (*int, er
 		}
 		return writeOutput(req.Output, out)
 	}
-	kill := func() { _ = after(sdk.ClientMethodTerminalKill, sdk.KillTerminalRequest{SessionId: sid, TerminalId: tid}, nil) }
+	kill := func() {
+		_ = after(sdk.ClientMethodTerminalKill, sdk.KillTerminalRequest{SessionId: sid, TerminalId: tid}, nil)
+	}
 	defer func() {
 		_ = after(sdk.ClientMethodTerminalRelease, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: tid}, nil)
 	}()
