@@ -363,6 +363,17 @@ func TestACPBashRunsInTheEditorsTerminal(t *testing.T) {
 	assert.Contains(t, updateText(end), "printed in the editor")
 	assert.Contains(t, updateText(end), "exited with code 3")
 	assert.Contains(t, chunks(ups, "agent_message_chunk"), "printed in the editor", "the model read the terminal's output")
+
+	// The editor cannot start the command: bash fails with its message,
+	// and there is no terminal to release.
+	refusing := func(method string, params record) reply { return reply{err: "no more terminals"} }
+	ups, resp, asked = p.served(p.prompt(s, "bash: make test"), refusing)
+	require.Nil(t, resp["error"])
+	assert.Equal(t, []string{"terminal/create"}, methods(asked))
+	end = finalToolUpdate(t, ups)
+	assert.Equal(t, "failed", end.str("status"))
+	assert.Contains(t, updateText(end), "no more terminals")
+	assert.Empty(t, contentOf(end, "terminal"))
 	assert.Equal(t, 0, p.exit())
 }
 
