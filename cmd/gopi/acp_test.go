@@ -72,6 +72,9 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
+		for _, d := range clientRequestDefs {
+			compile(d, map[string]any{"$ref": "#/$defs/" + d})
+		}
 	})
 	require.NoError(t, acpSchemaErr)
 	s := acpSchemas[def]
@@ -171,6 +174,9 @@ func (p *aproc) frame() record {
 		acpValid(p.t, def, part("result"))
 	case r.str("method") == "session/update":
 		acpValid(p.t, "SessionNotification", part("params"))
+	case clientRequestDefs[r.str("method")] != "":
+		// gopi's requests to the client (acp_fs_test.go).
+		acpValid(p.t, clientRequestDefs[r.str("method")], part("params"))
 	default:
 		p.t.Errorf("gopi sent a frame this step does not expect: %v", r)
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -278,7 +279,8 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 		}()
 		start := time.Now()
 		defer func() { d := time.Since(start); out.duration = &d }()
-		res, err := p.tool.Run(r.ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, update)
+		ctx := context.WithValue(r.ctx, callIDKey{}, p.call.ID)
+		res, err := p.tool.Run(ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, update)
 		if err != nil {
 			out.result, out.isError = errorResult(err.Error()), true
 			return

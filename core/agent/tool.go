@@ -23,6 +23,17 @@ type Tool interface {
 	Run(ctx context.Context, call Call, update func(Result)) (Result, error)
 }
 
+// callIDKey is the context key of the tool call a tool runs for.
+type callIDKey struct{}
+
+// CallID is the id of the tool call whose Run ctx belongs to, so what a
+// tool calls (a shell, a file system) can tell its client which call it
+// serves; false outside a tool's Run.
+func CallID(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(callIDKey{}).(string)
+	return id, ok
+}
+
 // Call is one tool invocation.
 type Call struct {
 	ID   string

@@ -76,10 +76,22 @@ func newConfig(opts []Option) *config {
 }
 
 // localFS reports whether the tools work on this machine's disk, so rg and
-// fd see the same files.
+// fd see the same files: [LocalFS], or an FS that says its files are the
+// local disk's ([OnLocalDisk]).
 func (c *config) localFS() bool {
+	if d, ok := c.fs.(OnLocalDisk); ok {
+		return d.OnLocalDisk()
+	}
 	_, ok := c.fs.(LocalFS)
 	return ok
+}
+
+// OnLocalDisk is implemented by an FS whose files are this machine's
+// disk seen through an overlay (an editor's unsaved buffers): grep and
+// find may then search the disk with rg and fd.
+type OnLocalDisk interface {
+	FS
+	OnLocalDisk() bool
 }
 
 // New builds one built-in tool by name.

@@ -53,6 +53,9 @@ type SessionConfig struct {
 	FS tools.FS
 	// Shell, when set, runs bash's commands (in the client's terminals).
 	Shell tools.Shell
+
+	// lent is what FS and Shell serve once the session is added.
+	lent *lent
 }
 
 // NewRuntime builds the runtime of a new session.
@@ -92,6 +95,10 @@ type conn struct {
 	work sync.WaitGroup // prompts being answered
 
 	out outbound // gopi's requests to the client
+
+	// caps are the client's, from initialize: what it can lend sessions
+	// (fs.go). Only the reading goroutine uses them.
+	caps sdk.ClientCapabilities
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -226,6 +233,7 @@ func (a *conn) initialize(m *message) error {
 	if err := decodeParams(m, &p, "protocolVersion"); err != nil {
 		return err
 	}
+	a.caps = p.ClientCapabilities
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
 	res := sdk.InitializeResponse{
@@ -254,17 +262,20 @@ func (a *conn) newSession(m *message) error {
 		// Accepted so the editor works, but not connected yet (docs/acp.md).
 		a.opts.Report(fmt.Errorf("acp: session/new: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", len(p.McpServers)))
 	}
-	rt, err := a.opts.NewRuntime(a.ctx, SessionConfig{Cwd: filepath.Clean(p.Cwd)})
+	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd)})
+	rt, err := a.opts.NewRuntime(a.ctx, cfg)
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
-	s := a.add(a.sessionID(rt), filepath.Clean(p.Cwd), rt)
+	s := a.add(a.sessionID(rt), cfg, rt)
 	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
 }
 
-// add makes rt the session id of this connection.
-func (a *conn) add(id, cwd string, rt Runtime) *session {
-	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cwd}
+// add makes rt, built from cfg, the session id of this connection.
+func (a *conn) add(id string, cfg SessionConfig, rt Runtime) *session {
+	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cfg.Cwd}
+	s.extras.fs = cfg.FS
+	cfg.lent.bind(s)
 	s.unsubscribe = rt.Subscribe(s.event)
 	a.mu.Lock()
 	a.sessions[s.id] = s

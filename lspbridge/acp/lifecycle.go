@@ -97,7 +97,8 @@ func (a *conn) load(m *message, replay bool) error {
 	s := a.sessions[string(id)]
 	a.mu.Unlock()
 	if s == nil {
-		rt, err := a.opts.Sessions.Open(a.ctx, string(id), SessionConfig{Cwd: cwd})
+		cfg := a.lend(SessionConfig{Cwd: cwd})
+		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cfg)
 		switch {
 		case errors.Is(err, ErrUnknownSession):
 			return &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", id), Data: map[string]string{"sessionId": string(id)}}
@@ -106,7 +107,7 @@ func (a *conn) load(m *message, replay bool) error {
 		case err != nil:
 			return errorf(codeInternalError, "opening session %s: %v", id, err)
 		}
-		s = a.add(string(id), cwd, rt)
+		s = a.add(string(id), cfg, rt)
 	} else if s.cwd != cwd {
 		// Already open here: the same rule as for a stored one.
 		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
@@ -147,6 +148,7 @@ func (s *session) replay(ctx context.Context) error {
 	}
 	// open are the tool calls sent whose result has not come yet.
 	var open []string
+	calls := map[string]llm.ToolCall{}
 	settle := func() {
 		// A tool call the branch has no result for (a run that
 		// ended mid-call) is shown failed.
@@ -177,6 +179,7 @@ func (s *session) replay(ctx context.Context) error {
 				case llm.ToolCall:
 					s.update(startToolCall(s.cwd, c.ID, c.Name, c.Arguments))
 					open = append(open, c.ID)
+					calls[c.ID] = c
 				}
 			}
 		case *llm.ToolResultMessage:
@@ -190,8 +193,12 @@ func (s *session) replay(ctx context.Context) error {
 				status = sdk.ToolCallStatusFailed
 			}
 			opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+			content := replayDiffs(s.cwd, calls[m.ToolCallID], m.IsError)
 			if text := contentText(m.Content); text != "" {
-				opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
+				content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
+			}
+			if len(content) > 0 {
+				opts = append(opts, sdk.WithUpdateContent(content))
 			}
 			s.update(sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), opts...))
 		}

@@ -26,6 +26,8 @@ type session struct {
 	unsubscribe func()
 	// work counts the session's prompts being answered.
 	work sync.WaitGroup
+	// extras are the diffs and terminals of its tool calls (diff.go).
+	extras callExtras
 
 	// mu guards the fields below, and is held while an update is
 	// written, so no update of a prompt can follow its answer.
@@ -214,6 +216,8 @@ func (s *session) event(ev api.Event) {
 	if !ok {
 		return
 	}
+	// Before s.mu: a diff may need the file from the client.
+	diffs := s.extras.observe(s.cwd, e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.active {
@@ -244,8 +248,8 @@ func (s *session) event(ev api.Event) {
 			status = sdk.ToolCallStatusFailed
 		}
 		opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
-		if text := resultText(e.Result); text != "" {
-			opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
+		if content := s.extras.endContent(e.ToolCallID, diffs, resultText(e.Result)); len(content) > 0 {
+			opts = append(opts, sdk.WithUpdateContent(content))
 		}
 		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), opts...))
 	}
