@@ -92,6 +92,8 @@ type conn struct {
 	work sync.WaitGroup // prompts being answered
 
 	out outbound // gopi's requests to the client
+
+	notices bool // the client takes notice updates (initialize)
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -226,15 +228,17 @@ func (a *conn) initialize(m *message) error {
 	if err := decodeParams(m, &p, "protocolVersion"); err != nil {
 		return err
 	}
+	a.notices = clientNotices(m.Params)
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
 	res := sdk.InitializeResponse{
 		ProtocolVersion: protocolVersion,
 		AgentCapabilities: sdk.AgentCapabilities{
-			// Text prompts only, no MCP servers from the client
-			// (docs/acp.md).
+			// Text prompts only (docs/acp.md); the client's MCP
+			// servers over stdio and http (mcpservers.go).
 			LoadSession:         a.opts.Sessions != nil,
 			SessionCapabilities: a.sessionCapabilities(),
+			McpCapabilities:     sdk.McpCapabilities{Http: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -244,17 +248,17 @@ func (a *conn) initialize(m *message) error {
 
 func (a *conn) newSession(m *message) error {
 	var p sdk.NewSessionRequest
+	servers, err := clientServers(m.Params)
+	if err != nil {
+		return err
+	}
 	if err := decodeParams(m, &p, "cwd", "mcpServers"); err != nil {
 		return err
 	}
 	if !filepath.IsAbs(p.Cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", p.Cwd)
 	}
-	if len(p.McpServers) > 0 {
-		// Accepted so the editor works, but not connected yet (docs/acp.md).
-		a.opts.Report(fmt.Errorf("acp: session/new: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", len(p.McpServers)))
-	}
-	rt, err := a.opts.NewRuntime(a.ctx, SessionConfig{Cwd: filepath.Clean(p.Cwd)})
+	rt, err := a.opts.NewRuntime(a.ctx, SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers})
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
@@ -265,6 +269,7 @@ func (a *conn) newSession(m *message) error {
 // add makes rt the session id of this connection.
 func (a *conn) add(id, cwd string, rt Runtime) *session {
 	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cwd}
+	s.mcp.enabled = a.notices
 	s.unsubscribe = rt.Subscribe(s.event)
 	a.mu.Lock()
 	a.sessions[s.id] = s
