@@ -21,12 +21,6 @@ const ScopeClient mcp.Scope = "client"
 // ClientSource is the Source of such a server's entry.
 const ClientSource = "ACP client"
 
-// nameValue is an EnvVariable or an HttpHeader.
-type nameValue struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
 // clientServers reads the mcpServers of a request's params as core/mcp
 // entries. A missing or null list is none (the caller's decodeParams
 // says when it is required). Bad entries are -32602 naming the field
