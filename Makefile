@@ -31,12 +31,14 @@ test-go:
 # extensions in gopi's extension host beside pi itself, and to check that
 # pi and gopi share MCP OAuth sign-ins; pi 0.73.1's package brings the
 # example extensions; and the official MCP test server,
-# @modelcontextprotocol/server-everything, over stdio and HTTP).
+# @modelcontextprotocol/server-everything, over stdio and HTTP; and the
+# official ACP TypeScript SDK against --mode acp).
 # Skipped without node, except in CI.
 test-node: build
 	@if command -v node >/dev/null 2>&1; then \
 		env="$$(testdata/pi/ext-env.sh)" && eval "$$env" && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
+		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/acp/run.sh && \
 		everything="$$(testdata/mcp/everything.sh)" && \
 		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \

@@ -125,7 +125,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		ap.warnUnknownTools(a)
 	}
 	if o.NoMCP = a.noMCP; !o.NoMCP {
-		o.MCPServers = append(ap.mcpServers(cwd, trusted), a.lent.MCPServers...)
+		o.MCPServers = ap.withLentServers(ap.mcpServers(cwd, trusted), a.lent.MCPServers)
 	}
 	o.Version = version
 	o.Report = func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) }

@@ -98,7 +98,8 @@ type conn struct {
 
 	// caps are the client's, from initialize: what it can lend sessions
 	// (fs.go). Only the reading goroutine uses them.
-	caps sdk.ClientCapabilities
+	caps    sdk.ClientCapabilities
+	notices bool // the client takes notice updates (initialize)
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -234,15 +235,17 @@ func (a *conn) initialize(m *message) error {
 		return err
 	}
 	a.caps = p.ClientCapabilities
+	a.notices = clientNotices(m.Params)
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
 	res := sdk.InitializeResponse{
 		ProtocolVersion: protocolVersion,
 		AgentCapabilities: sdk.AgentCapabilities{
-			// Text prompts only, no MCP servers from the client
-			// (docs/acp.md).
+			// Text prompts only (docs/acp.md); the client's MCP
+			// servers over stdio and http (mcpservers.go).
 			LoadSession:         a.opts.Sessions != nil,
 			SessionCapabilities: a.sessionCapabilities(),
+			McpCapabilities:     sdk.McpCapabilities{Http: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -252,17 +255,17 @@ func (a *conn) initialize(m *message) error {
 
 func (a *conn) newSession(m *message) error {
 	var p sdk.NewSessionRequest
+	servers, err := clientServers(m.Params)
+	if err != nil {
+		return err
+	}
 	if err := decodeParams(m, &p, "cwd", "mcpServers"); err != nil {
 		return err
 	}
 	if !filepath.IsAbs(p.Cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", p.Cwd)
 	}
-	if len(p.McpServers) > 0 {
-		// Accepted so the editor works, but not connected yet (docs/acp.md).
-		a.opts.Report(fmt.Errorf("acp: session/new: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", len(p.McpServers)))
-	}
-	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd)})
+	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers})
 	rt, err := a.opts.NewRuntime(a.ctx, cfg)
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
@@ -275,6 +278,7 @@ func (a *conn) newSession(m *message) error {
 func (a *conn) add(id string, cfg SessionConfig, rt Runtime) *session {
 	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cfg.Cwd}
 	s.extras.fs = cfg.FS
+	s.mcp.enabled = a.notices
 	cfg.lent.bind(s)
 	s.unsubscribe = rt.Subscribe(s.event)
 	a.mu.Lock()

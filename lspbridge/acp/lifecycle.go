@@ -71,20 +71,22 @@ func (a *conn) load(m *message, replay bool) error {
 	method := *m.Method
 	var id sdk.SessionId
 	var cwd string
+	servers, err := clientServers(m.Params)
+	if err != nil {
+		return err
+	}
 	if replay {
 		var p sdk.LoadSessionRequest
 		if err := decodeParams(m, &p, "sessionId", "cwd", "mcpServers"); err != nil {
 			return err
 		}
 		id, cwd = p.SessionId, p.Cwd
-		a.ignoredServers(method, len(p.McpServers))
 	} else {
 		var p sdk.ResumeSessionRequest
 		if err := decodeParams(m, &p, "sessionId", "cwd"); err != nil {
 			return err
 		}
 		id, cwd = p.SessionId, p.Cwd
-		a.ignoredServers(method, len(p.McpServers))
 	}
 	if !filepath.IsAbs(cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", cwd)
@@ -97,7 +99,7 @@ func (a *conn) load(m *message, replay bool) error {
 	s := a.sessions[string(id)]
 	a.mu.Unlock()
 	if s == nil {
-		cfg := a.lend(SessionConfig{Cwd: cwd})
+		cfg := a.lend(SessionConfig{Cwd: cwd, MCPServers: servers})
 		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cfg)
 		switch {
 		case errors.Is(err, ErrUnknownSession):
@@ -119,14 +121,6 @@ func (a *conn) load(m *message, replay bool) error {
 		return err
 	}
 	return a.w.result(m.ID, sdk.LoadSessionResponse{})
-}
-
-// ignoredServers reports MCP servers a client sent that gopi does not
-// connect yet (docs/acp.md).
-func (a *conn) ignoredServers(method string, n int) {
-	if n > 0 {
-		a.opts.Report(fmt.Errorf("acp: %s: %d MCP server(s) from the client ignored: gopi does not connect client MCP servers yet", method, n))
-	}
 }
 
 // replay sends the session's title (a named session's) and its visible

@@ -39,6 +39,8 @@ type session struct {
 	// last is the last assistant message of the prompt's run: its stop
 	// reason is the prompt's.
 	last *llm.AssistantMessage
+	// mcp are the MCP servers' failures to tell the client.
+	mcp mcpReports
 }
 
 // begin marks a prompt in progress; false when one already is.
@@ -49,6 +51,7 @@ func (s *session) begin() bool {
 		return false
 	}
 	s.active, s.cancelled, s.last = true, false, nil
+	s.flushNotices()
 	return true
 }
 
@@ -210,6 +213,12 @@ func (s *session) event(ev api.Event) {
 			defer s.mu.Unlock()
 			s.update(titleUpdate(*c.Name))
 		}
+		return
+	}
+	if st, ok := ev.(api.MCPServerState); ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.mcpState(st)
 		return
 	}
 	e, ok := ev.(agent.Event)

@@ -1,0 +1,258 @@
+// Drives the gopi binary in --mode acp with the official ACP TypeScript
+// SDK (@agentclientprotocol/sdk, pinned in package.json / package-lock.json),
+// as an editor does. Since 2.4.0 the SDK's client is an app:
+// acp.client().onNotification(...).onRequest(...).connect(stream) (it
+// replaced ClientSideConnection); its stream parser and typed handlers check
+// what gopi sends. Run through run.sh, which installs the package first;
+// directly:
+//
+//   GOPI_BIN=/path/to/gopi node --test acp-client.test.mjs
+//
+// Every test starts its own gopi in a fresh working directory, agent
+// directory and HOME, with no API keys, so the offline faux model answers
+// (directives: core/llm/faux/README.md).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import * as acp from "@agentclientprotocol/sdk";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(here, "../../../bin/gopi"));
+if (!existsSync(gopiBin)) {
+	throw new Error(`gopi binary not found at ${gopiBin}; build it (make build) or set GOPI_BIN`);
+}
+
+// How long a single wait may take before the test fails instead of hanging.
+const WAIT_MS = 30_000;
+
+/** Settles like promise, or fails after WAIT_MS naming what was awaited, with gopi's stderr. */
+function bounded(promise, what, g) {
+	let timer;
+	const timeout = new Promise((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`timed out after ${WAIT_MS} ms`)), WAIT_MS);
+	});
+	return Promise.race([promise, timeout])
+		.catch((err) => {
+			throw new Error(`${what}: ${err.message}; gopi stderr:\n${g.stderr()}`, { cause: err });
+		})
+		.finally(() => clearTimeout(timer));
+}
+
+/** A fresh root with a working directory, an agent directory and a HOME. */
+async function makeRoot(t) {
+	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-acp-client-")));
+	const dirs = { root, cwd: path.join(root, "work"), agentDir: path.join(root, "agent"), home: path.join(root, "home") };
+	await Promise.all([mkdir(dirs.cwd), mkdir(dirs.agentDir), mkdir(dirs.home)]);
+	t.after(() => rm(root, { recursive: true, force: true }));
+	return dirs;
+}
+
+/**
+ * Starts gopi --mode acp in dirs under the SDK's client app. Every
+ * session/update is recorded in order. The test's cleanup closes stdin and
+ * waits for gopi (killing it if it does not end).
+ */
+function start(t, dirs, { args = ["--no-session"] } = {}) {
+	const child = spawn(gopiBin, ["--mode", "acp", "--model", "faux/faux-fast", ...args], {
+		cwd: dirs.cwd,
+		env: {
+			...process.env,
+			HOME: dirs.home,
+			PI_CODING_AGENT_DIR: dirs.agentDir,
+			ANTHROPIC_API_KEY: "",
+			OPENAI_API_KEY: "",
+			GEMINI_API_KEY: "",
+		},
+		stdio: ["pipe", "pipe", "pipe"],
+	});
+	let stderr = "";
+	child.stderr.setEncoding("utf8");
+	child.stderr.on("data", (s) => (stderr += s));
+	const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+
+	const updates = [];
+	const waiters = [];
+	const app = acp
+		.client()
+		.onNotification(acp.methods.client.session.update, ({ params }) => {
+			updates.push(params);
+			for (const w of waiters.splice(0)) w();
+		});
+	// Later flows register their handlers here: session/request_permission,
+	// fs/read_text_file and fs/write_text_file, terminal/*, each with the
+	// client capability initialize then advertises.
+	const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
+
+	const g = {
+		child,
+		agent: conn.agent,
+		updates,
+		stderr: () => stderr,
+		/** Sends request method and awaits its answer, bounded. */
+		request: (method, params) => bounded(conn.agent.request(method, params), method, g),
+		/** Resolves once some recorded update satisfies pred; returns it. */
+		async waitUpdate(pred, what) {
+			const find = () => updates.find(pred);
+			const wait = (async () => {
+				for (;;) {
+					const u = find();
+					if (u) return u;
+					await new Promise((resolve) => waiters.push(resolve));
+				}
+			})();
+			return bounded(wait, what, g);
+		},
+		/** Closes stdin and waits for gopi to exit. */
+		async stop() {
+			child.stdin.end();
+			return bounded(exited, "gopi's exit", g);
+		},
+	};
+	t.after(async () => {
+		conn.close();
+		if (child.exitCode === null && child.signalCode === null) {
+			child.stdin.end();
+			const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+			await exited;
+			clearTimeout(timer);
+		}
+	});
+	return g;
+}
+
+/** initialize as an editor with no optional capabilities. */
+async function initialize(g) {
+	const res = await g.request(acp.methods.agent.initialize, {
+		protocolVersion: acp.PROTOCOL_VERSION,
+		clientCapabilities: {},
+		clientInfo: { name: "gopi-acp-client-test", version: "1.0.0" },
+	});
+	assert.equal(res.protocolVersion, 1);
+	assert.equal(res.agentInfo.name, "gopi");
+	return res;
+}
+
+const newSession = async (g, cwd) => (await g.request(acp.methods.agent.session.new, { cwd, mcpServers: [] })).sessionId;
+
+const prompt = (g, sessionId, text) =>
+	g.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+
+/** The updates of one session, from index from on. */
+const of = (g, sessionId, from = 0) => g.updates.slice(from).filter((n) => n.sessionId === sessionId).map((n) => n.update);
+
+/** The text of the chunks of kind k. */
+const text = (ups, k) =>
+	ups
+		.filter((u) => u.sessionUpdate === k)
+		.map((u) => u.content.text)
+		.join("");
+
+test("initialize, two sessions, streamed chunks", async (t) => {
+	const dirs = await makeRoot(t);
+	const g = start(t, dirs);
+	const init = await initialize(g);
+	assert.equal(init.agentCapabilities.mcpCapabilities?.http, true);
+	assert.deepEqual(init.authMethods, []);
+
+	const s1 = await newSession(g, dirs.cwd);
+	const s2 = await newSession(g, dirs.cwd);
+	assert.notEqual(s1, s2);
+
+	const res = await prompt(g, s1, "stream: 5");
+	assert.equal(res.stopReason, "end_turn");
+	const ups = of(g, s1);
+	const chunks = ups.filter((u) => u.sessionUpdate === "agent_message_chunk");
+	assert.equal(chunks.length, 5, "one chunk per delta");
+	assert.equal(text(ups, "agent_message_chunk"), "1 2 3 4 5");
+	assert.equal(ups.at(-1).sessionUpdate, "usage_update", "the run's updates end with its usage");
+	assert.equal(of(g, s2).length, 0, "nothing for the other session");
+
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, s2, "reply: second")).stopReason, "end_turn");
+	assert.equal(text(of(g, s2, mark), "agent_message_chunk"), "second");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("a tool call: pending, in progress, completed with its output", async (t) => {
+	const dirs = await makeRoot(t);
+	const g = start(t, dirs);
+	await initialize(g);
+	const s = await newSession(g, dirs.cwd);
+	assert.equal((await prompt(g, s, "bash: echo hi")).stopReason, "end_turn");
+	const ups = of(g, s);
+	const call = ups.find((u) => u.sessionUpdate === "tool_call");
+	assert.ok(call, "a tool_call");
+	assert.equal(call.kind, "execute");
+	assert.equal(call.title, "echo hi");
+	assert.equal(call.status, "pending");
+	assert.deepEqual(call.rawInput, { command: "echo hi" });
+	const after = ups.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId);
+	assert.deepEqual(
+		after.map((u) => u.status),
+		["in_progress", "completed"],
+	);
+	assert.equal(after[1].content[0].content.text.trim(), "hi");
+	assert.match(text(ups, "agent_message_chunk"), /hi/, "the model's reply after the tool");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("session/cancel answers the prompt cancelled", async (t) => {
+	const dirs = await makeRoot(t);
+	const g = start(t, dirs);
+	await initialize(g);
+	const s = await newSession(g, dirs.cwd);
+	const pending = prompt(g, s, "bash: sleep 60");
+	await g.waitUpdate(
+		(n) => n.sessionId === s && n.update.sessionUpdate === "tool_call_update" && n.update.status === "in_progress",
+		"the command running",
+	);
+	await g.agent.notify(acp.methods.agent.session.cancel, { sessionId: s });
+	assert.equal((await pending).stopReason, "cancelled");
+	// The session is usable again.
+	assert.equal((await prompt(g, s, "reply: again")).stopReason, "end_turn");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("session/load in another gopi replays the history with its tool calls", async (t) => {
+	const dirs = await makeRoot(t);
+	const first = start(t, dirs, { args: [] });
+	const init = await initialize(first);
+	assert.equal(init.agentCapabilities.loadSession, true);
+	const s = await newSession(first, dirs.cwd);
+	assert.equal((await prompt(first, s, "bash: echo replayed")).stopReason, "end_turn");
+	const live = of(first, s);
+	assert.deepEqual(await first.stop(), { code: 0, signal: null });
+
+	const second = start(t, dirs, { args: [] });
+	await initialize(second);
+	await second.request(acp.methods.agent.session.load, { sessionId: s, cwd: dirs.cwd, mcpServers: [] });
+	const replay = of(second, s);
+	assert.deepEqual(
+		replay.map((u) => u.sessionUpdate),
+		["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"],
+	);
+	assert.equal(replay[0].content.text, "bash: echo replayed");
+	const liveCall = live.find((u) => u.sessionUpdate === "tool_call");
+	assert.equal(replay[1].toolCallId, liveCall.toolCallId, "the call keeps its id");
+	assert.equal(replay[1].title, liveCall.title);
+	assert.equal(replay[2].status, "completed");
+	assert.equal(replay[2].content[0].content.text.trim(), "replayed");
+	assert.equal(replay[3].content.text, text(live, "agent_message_chunk"));
+
+	// The loaded session goes on.
+	const mark = second.updates.length;
+	assert.equal((await prompt(second, s, "reply: continued")).stopReason, "end_turn");
+	assert.equal(text(of(second, s, mark), "agent_message_chunk"), "continued");
+	assert.deepEqual(await second.stop(), { code: 0, signal: null });
+});
+
+// Later flows (permissions, fs and terminal delegation, config options,
+// the client's MCP servers) get their tests here, each starting gopi with
+// start() and registering its client handlers where start() says.
