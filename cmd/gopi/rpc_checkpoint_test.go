@@ -152,19 +152,52 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
-// Outside a git work tree a prompt records nothing, and asking for a
-// checkpoint says why.
-func TestRPCCheckpointOutsideGit(t *testing.T) {
-	w := newWorld(t, llmtest.Text("ok"))
-	p := w.start("--no-session")
-	p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
+// Outside a git work tree the edit journal keeps what write and edit
+// changed: a prompt that changes no file records nothing; one that does
+// records a checkpoint with its first change, which diff and restore
+// use (commands' changes are not seen, and the note says so).
+func TestRPCCheckpointJournal(t *testing.T) {
+	w := newWorld(t,
+		llmtest.Text("nothing to change"),
+		llmtest.ToolCalls(
+			llmtest.Call("w1", "write", `{"path":"new.txt","content":"fresh\n"}`),
+			llmtest.Call("e1", "edit", `{"path":"a.txt","edits":[{"oldText":"one","newText":"uno"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("e2", "edit", `{"path":"a.txt","edits":[{"oldText":"two","newText":"dos"}]}`)),
+		llmtest.Text("done"))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("one\ntwo\n"), 0o644))
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "look"})
 	for _, r := range p.idle() {
-		assert.False(t, r.is("checkpoint_created"))
+		assert.False(t, r.is("checkpoint_created"), "a prompt that changes no file records nothing")
 	}
-	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("2", map[string]any{"type": "list_checkpoints"})).Checkpoints
-	assert.Empty(t, cps)
-	r := p.call("3", map[string]any{"type": "create_checkpoint"})
-	assert.Equal(t, false, r["success"])
-	assert.Contains(t, r.str("error"), "not a git work tree")
+	p.ok("2", map[string]any{"type": "prompt", "message": "change"})
+	p.idle()
+	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("3", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	require.Len(t, cps, 1)
+	assert.Contains(t, cps[0].Note, "only the changes of write and edit")
+	files := decodeAs[struct{ Files []fileJSON }](t, p.ok("4", map[string]any{"type": "diff_checkpoint", "checkpointId": cps[0].ID})).Files
+	status := map[string]string{}
+	for _, f := range files {
+		status[f.Path] = f.Status
+	}
+	assert.Equal(t, map[string]string{"a.txt": "modified", "new.txt": "added"}, status)
+	res := decodeAs[struct{ UndoCheckpointID string }](t, p.ok("5", map[string]any{"type": "restore_checkpoint", "checkpointId": cps[0].ID, "restore": "code"}))
+	data, _ := os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "one\ntwo\n", string(data), "the content before the prompt's first change, not its last")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "new.txt"))
+	require.NotEmpty(t, res.UndoCheckpointID)
+	p.ok("6", map[string]any{"type": "restore_checkpoint", "checkpointId": res.UndoCheckpointID, "restore": "code"})
+	data, _ = os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "uno\ndos\n", string(data), "the restore is undone")
+	assert.FileExists(t, filepath.Join(w.cwd, "new.txt"))
 	assert.Equal(t, 0, p.exit())
+	// What the journal keeps is the user's alone.
+	err := filepath.Walk(filepath.Join(w.agentDir, "checkpoints"), func(path string, info os.FileInfo, err error) error {
+		require.NoError(t, err)
+		if !info.IsDir() {
+			assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }

@@ -12,10 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/checkpoint"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // checkpointEntryType is the customType of the session entries that hold
@@ -33,10 +35,16 @@ type checkpoints struct {
 	mu     sync.Mutex
 	opened bool
 	repo   *checkpoint.Repo // nil where there is no git work tree
-	why    string           // why there is none
+	why    string           // why there is none (then the journal records)
 	// pending is the prompt's checkpoint, recorded with the run's first
 	// user message.
 	pending *checkpointRecord
+	// window is the prompt's journal checkpoint once its user message is
+	// stored: it is recorded when the run's write or edit first changes
+	// a file, so a prompt that changes nothing adds nothing.
+	window *journalWindow
+	// journals are the sessions' edit journals, by session id.
+	journals map[string]*checkpoint.Journal
 }
 
 // checkpointRecord is a checkpoint as its session entry stores it.
@@ -45,7 +53,13 @@ type checkpointRecord struct {
 	// Commit is the snapshot's commit in the project's repository; ""
 	// when none was taken (Note says why).
 	Commit string `json:"commit,omitempty"`
+	// Journal: the checkpoint's files are in the session's edit journal
+	// (outside git: what write and edit changed).
+	Journal bool `json:"journal,omitempty"`
 }
+
+// journalNote is the note of a checkpoint kept by the edit journal.
+const journalNote = "outside a git work tree only the changes of write and edit are recorded, not those of commands"
 
 // errCheckpointStreaming refuses a restore during a run.
 var errCheckpointStreaming = errors.New("wait for the current response to finish before restoring a checkpoint")
@@ -60,17 +74,67 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		home, _ := os.UserHomeDir()
 		switch {
 		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
-			c.why = "the session works in the home directory or the root, where gopi records no files"
+			c.why = "the session works in the home directory or the root, where gopi takes no snapshots"
 		default:
 			r, err := checkpoint.Open(ctx, cwd)
 			if err != nil {
-				c.why = "the project is not a git work tree: gopi records files only in one so far"
+				c.why = "the project is not a git work tree"
 			} else {
 				c.repo = r
 			}
 		}
 	}
 	return c.repo, c.why
+}
+
+// journal is the current session's edit journal, in the agent
+// directory; nil without one. c.mu is held.
+func (h *Host) journal() *checkpoint.Journal {
+	if h.opts.AgentDir == "" {
+		return nil
+	}
+	id := h.Store().ID()
+	if h.cp.journals == nil {
+		h.cp.journals = map[string]*checkpoint.Journal{}
+	}
+	j := h.cp.journals[id]
+	if j == nil {
+		j = checkpoint.OpenJournal(filepath.Join(h.opts.AgentDir, "checkpoints", id), h.opts.Cwd)
+		h.cp.journals[id] = j
+	}
+	return j
+}
+
+// journalTool keeps what a write or edit call is about to change in the
+// prompt's journal checkpoint, which is recorded with the first file it
+// keeps. Outside journal mode, or for other tools, it does nothing.
+func (h *Host) journalTool(ctx context.Context, call agent.Call) {
+	if call.Name != tools.NameWrite && call.Name != tools.NameEdit {
+		return
+	}
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	w := h.cp.window
+	j := h.journal()
+	if w == nil || j == nil {
+		return
+	}
+	target, ok := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
+	if !ok || target.Abs == "" {
+		return
+	}
+	name := target.Abs
+	if target.Real != "" {
+		name = target.Real
+	}
+	if _, err := j.Record(w.ID, name); err != nil {
+		h.opts.Report(fmt.Errorf("checkpoint: %w", err))
+		return
+	}
+	if !w.stored {
+		w.stored = true
+		h.storeCheckpoint(h.Store(), w.checkpointRecord)
+	}
 }
 
 // newCheckpointID is a short random id.
@@ -112,11 +176,25 @@ func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, labe
 func (h *Host) checkpointPrompt(ctx context.Context) {
 	h.cp.mu.Lock()
 	defer h.cp.mu.Unlock()
+	h.cp.window = nil
 	if repo, _ := h.checkpointRepo(ctx); repo == nil {
-		return // nothing to record: no entry, no event
+		if h.journal() == nil {
+			return // nothing can be recorded: no entry, no event
+		}
+		rec := h.journalCheckpoint(api.TriggerPrompt, "")
+		h.cp.pending = &rec
+		return
 	}
 	rec := h.snapshot(ctx, api.TriggerPrompt, "")
 	h.cp.pending = &rec
+}
+
+// journalCheckpoint is a new checkpoint kept by the edit journal.
+func (h *Host) journalCheckpoint(trigger api.CheckpointTrigger, label string) checkpointRecord {
+	return checkpointRecord{Checkpoint: api.Checkpoint{
+		ID: newCheckpointID(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Label: label,
+		Trigger: trigger, Note: journalNote,
+	}, Journal: true}
 }
 
 // dropPendingCheckpoint forgets the prompt's checkpoint: its run did
@@ -138,7 +216,21 @@ func (h *Host) checkpointUserMessage(store *session.Store, entryID string) {
 		return
 	}
 	rec.EntryID = entryID
+	if rec.Journal {
+		// Recorded when a file is first kept.
+		h.cp.mu.Lock()
+		h.cp.window = &journalWindow{checkpointRecord: *rec}
+		h.cp.mu.Unlock()
+		return
+	}
 	h.storeCheckpoint(store, *rec)
+}
+
+// journalWindow is a prompt's journal checkpoint and whether its entry
+// is stored yet.
+type journalWindow struct {
+	checkpointRecord
+	stored bool
 }
 
 // storeCheckpoint appends a checkpoint's entry and announces it.
@@ -180,15 +272,24 @@ func findCheckpoint(store *session.Store, id string) (checkpointRecord, error) {
 func (h *Host) CreateCheckpoint(ctx context.Context, p api.CreateCheckpointParams) (api.CheckpointResult, error) {
 	h.cp.mu.Lock()
 	defer h.cp.mu.Unlock()
-	if repo, why := h.checkpointRepo(ctx); repo == nil {
-		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", why)
-	}
-	rec := h.snapshot(ctx, api.TriggerManual, p.Label)
-	if rec.Commit == "" {
-		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", rec.Note)
-	}
 	store := h.Store()
+	var rec checkpointRecord
+	if repo, why := h.checkpointRepo(ctx); repo != nil {
+		if rec = h.snapshot(ctx, api.TriggerManual, p.Label); rec.Commit == "" {
+			return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", rec.Note)
+		}
+	} else if h.journal() != nil {
+		// Later changes of write and edit are kept under it, until the
+		// next prompt.
+		rec = h.journalCheckpoint(api.TriggerManual, p.Label)
+		h.cp.window = &journalWindow{checkpointRecord: rec, stored: true}
+	} else {
+		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s, and sessions without an agent directory keep no journal", why)
+	}
 	rec.EntryID = store.Leaf()
+	if h.cp.window != nil && h.cp.window.ID == rec.ID {
+		h.cp.window.EntryID = rec.EntryID
+	}
 	h.storeCheckpoint(store, rec)
 	return api.CheckpointResult{Checkpoint: rec.Checkpoint}, nil
 }
@@ -209,7 +310,14 @@ func (h *Host) DiffCheckpoint(ctx context.Context, p api.CheckpointParams) (api.
 	if err != nil {
 		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
 	}
-	changes, err := repo.Changes(ctx, rec.Commit)
+	var changes []checkpoint.Change
+	if rec.Journal {
+		h.cp.mu.Lock()
+		changes, err = h.journal().Changes(journalFrom(h.Store(), rec.ID))
+		h.cp.mu.Unlock()
+	} else {
+		changes, err = repo.Changes(ctx, rec.Commit)
+	}
 	if err != nil {
 		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
 	}
@@ -227,14 +335,34 @@ func (h *Host) codeCheckpoint(ctx context.Context, id string) (checkpointRecord,
 	}
 	h.cp.mu.Lock()
 	repo, why := h.checkpointRepo(ctx)
+	j := h.journal()
 	h.cp.mu.Unlock()
 	switch {
+	case rec.Journal && j == nil:
+		return rec, nil, errors.New("this session keeps no journal (no agent directory)")
+	case rec.Journal:
+		return rec, nil, nil
 	case rec.Commit == "" && rec.Note != "":
 		return rec, nil, fmt.Errorf("checkpoint %s recorded no files: %s", id, rec.Note)
 	case repo == nil:
 		return rec, nil, errors.New(why)
 	}
 	return rec, repo, nil
+}
+
+// journalFrom are the ids of the session's journal checkpoints from id
+// on, oldest first: the windows whose first records say what the files
+// were at id.
+func journalFrom(store *session.Store, id string) []string {
+	var out []string
+	for _, rec := range checkpointRecords(store) {
+		if rec.ID == id || len(out) > 0 {
+			if rec.Journal {
+				out = append(out, rec.ID)
+			}
+		}
+	}
+	return out
 }
 
 func fileChanges(cs []checkpoint.Change) []api.FileChange {
@@ -276,8 +404,17 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
 		}
 		undoID := newCheckpointID()
+		var changes []checkpoint.Change
+		var undo string
 		h.cp.mu.Lock()
-		changes, undo, err := repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
+		if rec.Journal {
+			changes, err = h.journal().Restore(journalFrom(store, rec.ID), undoID, p.DryRun)
+			if !p.DryRun && len(changes) > 0 {
+				undo = "journal"
+			}
+		} else {
+			changes, undo, err = repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
+		}
 		h.cp.mu.Unlock()
 		if err != nil && undo == "" {
 			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
@@ -287,7 +424,10 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 			u := checkpointRecord{Checkpoint: api.Checkpoint{
 				ID: undoID, EntryID: store.Leaf(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
 				Trigger: api.TriggerRestore, Label: "before restoring " + rec.ID,
-			}, Commit: undo}
+			}, Commit: undo, Journal: rec.Journal}
+			if rec.Journal {
+				u.Commit, u.Note = "", journalNote
+			}
 			h.storeCheckpoint(store, u)
 			out.UndoCheckpointID = undoID
 		}

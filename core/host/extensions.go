@@ -522,7 +522,11 @@ func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, stri
 			call.Args = res.Input
 		}
 	}
-	return h.approve(ctx, call)
+	if block, reason := h.approve(ctx, call); block {
+		return block, reason
+	}
+	h.journalTool(ctx, *call)
+	return false, ""
 }
 
 // afterToolCall tells the model when the user changed the call before
