@@ -262,7 +262,7 @@ func TestACPInitialize(t *testing.T) {
 	assert.EqualValues(t, 1, res["protocolVersion"], "gopi answers the version it speaks")
 	assert.Equal(t, "gopi", res.obj("agentInfo").str("name"))
 	assert.NotEmpty(t, res.obj("agentInfo").str("version"))
-	assert.Equal(t, []any{}, res["authMethods"])
+	assert.Len(t, res["authMethods"], 3, "one per provider family (acp_prompt_test.go)")
 	assert.NotEqual(t, true, res.obj("agentCapabilities")["loadSession"], "no session/load without stored sessions")
 	sc := res.obj("agentCapabilities").obj("sessionCapabilities")
 	for _, c := range []string{"resume", "list", "delete"} {
@@ -460,7 +460,7 @@ func TestACPBadInput(t *testing.T) {
 	assert.EqualValues(t, -32002, e["code"])
 	assert.Contains(t, e.str("message"), "no-such-session")
 
-	e = p.failure(p.request("session/prompt", map[string]any{"sessionId": s, "prompt": []any{map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}}}))
+	e = p.failure(p.request("session/prompt", map[string]any{"sessionId": s, "prompt": []any{map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}}))
 	assert.EqualValues(t, -32602, e["code"])
 	assert.Contains(t, e.str("message"), "prompt[0]")
 
