@@ -253,11 +253,17 @@ type Dialect int
 const (
 	DialectPi      Dialect = iota // pi's native JSONL commands
 	DialectJSONRPC                // JSON-RPC 2.0
+	// DialectACP is the Agent Client Protocol: newline-framed JSON-RPC 2.0
+	// whose first message is an initialize with a numeric protocolVersion.
+	DialectACP
 )
 
 func (d Dialect) String() string {
-	if d == DialectJSONRPC {
+	switch d {
+	case DialectJSONRPC:
 		return "jsonrpc"
+	case DialectACP:
+		return "acp"
 	}
 	return "pi"
 }
@@ -273,8 +279,10 @@ type Detection struct {
 
 // Detect looks at the first bytes of r: "Content-Length:" means LSP
 // framing (and JSON-RPC); a first line holding a JSON object with
-// "jsonrpc":"2.0" means newline-delimited JSON-RPC; anything else is pi's
-// native dialect. It reads no further than the first record.
+// "jsonrpc":"2.0" means newline-delimited JSON-RPC, and ACP when it is an
+// initialize request with a numeric params.protocolVersion (LSP's has
+// none, MCP's is a date string); anything else is pi's native dialect. It
+// reads no further than the first record.
 func Detect(r io.Reader) (Detection, error) {
 	br, ok := r.(*bufio.Reader)
 	if !ok || br.Size() < 64<<10 {
@@ -310,8 +318,28 @@ func Detect(r io.Reader) (Detection, error) {
 	}
 	if isJSONRPC(buf) {
 		d.Dialect = DialectJSONRPC
+		if isACPInitialize(buf) {
+			d.Dialect = DialectACP
+		}
 	}
 	return d, nil
+}
+
+// isACPInitialize reports whether line is an ACP initialize request: a
+// numeric params.protocolVersion.
+func isACPInitialize(line []byte) bool {
+	var probe struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion json.RawMessage `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &probe) != nil || probe.Method != "initialize" {
+		return false
+	}
+	var n json.Number
+	v := bytes.TrimSpace(probe.Params.ProtocolVersion)
+	return len(v) > 0 && v[0] != '"' && json.Unmarshal(v, &n) == nil
 }
 
 func isJSONRPC(line []byte) bool {

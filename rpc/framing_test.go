@@ -101,6 +101,12 @@ func TestDetect(t *testing.T) {
 		{`{"type":"get_state"}` + "\n", FramingNewline, DialectPi},
 		{`{"type":"prompt","message":"say \"jsonrpc\":\"2.0\""}` + "\n", FramingNewline, DialectPi},
 		{`not json` + "\n", FramingNewline, DialectPi},
+		// ACP: initialize with a numeric protocolVersion.
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n", FramingNewline, DialectACP},
+		// MCP's protocolVersion is a date string; LSP's initialize has none.
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}` + "\n", FramingNewline, DialectJSONRPC},
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"processId":1,"rootUri":null,"capabilities":{}}}` + "\n", FramingNewline, DialectJSONRPC},
+		{`{"jsonrpc":"2.0","id":0,"method":"session/new","params":{"protocolVersion":1}}` + "\n", FramingNewline, DialectJSONRPC},
 	}
 	for _, c := range cases {
 		d, err := Detect(strings.NewReader(c.in))

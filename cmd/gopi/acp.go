@@ -32,6 +32,7 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		NewRuntime: func(_ context.Context, cfg acp.SessionConfig) (acp.Runtime, error) {
 			return ap.acpHost(a, cfg, "")
 		},
+		Auth:    acpAuth{ap.registry},
 		Version: version,
 		Report:  report,
 	}

@@ -69,7 +69,8 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 		}
 		compile("", agentSide)
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
-			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse"} {
+			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
+			"AuthenticateResponse"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
 		for _, d := range clientRequestDefs {
@@ -111,6 +112,17 @@ type aproc struct {
 	// methods remembers which method each request id called, to check
 	// its response against that method's result type.
 	methods map[float64]string
+	// read counts the frames read; commands are the
+	// available_commands_update frames answer passed over, each with
+	// the count at its arrival (acp_prompt_test.go).
+	read     int
+	commands []seenFrame
+}
+
+// seenFrame is a frame and the number of frames read when it came.
+type seenFrame struct {
+	r  record
+	at int
 }
 
 func startACP(t *testing.T, cwd, agentDir string, args ...string) *aproc {
@@ -149,6 +161,7 @@ var resultDefs = map[string]string{
 	"session/list":   "ListSessionsResponse",
 	"session/close":  "CloseSessionResponse",
 	"session/delete": "DeleteSessionResponse",
+	"authenticate":   "AuthenticateResponse",
 }
 
 // frame reads the next frame and validates it: as an agent message, and
@@ -156,6 +169,7 @@ var resultDefs = map[string]string{
 func (p *aproc) frame() record {
 	p.t.Helper()
 	r := p.next()
+	p.read++
 	raw, err := json.Marshal(r)
 	require.NoError(p.t, err)
 	acpValid(p.t, "", raw)
@@ -190,6 +204,12 @@ func (p *aproc) answer(id float64) (updates []record, resp record) {
 	for {
 		r := p.frame()
 		if r.str("method") == "session/update" {
+			// A session's commands come when its extensions have
+			// loaded, in no fixed place among other frames.
+			if kind(r) == "available_commands_update" {
+				p.commands = append(p.commands, seenFrame{r, p.read})
+				continue
+			}
 			updates = append(updates, r)
 			continue
 		}
@@ -227,7 +247,27 @@ func (p *aproc) newSession(cwd string) string {
 	_, res := p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}))
 	id := res.str("sessionId")
 	require.NotEmpty(p.t, id)
+	p.commandsOf(id)
 	return id
+}
+
+// commandsOf waits for the available_commands_update of session id (it
+// follows the answer that opened the session) and returns its update.
+func (p *aproc) commandsOf(id string) record {
+	p.t.Helper()
+	for {
+		for _, c := range p.commands {
+			if c.r.obj("params").str("sessionId") == id {
+				return c.r.obj("params").obj("update")
+			}
+		}
+		r := p.frame()
+		require.Equal(p.t, "session/update", r.str("method"), "a frame before session %s's commands\n%s", id, p.transcript())
+		if kind(r) != "available_commands_update" {
+			p.t.Fatalf("an update before session %s's commands: %v", id, r)
+		}
+		p.commands = append(p.commands, seenFrame{r, p.read})
+	}
 }
 
 func (p *aproc) prompt(session, text string) float64 {
@@ -268,7 +308,7 @@ func TestACPInitialize(t *testing.T) {
 	assert.EqualValues(t, 1, res["protocolVersion"], "gopi answers the version it speaks")
 	assert.Equal(t, "gopi", res.obj("agentInfo").str("name"))
 	assert.NotEmpty(t, res.obj("agentInfo").str("version"))
-	assert.Equal(t, []any{}, res["authMethods"])
+	assert.Len(t, res["authMethods"], 3, "one per provider family (acp_prompt_test.go)")
 	assert.NotEqual(t, true, res.obj("agentCapabilities")["loadSession"], "no session/load without stored sessions")
 	sc := res.obj("agentCapabilities").obj("sessionCapabilities")
 	for _, c := range []string{"resume", "list", "delete"} {
@@ -466,7 +506,7 @@ func TestACPBadInput(t *testing.T) {
 	assert.EqualValues(t, -32002, e["code"])
 	assert.Contains(t, e.str("message"), "no-such-session")
 
-	e = p.failure(p.request("session/prompt", map[string]any{"sessionId": s, "prompt": []any{map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}}}))
+	e = p.failure(p.request("session/prompt", map[string]any{"sessionId": s, "prompt": []any{map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}}}))
 	assert.EqualValues(t, -32602, e["code"])
 	assert.Contains(t, e.str("message"), "prompt[0]")
 

@@ -15,8 +15,8 @@ import (
 )
 
 // runRPC serves stdin/stdout in the dialect the client speaks (pi's
-// native JSONL or JSON-RPC 2.0, see rpc.Detect; --mode jsonrpc forces the
-// latter) until stdin ends, a signal cancels ctx, or a JSON-RPC client
+// native JSONL, JSON-RPC 2.0 or ACP, see rpc.Detect; --mode jsonrpc forces
+// JSON-RPC) until stdin ends, a signal cancels ctx, or a JSON-RPC client
 // sends exit. The caller then closes the host, which aborts any run and
 // leaves the session file complete.
 func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.Writer) error {
@@ -43,6 +43,11 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 			return fmt.Errorf("reading stdin: %w", r.err)
 		}
 		det = r.d
+	}
+	if det.Dialect == rpc.DialectACP && a.mode != "jsonrpc" {
+		// An editor speaking ACP: served as --mode acp serves it, from
+		// its initialize on.
+		return ap.runACP(ctx, a, det.Reader, stdout)
 	}
 	report := func(err error) { fmt.Fprintln(ap.stderr, "gopi:", err) }
 	framing := det.Framing

@@ -316,6 +316,10 @@ type SlashCommand struct {
 	Location    string      `json:"location,omitempty"`
 	Path        string      `json:"path,omitempty"`
 	SourceInfo  *SourceInfo `json:"sourceInfo,omitempty"`
+	// Input hints at the arguments the command takes ("" when it takes
+	// none), for dialects whose clients show it; pi's get_commands has no
+	// such field.
+	Input string `json:"-"`
 }
 
 // SourceInfo is pi 0.73's description of where a resource came from.

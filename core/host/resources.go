@@ -73,7 +73,8 @@ func (h *Host) GetCommands(ctx context.Context) (api.CommandsResult, error) {
 func (h *Host) commands() api.CommandsResult {
 	out := []api.SlashCommand{}
 	for _, c := range h.exts().Registrations().Commands {
-		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension"}
+		// An extension's handler gets whatever follows the name.
+		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension", Input: "arguments"}
 		var si api.SourceInfo
 		if json.Unmarshal(c.SourceInfo, &si) == nil && si.Path != "" {
 			sc.SourceInfo = &si
@@ -81,15 +82,22 @@ func (h *Host) commands() api.CommandsResult {
 		out = append(out, sc)
 	}
 	for _, t := range h.templates {
+		input := t.ArgumentHint
+		if input == "" && t.TakesArguments() {
+			input = "arguments"
+		}
 		out = append(out, api.SlashCommand{
 			Name: t.Name, Description: t.Description, Source: "prompt",
 			Location: string(t.Location), Path: t.Path, SourceInfo: sourceInfo(t.SourceInfo),
+			Input: input,
 		})
 	}
 	for _, s := range h.skills {
 		out = append(out, api.SlashCommand{
 			Name: "skill:" + s.Name, Description: s.Description, Source: "skill",
 			Location: string(s.Location), Path: s.Path, SourceInfo: sourceInfo(s.SourceInfo),
+			// What follows the name is added after the skill.
+			Input: "[request]",
 		})
 	}
 	return api.CommandsResult{Commands: out}

@@ -78,6 +78,28 @@ func (r *Registry) SetAPIKeyOverride(provider, key string) {
 	r.runtimeKeys[provider] = key
 }
 
+// stored is provider's auth.json entry, as last read.
+func (r *Registry) stored(provider string) (credential, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.auth[provider]
+	return c, ok
+}
+
+// ReloadAuth reads auth.json again, so keys stored in it since [Load]
+// are used from the next request on. A broken file is the error, and
+// the entries read before are kept.
+func (r *Registry) ReloadAuth() error {
+	auth, err := readAuthFile(r.AuthPath())
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.auth = auth
+	r.mu.Unlock()
+	return nil
+}
+
 func (r *Registry) runtimeKey(provider string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -105,7 +127,7 @@ func (r *Registry) HasAuth(m *llm.Model) bool {
 	if r.runtimeKey(p) != "" {
 		return true
 	}
-	if c, ok := r.auth[p]; ok && c.Type == CredentialAPIKey {
+	if c, ok := r.stored(p); ok && c.Type == CredentialAPIKey {
 		return true
 	}
 	if r.envKey(p) != "" {
@@ -169,7 +191,7 @@ func (r *Registry) RequestAuth(ctx context.Context, m *llm.Model) (llm.Auth, err
 		headers["Authorization"] = "Bearer " + key
 	}
 	if key == "" && m.API != llm.APIFaux {
-		c, ok := r.auth[m.Provider]
+		c, ok := r.stored(m.Provider)
 		return out, &NoAPIKeyError{Provider: m.Provider, OAuth: ok && c.Type == CredentialOAuth}
 	}
 	out.APIKey = key
@@ -197,7 +219,7 @@ func (r *Registry) storedKey(ctx context.Context, provider string) string {
 	if k := r.runtimeKey(provider); k != "" {
 		return k
 	}
-	if c, ok := r.auth[provider]; ok && c.Type == CredentialAPIKey {
+	if c, ok := r.stored(provider); ok && c.Type == CredentialAPIKey {
 		return r.resolveCached(ctx, c.Key)
 	}
 	return ""

@@ -217,3 +217,27 @@ func TestBuiltinFauxNeedsNoKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, llm.Auth{}, auth)
 }
+
+// A key stored in auth.json after Load is used once ReloadAuth has read
+// the file again; a broken file keeps the entries read before.
+func TestReloadAuth(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Load(Options{AgentDir: dir, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	m, ok := r.Find("anthropic", "claude-sonnet-4-5")
+	require.True(t, ok)
+	assert.False(t, r.HasAuth(&m))
+
+	path := filepath.Join(dir, "auth.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"anthropic": {"type": "api_key", "key": "sk-later"}}`), 0o600))
+	assert.False(t, r.HasAuth(&m), "auth.json is read at Load, not at each look")
+	require.NoError(t, r.ReloadAuth())
+	assert.True(t, r.HasAuth(&m))
+	key, err := r.APIKey(context.Background(), &m)
+	require.NoError(t, err)
+	assert.Equal(t, "sk-later", key)
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"anthropic": `), 0o600))
+	assert.Error(t, r.ReloadAuth())
+	assert.True(t, r.HasAuth(&m), "a broken file keeps the keys read before")
+}

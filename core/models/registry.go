@@ -80,7 +80,6 @@ type Registry struct {
 	builtins     []llm.Model   // the catalog and Options.Builtin
 	file         *modelsConfig // models.json; nil when absent or broken
 	builtinProvs map[string]bool
-	auth         map[string]credential
 
 	// cur is what the lookups read: rebuilt whole, never changed in place.
 	cur     atomic.Pointer[view]
@@ -88,9 +87,10 @@ type Registry struct {
 	dynamic []dynamicProvider
 	rev     atomic.Uint64 // bumped by every change to dynamic
 
-	mu          sync.Mutex // guards runtimeKeys and cmdCache
+	mu          sync.Mutex // guards runtimeKeys, cmdCache and auth
 	runtimeKeys map[string]string
 	cmdCache    map[string]string
+	auth        map[string]credential // auth.json, as last read
 }
 
 type modelKey struct{ provider, id string }
@@ -136,8 +136,8 @@ func Load(opts Options) (*Registry, error) {
 	r.builtins, r.file = builtins, cfg
 	r.cur.Store(buildView(builtins, nil, cfg))
 
-	var authErr error
-	r.auth, authErr = readAuthFile(r.AuthPath())
+	auth, authErr := readAuthFile(r.AuthPath())
+	r.auth = auth
 
 	r.loadErr = errors.Join(catErr, cfgErr, authErr)
 	return r, r.loadErr

@@ -216,6 +216,17 @@ func ExpandTemplate(text string, ts []Template) string {
 	return text
 }
 
+// TakesArguments reports whether the template's body has a place for
+// arguments ($1, $@, $ARGUMENTS, ${@:N}).
+func (t Template) TakesArguments() bool {
+	for _, re := range []*regexp.Regexp{positionalRe, sliceRe, allArgsRe, atRe} {
+		if re.MatchString(t.Content) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseCommandArgs splits s on spaces and tabs; single or double quotes
 // group words and are dropped. An unclosed quote runs to the end.
 func ParseCommandArgs(s string) []string {

@@ -228,3 +228,16 @@ func TestLoadErrorFormat(t *testing.T) {
 	err := error(&LoadError{Path: "/a/b.md", Err: errors.New("boom")})
 	assert.Equal(t, "/a/b.md: boom", err.Error())
 }
+
+func TestTemplateTakesArguments(t *testing.T) {
+	for body, want := range map[string]bool{
+		"Review $1":              true,
+		"Fix $@ now":             true,
+		"Explain $ARGUMENTS":     true,
+		"From ${@:2} on":         true,
+		"Costs $ 5, no argument": false,
+		"Plain text":             false,
+	} {
+		assert.Equal(t, want, Template{Content: body}.TakesArguments(), body)
+	}
+}

@@ -69,6 +69,9 @@ type Options struct {
 	// delete reach; nil when sessions are not stored (those methods are
 	// then not advertised, and refused).
 	Sessions Sessions
+	// Auth is where models' credentials come from (auth.go); nil
+	// advertises no authentication methods.
+	Auth Auth
 	// Version is reported as agentInfo.version.
 	Version string
 	// Report receives problems nobody else hears about; nil drops them.
@@ -162,6 +165,8 @@ func (a *conn) handle(m *message) {
 		err = a.closeSession(m)
 	case sdk.AgentMethodSessionDelete:
 		err = a.deleteSession(m)
+	case sdk.AgentMethodAuthenticate:
+		err = a.authenticate(m)
 	default:
 		if !m.isCall() {
 			// Unknown notifications are ignored, as JSON-RPC asks
@@ -183,7 +188,7 @@ func (a *conn) handle(m *message) {
 
 // notYet are the ACP v1 agent methods gopi does not serve yet.
 var notYet = []string{
-	"authenticate", "logout",
+	"logout",
 	"session/set_mode", "session/set_config_option",
 }
 
@@ -241,14 +246,15 @@ func (a *conn) initialize(m *message) error {
 	res := sdk.InitializeResponse{
 		ProtocolVersion: protocolVersion,
 		AgentCapabilities: sdk.AgentCapabilities{
-			// Text prompts only (docs/acp.md); the client's MCP
-			// servers over stdio and http (mcpservers.go).
+			// The client's MCP servers over stdio and http
+			// (mcpservers.go); images and embedded context in prompts.
 			LoadSession:         a.opts.Sessions != nil,
 			SessionCapabilities: a.sessionCapabilities(),
 			McpCapabilities:     sdk.McpCapabilities{Http: true},
+			PromptCapabilities:  promptCapabilities,
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: a.authMethods(),
 	}
 	return a.w.result(m.ID, res)
 }
@@ -270,8 +276,14 @@ func (a *conn) newSession(m *message) error {
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
+	if err := a.needsAuth(a.ctx, rt); err != nil {
+		a.discard(rt)
+		return err
+	}
 	s := a.add(a.sessionID(rt), cfg, rt)
-	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+	err = a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+	a.announceCommands(s)
+	return err
 }
 
 // add makes rt, built from cfg, the session id of this connection.
@@ -311,7 +323,7 @@ func (a *conn) session(id sdk.SessionId) (*session, error) {
 }
 
 func (a *conn) prompt(m *message) error {
-	var p sdk.PromptRequest
+	var p promptRequest
 	if err := decodeParams(m, &p, "sessionId", "prompt"); err != nil {
 		return err
 	}
@@ -319,8 +331,11 @@ func (a *conn) prompt(m *message) error {
 	if err != nil {
 		return err
 	}
-	text, err := promptText(p.Prompt)
+	in, err := promptContent(p.Prompt)
 	if err != nil {
+		return err
+	}
+	if err := a.needsAuth(a.ctx, s.rt); err != nil {
 		return err
 	}
 	if !s.begin() {
@@ -333,26 +348,9 @@ func (a *conn) prompt(m *message) error {
 	s.work.Add(1)
 	a.work.Go(func() {
 		defer s.work.Done()
-		s.answer(a.ctx, call, id, text)
+		s.answer(a.ctx, call, id, in)
 	})
 	return nil
-}
-
-// promptText joins the prompt's text blocks into the user message; this
-// step takes text only, as the capabilities in initialize say.
-func promptText(blocks []sdk.ContentBlock) (string, error) {
-	var parts []string
-	for i, b := range blocks {
-		if b.Text == nil {
-			return "", errorf(codeInvalidParams, "invalid params: prompt[%d] is not a text block: gopi takes text prompts only so far (promptCapabilities)", i)
-		}
-		parts = append(parts, b.Text.Text)
-	}
-	text := strings.Join(parts, "\n")
-	if strings.TrimSpace(text) == "" {
-		return "", errorf(codeInvalidParams, "invalid params: \"prompt\" has no text")
-	}
-	return text, nil
 }
 
 func (a *conn) cancel(m *message) error {

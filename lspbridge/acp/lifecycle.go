@@ -109,18 +109,26 @@ func (a *conn) load(m *message, replay bool) error {
 		case err != nil:
 			return errorf(codeInternalError, "opening session %s: %v", id, err)
 		}
+		if err := a.needsAuth(a.ctx, rt); err != nil {
+			a.discard(rt)
+			return err
+		}
 		s = a.add(string(id), cfg, rt)
 	} else if s.cwd != cwd {
 		// Already open here: the same rule as for a stored one.
 		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
 	}
 	if !replay {
-		return a.w.result(m.ID, sdk.ResumeSessionResponse{})
+		err := a.w.result(m.ID, sdk.ResumeSessionResponse{})
+		a.announceCommands(s)
+		return err
 	}
 	if err := s.replay(a.ctx); err != nil {
 		return err
 	}
-	return a.w.result(m.ID, sdk.LoadSessionResponse{})
+	err = a.w.result(m.ID, sdk.LoadSessionResponse{})
+	a.announceCommands(s)
+	return err
 }
 
 // replay sends the session's title (a named session's) and its visible

@@ -58,8 +58,8 @@ func (s *session) begin() bool {
 // answer runs the prompt in call's place, waits for the run to settle
 // (retries, compaction and queued follow-ups included), then answers the
 // request with the stop reason. Nothing of the prompt is sent after that.
-func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage, text string) {
-	params, err := json.Marshal(api.PromptParams{Message: text})
+func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage, in promptInput) {
+	params, err := json.Marshal(api.PromptParams{Message: in.text, Images: in.images})
 	if err != nil {
 		s.finish(id, nil, err, nil)
 		return

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,6 +44,12 @@ func (f *fakeRuntime) emit(ev api.Event) {
 	fn := f.sub
 	f.mu.Unlock()
 	fn(ev)
+}
+
+// GetCommands fails: no available_commands_update comes between the
+// frames the test awaits.
+func (f *fakeRuntime) GetCommands(context.Context) (api.CommandsResult, error) {
+	return api.CommandsResult{}, errors.New("the stand-in has no commands")
 }
 
 func (f *fakeRuntime) WaitIdle(context.Context)    {}

@@ -1,0 +1,29 @@
+package acp
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/api"
+)
+
+func TestCommandsUpdate(t *testing.T) {
+	u := commandsUpdate(api.CommandsResult{Commands: []api.SlashCommand{
+		{Name: "deploy", Source: "extension", Input: "arguments"},
+		{Name: "review", Description: "Review a file", Source: "prompt", Input: "<file>"},
+		{Name: "hello", Description: "Say hello", Source: "prompt"},
+	}})
+	b, err := json.Marshal(u)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sessionUpdate":"available_commands_update","availableCommands":[
+		{"name":"deploy","description":"extension command","input":{"hint":"arguments"}},
+		{"name":"review","description":"Review a file","input":{"hint":"<file>"}},
+		{"name":"hello","description":"Say hello"}]}`, string(b))
+
+	b, err = json.Marshal(commandsUpdate(api.CommandsResult{}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sessionUpdate":"available_commands_update","availableCommands":[]}`, string(b), "no commands is an empty list, not null")
+}
