@@ -433,8 +433,8 @@ func TestACPBadInput(t *testing.T) {
 	assert.EqualValues(t, -32601, e["code"])
 
 	e = p.failure(p.request("session/set_mode", map[string]any{"sessionId": s, "modeId": "ask"}))
-	assert.EqualValues(t, -32601, e["code"])
-	assert.Contains(t, e.str("message"), "does not implement session/set_mode yet")
+	assert.EqualValues(t, -32602, e["code"], "an unknown mode")
+	assert.Contains(t, e.str("message"), `"modeId" "ask"`)
 
 	e = p.failure(p.request("session/load", map[string]any{"sessionId": s, "cwd": cwd, "mcpServers": []any{}}))
 	assert.EqualValues(t, -32601, e["code"], "no stored sessions with --no-session")

@@ -38,6 +38,11 @@ type Runtime interface {
 	// Bind makes c receive the runtime's questions (approval, extension
 	// dialogs); nil detaches it.
 	Bind(c api.Client)
+	// ApprovalMode is which tool calls wait for permission: "off",
+	// "writes" or "all" (the session's mode).
+	ApprovalMode() string
+	// SetApprovalMode changes it for the calls from now on.
+	SetApprovalMode(mode string) error
 }
 
 // SessionConfig is what a session's runtime is built from: its directory
@@ -91,7 +96,8 @@ type conn struct {
 
 	work sync.WaitGroup // prompts being answered
 
-	out outbound // gopi's requests to the client
+	out  outbound   // gopi's requests to the client
+	caps clientCaps // what the client declared in initialize
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -154,6 +160,12 @@ func (a *conn) handle(m *message) {
 		err = a.closeSession(m)
 	case sdk.AgentMethodSessionDelete:
 		err = a.deleteSession(m)
+	case sdk.AgentMethodSessionSetMode:
+		err = a.setMode(m)
+	case sdk.AgentMethodSessionSetConfigOption:
+		err = a.setConfigOption(m)
+	case methodSetModel:
+		err = a.setModelOld(m)
 	default:
 		if !m.isCall() {
 			// Unknown notifications are ignored, as JSON-RPC asks
@@ -176,7 +188,6 @@ func (a *conn) handle(m *message) {
 // notYet are the ACP v1 agent methods gopi does not serve yet.
 var notYet = []string{
 	"authenticate", "logout",
-	"session/set_mode", "session/set_config_option",
 }
 
 // decodeParams decodes m's params into v, first checking that every
@@ -226,6 +237,7 @@ func (a *conn) initialize(m *message) error {
 	if err := decodeParams(m, &p, "protocolVersion"); err != nil {
 		return err
 	}
+	a.caps.set(p.ClientCapabilities)
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
 	res := sdk.InitializeResponse{
@@ -259,13 +271,18 @@ func (a *conn) newSession(m *message) error {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
 	s := a.add(a.sessionID(rt), filepath.Clean(p.Cwd), rt)
-	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+	modes, opts, err := s.setup(a.ctx)
+	if err != nil {
+		return err
+	}
+	return a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modes, ConfigOptions: opts})
 }
 
 // add makes rt the session id of this connection.
 func (a *conn) add(id, cwd string, rt Runtime) *session {
 	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cwd}
 	s.unsubscribe = rt.Subscribe(s.event)
+	rt.Bind(asker{a, s})
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.order = append(a.order, s)

@@ -111,13 +111,17 @@ func (a *conn) load(m *message, replay bool) error {
 		// Already open here: the same rule as for a stored one.
 		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
 	}
+	modes, opts, err := s.setup(a.ctx)
+	if err != nil {
+		return err
+	}
 	if !replay {
-		return a.w.result(m.ID, sdk.ResumeSessionResponse{})
+		return a.w.result(m.ID, sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: opts})
 	}
 	if err := s.replay(a.ctx); err != nil {
 		return err
 	}
-	return a.w.result(m.ID, sdk.LoadSessionResponse{})
+	return a.w.result(m.ID, sdk.LoadSessionResponse{Modes: modes, ConfigOptions: opts})
 }
 
 // ignoredServers reports MCP servers a client sent that gopi does not
