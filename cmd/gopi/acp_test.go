@@ -69,7 +69,9 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 		}
 		compile("", agentSide)
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
-			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse"} {
+			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
+			"SetSessionModeResponse", "SetSessionConfigOptionResponse", "RequestPermissionRequest", "CreateElicitationRequest",
+			"CancelRequestNotification"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
 	})
@@ -146,6 +148,17 @@ var resultDefs = map[string]string{
 	"session/list":   "ListSessionsResponse",
 	"session/close":  "CloseSessionResponse",
 	"session/delete": "DeleteSessionResponse",
+	// The config and mode methods (acp_config_test.go); the older
+	// session/set_model's answer had only _meta, as set_mode's has.
+	"session/set_mode":          "SetSessionModeResponse",
+	"session/set_config_option": "SetSessionConfigOptionResponse",
+	"session/set_model":         "SetSessionModeResponse",
+}
+
+// requestDefs are the params of gopi's requests to the client.
+var requestDefs = map[string]string{
+	"session/request_permission": "RequestPermissionRequest",
+	"elicitation/create":         "CreateElicitationRequest",
 }
 
 // frame reads the next frame and validates it: as an agent message, and
@@ -171,6 +184,10 @@ func (p *aproc) frame() record {
 		acpValid(p.t, def, part("result"))
 	case r.str("method") == "session/update":
 		acpValid(p.t, "SessionNotification", part("params"))
+	case r["id"] != nil && requestDefs[r.str("method")] != "":
+		acpValid(p.t, requestDefs[r.str("method")], part("params"))
+	case r.str("method") == "$/cancel_request":
+		acpValid(p.t, "CancelRequestNotification", part("params"))
 	default:
 		p.t.Errorf("gopi sent a frame this step does not expect: %v", r)
 	}

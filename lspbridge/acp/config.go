@@ -169,7 +169,8 @@ func (a *conn) inTurn(s *session, id json.RawMessage, f func(ctx context.Context
 	}})
 }
 
-// setMode is session/set_mode.
+// setMode is session/set_mode: a change sends current_mode_update and
+// config_option_update (the mode is an option too) before the answer.
 func (a *conn) setMode(m *message) error {
 	var p sdk.SetSessionModeRequest
 	if err := decodeParams(m, &p, "sessionId", "modeId"); err != nil {
@@ -188,12 +189,10 @@ func (a *conn) setMode(m *message) error {
 		if err != nil {
 			return err
 		}
-		if err := a.w.result(id, sdk.SetSessionModeResponse{}); err != nil {
-			return nil // the client is gone
-		}
 		if changed {
 			s.tellOptions(ctx)
 		}
+		_ = a.w.result(id, sdk.SetSessionModeResponse{})
 		return nil
 	})
 	return nil
@@ -354,7 +353,7 @@ type setModelParams struct {
 
 // setModelOld is session/set_model, which clients from before config
 // options send: modelId is "provider/id", as the model option's values.
-// It answers {} and sends config_option_update with the new values.
+// It sends config_option_update with the new values, then answers {}.
 func (a *conn) setModelOld(m *message) error {
 	var p setModelParams
 	if err := decodeParams(m, &p, "sessionId", "modelId"); err != nil {
@@ -369,10 +368,8 @@ func (a *conn) setModelOld(m *message) error {
 		if err := s.setModel(ctx, p.ModelID, "modelId"); err != nil {
 			return err
 		}
-		if err := a.w.result(id, struct{}{}); err != nil {
-			return nil
-		}
 		s.tellOptions(ctx)
+		_ = a.w.result(id, struct{}{})
 		return nil
 	})
 	return nil
