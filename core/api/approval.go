@@ -14,10 +14,11 @@ const (
 	AnswerDenyAlways  = "Deny always"
 )
 
-// ApprovalDetails are the Details of an approval question: a UIRequest
-// whose Details hold them asks whether a tool call may run. Dialects that
-// show such a question their own way (ACP's session/request_permission)
-// recognise it by this type.
+// ApprovalDetails is the extra "details" of an approval request, for
+// clients that can show more than a title. A UIRequest whose Details
+// hold them asks whether a tool call may run: dialects that show such a
+// question their own way (ACP's session/request_permission) recognise it
+// by this type.
 type ApprovalDetails struct {
 	ToolName string `json:"toolName"`
 	// ToolCallID is the call's id, as in its tool_execution_* events, so
