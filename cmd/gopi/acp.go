@@ -186,3 +186,16 @@ func (r acpRuntime) History() []llm.Message {
 	}
 	return out
 }
+
+// ApprovalMode is the session's approval mode, as ACP's session mode.
+func (r acpRuntime) ApprovalMode() string { return string(r.Approval()) }
+
+// SetApprovalMode changes the session's approval mode.
+func (r acpRuntime) SetApprovalMode(mode string) error {
+	m, err := host.ParseApproval(mode)
+	if err != nil {
+		return err
+	}
+	r.SetApproval(m)
+	return nil
+}

@@ -24,6 +24,9 @@ var clientRequestDefs = map[string]string{
 	"terminal/kill":          "KillTerminalRequest",
 	"terminal/release":       "ReleaseTerminalRequest",
 	"$/cancel_request":       "CancelRequestNotification",
+	// acp_permission_test.go
+	"session/request_permission": "RequestPermissionRequest",
+	"elicitation/create":         "CreateElicitationRequest",
 }
 
 // reply is how the test's editor answers one of gopi's requests: a

@@ -70,7 +70,7 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 		compile("", agentSide)
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
 			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
-			"AuthenticateResponse"} {
+			"AuthenticateResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
 		for _, d := range clientRequestDefs {
@@ -162,6 +162,11 @@ var resultDefs = map[string]string{
 	"session/close":  "CloseSessionResponse",
 	"session/delete": "DeleteSessionResponse",
 	"authenticate":   "AuthenticateResponse",
+	// The config and mode methods (acp_config_test.go); the older
+	// session/set_model's answer had only _meta, as set_mode's has.
+	"session/set_mode":          "SetSessionModeResponse",
+	"session/set_config_option": "SetSessionConfigOptionResponse",
+	"session/set_model":         "SetSessionModeResponse",
 }
 
 // frame reads the next frame and validates it: as an agent message, and
@@ -189,7 +194,7 @@ func (p *aproc) frame() record {
 	case r.str("method") == "session/update":
 		acpValid(p.t, "SessionNotification", part("params"))
 	case clientRequestDefs[r.str("method")] != "":
-		// gopi's requests to the client (acp_fs_test.go).
+		// gopi's requests to the client, and $/cancel_request.
 		acpValid(p.t, clientRequestDefs[r.str("method")], part("params"))
 	default:
 		p.t.Errorf("gopi sent a frame this step does not expect: %v", r)
@@ -479,8 +484,8 @@ func TestACPBadInput(t *testing.T) {
 	assert.EqualValues(t, -32601, e["code"])
 
 	e = p.failure(p.request("session/set_mode", map[string]any{"sessionId": s, "modeId": "ask"}))
-	assert.EqualValues(t, -32601, e["code"])
-	assert.Contains(t, e.str("message"), "does not implement session/set_mode yet")
+	assert.EqualValues(t, -32602, e["code"], "an unknown mode")
+	assert.Contains(t, e.str("message"), `"modeId" "ask"`)
 
 	e = p.failure(p.request("session/load", map[string]any{"sessionId": s, "cwd": cwd, "mcpServers": []any{}}))
 	assert.EqualValues(t, -32601, e["code"], "no stored sessions with --no-session")

@@ -29,8 +29,12 @@ const (
 // approvalMemo is what the approval gate remembers this session.
 type approvalMemo struct {
 	mu sync.Mutex // guards the fields below
-	// allowed are the tools answered "Allow always".
+	// mode, when set, replaces the session's --approval (SetApproval).
+	mode ApprovalMode
+	// allowed are the tools answered "Allow always", denied those
+	// answered "Deny always".
 	allowed map[string]bool
+	denied  map[string]bool
 	// settled are the ids of approved calls whose content the user
 	// changed, until their results are told so (takeUserVersion).
 	settled map[string]bool
@@ -52,6 +56,21 @@ func (m *approvalMemo) allowAlways(tool string) {
 		m.allowed = map[string]bool{}
 	}
 	m.allowed[tool] = true
+}
+
+func (m *approvalMemo) deniedAlways(tool string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.denied[tool]
+}
+
+func (m *approvalMemo) denyAlways(tool string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.denied == nil {
+		m.denied = map[string]bool{}
+	}
+	m.denied[tool] = true
 }
 
 // markSettled records that the user changed call id's content.
@@ -94,12 +113,36 @@ func ParseApproval(s string) (ApprovalMode, error) {
 	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", s)
 }
 
-// The answers of an approval question.
+// The answers of an approval question (see api.AnswerDenyAlways).
 const (
-	AnswerAllow       = "Allow"
-	AnswerAllowAlways = "Allow always"
-	AnswerDeny        = "Deny"
+	AnswerAllow       = api.AnswerAllow
+	AnswerAllowAlways = api.AnswerAllowAlways
+	AnswerDeny        = api.AnswerDeny
+	AnswerDenyAlways  = api.AnswerDenyAlways
 )
+
+// SetApproval changes which tool calls wait for consent from now on; the
+// tools answered "Allow always" or "Deny always" stay so. A call already
+// waiting for its answer is not affected.
+func (h *Host) SetApproval(mode ApprovalMode) {
+	h.approval.mu.Lock()
+	defer h.approval.mu.Unlock()
+	h.approval.mode = mode
+}
+
+// Approval is the approval mode in force: the last SetApproval's, else
+// the session's option.
+func (h *Host) Approval() ApprovalMode {
+	h.approval.mu.Lock()
+	defer h.approval.mu.Unlock()
+	if h.approval.mode != "" {
+		return h.approval.mode
+	}
+	if h.opts.Approval == "" {
+		return ApprovalOff
+	}
+	return h.opts.Approval
+}
 
 // deniedReason is the tool result the model reads when a call was refused.
 const deniedReason = "Tool call denied by the user."
@@ -122,22 +165,7 @@ type dialogChecker interface {
 
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
-type ApprovalDetails struct {
-	ToolName string `json:"toolName"`
-	// ToolCallID is the call's id, as in its tool_execution_* events, so
-	// a client can show the question on the call's own card.
-	ToolCallID string          `json:"toolCallId,omitempty"`
-	Args       json.RawMessage `json:"args"`
-	// Diff is a unified diff of the change an edit or write would make.
-	Diff string `json:"diff,omitempty"`
-	// Problem says why an edit would not apply as asked.
-	Problem string `json:"problem,omitempty"`
-	// ResolvedPath is the file a file tool's call really works on: its
-	// path made absolute with every symbolic link followed.
-	ResolvedPath string `json:"resolvedPath,omitempty"`
-	// OutsideProject: ResolvedPath is outside the project directory.
-	OutsideProject bool `json:"outsideProject,omitempty"`
-}
+type ApprovalDetails = api.ApprovalDetails
 
 // Bind sets the client that receives the host's UI requests (approval
 // questions); nil detaches it, after which questions are answered Deny.
@@ -170,9 +198,10 @@ func (h *Host) uiClient() api.Client {
 	return h.client
 }
 
-// needsApproval reports whether the gate asks before a tool runs.
+// needsApproval reports whether the gate stops a tool before it runs:
+// to ask, or to deny it at once when it was answered "Deny always".
 func (h *Host) needsApproval(tool string) bool {
-	switch h.opts.Approval {
+	switch h.Approval() {
 	case ApprovalAll:
 	case ApprovalWrites:
 		if ro, ok := h.findTool(tool).(readOnlyTool); ok {
@@ -199,6 +228,9 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	if ctx.Err() != nil {
 		return true, abortedReason
 	}
+	if h.approval.deniedAlways(call.Name) {
+		return true, deniedReason
+	}
 	c := h.uiClient()
 	if c == nil {
 		return true, deniedReason + " (no client is connected to approve it)"
@@ -211,6 +243,9 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	preview, hasPreview := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args)
 	if hasPreview {
 		details.Diff, details.Problem = preview.Diff, preview.Problem
+		if preview.Problem == "" {
+			details.Change = &api.ProposedChange{Path: preview.Abs, Before: preview.Before, After: preview.After}
+		}
 	}
 	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
 	if hasTarget {
@@ -233,6 +268,9 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 	case AnswerAllow:
 	case AnswerAllowAlways:
 		h.approval.allowAlways(call.Name)
+	case AnswerDenyAlways:
+		h.approval.denyAlways(call.Name)
+		return true, deniedReason
 	default:
 		return true, deniedReason
 	}
@@ -354,7 +392,7 @@ func (h *Host) tellNoDialogs(c api.Client) {
 	}
 	msg := fmt.Sprintf("tool calls that need approval (--approval %s) are not run: this client cannot show approval dialogs; "+
 		"declare window.showMessage or experimental.pi.ui in initialize, or start gopi with --approval off "+
-		"(docs/jsonrpc.md, \"Approval without dialogs\")", h.opts.Approval)
+		"(docs/jsonrpc.md, \"Approval without dialogs\")", h.Approval())
 	h.opts.Report(errors.New(msg))
 	c.Notify(api.UIRequest{Method: api.UINotify, NotifyType: "warning", Message: "gopi: " + msg})
 }

@@ -27,6 +27,9 @@ type Preview struct {
 	// After is the whole content the file would hold after the call, byte
 	// for byte as the tool would write it; "" when Problem is set.
 	After string
+	// Before is the file's content now, byte for byte; nil when the file
+	// does not exist (or could not be read).
+	Before *string
 }
 
 // PreviewChange previews an edit or write call's arguments against the
@@ -40,7 +43,10 @@ func PreviewChange(ctx context.Context, cwd, toolName string, args json.RawMessa
 			return Preview{}, false
 		}
 		p = Preview{Path: a.Path, Abs: ResolvePath(a.Path, cwd)}
-		old, _ := readForPreview(ctx, c.fs, p.Abs)
+		old, err := readForPreview(ctx, c.fs, p.Abs)
+		if err == nil {
+			p.Before = &old
+		}
 		p.Diff = udiff.Unified(a.Path, a.Path, old, a.Content)
 		p.After = a.Content
 		return p, true
@@ -60,6 +66,8 @@ func PreviewChange(ctx context.Context, cwd, toolName string, args json.RawMessa
 			p.Problem = err.Error()
 			return p, true
 		}
+		before := raw // raw loses its byte order mark below
+		p.Before = &before
 		mark := ""
 		if strings.HasPrefix(raw, bom) {
 			mark, raw = bom, raw[len(bom):]

@@ -38,6 +38,11 @@ type Runtime interface {
 	// Bind makes c receive the runtime's questions (approval, extension
 	// dialogs); nil detaches it.
 	Bind(c api.Client)
+	// ApprovalMode is which tool calls wait for permission: "off",
+	// "writes" or "all" (the session's mode).
+	ApprovalMode() string
+	// SetApprovalMode changes it for the calls from now on.
+	SetApprovalMode(mode string) error
 }
 
 // SessionConfig is what a session's runtime is built from: its directory
@@ -98,10 +103,9 @@ type conn struct {
 	work sync.WaitGroup // prompts being answered
 
 	out outbound // gopi's requests to the client
-
-	// caps are the client's, from initialize: what it can lend sessions
-	// (fs.go). Only the reading goroutine uses them.
-	caps    sdk.ClientCapabilities
+	// caps are what the client declared in initialize: what it can lend
+	// sessions (fs.go), and whether it takes elicitations.
+	caps    clientCaps
 	notices bool // the client takes notice updates (initialize)
 }
 
@@ -167,6 +171,12 @@ func (a *conn) handle(m *message) {
 		err = a.deleteSession(m)
 	case sdk.AgentMethodAuthenticate:
 		err = a.authenticate(m)
+	case sdk.AgentMethodSessionSetMode:
+		err = a.setMode(m)
+	case sdk.AgentMethodSessionSetConfigOption:
+		err = a.setConfigOption(m)
+	case methodSetModel:
+		err = a.setModelOld(m)
 	default:
 		if !m.isCall() {
 			// Unknown notifications are ignored, as JSON-RPC asks
@@ -189,7 +199,6 @@ func (a *conn) handle(m *message) {
 // notYet are the ACP v1 agent methods gopi does not serve yet.
 var notYet = []string{
 	"logout",
-	"session/set_mode", "session/set_config_option",
 }
 
 // decodeParams decodes m's params into v, first checking that every
@@ -239,7 +248,7 @@ func (a *conn) initialize(m *message) error {
 	if err := decodeParams(m, &p, "protocolVersion"); err != nil {
 		return err
 	}
-	a.caps = p.ClientCapabilities
+	a.caps.set(p.ClientCapabilities)
 	a.notices = clientNotices(m.Params)
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
@@ -281,7 +290,11 @@ func (a *conn) newSession(m *message) error {
 		return err
 	}
 	s := a.add(a.sessionID(rt), cfg, rt)
-	err = a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id)})
+	modes, opts, err := s.setup(a.ctx)
+	if err != nil {
+		return err
+	}
+	err = a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modes, ConfigOptions: opts})
 	a.announceCommands(s)
 	return err
 }
@@ -293,6 +306,7 @@ func (a *conn) add(id string, cfg SessionConfig, rt Runtime) *session {
 	s.mcp.enabled = a.notices
 	cfg.lent.bind(s)
 	s.unsubscribe = rt.Subscribe(s.event)
+	rt.Bind(asker{a, s})
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.order = append(a.order, s)

@@ -32,7 +32,7 @@ type lent struct {
 // lend gives cfg the file system and shell of what the client declared
 // in initialize; nothing when it declared neither.
 func (a *conn) lend(cfg SessionConfig) SessionConfig {
-	l := &lent{a: a, caps: a.caps}
+	l := &lent{a: a, caps: a.caps.get()}
 	cfg.lent = l
 	if l.caps.Fs.ReadTextFile || l.caps.Fs.WriteTextFile {
 		cfg.FS = clientFS{l: l}

@@ -118,15 +118,19 @@ func (a *conn) load(m *message, replay bool) error {
 		// Already open here: the same rule as for a stored one.
 		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
 	}
+	modes, opts, err := s.setup(a.ctx)
+	if err != nil {
+		return err
+	}
 	if !replay {
-		err := a.w.result(m.ID, sdk.ResumeSessionResponse{})
+		err := a.w.result(m.ID, sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: opts})
 		a.announceCommands(s)
 		return err
 	}
 	if err := s.replay(a.ctx); err != nil {
 		return err
 	}
-	err = a.w.result(m.ID, sdk.LoadSessionResponse{})
+	err = a.w.result(m.ID, sdk.LoadSessionResponse{Modes: modes, ConfigOptions: opts})
 	a.announceCommands(s)
 	return err
 }

@@ -901,7 +901,10 @@
 ---@field content? string Content is gopi's extra for an approval question about an edit or write: the whole text the user wants the file to hold, the proposal as they changed it before answering Allow. nil keeps the proposal.
 
 --- ApprovalDetails is the extra "details" of an approval request, for
---- clients that can show more than a title.
+--- clients that can show more than a title. A UIRequest whose Details
+--- hold them asks whether a tool call may run: dialects that show such a
+--- question their own way (ACP's session/request_permission) recognise it
+--- by this type.
 ---@class gopi.ApprovalDetails
 ---@field toolName string
 ---@field toolCallId? string ToolCallID is the call's id, as in its tool_execution_* events, so a client can show the question on the call's own card.

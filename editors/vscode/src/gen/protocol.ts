@@ -1212,7 +1212,10 @@ export interface UIResponse {
 
 /**
  * ApprovalDetails is the extra "details" of an approval request, for
- * clients that can show more than a title.
+ * clients that can show more than a title. A UIRequest whose Details
+ * hold them asks whether a tool call may run: dialects that show such a
+ * question their own way (ACP's session/request_permission) recognise it
+ * by this type.
  */
 export interface ApprovalDetails {
 	toolName: string;
