@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gopi-dev/gopi/core/checkpoint"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
@@ -155,6 +156,10 @@ func (s acpSessions) Delete(id string) error {
 		if in.ID == id {
 			if err := os.Remove(in.Path); err != nil {
 				return fmt.Errorf("deleting the session file: %w", err)
+			}
+			// Its checkpoints go with it (docs/checkpoints.md).
+			if err := checkpoint.ForgetSession(context.Background(), s.ap.agentDir, in.Cwd, id); err != nil {
+				s.ap.warn(fmt.Errorf("session %s deleted, but not all of its checkpoints: %w", id, err))
 			}
 			return nil
 		}

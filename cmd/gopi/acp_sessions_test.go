@@ -295,3 +295,26 @@ func TestACPListCloseDelete(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 	assert.Len(t, sessionFiles(t, agentDir), 2, "a's and c's files")
 }
+
+// Issue 31: deleting a session removes its checkpoints too: their refs in
+// the project's repository, and its edit journal outside git.
+func TestACPDeleteForgetsCheckpoints(t *testing.T) {
+	repo, plain, agentDir := t.TempDir(), t.TempDir(), t.TempDir()
+	gitIn(t, repo, "init", "-q")
+	p := startACP(t, repo, agentDir, "--model", "faux/faux-fast")
+	p.initialized()
+	a := p.newSession(repo)
+	_, res := p.result(p.prompt(a, "write: a.txt :: hello"))
+	require.Equal(t, "end_turn", res.str("stopReason"))
+	b := p.newSession(plain)
+	_, res = p.result(p.prompt(b, "write: b.txt :: hello"))
+	require.Equal(t, "end_turn", res.str("stopReason"))
+	assert.NotEmpty(t, strings.TrimSpace(gitIn(t, repo, "for-each-ref", "refs/gopi/checkpoints/"+a+"/")))
+	assert.DirExists(t, filepath.Join(agentDir, "checkpoints", b), "the journal of the session outside git")
+
+	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": a}))
+	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": b}))
+	assert.Empty(t, strings.TrimSpace(gitIn(t, repo, "for-each-ref", "refs/gopi/")))
+	assert.NoDirExists(t, filepath.Join(agentDir, "checkpoints", b))
+	assert.Equal(t, 0, p.exit())
+}

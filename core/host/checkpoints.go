@@ -99,7 +99,7 @@ func (h *Host) journal() *checkpoint.Journal {
 	}
 	j := h.cp.journals[id]
 	if j == nil {
-		j = checkpoint.OpenJournal(filepath.Join(h.opts.AgentDir, "checkpoints", id), h.opts.Cwd)
+		j = checkpoint.OpenJournal(checkpoint.JournalDir(h.opts.AgentDir, id), h.opts.Cwd)
 		h.cp.journals[id] = j
 	}
 	return j
