@@ -24,6 +24,9 @@ import (
 // checkpoints: custom entries, which pi keeps and never sends to a model.
 const checkpointEntryType = "gopi-checkpoint"
 
+// rewindEntryType marks where a conversation restore put the session.
+const rewindEntryType = "gopi-rewind"
+
 // checkpointBudget bounds a prompt's snapshot: one that takes longer is
 // given up, and the prompt's checkpoint says so.
 const checkpointBudget = 3 * time.Second
@@ -468,6 +471,12 @@ func (h *Host) rewindTo(ctx context.Context, store *session.Store, rec checkpoin
 	res, err := h.NavigateTree(ctx, rec.EntryID, NavigateOptions{})
 	if err != nil {
 		return nil, err
+	}
+	// An entry on the new branch keeps it the session's when it is
+	// opened again (a file's leaf is its last entry), as the next
+	// prompt's would; pi passes over it.
+	if _, err := store.AppendCustom(rewindEntryType, map[string]string{"checkpointId": rec.ID}); err != nil {
+		return res.EditorText, h.saved(store, "the rewind", err)
 	}
 	return res.EditorText, nil
 }

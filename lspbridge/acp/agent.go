@@ -357,8 +357,20 @@ func (a *conn) prompt(m *message) error {
 	}
 	// The place in the session's order is taken here, on the reading
 	// goroutine, so a session/cancel read after it comes after it.
-	call := s.sched.Queue()
 	id := m.ID
+	if rw, ok, err := parseRewind(in.text); ok {
+		if err != nil {
+			s.finish(id, nil, errorf(codeInvalidParams, "invalid params: %v", err), nil)
+			return nil
+		}
+		s.work.Add(1)
+		a.work.Go(func() {
+			defer s.work.Done()
+			s.rewind(a.ctx, a, id, rw)
+		})
+		return nil
+	}
+	call := s.sched.Queue()
 	s.work.Add(1)
 	a.work.Go(func() {
 		defer s.work.Done()

@@ -36,8 +36,14 @@ func (a *conn) announceCommands(s *session) {
 // without the slash as ACP has them; one that takes arguments has an
 // input hint.
 func commandsUpdate(cmds api.CommandsResult) sdk.SessionUpdate {
-	list := make([]sdk.AvailableCommand, 0, len(cmds.Commands))
+	list := make([]sdk.AvailableCommand, 0, len(cmds.Commands)+1)
+	// gopi's own, first (rewind.go); a template or skill of the same
+	// name is not offered beside it.
+	list = append(list, rewindCommand)
 	for _, c := range cmds.Commands {
+		if c.Name == rewindCommand.Name {
+			continue
+		}
 		ac := sdk.AvailableCommand{Name: c.Name, Description: c.Description}
 		if ac.Description == "" {
 			ac.Description = commandKind(c.Source)

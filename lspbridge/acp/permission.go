@@ -194,6 +194,14 @@ type elicitationProperty struct {
 	Description string   `json:"description,omitempty"`
 	Default     *string  `json:"default,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
+	// OneOf is a single-select enum whose options have titles.
+	OneOf []enumOption `json:"oneOf,omitempty"`
+}
+
+// enumOption is the schema's EnumOption: a value and its title.
+type enumOption struct {
+	Const string `json:"const"`
+	Title string `json:"title"`
 }
 
 // The field of a dialog's form: "confirmed" for a confirm, "value" else.

@@ -41,6 +41,8 @@ type session struct {
 	last *llm.AssistantMessage
 	// mcp are the MCP servers' failures to tell the client.
 	mcp mcpReports
+	// stopRewind ends the /rewind being answered (rewind.go).
+	stopRewind context.CancelFunc
 }
 
 // begin marks a prompt in progress; false when one already is.
@@ -126,7 +128,7 @@ func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, 
 	}
 	s.active = false
 	if err != nil && !s.cancelled {
-		_ = s.w.fail(id, errorf(codeInternalError, "%v", err))
+		_ = s.w.fail(id, asRPCError(err))
 		return
 	}
 	var r sdk.StopReason
@@ -168,6 +170,9 @@ func (s *session) cancel() {
 		return
 	}
 	s.cancelled = true
+	if s.stopRewind != nil {
+		s.stopRewind()
+	}
 	s.mu.Unlock()
 	call := s.sched.Queue()
 	call.Run(s.rt, api.Command{Name: api.CmdAbort, Reply: func(_ any, err error) {
