@@ -53,11 +53,17 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`),
-			llmtest.Call("b1", "bash", `{"command":"echo made > b.txt && rm gone.txt"}`)),
+			llmtest.Call("b1", "bash", `{"command":"echo made > b.txt && rm gone.txt && chmod +x run.sh && ln -sf gone.txt link && printf 'x\\001' > bin.dat && mkdir -p moved && mv old.txt moved/old.txt && echo new > ignored.log && head -c 3000000 /dev/zero > big.dat && mkdir nested && git -C nested init -q && echo n > nested/n.txt"}`)),
 		llmtest.Text("done"))
 	gitIn(t, w.cwd, "init", "-q", "-b", "main")
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("user\r\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "gone.txt"), []byte("keep me\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "run.sh"), []byte("echo\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "bin.dat"), []byte("\x00\xff"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "old.txt"), []byte("old\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, ".gitignore"), []byte("*.log\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "ignored.log"), []byte("old log\n"), 0o644))
+	require.NoError(t, os.Symlink("a.txt", filepath.Join(w.cwd, "link")))
 	gitIn(t, w.cwd, "add", "-A")
 	gitIn(t, w.cwd, "commit", "-q", "-m", "start")
 	userView := func() string {
@@ -98,13 +104,15 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 			assert.Contains(t, f.Diff, "-user\r\n+agent")
 		}
 	}
-	assert.Equal(t, map[string]string{"a.txt": "modified", "b.txt": "added", "gone.txt": "deleted"}, status)
+	assert.Equal(t, map[string]string{"a.txt": "modified", "b.txt": "added", "gone.txt": "deleted", "run.sh": "modified",
+		"link": "modified", "bin.dat": "modified", "old.txt": "deleted", "moved/old.txt": "added"}, status,
+		"ignored, large and nested-repository files are not the checkpoint's")
 
 	dry := decodeAs[struct {
 		Files []fileJSON
 		Text  *string
 	}](t, p.ok("5", map[string]any{"type": "restore_checkpoint", "checkpointId": cp.ID, "dryRun": true}))
-	assert.Len(t, dry.Files, 3)
+	assert.Len(t, dry.Files, 8)
 	require.NotNil(t, dry.Text)
 	assert.Equal(t, "change things", *dry.Text)
 	data, _ := os.ReadFile(filepath.Join(w.cwd, "a.txt"))
@@ -115,7 +123,7 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 		UndoCheckpointID string
 		Text             *string
 	}](t, p.ok("6", map[string]any{"type": "restore_checkpoint", "checkpointId": cp.ID}))
-	assert.Len(t, res.Files, 3)
+	assert.Equal(t, dry.Files, res.Files, "the dry run said exactly what the restore did")
 	require.NotEmpty(t, res.UndoCheckpointID)
 	require.NotNil(t, res.Text)
 	assert.Equal(t, "change things", *res.Text)
@@ -123,6 +131,22 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 	assert.Equal(t, "user\r\n", string(data), "every byte back, CRLF included")
 	assert.NoFileExists(t, filepath.Join(w.cwd, "b.txt"))
 	assert.FileExists(t, filepath.Join(w.cwd, "gone.txt"))
+	info, err := os.Stat(filepath.Join(w.cwd, "run.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(), "the exec bit is undone")
+	target, _ := os.Readlink(filepath.Join(w.cwd, "link"))
+	assert.Equal(t, "a.txt", target, "a link comes back as a link")
+	data, _ = os.ReadFile(filepath.Join(w.cwd, "bin.dat"))
+	assert.Equal(t, "\x00\xff", string(data))
+	assert.FileExists(t, filepath.Join(w.cwd, "old.txt"))
+	assert.NoDirExists(t, filepath.Join(w.cwd, "moved"), "a rename is undone, its new directory gone")
+	data, _ = os.ReadFile(filepath.Join(w.cwd, "ignored.log"))
+	assert.Equal(t, "new\n", string(data), "ignored files are left alone")
+	assert.FileExists(t, filepath.Join(w.cwd, "big.dat"), "large files are left alone")
+	assert.FileExists(t, filepath.Join(w.cwd, "nested", "n.txt"), "nested repositories are left alone")
+	for _, p := range []string{"big.dat", "nested"} {
+		require.NoError(t, os.RemoveAll(filepath.Join(w.cwd, p)))
+	}
 	msgs := decodeAs[struct{ Messages []map[string]any }](t, p.ok("7", map[string]any{"type": "get_messages"})).Messages
 	for _, m := range msgs {
 		assert.Equal(t, "system", m["role"], "the conversation is back before the prompt")
