@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -59,7 +59,7 @@ async function makeRoot(t) {
  * session/update is recorded in order. The test's cleanup closes stdin and
  * waits for gopi (killing it if it does not end).
  */
-function start(t, dirs, { args = ["--no-session"] } = {}) {
+function start(t, dirs, { args = ["--no-session"], serve } = {}) {
 	const child = spawn(gopiBin, ["--mode", "acp", "--model", "faux/faux-fast", ...args], {
 		cwd: dirs.cwd,
 		env: {
@@ -85,9 +85,10 @@ function start(t, dirs, { args = ["--no-session"] } = {}) {
 			updates.push(params);
 			for (const w of waiters.splice(0)) w();
 		});
-	// Later flows register their handlers here: session/request_permission,
-	// fs/read_text_file and fs/write_text_file, terminal/*, each with the
-	// client capability initialize then advertises.
+	// The client's requests (session/request_permission, fs/*, terminal/*)
+	// are served by handlers serve registers on the app; the test then
+	// declares the matching capabilities in initialize.
+	serve?.(app);
 	const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
 
 	const g = {
@@ -127,11 +128,11 @@ function start(t, dirs, { args = ["--no-session"] } = {}) {
 	return g;
 }
 
-/** initialize as an editor with no optional capabilities. */
-async function initialize(g) {
+/** initialize as an editor with clientCapabilities (none by default). */
+async function initialize(g, clientCapabilities = {}) {
 	const res = await g.request(acp.methods.agent.initialize, {
 		protocolVersion: acp.PROTOCOL_VERSION,
-		clientCapabilities: {},
+		clientCapabilities,
 		clientInfo: { name: "gopi-acp-client-test", version: "1.0.0" },
 	});
 	assert.equal(res.protocolVersion, 1);
@@ -253,6 +254,59 @@ test("session/load in another gopi replays the history with its tool calls", asy
 	assert.deepEqual(await second.stop(), { code: 0, signal: null });
 });
 
-// Later flows (permissions, fs and terminal delegation, config options,
-// the client's MCP servers) get their tests here, each starting gopi with
-// start() and registering its client handlers where start() says.
+/** The tool_call of ups with the given title (the first one without a title), and the updates of that call. */
+function toolCall(ups, title) {
+	const call = ups.find((u) => u.sessionUpdate === "tool_call" && (title === undefined || u.title === title));
+	assert.ok(call, `a tool_call ${title ?? ""} in ${JSON.stringify(ups)}`);
+	const after = ups.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId);
+	return { call, after, final: after.findLast((u) => u.status === "completed" || u.status === "failed") };
+}
+
+/** The text of a tool call update's text content blocks. */
+const contentText = (u) =>
+	(u?.content ?? [])
+		.filter((c) => c.type === "content" && c.content.type === "text")
+		.map((c) => c.content.text)
+		.join("\n");
+
+const exists = (file) => readFile(file).then(
+	() => true,
+	() => false,
+);
+
+test("edit and write tool calls end with a diff of the file as it was", async (t) => {
+	const dirs = await makeRoot(t);
+	const notes = path.join(dirs.cwd, "notes.txt");
+	const plan = path.join(dirs.cwd, "plan.txt");
+	await writeFile(notes, "first line\nold line\nlast line\n");
+	await writeFile(plan, "stale plan\n");
+	const g = start(t, dirs);
+	await initialize(g);
+	const s = await newSession(g, dirs.cwd);
+
+	assert.equal((await prompt(g, s, "edit: notes.txt :: old line => new line")).stopReason, "end_turn");
+	let { call, final } = toolCall(of(g, s));
+	assert.equal(call.kind, "edit");
+	assert.deepEqual(call.locations, [{ path: notes }]);
+	assert.equal(final.status, "completed");
+	let diffs = final.content.filter((c) => c.type === "diff");
+	assert.deepEqual(diffs, [
+		{
+			type: "diff",
+			path: notes,
+			oldText: "first line\nold line\nlast line\n",
+			newText: "first line\nnew line\nlast line\n",
+		},
+	]);
+	assert.equal(await readFile(notes, "utf8"), "first line\nnew line\nlast line\n");
+
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, s, "write: plan.txt :: fresh plan")).stopReason, "end_turn");
+	({ call, final } = toolCall(of(g, s, mark)));
+	assert.equal(call.kind, "edit");
+	assert.equal(final.status, "completed");
+	diffs = final.content.filter((c) => c.type === "diff");
+	assert.deepEqual(diffs, [{ type: "diff", path: plan, oldText: "stale plan\n", newText: "fresh plan" }]);
+	assert.equal(await readFile(plan, "utf8"), "fresh plan");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
