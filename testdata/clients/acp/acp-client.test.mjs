@@ -310,3 +310,147 @@ test("edit and write tool calls end with a diff of the file as it was", async (t
 	assert.equal(await readFile(plan, "utf8"), "fresh plan");
 	assert.deepEqual(await g.stop(), { code: 0, signal: null });
 });
+
+/**
+ * A client that answers session/request_permission with the next of
+ * choices (an option id, or "cancelled"), recording each request.
+ */
+function permissionClient(choices) {
+	const asked = [];
+	const serve = (app) =>
+		app.onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+			asked.push(params);
+			const choice = choices.shift();
+			assert.ok(choice, `an unexpected permission request: ${JSON.stringify(params)}`);
+			return { outcome: choice === "cancelled" ? { outcome: "cancelled" } : { outcome: "selected", optionId: choice } };
+		});
+	return { asked, serve };
+}
+
+/** The current value of config option id in options. */
+const optionValue = (options, id) => options.find((o) => o.id === id)?.currentValue;
+
+test("config options: mode, model and thought level; set_config_option and set_mode", async (t) => {
+	const dirs = await makeRoot(t);
+	const perms = permissionClient(["reject_once"]);
+	const g = start(t, dirs, { serve: perms.serve });
+	await initialize(g);
+	const created = await g.request(acp.methods.agent.session.new, { cwd: dirs.cwd, mcpServers: [] });
+	const s = created.sessionId;
+	const opts = created.configOptions;
+	assert.deepEqual(
+		opts.map((o) => [o.id, o.category, o.type]),
+		[
+			["mode", "mode", "select"],
+			["model", "model", "select"],
+			["thought_level", "thought_level", "select"],
+		],
+	);
+	const mode = opts.find((o) => o.id === "mode");
+	assert.equal(mode.currentValue, "off");
+	assert.deepEqual(
+		mode.options.map((o) => o.value),
+		["off", "writes", "all"],
+	);
+	const model = opts.find((o) => o.id === "model");
+	assert.equal(model.currentValue, "faux/faux-fast");
+	assert.ok(model.options.some((o) => o.value === "faux/faux-1"), "the other faux model is offered");
+	const levels = opts.find((o) => o.id === "thought_level");
+	assert.deepEqual(
+		levels.options.map((o) => o.value),
+		["off"],
+		"faux-fast does not reason",
+	);
+	assert.equal(created.modes.currentModeId, "off");
+
+	// Switching the model to one that reasons offers its levels.
+	let res = await g.request(acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "model", value: "faux/faux-1" });
+	assert.equal(optionValue(res.configOptions, "model"), "faux/faux-1");
+	assert.ok(res.configOptions.find((o) => o.id === "thought_level").options.length > 1, "faux-1's levels");
+
+	// The mode through the config option: the answer and a current_mode_update say so.
+	res = await g.request(acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "mode", value: "writes" });
+	assert.equal(optionValue(res.configOptions, "mode"), "writes");
+	await g.waitUpdate(
+		(n) => n.sessionId === s && n.update.sessionUpdate === "current_mode_update" && n.update.currentModeId === "writes",
+		"current_mode_update to writes",
+	);
+	// Under "writes" a read does not ask.
+	assert.equal((await prompt(g, s, "read: missing.txt")).stopReason, "end_turn");
+	assert.equal(perms.asked.length, 0);
+
+	// set_mode to "all": both updates, and now a read asks.
+	await g.request(acp.methods.agent.session.setMode, { sessionId: s, modeId: "all" });
+	await g.waitUpdate(
+		(n) => n.sessionId === s && n.update.sessionUpdate === "current_mode_update" && n.update.currentModeId === "all",
+		"current_mode_update to all",
+	);
+	const update = await g.waitUpdate(
+		(n) =>
+			n.sessionId === s &&
+			n.update.sessionUpdate === "config_option_update" &&
+			optionValue(n.update.configOptions, "mode") === "all",
+		"config_option_update with mode all",
+	);
+	assert.equal(optionValue(update.update.configOptions, "model"), "faux/faux-1");
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, s, "read: missing.txt")).stopReason, "end_turn");
+	assert.equal(perms.asked.length, 1, "the read was put to the client");
+	assert.equal(perms.asked[0].toolCall.kind, "read");
+	assert.match(contentText(toolCall(of(g, s, mark)).final), /denied/);
+
+	// A value the option does not have is refused, naming it.
+	await assert.rejects(
+		g.request(acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "mode", value: "sometimes" }),
+		/sometimes/,
+	);
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("permissions: bash asks with the whole command; allow runs it, reject does not", async (t) => {
+	const dirs = await makeRoot(t);
+	const perms = permissionClient(["allow_once", "reject_once"]);
+	const g = start(t, dirs, { args: ["--no-session", "--approval", "writes"], serve: perms.serve });
+	await initialize(g);
+	const created = await g.request(acp.methods.agent.session.new, { cwd: dirs.cwd, mcpServers: [] });
+	assert.equal(created.modes.currentModeId, "writes");
+	const s = created.sessionId;
+
+	// Allowed: the command ran.
+	const allowed = "echo first line\ntouch allowed.txt";
+	assert.equal((await prompt(g, s, `bash: ${allowed}`)).stopReason, "end_turn");
+	assert.equal(perms.asked.length, 1);
+	let req = perms.asked[0];
+	let { call, final } = toolCall(of(g, s));
+	assert.equal(req.sessionId, s);
+	assert.equal(req.toolCall.toolCallId, call.toolCallId, "the question is about the call gopi announced");
+	assert.equal(req.toolCall.title, allowed, "the title is the whole command, every line");
+	assert.equal(req.toolCall.kind, "execute");
+	assert.deepEqual(req.toolCall.rawInput, { command: allowed });
+	assert.deepEqual(
+		req.options.map((o) => [o.optionId, o.kind]),
+		[
+			["allow_once", "allow_once"],
+			["allow_always", "allow_always"],
+			["reject_once", "reject_once"],
+			["reject_always", "reject_always"],
+		],
+	);
+	assert.equal(final.status, "completed");
+	assert.equal(contentText(final).trim(), "first line");
+	assert.ok(await exists(path.join(dirs.cwd, "allowed.txt")), "the allowed command ran");
+
+	// Rejected: the model reads that it was denied, and the command did not run.
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, s, "bash: touch rejected.txt")).stopReason, "end_turn");
+	assert.equal(perms.asked.length, 2);
+	req = perms.asked[1];
+	assert.equal(req.toolCall.title, "touch rejected.txt");
+	({ call, final } = toolCall(of(g, s, mark)));
+	assert.equal(req.toolCall.toolCallId, call.toolCallId);
+	assert.equal(final.status, "failed");
+	assert.match(contentText(final), /denied by the user/);
+	assert.match(text(of(g, s, mark), "agent_message_chunk"), /denied/, "the model was told");
+	assert.equal(await exists(path.join(dirs.cwd, "rejected.txt")), false, "the rejected command did not run");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
