@@ -454,3 +454,64 @@ test("permissions: bash asks with the whole command; allow runs it, reject does 
 	assert.equal(await exists(path.join(dirs.cwd, "rejected.txt")), false, "the rejected command did not run");
 	assert.deepEqual(await g.stop(), { code: 0, signal: null });
 });
+
+/**
+ * An editor's open buffers: fs/read_text_file answers a buffer (else the
+ * file on disk, as an editor opens it), honouring line and limit;
+ * fs/write_text_file changes the buffer and leaves saving to the user.
+ */
+function editorBuffers(buffers) {
+	const reads = [];
+	const writes = [];
+	const serve = (app) =>
+		app
+			.onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+				reads.push(params);
+				const content = buffers.has(params.path) ? buffers.get(params.path) : await readFile(params.path, "utf8");
+				if (params.line == null && params.limit == null) return { content };
+				const lines = content.split("\n");
+				const from = (params.line ?? 1) - 1;
+				return { content: lines.slice(from, params.limit == null ? undefined : from + params.limit).join("\n") };
+			})
+			.onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+				writes.push(params);
+				buffers.set(params.path, params.content);
+				return {};
+			});
+	return { reads, writes, serve };
+}
+
+test("fs delegation: reads get the editor's unsaved buffer, writes go to the editor", async (t) => {
+	const dirs = await makeRoot(t);
+	const file = path.join(dirs.cwd, "draft.txt");
+	await writeFile(file, "saved on disk\n");
+	const editor = editorBuffers(new Map([[file, "unsaved in the editor\n"]]));
+	const g = start(t, dirs, { serve: editor.serve });
+	await initialize(g, { fs: { readTextFile: true, writeTextFile: true } });
+	const s = await newSession(g, dirs.cwd);
+
+	assert.equal((await prompt(g, s, "read: draft.txt")).stopReason, "end_turn");
+	let { final } = toolCall(of(g, s));
+	assert.equal(final.status, "completed");
+	assert.match(contentText(final), /unsaved in the editor/);
+	assert.doesNotMatch(contentText(final), /saved on disk/);
+	assert.ok(editor.reads.length > 0);
+	assert.deepEqual(
+		editor.reads.map((r) => [r.sessionId, r.path]),
+		editor.reads.map(() => [s, file]),
+		"every read names the session and the absolute path",
+	);
+
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, s, "write: draft.txt :: written by the model")).stopReason, "end_turn");
+	({ final } = toolCall(of(g, s, mark)));
+	assert.equal(final.status, "completed");
+	assert.deepEqual(editor.writes, [{ sessionId: s, path: file, content: "written by the model" }]);
+	assert.deepEqual(
+		final.content.filter((c) => c.type === "diff"),
+		[{ type: "diff", path: file, oldText: "unsaved in the editor\n", newText: "written by the model" }],
+		"the diff is against the buffer",
+	);
+	assert.equal(await readFile(file, "utf8"), "saved on disk\n", "the disk is the editor's to save");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
