@@ -515,3 +515,168 @@ test("fs delegation: reads get the editor's unsaved buffer, writes go to the edi
 	assert.equal(await readFile(file, "utf8"), "saved on disk\n", "the disk is the editor's to save");
 	assert.deepEqual(await g.stop(), { code: 0, signal: null });
 });
+
+/**
+ * An editor's terminals: terminal/create spawns the command (in its own
+ * process group, killed whole), keeps at most outputByteLimit bytes of its
+ * output (the end, cut at a character boundary), and serves output,
+ * wait_for_exit (given up when gopi cancels it), kill and release. Every
+ * request is recorded; the test's cleanup kills what is left.
+ */
+function editorTerminals(t) {
+	const calls = [];
+	const terms = new Map();
+	let next = 0;
+	const get = (id) => {
+		const term = terms.get(id);
+		if (!term) throw acp.RequestError.resourceNotFound(id);
+		return term;
+	};
+	const killGroup = (term, signal) => {
+		if (term.exit.done) return;
+		try {
+			process.kill(-term.child.pid, signal);
+		} catch {
+			// Already gone.
+		}
+	};
+	const serve = (app) =>
+		app
+			.onRequest(acp.methods.client.terminal.create, ({ params }) => {
+				calls.push({ method: "terminal/create", params });
+				const child = spawn(params.command, params.args ?? [], {
+					cwd: params.cwd ?? undefined,
+					env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((e) => [e.name, e.value])) },
+					stdio: ["ignore", "pipe", "pipe"],
+					detached: true,
+				});
+				const term = { child, output: Buffer.alloc(0), truncated: false, exit: { done: false } };
+				const limit = params.outputByteLimit ?? Infinity;
+				const keep = (chunk) => {
+					let out = Buffer.concat([term.output, chunk]);
+					if (out.length > limit) {
+						let from = out.length - limit;
+						while (from < out.length && (out[from] & 0xc0) === 0x80) from++;
+						out = out.subarray(from);
+						term.truncated = true;
+					}
+					term.output = out;
+				};
+				child.stdout.on("data", keep);
+				child.stderr.on("data", keep);
+				term.exited = new Promise((resolve) =>
+					child.on("close", (code, signal) => {
+						term.exit = { done: true, exitCode: code, signal };
+						resolve();
+					}),
+				);
+				const id = `term-${++next}`;
+				terms.set(id, term);
+				return { terminalId: id };
+			})
+			.onRequest(acp.methods.client.terminal.output, ({ params }) => {
+				calls.push({ method: "terminal/output", params });
+				const term = get(params.terminalId);
+				const res = { output: term.output.toString("utf8"), truncated: term.truncated };
+				if (term.exit.done) res.exitStatus = { exitCode: term.exit.exitCode, signal: term.exit.signal };
+				return res;
+			})
+			.onRequest(acp.methods.client.terminal.waitForExit, async ({ params, signal }) => {
+				calls.push({ method: "terminal/wait_for_exit", params });
+				const term = get(params.terminalId);
+				// gopi's $/cancel_request aborts signal: the SDK then answers -32800.
+				const given = new Promise((_, reject) =>
+					signal.addEventListener(
+						"abort",
+						() => {
+							calls.push({ method: "$/cancel_request", params });
+							reject(new DOMException("gopi gave up the wait", "AbortError"));
+						},
+						{ once: true },
+					),
+				);
+				await Promise.race([term.exited, given]);
+				return { exitCode: term.exit.exitCode, signal: term.exit.signal };
+			})
+			.onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+				calls.push({ method: "terminal/kill", params });
+				killGroup(get(params.terminalId), "SIGTERM");
+				return {};
+			})
+			.onRequest(acp.methods.client.terminal.release, ({ params }) => {
+				calls.push({ method: "terminal/release", params });
+				const term = get(params.terminalId);
+				killGroup(term, "SIGKILL");
+				terms.delete(params.terminalId);
+				return {};
+			});
+	t.after(() => {
+		for (const term of terms.values()) killGroup(term, "SIGKILL");
+	});
+	return { calls, terms, serve, methods: () => calls.map((c) => c.method) };
+}
+
+test("a client terminal runs bash: terminal content in the call, the output in its result", async (t) => {
+	const dirs = await makeRoot(t);
+	const terminals = editorTerminals(t);
+	const g = start(t, dirs, { serve: terminals.serve });
+	await initialize(g, { terminal: true });
+	const s = await newSession(g, dirs.cwd);
+
+	const command = "echo from the terminal; pwd; touch ran.txt";
+	assert.equal((await prompt(g, s, `bash: ${command}`)).stopReason, "end_turn");
+	assert.deepEqual(terminals.methods(), ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]);
+	const created = terminals.calls[0].params;
+	assert.equal(created.sessionId, s);
+	assert.equal(created.command, "bash");
+	assert.deepEqual(created.args, ["-c", command]);
+	assert.equal(created.cwd, dirs.cwd);
+	assert.ok(created.outputByteLimit > 0);
+	assert.ok(await exists(path.join(dirs.cwd, "ran.txt")), "the editor ran the command");
+
+	const { after, final } = toolCall(of(g, s));
+	const terminalId = terminals.calls.find((c) => c.method === "terminal/output").params.terminalId;
+	const embedded = after.find((u) => u.content?.some((c) => c.type === "terminal"));
+	assert.ok(embedded, "an update embeds the terminal");
+	assert.deepEqual(embedded.content, [{ type: "terminal", terminalId }]);
+	assert.ok(
+		after.indexOf(embedded) < after.indexOf(final),
+		"the terminal is shown before the command ends",
+	);
+	assert.equal(final.status, "completed");
+	assert.deepEqual(final.content[0], { type: "terminal", terminalId }, "the final update keeps the terminal");
+	assert.equal(contentText(final).trim(), `from the terminal\n${dirs.cwd}`);
+	assert.equal(terminals.terms.size, 0, "released");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("a client terminal is killed and released when the prompt is cancelled", async (t) => {
+	const dirs = await makeRoot(t);
+	const terminals = editorTerminals(t);
+	const g = start(t, dirs, { serve: terminals.serve });
+	await initialize(g, { terminal: true });
+	const s = await newSession(g, dirs.cwd);
+
+	const pending = prompt(g, s, "bash: echo started; sleep 60");
+	await g.waitUpdate(
+		(n) => n.sessionId === s && n.update.content?.some((c) => c.type === "terminal"),
+		"the terminal in the tool call",
+	);
+	const term = [...terminals.terms.values()][0];
+	await g.agent.notify(acp.methods.agent.session.cancel, { sessionId: s });
+	assert.equal((await pending).stopReason, "cancelled");
+	await bounded(term.exited, "the command's end", g);
+	assert.equal(term.exit.signal, "SIGTERM", "terminal/kill ended the command");
+	assert.deepEqual(terminals.methods(), [
+		"terminal/create",
+		"terminal/wait_for_exit",
+		"$/cancel_request",
+		"terminal/kill",
+		"terminal/output",
+		"terminal/release",
+	]);
+	assert.equal(terminals.terms.size, 0, "released");
+	const { final } = toolCall(of(g, s));
+	assert.match(contentText(final), /started/, "what it printed before the kill");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
