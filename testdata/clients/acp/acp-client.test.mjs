@@ -680,3 +680,32 @@ test("a client terminal is killed and released when the prompt is cancelled", as
 	assert.match(contentText(final), /started/, "what it printed before the kill");
 	assert.deepEqual(await g.stop(), { code: 0, signal: null });
 });
+
+test("a client-supplied stdio MCP server: the model calls its tool", async (t) => {
+	const server = process.env.GOPI_MCP_TESTSERVER;
+	assert.ok(server, "GOPI_MCP_TESTSERVER names the repository's MCP test server (run.sh builds it)");
+	const dirs = await makeRoot(t);
+	const pidFile = path.join(dirs.root, "mcp.pid");
+	const g = start(t, dirs);
+	await initialize(g);
+	const { sessionId: s } = await g.request(acp.methods.agent.session.new, {
+		cwd: dirs.cwd,
+		mcpServers: [{ name: "editor-tools", command: server, args: ["-pidfile", pidFile], env: [] }],
+	});
+
+	// The tool's name has the server's with "-" as "_", as pi names it.
+	assert.equal((await prompt(g, s, 'call: mcp__editor_tools__echo {"text": "hello from the editor"}')).stopReason, "end_turn");
+	const { call, final } = toolCall(of(g, s));
+	assert.equal(call.title, "mcp__editor_tools__echo");
+	assert.deepEqual(call.rawInput, { text: "hello from the editor" });
+	assert.equal(final.status, "completed");
+	assert.equal(contentText(final), "echo: hello from the editor");
+	assert.match(text(of(g, s), "agent_message_chunk"), /echo: hello from the editor/);
+
+	// The server is the session's: closing the session stops it.
+	const pid = Number(await readFile(pidFile, "utf8"));
+	assert.ok(pid > 0);
+	await g.request(acp.methods.agent.session.close, { sessionId: s });
+	assert.throws(() => process.kill(pid, 0), { code: "ESRCH" }, "the server process ended with its session");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
