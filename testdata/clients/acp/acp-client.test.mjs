@@ -4,13 +4,16 @@
 // acp.client().onNotification(...).onRequest(...).connect(stream) (it
 // replaced ClientSideConnection); its stream parser and typed handlers check
 // what gopi sends. Run through run.sh, which installs the package first;
-// directly:
+// directly (the MCP test needs the repository's MCP test server, built
+// from core/mcp/testdata/mcpserver):
 //
-//   GOPI_BIN=/path/to/gopi node --test acp-client.test.mjs
+//   GOPI_BIN=/path/to/gopi GOPI_MCP_TESTSERVER=/path/to/mcpserver node --test acp-client.test.mjs
 //
 // Every test starts its own gopi in a fresh working directory, agent
 // directory and HOME, with no API keys, so the offline faux model answers
-// (directives: core/llm/faux/README.md).
+// (directives: core/llm/faux/README.md). The client's side (permission
+// answers, buffers, terminals) is served by handlers registered on the
+// SDK's app, with the capabilities declared in initialize.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
