@@ -245,9 +245,9 @@ func (s *session) event(ev api.Event) {
 		}
 		switch d.Type {
 		case llm.EventTextDelta:
-			s.update(sdk.UpdateAgentMessageText(d.Delta))
+			s.sendChunk("agent_message_chunk", d.Delta)
 		case llm.EventThinkingDelta:
-			s.update(sdk.UpdateAgentThoughtText(d.Delta))
+			s.sendChunk("agent_thought_chunk", d.Delta)
 		}
 	case agent.EventMessageEnd:
 		if m, ok := e.Message.(*llm.AssistantMessage); ok {
