@@ -301,6 +301,7 @@ func (b *Builder) Fail(ctx context.Context, err error) StreamEvent {
 	}
 	if reason == StopError {
 		b.msg.Failure = FailureOf(err)
+		b.msg.Refused = errors.Is(err, ErrRefused)
 	}
 	if reason == StopAborted && ctx != nil {
 		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -163,4 +164,24 @@ func TestUsageAddTotalFromProvider(t *testing.T) {
 		assert.Equal(t, tc.want, *u.Cost.TotalFromProvider)
 		assert.Equal(t, 3.0, u.Cost.Total)
 	}
+}
+
+// A reply the provider failed with ErrRefused is marked Refused; other
+// failures, a cancelled one and the stored form are not.
+func TestBuilderFailMarksARefusal(t *testing.T) {
+	m := &Model{ID: "m", API: "x", Provider: "p"}
+	refused := NewBuilder(m).Fail(context.Background(), fmt.Errorf("%w (stop_reason refusal)", ErrRefused)).Partial
+	assert.Equal(t, StopError, refused.StopReason)
+	assert.True(t, refused.Refused)
+	assert.Equal(t, "the model declined to answer (stop_reason refusal)", refused.ErrorMessage)
+	b, err := json.Marshal(refused)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "efused", "pi's stop reason stays error; the mark is not written")
+
+	assert.False(t, NewBuilder(m).Fail(context.Background(), errors.New("boom")).Partial.Refused)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	aborted := NewBuilder(m).Fail(ctx, ErrRefused).Partial
+	assert.Equal(t, StopAborted, aborted.StopReason)
+	assert.False(t, aborted.Refused)
 }

@@ -6,6 +6,11 @@ import "errors"
 // [ThinkingLevels]; the error names it.
 var ErrInvalidThinkingLevel = errors.New("invalid thinking level")
 
+// ErrRefused ends a reply the model declined to write (Anthropic's
+// stop_reason "refusal"). A provider wraps it with its own words; the
+// reply is a StopError marked [AssistantMessage.Refused].
+var ErrRefused = errors.New("the model declined to answer")
+
 // Decoding errors; each is wrapped with the place it was found.
 var (
 	errUnknownContentType = errors.New("unknown type")

@@ -85,6 +85,11 @@ type AssistantMessage struct {
 	// ProviderError); nil for other replies and for replies read back from
 	// a session file. It is never written.
 	Failure *ProviderError `json:"-"`
+	// Refused marks a StopError reply the model declined to write (the
+	// provider failed it with [ErrRefused]); false for other replies and
+	// for replies read back from a session file, whose stop reason pi
+	// records as "error". It is never written.
+	Refused bool `json:"-"`
 }
 
 // ToolResultMessage is the outcome of one tool call.

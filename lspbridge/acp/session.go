@@ -119,7 +119,9 @@ func (s *session) usage(ctx context.Context) *sdk.SessionUpdate {
 
 // finish writes the prompt's answer and ends the prompt: with reason when
 // it is given, else the error, else the reason the run ended with. The
-// usage update, when there is one, comes just before the answer.
+// usage update, when there is one, comes just before the answer. gopi
+// has no limit on a prompt's model requests, so max_turn_requests is
+// never the answer.
 func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, usage *sdk.SessionUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +148,11 @@ func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, 
 		case llm.StopAborted:
 			r = sdk.StopReasonCancelled
 		case llm.StopError:
+			if s.last.Refused {
+				// The model declined: the spec's refusal, not a failure.
+				r = sdk.StopReasonRefusal
+				break
+			}
 			msg := s.last.ErrorMessage
 			if msg == "" {
 				msg = "the model's reply failed"

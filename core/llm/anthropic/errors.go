@@ -25,10 +25,6 @@ var (
 	// JSON; the error carries the body.
 	errStreamEvent = errors.New("received error while streaming")
 
-	// errRefused ends a message the model declined to write; the error
-	// names the stop reason and the API's explanation.
-	errRefused = errors.New("the model declined to answer")
-
 	// errUnknownStop ends a message with a stop reason gopi does not know.
 	errUnknownStop = errors.New("unhandled stop reason")
 )

@@ -19,8 +19,8 @@ func TestStopReasonErrorTexts(t *testing.T) {
 		want        string
 		is          error
 	}{
-		{"refusal", "", "the model declined to answer (stop_reason refusal)", errRefused},
-		{"sensitive", "policy", "the model declined to answer (stop_reason sensitive): policy", errRefused},
+		{"refusal", "", "the model declined to answer (stop_reason refusal)", llm.ErrRefused},
+		{"sensitive", "policy", "the model declined to answer (stop_reason sensitive): policy", llm.ErrRefused},
 		{"mystery", "", "unhandled stop reason: mystery", errUnknownStop},
 	} {
 		s := newStreamState(llm.NewBuilder(nil), nil)

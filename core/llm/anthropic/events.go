@@ -248,9 +248,9 @@ func (s *streamState) stopReason(r sdk.StopReason, details sdk.RefusalStopDetail
 		s.b.SetStopReason(llm.StopToolUse)
 	case sdk.StopReasonRefusal, "sensitive":
 		if details.Explanation != "" {
-			s.failure = fmt.Errorf("%w (stop_reason %s): %s", errRefused, r, details.Explanation)
+			s.failure = fmt.Errorf("%w (stop_reason %s): %s", llm.ErrRefused, r, details.Explanation)
 		} else {
-			s.failure = fmt.Errorf("%w (stop_reason %s)", errRefused, r)
+			s.failure = fmt.Errorf("%w (stop_reason %s)", llm.ErrRefused, r)
 		}
 	default:
 		s.failure = fmt.Errorf("%w: %s", errUnknownStop, r)
