@@ -166,7 +166,7 @@ test("completion items: / from the commands, @ from files", function()
   -- The plugin's own slash commands come first, then gopi's.
   items = complete.items("/re")
   eq(
-    { "/resume", "/rename", "/restart", "/review", "/refactor" },
+    { "/resume", "/rename", "/rewind", "/restart", "/review", "/refactor" },
     vim.tbl_map(function(i)
       return i.word
     end, items)
