@@ -1321,7 +1321,7 @@ test(":GopiRewind: the preview shows the diff; dismissing the question keeps it,
   ]])
   t.cmd("GopiRewind")
   t.wait("the preview", "return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):find('gopi://rewind/', 1, true) ~= nil")
-  t.wait_note("dismissed", "nothing was restored")
+  t.wait("asked and dismissed", "return vim.tbl_contains(_G.asked, 'gopi: rewind what?')")
   local lines = t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
   local text = table.concat(lines, "\n")
   ok(text:find("Rewind to %d%d:%d%d:%d%d %(prompt%): edit: a.txt :: two => TWO"), text)

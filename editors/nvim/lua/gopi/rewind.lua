@@ -219,10 +219,6 @@ function M.choose()
   if not st then
     return
   end
-  local key = config.options.keys.rewind_restore
-  local later = function()
-    chat.note("nothing was restored; " .. ((type(key) == "string" and key ~= "") and (key .. " in the preview") or ":GopiRewind") .. " asks again")
-  end
   vim.ui.select(choices, {
     prompt = "gopi: rewind what?",
     kind = "gopi.rewind",
@@ -230,8 +226,11 @@ function M.choose()
       return c.text
     end,
   }, function(c)
+    -- Dismissed: the preview stays, its window bar naming the key that
+    -- asks again. (No message: after a list in the message area it would
+    -- wait for a key.)
     if not c then
-      return later()
+      return
     end
     local desc = first_line(st.text)
     local parts = {}
@@ -246,7 +245,7 @@ function M.choose()
       kind = "gopi.confirm",
     }, function(yes)
       if yes ~= "Rewind" then
-        return later()
+        return
       end
       M.restore(st.cp.id, c.restore, { text = st.text, when = M.when(st.cp.createdAt) })
     end)
@@ -364,7 +363,10 @@ function M.preview(cp, text)
       return chat.note("rewind: " .. errtext(err), vim.log.levels.ERROR)
     end
     show_preview(cp, text, (r or {}).files or {})
-    M.choose()
+    -- The preview on the screen first: the question may cover the editor
+    -- (the default vim.ui.select is a list in the message area).
+    vim.cmd("redraw")
+    vim.schedule(M.choose)
   end)
 end
 
