@@ -252,7 +252,7 @@ function M.choose()
   end)
 end
 
---- The prompt's text, and whether it is empty.
+--- The prompt's lines and buffer (nil when there is no prompt).
 local function prompt_lines()
   local p = chat.session.prompt
   if not (p and vim.api.nvim_buf_is_valid(p)) then
@@ -308,23 +308,20 @@ function M.restore(id, what, opts)
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       local name = vim.api.nvim_buf_get_name(b)
       if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and name ~= "" and removed[sync.key(name)] then
-        chat.note(vim.fn.fnamemodify(name, ":~:.") .. " was removed by the rewind; its buffer stays (:bd closes it, :w writes it back)", vim.log.levels.WARN)
+        chat.note(vim.fn.fnamemodify(name, ":~:.") .. " was removed by the rewind; its buffer stays", vim.log.levels.WARN)
       end
     end
     local said = {}
     if what ~= "conversation" then
-      table.insert(said, files_text(#files) .. " restored")
+      table.insert(said, #files == 0 and "no file changed" or (#files == 1 and "1 file" or (#files .. " files")))
     end
     if what ~= "code" then
       chat.load_history()
       chat.refresh_status()
       if not opts.undo then
-        if to_prompt(r.text) then
-          M.placed = r.text
-          table.insert(said, "the conversation went back (its message is in the prompt)")
-        else
-          table.insert(said, "the conversation went back")
-        end
+        -- Its message goes back to the prompt, to be edited and sent again.
+        M.placed = to_prompt(r.text) and r.text or nil
+        table.insert(said, "the conversation")
       else
         -- The message the rewind put in the prompt, untouched since, goes.
         local cur, p = prompt_lines()
@@ -332,7 +329,7 @@ function M.restore(id, what, opts)
           vim.api.nvim_buf_set_lines(p, 0, -1, false, {})
         end
         M.placed = nil
-        table.insert(said, "the conversation is where it was")
+        table.insert(said, "the conversation")
       end
     end
     close_preview()
@@ -341,9 +338,10 @@ function M.restore(id, what, opts)
     elseif not opts.undo then
       M.last = nil
     end
+    -- One short line: a longer one would wait for a key.
     local head = opts.undo and "rewind undone" or ("rewound to " .. (opts.when or id))
-    local tail = r.undoCheckpointId and (opts.undo and ": :GopiRewind undo rewinds again" or ": :GopiRewind undo takes it back") or ""
-    chat.note(head .. ": " .. table.concat(said, ", ") .. tail)
+    local tail = r.undoCheckpointId and (opts.undo and " (:GopiRewind undo rewinds again)" or " (:GopiRewind undo takes it back)") or ""
+    chat.note(head .. ": " .. table.concat(said, " and ") .. tail)
   end)
 end
 
