@@ -6,6 +6,8 @@
 # and the question that follows is dismissed, which leaves the preview: the
 # files restoring it would change and their diffs. The pane becomes HTML
 # (screenshot.lua) and Chromium renders it to tests/artifacts/nvim-rewind.png.
+# Then the rewind goes ahead through the same lists, and the script checks
+# the files on disk and that its message waits for no key.
 #
 #   GOPI_BIN=... GOPI_TEST_NVIM=... tests/screenshot-rewind.sh
 name=screenshot-rewind
@@ -44,3 +46,17 @@ wait_screen 'restore…'
 sleep 0.5
 picture "$here/artifacts/nvim-rewind.png" 1040,720
 echo "screenshot-rewind.sh: wrote $here/artifacts/nvim-rewind.png"
+# Then the rewind itself, through the same lists: the code and the
+# conversation, confirmed; it ends on one line that waits for no key.
+keys Enter
+wait_screen 'gopi: rewind what?'
+keys -l '1'
+keys Enter
+wait_screen '2: Cancel'
+keys -l '1'
+keys Enter
+wait_screen 'rewound to'
+screen | tail -n 3
+! screen | grep -qF 'Press ENTER' || fail "a message waits for a key"
+grep -qF 'fmt.Println("hello")' "$work/work/main.go" || fail "main.go was not restored"
+[[ ! -e $work/work/notes.md ]] || fail "notes.md, added since, is still there"
