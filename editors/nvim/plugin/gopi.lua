@@ -91,6 +91,15 @@ end, {
   end,
   desc = "The files the last run changed in the quickfix list; with a file, its diff",
 })
+cmd("GopiRewind", function(o)
+  gopi().rewind(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "undo" }
+  end,
+  desc = "Back to a checkpoint: the files, the conversation or both (undo: take the last rewind back)",
+})
 cmd("GopiAdd", function(o)
   if o.range == 0 then
     gopi().add(nil, nil, o.args)

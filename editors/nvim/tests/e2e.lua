@@ -1203,6 +1203,143 @@ test(":GopiChanges lists the changed files at their first change; :GopiChanges F
   ok(sides[1].diff and sides[2].diff, "in diff mode")
 end, { approval = "off" })
 
+--- Makes t.work a git work tree with its files committed: gopi records
+--- checkpoints there.
+local function git_repo(t, files)
+  for name, lines in pairs(files) do
+    vim.fn.writefile(lines, t.work .. "/" .. name)
+  end
+  for _, c in ipairs({
+    { "git", "init", "-q" },
+    { "git", "-c", "user.email=t@example.com", "-c", "user.name=t", "add", "-A" },
+    { "git", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "start" },
+  }) do
+    local r = vim.system(c, { cwd = t.work }):wait()
+    eq(0, r.code, table.concat(c, " ") .. ": " .. (r.stderr or ""))
+  end
+end
+
+test(":GopiRewind: the checkpoints newest first, the diff, code and conversation restored, buffers loaded again (not a modified one), undo", function(t)
+  git_repo(t, { ["a.txt"] = { "one", "two" }, ["b.txt"] = { "bee" } })
+  t.cmd("edit a.txt")
+  t.cmd("Gopi")
+  prompt(t, "edit: a.txt :: two => TWO")
+  t.wait("the first run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').session.state.streaming == false", t.work .. "/a.txt")
+  prompt(t, "write: c.txt :: new file")
+  t.wait("the second run", "return vim.fn.filereadable(...) == 1 and require('gopi.chat').session.state.streaming == false", t.work .. "/c.txt")
+  t.wait_chat("the second reply", "write: c.txt")
+  -- The buffer of a.txt followed the edit; b.txt gets changes of the user's.
+  eq({ "one", "TWO" }, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "a.txt's buffer after the edit")
+  vim.fn.writefile({ "bee", "changed outside" }, t.work .. "/b.txt")
+  t.lua([[
+    local b = vim.fn.bufadd("b.txt")
+    vim.fn.bufload(b)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { "mine, unsaved" })
+  ]])
+  -- The list: newest first, with the message's first line and the file
+  -- count (waited for here however busy the machine).
+  t.lua([[
+    require("gopi.rewind").count_wait = 15000
+    _G.lists = {}
+    _G.answer = function(items, prompt)
+      if prompt == "gopi: rewind to" then
+        local shown = {}
+        for _, cp in ipairs(items) do table.insert(shown, _G.fmt(cp)) end
+        table.insert(_G.lists, shown)
+        return items[2]
+      elseif prompt == "gopi: rewind what?" then
+        for _, c in ipairs(items) do if c.restore == _G.what then return c end end
+      else
+        _G.confirm = prompt
+        return "Rewind"
+      end
+    end
+    local select = vim.ui.select
+    vim.ui.select = function(items, o, cb)
+      _G.fmt = o.format_item
+      return select(items, o, cb)
+    end
+  ]])
+  t.lua("_G.what = 'both'")
+  t.cmd("GopiRewind")
+  t.wait("the list", "return #_G.lists == 1")
+  local list = t.lua("return _G.lists[1]")
+  eq(2, #list, "two checkpoints: " .. vim.inspect(list))
+  ok(
+    list[1]:find("prompt", 1, true) and list[1]:find("write: c.txt :: new file", 1, true) and list[1]:find("(2 files)", 1, true),
+    "the newest first: " .. list[1]
+  )
+  ok(list[2]:find("edit: a.txt :: two => TWO", 1, true) and list[2]:find("(3 files)", 1, true), "the oldest last: " .. list[2])
+  ok(list[1]:match("^%d%d:%d%d:%d%d  "), "its time: " .. list[1])
+  -- The preview: filetype diff, the files, the unified diffs.
+  t.wait("restored", "return vim.fn.readfile(...)[2] == 'two'", t.work .. "/a.txt")
+  ok(
+    t.lua("return _G.confirm"):find('3 files back and the conversation to before "edit: a.txt :: two => TWO"', 1, true),
+    "the question: " .. t.lua("return _G.confirm")
+  )
+  eq(0, vim.fn.filereadable(t.work .. "/c.txt"), "c.txt, added since, removed")
+  eq({ "bee" }, vim.fn.readfile(t.work .. "/b.txt"), "b.txt restored on disk")
+  -- a.txt's buffer, with nothing unsaved, shows the file; b.txt's is kept, with a warning.
+  t.wait("a.txt's buffer loaded again", "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)[2] == 'two'")
+  eq({ "mine, unsaved" }, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('b.txt'), 0, -1, false)"), "b.txt's buffer kept")
+  ok(t.lua("return vim.bo[vim.fn.bufnr('b.txt')].modified"), "b.txt's buffer still modified")
+  local warn = t.wait_note("the warning", "b.txt changed on disk (rewind)")
+  ok(vim.startswith(warn, tostring(vim.log.levels.WARN) .. " "), warn)
+  -- The conversation: back to before the first message, which is in the prompt.
+  t.wait("the message in the prompt", "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'edit: a.txt :: two => TWO'")
+  t.wait(
+    "the chat shown again",
+    "return not table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('c.txt', 1, true)"
+  )
+  t.wait_note("the summary", "rewound to ")
+  eq(1, t.lua("return #vim.api.nvim_list_tabpages()"), "the preview closed")
+  -- Undo: the files and the conversation as they were; the message leaves the prompt.
+  t.cmd("GopiRewind undo")
+  t.wait("undone", "return vim.fn.filereadable(...) == 1", t.work .. "/c.txt")
+  eq({ "one", "TWO" }, vim.fn.readfile(t.work .. "/a.txt"), "a.txt after the undo")
+  t.wait("a.txt's buffer after the undo", "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)[2] == 'TWO'")
+  eq({ "bee", "changed outside" }, vim.fn.readfile(t.work .. "/b.txt"), "b.txt after the undo")
+  t.wait_chat("the conversation back", "write: c.txt")
+  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt emptied")
+  t.wait_note("undone said", "rewind undone")
+end, { approval = "off" })
+
+test(":GopiRewind: the preview shows the diff; dismissing the question keeps it, its key asks again; code only leaves the chat", function(t)
+  git_repo(t, { ["a.txt"] = { "one", "two" } })
+  t.cmd("Gopi")
+  prompt(t, "edit: a.txt :: two => TWO")
+  t.wait("the run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').session.state.streaming == false", t.work .. "/a.txt")
+  t.wait_chat("the reply", "a.txt")
+  t.lua([[
+    _G.answer = function(items, prompt)
+      if prompt == "gopi: rewind to" then return items[1] end
+      if prompt == "gopi: rewind what?" then
+        for _, c in ipairs(items) do if c.restore == _G.what then return c end end
+      end
+      return _G.what and "Rewind" or nil
+    end
+  ]])
+  t.cmd("GopiRewind")
+  t.wait("the preview", "return vim.bo.filetype == 'diff' and vim.api.nvim_buf_get_name(0):find('gopi://rewind/', 1, true) ~= nil")
+  t.wait("asked and dismissed", "return vim.tbl_contains(_G.asked, 'gopi: rewind what?')")
+  local lines = t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+  local text = table.concat(lines, "\n")
+  ok(text:find("Rewind to %d%d:%d%d:%d%d %(prompt%): edit: a.txt :: two => TWO"), text)
+  ok(text:find("  modified  a.txt", 1, true), text)
+  ok(text:find("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO", 1, true), text)
+  eq(2, t.lua("return #vim.api.nvim_list_tabpages()"), "the preview stays")
+  eq({ "one", "TWO" }, vim.fn.readfile(t.work .. "/a.txt"), "nothing restored yet")
+  -- Its key asks again: code only.
+  t.lua("_G.what = 'code'")
+  t.input("<CR>")
+  t.wait("restored", "return vim.fn.readfile(...)[2] == 'two'", t.work .. "/a.txt")
+  local said = t.wait_note("the summary", "rewound to ")
+  ok(said:find(": 1 file (:GopiRewind undo takes it back)", 1, true), said)
+  eq(1, t.lua("return #vim.api.nvim_list_tabpages()"), "the preview closed")
+  ok(t.chat_has("two => TWO"), "the conversation stays")
+  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "nothing in the prompt")
+end, { approval = "off" })
+
 test(":GopiExport asks where (a temporary file by default, not the project), writes there and opens it", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: to export")

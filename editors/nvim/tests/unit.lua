@@ -166,7 +166,7 @@ test("completion items: / from the commands, @ from files", function()
   -- The plugin's own slash commands come first, then gopi's.
   items = complete.items("/re")
   eq(
-    { "/resume", "/rename", "/restart", "/review", "/refactor" },
+    { "/resume", "/rename", "/rewind", "/restart", "/review", "/refactor" },
     vim.tbl_map(function(i)
       return i.word
     end, items)
@@ -766,6 +766,43 @@ test('the help lists the keys as configured: a remapped one as remapped, one set
   lib.ok(text:find("<leader>n  the next hunk", 1, true), text)
   lib.ok(not text:find("Other keys:", 1, true), "every key has its description: " .. text)
   config.setup({})
+end)
+
+test("the rewind's list and preview: local times, the messages by entry, file counts, a binary file named", function()
+  local rewind = require("gopi.rewind")
+  -- gopi's times are UTC; shown in local time, the date only when not today.
+  local now = os.time({ year = 2026, month = 3, day = 9, hour = 12, min = 0, sec = 0 })
+  local utc = os.date("!%Y-%m-%dT%H:%M:%S.5Z", now - 90)
+  eq(os.date("%H:%M:%S", now - 90), rewind.when(utc, now))
+  eq(os.date("%Y-%m-%d %H:%M", now - 3 * 86400), rewind.when(os.date("!%Y-%m-%dT%H:%M:%SZ", now - 3 * 86400), now))
+  eq("soon", rewind.when("soon", now))
+  local texts = rewind.user_texts({
+    { type = "model_change", id = "m" },
+    { type = "message", id = "u1", message = { role = "user", content = "fix it\nplease" } },
+    {
+      type = "message",
+      id = "u2",
+      message = { role = "user", content = { { type = "text", text = "look" }, { type = "image" }, { type = "text", text = " here" } } },
+    },
+    { type = "message", id = "a1", message = { role = "assistant", content = { { type = "text", text = "done" } } } },
+  })
+  eq({ u1 = "fix it\nplease", u2 = "look here" }, texts)
+  local cp = { id = "c1", entryId = "u1", createdAt = utc, trigger = "prompt" }
+  eq(os.date("%H:%M:%S", now - 90) .. "  prompt   fix it  (1 file)", rewind.label(cp, texts.u1, 1, now))
+  eq(os.date("%H:%M:%S", now - 90) .. "  prompt   fix it  (no changes)", rewind.label(cp, texts.u1, 0, now))
+  local manual = { id = "c2", entryId = "a1", createdAt = utc, trigger = "restore", label = "before restoring c1" }
+  eq(os.date("%H:%M:%S", now - 90) .. "  restore  before restoring c1", rewind.label(manual, nil, nil, now))
+  local lines = rewind.preview_lines(cp, texts.u1, {
+    { path = "a.go", status = "modified", diff = "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n" },
+    { path = "logo.png", status = "added", binary = true },
+  })
+  local text = table.concat(lines, "\n")
+  lib.ok(
+    text:find("Restoring the code undoes what changed since in 2 files:\n  modified  a.go\n  added     logo.png  (restoring removes it, binary)\n", 1, true),
+    text
+  )
+  lib.ok(text:find("\n--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n\nBinary file logo.png added", 1, true), text)
+  eq("Binary file logo.png added", lines[#lines])
 end)
 
 lib.finish()

@@ -25,6 +25,7 @@ M.builtins = {
   { name = "compact", description = "gopi.nvim: summarise older messages" },
   { name = "export", description = "gopi.nvim: export the session to HTML" },
   { name = "changes", description = "gopi.nvim: the last run's changed files" },
+  { name = "rewind", description = "gopi.nvim: back to a checkpoint (undo: take it back)" },
   { name = "abort", description = "gopi.nvim: stop the run" },
   { name = "restart", description = "gopi.nvim: restart gopi on the same session" },
   { name = "log", description = "gopi.nvim: the plugin's log" },

@@ -51,6 +51,9 @@ M.defaults = {
     reject_all = "gX",
     next_hunk = "]x",
     prev_hunk = "[x",
+    -- In :GopiRewind's preview: ask what to restore again; close it.
+    rewind_restore = "<CR>",
+    rewind_close = "q",
   },
 }
 

@@ -28,6 +28,11 @@ M.known = {
     { "next_hunk", "the next hunk" },
     { "prev_hunk", "the previous hunk" },
   },
+  -- :GopiRewind's preview of a checkpoint.
+  rewind = {
+    { "rewind_restore", "ask what to restore (the code, the conversation or both)" },
+    { "rewind_close", "close the preview" },
+  },
 }
 
 local mode_names = { n = "normal", i = "insert", v = "visual", x = "visual" }
@@ -55,7 +60,7 @@ local function show(key)
   return #parts > 0 and table.concat(parts, ", ") or nil
 end
 
---- The lines of the help for where ("chat", "review" or "inline"): its keys first,
+--- The lines of the help for where ("chat", "review", "inline" or "rewind"): its keys first,
 --- then the other configured keys of gopi (other windows' and any key
 --- without a description here), then the commands at hand.
 function M.lines(where)
@@ -91,11 +96,13 @@ function M.lines(where)
     chat = { "In the chat and its prompt:", M.known.chat },
     review = { "In a review:", review },
     inline = { "In an inline review (in the file's buffer):", M.known.inline },
+    rewind = { "In a rewind's preview (:GopiRewind):", M.known.rewind },
   }
   local order = ({
-    review = { "review", "chat", "inline" },
-    inline = { "inline", "chat", "review" },
-  })[where] or { "chat", "review", "inline" }
+    review = { "review", "chat", "inline", "rewind" },
+    inline = { "inline", "chat", "review", "rewind" },
+    rewind = { "rewind", "chat", "review", "inline" },
+  })[where] or { "chat", "review", "inline", "rewind" }
   for _, name in ipairs(order) do
     section(sections[name][1], sections[name][2])
   end
@@ -136,7 +143,7 @@ function M.centered(lines, min_width)
   }
 end
 
---- Shows the help of where ("chat", "review" or "inline") in a float by the cursor.
+--- Shows the help of where ("chat", "review", "inline" or "rewind") in a float by the cursor.
 function M.show(where)
   local lines = M.lines(where or "chat")
   local b = vim.api.nvim_create_buf(false, true)

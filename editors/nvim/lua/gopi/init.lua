@@ -315,6 +315,21 @@ function M.export(path)
   vim.ui.input({ prompt = "gopi: export to ", default = tmp .. "/gopi-session-" .. name .. ".html", completion = "file" }, go)
 end
 
+--- :GopiRewind [undo]: back to one of gopi's checkpoints (gopi.rewind);
+--- with "undo", the last rewind taken back.
+function M.rewind(arg)
+  local rewind = require("gopi.rewind")
+  if arg and vim.trim(arg) == "undo" then
+    if client() then
+      rewind.undo()
+    end
+  elseif arg and vim.trim(arg) ~= "" then
+    fail("GopiRewind takes no argument or undo, not " .. arg)
+  else
+    rewind.open(ask)
+  end
+end
+
 --- :GopiMcp: the session's MCP servers and their state; the one picked shows its tools or its error.
 function M.mcp()
   ask("get_mcp_servers", {}, function(res)

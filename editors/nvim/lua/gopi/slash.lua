@@ -20,6 +20,7 @@ local function handlers()
     compact = g.compact,
     export = g.export,
     changes = g.changes,
+    rewind = g.rewind,
     abort = g.abort,
     restart = g.restart,
     log = g.log,

@@ -1,8 +1,9 @@
 -- Buffers that stay true to their files: gopi's edit, write and bash tools
--- change files on disk behind the editor's back. When one of them ends, the
--- buffers of the files it changed are loaded again (`:checktime`) when they
--- have no unsaved changes; a buffer with unsaved changes is kept as it is,
--- with a warning, for the user to choose (`:e!` or `:w`).
+-- change files on disk behind the editor's back, and so does a rewind
+-- (gopi.rewind). When one of them ends, the buffers of the files it changed
+-- are loaded again (`:checktime`) when they have no unsaved changes; a
+-- buffer with unsaved changes is kept as it is, with a warning, for the
+-- user to choose (`:e!` or `:w`).
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -91,31 +92,27 @@ function M.tool_start(ev)
   end
 end
 
---- tool_execution_end of an edit, a write or a bash command: the buffers of
---- the files it may have changed (edit and write: their file; bash: every
---- file) are loaded again when they have no unsaved changes; one with
---- unsaved changes whose file changed is kept, and note(message, level)
---- warns of it.
----@param cwd string
----@param ev gopi.ToolExecutionEnd
+--- Loads again the buffers of the files whose keys are in targets (nil:
+--- every file buffer) when they have no unsaved changes. One with unsaved
+--- changes is kept as it is, and note(message, level) warns of it, naming
+--- why ("edit", "bash", "rewind"): once per change to its file, or always
+--- with opts.always (the caller knows the file was just written). A buffer
+--- whose file is not there is left alone. Returns the buffers loaded again
+--- and those kept.
+---@param targets table<string, boolean>|nil
+---@param why string
 ---@param note fun(message: string, level?: integer)
-function M.tool_end(cwd, ev, note)
-  local args = M.running[ev.toolCallId or ""] or (type(ev.args) == "table" and ev.args) or {}
-  M.running[ev.toolCallId or ""] = nil
-  local target
-  if (ev.toolName == "edit" or ev.toolName == "write") and type(args.path) == "string" then
-    target = key(M.resolve(cwd, args.path))
-  elseif ev.toolName ~= "bash" then
-    return
-  end
+---@param opts? {always?: boolean}
+function M.reload(targets, why, note, opts)
+  opts = opts or {}
   local reload, kept = {}, {}
   for _, f in ipairs(file_buffers()) do
-    if (not target or f.key == target) and uv.fs_stat(f.path) then
+    if (not targets or targets[f.key]) and uv.fs_stat(f.path) then
       if not vim.bo[f.buf].modified then
         table.insert(reload, f)
       else
         local now = stamp(f.path)
-        if M.seen[f.buf] and M.seen[f.buf] ~= now then
+        if opts.always or (M.seen[f.buf] and M.seen[f.buf] ~= now) then
           M.seen[f.buf] = now -- warned once
           table.insert(kept, f)
         end
@@ -147,11 +144,33 @@ function M.tool_end(cwd, ev, note)
       string.format(
         "%s changed on disk (%s) while its buffer has unsaved changes: the buffer is kept; :e! loads the file, :w writes the buffer over it",
         vim.fn.fnamemodify(f.path, ":~:."),
-        ev.toolName
+        why
       ),
       vim.log.levels.WARN
     )
   end
+  return reload, kept
+end
+
+--- A file's path as the keys of M.reload's targets.
+M.key = key
+
+--- tool_execution_end of an edit, a write or a bash command: the buffers of
+--- the files it may have changed (edit and write: their file; bash: every
+--- file) are loaded again (M.reload).
+---@param cwd string
+---@param ev gopi.ToolExecutionEnd
+---@param note fun(message: string, level?: integer)
+function M.tool_end(cwd, ev, note)
+  local args = M.running[ev.toolCallId or ""] or (type(ev.args) == "table" and ev.args) or {}
+  M.running[ev.toolCallId or ""] = nil
+  local targets
+  if (ev.toolName == "edit" or ev.toolName == "write") and type(args.path) == "string" then
+    targets = { [key(M.resolve(cwd, args.path))] = true }
+  elseif ev.toolName ~= "bash" then
+    return
+  end
+  M.reload(targets, ev.toolName, note)
 end
 
 return M
