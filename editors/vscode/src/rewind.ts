@@ -129,7 +129,7 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 		if (code) {
 			detail.push(
 				files.length
-					? `${fileCount(files)} go back to how they were: ${summary(files)}.`
+					? `${files.length === 1 ? "1 file goes back to how it was" : `${files.length} files go back to how they were`}: ${summary(files)}.`
 					: "No file differs from the checkpoint; the files stay as they are.",
 			);
 			const dirty = dirtyEditors(s, files);
@@ -157,7 +157,7 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 			this.setUndo(s, r.undoCheckpointId);
 			void vscode.window
 				.showInformationMessage(`gopi: ${fileCount(changed)} restored to before “${label}”.`, "Undo Rewind")
-				.then((c) => c && vscode.commands.executeCommand("gopi.undoRewind"));
+				.then((c) => (c ? vscode.commands.executeCommand("gopi.undoRewind") : undefined));
 		} else if (what === "conversation") {
 			void vscode.window.setStatusBarMessage(`gopi: the conversation is back to before “${label}”`, 5000);
 		}
@@ -177,7 +177,8 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 			entries.push([vscode.Uri.file(abs), left, right]);
 		}
 		if (!entries.length) return;
-		const title = `gopi: rewind to before “${label}” (${fileCount(files)})`;
+		// The multi-file diff editor adds the file count itself.
+		const title = `gopi: rewind to before “${label}”`;
 		try {
 			await vscode.commands.executeCommand("vscode.changes", title, entries);
 		} catch {
