@@ -165,6 +165,10 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 			await m.reveal(s);
 		}),
 		reg("gopi.doctor", async () => doctor(m)),
+		reg("gopi.rewind", async () => m.rewind.pick(await session())),
+		// The chat's Rewind to here (hidden from the palette): the checkpoint before the message sent at timestamp.
+		reg("gopi.rewindToMessage", async (s: Session, timestamp: number) => m.rewind.toMessage(s, timestamp)),
+		reg("gopi.undoRewind", () => m.rewind.undoRewind()),
 	];
 }
 

@@ -7,6 +7,7 @@ import { registerCommands } from "./commands";
 import { watchSettings } from "./config";
 import { ApiKeys } from "./keys";
 import { Review } from "./review";
+import { Rewind } from "./rewind";
 import { Session } from "./session";
 import { StatusBar } from "./status";
 import { TerminalLog } from "./terminal";
@@ -18,6 +19,7 @@ export class Manager implements vscode.Disposable {
 	readonly approvals = new Approvals();
 	readonly status = new StatusBar();
 	readonly terminal = new TerminalLog();
+	readonly rewind = new Rewind((s) => this.reveal(s));
 	readonly keys: ApiKeys;
 	readonly sidebar: SidebarView;
 	private sidebarSession: Promise<Session> | undefined;
@@ -140,6 +142,7 @@ export class Manager implements vscode.Disposable {
 		for (const t of this.tabs) t.dispose();
 		void this.sidebarSession?.then((s) => s.dispose());
 		this.review.dispose();
+		this.rewind.dispose();
 		this.approvals.dispose();
 		this.terminal.dispose();
 		this.status.dispose();
@@ -174,3 +177,4 @@ export async function deactivate(): Promise<void> {
 	m?.dispose();
 }
 export { chatHtml } from "./html";
+export { checkpointText } from "./rewind";

@@ -67,6 +67,8 @@ export type FromWebview =
 	| { type: "reviewRun"; run: number }
 	| { type: "copy"; text: string }
 	| { type: "restart" }
+	/** Rewind to here: the checkpoint before the user message sent at timestamp (the message's own). */
+	| { type: "rewind"; timestamp: number }
 	/** Runs one of the extension's own / actions (source "action"), with what followed its name. */
 	| { type: "action"; name: string; args: string }
 	/** An answer to a pending approval, from its card. */

@@ -237,6 +237,9 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 			case "restart":
 				await vscode.commands.executeCommand("gopi.restart");
 				return;
+			case "rewind":
+				await vscode.commands.executeCommand("gopi.rewindToMessage", this, msg.timestamp);
+				return;
 		}
 	}
 

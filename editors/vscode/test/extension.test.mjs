@@ -750,3 +750,119 @@ test("@selection carries the active editor's selection; @git carries git diff HE
 	assert.match(sent, /<diff files="1">\n```diff\n[\s\S]*\+func Two\(\) \{ changed\(\) \}[\s\S]*```\n<\/diff>/);
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
 });
+
+test("checkpointText takes a unified diff back: several hunks, a last line without a newline, a deleted and an added file; a file that moved on is refused", () => {
+	const before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm";
+	const now = "a\nB\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\n";
+	const diff = [
+		"--- a/x.txt",
+		"+++ b/x.txt",
+		"@@ -1,3 +1,3 @@",
+		" a",
+		"-b",
+		"+B",
+		" c",
+		"@@ -11,3 +11,4 @@",
+		" k",
+		" l",
+		"-m",
+		"\\ No newline at end of file",
+		"+m",
+		"+n",
+		"",
+	].join("\n");
+	assert.equal(ext.checkpointText(now, diff), before);
+	assert.equal(ext.checkpointText("", "--- a/d\n+++ b/d\n@@ -1,2 +0,0 @@\n-x\n-y\n"), "x\ny\n", "a deleted file comes back whole");
+	assert.equal(ext.checkpointText("x\n", "--- a/n\n+++ b/n\n@@ -0,0 +1 @@\n+x\n"), "", "an added file had nothing");
+	assert.equal(ext.checkpointText(now.replace("B", "Z"), diff), undefined, "a line the diff does not know");
+});
+
+test("Rewind: the checkpoint before a prompt, its changes in the diff editor, a modal confirm, the restore, the message back in the composer; Undo Rewind puts the files back", async (t) => {
+	const { view, posted, work } = await start(t, { approval: "off", files: { "a.txt": "one\ntwo\nthree" } });
+	const git = (...a) => execFileSync("git", a, { cwd: work, env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@e", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@e" } });
+	git("init", "-q");
+	git("add", "a.txt");
+	git("commit", "-qm", "a");
+	const prompt = "tools: write: a.txt :: one\nTWO\nthree\n; write: b.txt :: new";
+	view.webview.send({ type: "send", text: prompt, images: [], mode: "prompt" });
+	await waitFor("the prompt's checkpoint", isEvent("checkpoint_created"), { past: posted });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const a = path.join(work, "a.txt");
+	const b = path.join(work, "b.txt");
+	assert.equal(await readFile(a, "utf8"), "one\nTWO\nthree\n");
+	assert.ok(existsSync(b));
+
+	const asked = [];
+	answers.showQuickPick = (items, opts) => {
+		asked.push({ title: opts?.title, items: items.map((i) => `${i.label} | ${i.description ?? ""}`) });
+		return /checkpoint/.test(opts?.title) ? items[0] : items.find((i) => i.what === "both");
+	};
+	let confirm;
+	answers.showWarningMessage = (msg, items, opts) => {
+		confirm = { msg, items, opts };
+		return "Rewind";
+	};
+	await vscode.commands.executeCommand("gopi.rewind");
+	assert.match(asked[0].title, /newest first/);
+	assert.match(asked[0].items[0], /^tools: write: a\.txt/, "the row names the message the checkpoint precedes");
+	assert.match(asked[1].title, /rewind to before “tools: write: a\.txt/);
+	// The changes opened before the question: each file as the checkpoint had it against now.
+	const changes = calls.find((c) => c.kind === "executeCommand" && c.id === "vscode.changes");
+	assert.ok(changes, "the multi-file diff editor opened");
+	const entries = changes.args[1];
+	const provider = providers.textDocumentContent.get("gopi-checkpoint");
+	const byName = Object.fromEntries(entries.map(([res, left, right]) => [path.basename(res.fsPath), { left: provider.provideTextDocumentContent(left), right }]));
+	assert.equal(byName["a.txt"].left, "one\ntwo\nthree", "a.txt as the checkpoint has it, byte for byte");
+	assert.equal(byName["a.txt"].right.fsPath, a);
+	assert.equal(byName["b.txt"].left, "", "b.txt did not exist");
+	assert.ok(calls.indexOf(changes) < calls.findIndex((c) => c.kind === "showWarningMessage"), "the diff shows before the question");
+	assert.equal(confirm.opts.modal, true);
+	assert.match(confirm.opts.detail, /2 files go back/);
+	assert.match(confirm.opts.detail, /b\.txt \(added since: removed\)/);
+
+	// Restored: the files, the chat (history again) and the message in the composer.
+	assert.equal(await readFile(a, "utf8"), "one\ntwo\nthree");
+	assert.ok(!existsSync(b), "the file added since is gone");
+	await waitFor("the message back in the composer", (m) => m.type === "insert" && m.replace && m.text === prompt, { past: posted });
+	const reset = posted.findLastIndex((m) => m.type === "reset");
+	assert.ok(reset >= 0 && posted.slice(reset).some((m) => m.type === "history" && !m.messages.some((x) => x.role === "user")), "the chat shows the rewound conversation");
+	await waitFor("Undo enabled", (c) => c.kind === "executeCommand" && c.id === "setContext" && c.args[0] === "gopi.canUndoRewind" && c.args[1] === true, { event: "call", past: calls });
+	const note = calls.find((c) => c.kind === "showInformationMessage" && /restored/.test(c.message));
+	assert.deepEqual(note.items, ["Undo Rewind"]);
+
+	await vscode.commands.executeCommand("gopi.undoRewind");
+	assert.equal(await readFile(a, "utf8"), "one\nTWO\nthree\n", "Undo Rewind brings the change back");
+	assert.equal(await readFile(b, "utf8"), "new");
+	assert.ok(calls.some((c) => c.kind === "executeCommand" && c.id === "setContext" && c.args[0] === "gopi.canUndoRewind" && c.args[1] === false), "and is disabled again");
+});
+
+test("Rewind to here from the chat: that message's checkpoint, code only; an unsaved editor of a restored file is named in the question", async (t) => {
+	const { view, posted, work } = await start(t, { approval: "off", files: { "a.txt": "v0\n" } });
+	execFileSync("git", ["init", "-q"], { cwd: work });
+	view.webview.send({ type: "send", text: "write: a.txt :: v1\n", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	const mark = posted.length;
+	view.webview.send({ type: "send", text: "write: a.txt :: v2\n", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	const users = posted.filter(isEvent("message_start", (e) => e.message.role === "user"));
+	assert.equal(users.length, 2);
+	const a = path.join(work, "a.txt");
+	const dirty = { uri: vscode.Uri.file(a), isDirty: true, getText: () => "typing" };
+	vscode.workspace.textDocuments.push(dirty);
+	t.after(() => vscode.workspace.textDocuments.splice(vscode.workspace.textDocuments.indexOf(dirty), 1));
+	answers.showQuickPick = (items) => items.find((i) => i.what === "code");
+	let confirm;
+	answers.showWarningMessage = (msg, items, opts) => {
+		confirm = opts.detail;
+		return "Rewind";
+	};
+	calls.length = 0;
+	// The second message's Rewind to here: a.txt goes back to v1, the chat stays.
+	view.webview.send({ type: "rewind", timestamp: users[1].event.message.timestamp });
+	await waitFor("the restore", (c) => c.kind === "showInformationMessage" && /restored/.test(c.message), { event: "call", past: calls });
+	assert.equal(await readFile(a, "utf8"), "v1\n");
+	assert.match(confirm, /Unsaved changes in a\.txt stay in their editors/);
+	assert.doesNotMatch(confirm, /conversation/);
+	assert.ok(!calls.some((c) => c.kind === "executeCommand" && c.id === "gopi.undoRewind"));
+	assert.equal(posted.slice(mark).filter((m) => m.type === "reset").length, 0, "a code-only rewind leaves the chat as it is");
+});

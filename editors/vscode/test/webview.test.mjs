@@ -1029,3 +1029,18 @@ test("a run's changed files: each opens its own run's diff, Review all opens the
 		await cleanup();
 	}
 });
+
+test("each of the user's messages has Rewind to here, which names the message's timestamp to the extension", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		await post(page, [{ type: "history", messages: [{ role: "user", content: [{ type: "text", text: "rename it" }], timestamp: 1700000000123 }] }]);
+		await page.focus(".msg.user button.rewind");
+		assert.match(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), /^Rewind to before this message: rename it/);
+		assert.equal(await page.evaluate(() => getComputedStyle(document.activeElement).opacity), "1", "shown when reached with the keyboard");
+		await page.keyboard.press("Enter");
+		assert.deepEqual(await page.evaluate(() => window.__posted.at(-1)), { type: "rewind", timestamp: 1700000000123 });
+		assert.deepEqual(errors, []);
+	} finally {
+		await cleanup();
+	}
+});

@@ -257,6 +257,16 @@ function renderUser(m: UserMessage): void {
 			}
 		}
 	}
+	// The files and the chat as they were before this message: the
+	// extension asks what to restore and shows the changes first.
+	if (typeof m.timestamp === "number") {
+		const b = el("button", "link rewind", "Rewind to here");
+		b.type = "button";
+		b.title = "Restore the files, the conversation or both to before this message";
+		b.setAttribute("aria-label", `Rewind to before this message: ${text.split("\n")[0].slice(0, 60)}`);
+		b.onclick = () => post({ type: "rewind", timestamp: m.timestamp });
+		e.append(b);
+	}
 	log.append(e);
 }
 
