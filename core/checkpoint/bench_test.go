@@ -77,7 +77,7 @@ func BenchmarkSnapshot20k(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			if err := os.WriteFile(filepath.Join(dir, "d000", "f00000.go"), fmt.Appendf(nil, "change %d", i), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "d000", "f00000.go"), fmt.Appendf(nil, "change %d %d", i, time.Now().UnixNano()), 0o644); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := r.Snapshot(ctx, "bench/warm"); err != nil {
