@@ -105,8 +105,9 @@ type conn struct {
 	out outbound // gopi's requests to the client
 	// caps are what the client declared in initialize: what it can lend
 	// sessions (fs.go), and whether it takes elicitations.
-	caps    clientCaps
-	notices bool // the client takes notice updates (initialize)
+	caps       clientCaps
+	notices    bool // the client takes notice updates (initialize)
+	compaction bool // the client takes compaction updates (initialize)
 }
 
 // Serve answers one ACP client on in and out until its input ends or ctx
@@ -250,6 +251,7 @@ func (a *conn) initialize(m *message) error {
 	}
 	a.caps.set(p.ClientCapabilities)
 	a.notices = clientNotices(m.Params)
+	a.compaction = clientCompaction(m.Params)
 	// gopi speaks version 1: asked for it or a later one, it answers 1,
 	// and a client that cannot speak 1 disconnects, as the spec says.
 	res := sdk.InitializeResponse{
@@ -304,6 +306,7 @@ func (a *conn) add(id string, cfg SessionConfig, rt Runtime) *session {
 	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cfg.Cwd}
 	s.extras.fs = cfg.FS
 	s.mcp.enabled = a.notices
+	s.compactions.enabled = a.compaction
 	cfg.lent.bind(s)
 	s.unsubscribe = rt.Subscribe(s.event)
 	rt.Bind(asker{a, s})

@@ -43,6 +43,8 @@ type session struct {
 	mcp mcpReports
 	// stopRewind ends the /rewind being answered (rewind.go).
 	stopRewind context.CancelFunc
+	// compactions are told to a client that takes them (compaction.go).
+	compactions compactions
 }
 
 // begin marks a prompt in progress; false when one already is.
@@ -231,6 +233,15 @@ func (s *session) event(ev api.Event) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.mcpState(st)
+		return
+	}
+	switch ev.(type) {
+	case api.CompactionStart, api.CompactionEnd:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.active {
+			s.compactionEvent(ev)
+		}
 		return
 	}
 	e, ok := ev.(agent.Event)

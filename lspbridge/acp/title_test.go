@@ -121,3 +121,15 @@ func TestNamedSessionSendsItsTitle(t *testing.T) {
 	require.NoError(t, inW.Close())
 	require.NoError(t, <-done)
 }
+
+// A read's title names the lines it reads.
+func TestReadTitleLines(t *testing.T) {
+	for args, want := range map[string]string{
+		`{"path":"src/main.go"}`:                        "Read src/main.go",
+		`{"path":"src/main.go","offset":10,"limit":31}`: "Read src/main.go:10-40",
+		`{"path":"src/main.go","offset":10}`:            "Read src/main.go:10",
+		`{"path":"src/main.go","limit":5}`:              "Read src/main.go:1-5",
+	} {
+		assert.Equal(t, want, describeTool("/p", "read", json.RawMessage(args)).title, args)
+	}
+}

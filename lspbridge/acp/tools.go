@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -31,6 +32,7 @@ func describeTool(cwd, name string, args json.RawMessage) toolView {
 		Command string `json:"command"`
 		Pattern string `json:"pattern"`
 		Offset  int    `json:"offset"`
+		Limit   int    `json:"limit"`
 	}
 	_ = json.Unmarshal(args, &a)
 	loc := func() []sdk.ToolCallLocation {
@@ -58,7 +60,7 @@ func describeTool(cwd, name string, args json.RawMessage) toolView {
 	}
 	switch name {
 	case "read":
-		return toolView{"Read " + short(a.Path), sdk.ToolKindRead, loc()}
+		return toolView{"Read " + short(a.Path) + lineRange(a.Offset, a.Limit), sdk.ToolKindRead, loc()}
 	case "edit":
 		return toolView{"Edit " + short(a.Path), sdk.ToolKindEdit, loc()}
 	case "write":
@@ -77,4 +79,18 @@ func describeTool(cwd, name string, args json.RawMessage) toolView {
 		return toolView{"List " + short(p), sdk.ToolKindSearch, loc()}
 	}
 	return toolView{agent.Summary(name, args, titleMax), sdk.ToolKindOther, nil}
+}
+
+// lineRange is a read's lines as a title shows them: ":10-49" for offset
+// 10 and limit 40, ":10" onwards for an offset alone, ":1-40" for a limit
+// alone; "" for the whole file.
+func lineRange(offset, limit int) string {
+	switch {
+	case offset <= 0 && limit <= 0:
+		return ""
+	case limit <= 0:
+		return fmt.Sprintf(":%d", offset)
+	}
+	first := max(offset, 1)
+	return fmt.Sprintf(":%d-%d", first, first+limit-1)
 }

@@ -1,7 +1,7 @@
 // Rewind in real VS Code: a prompt changed a file in a git work tree; the
 // chat's Rewind to here shows the change in VS Code's diff editor, asks in a
 // modal dialog, puts the file back on disk and in its open editor, returns
-// the message to the composer; gopi: Undo Rewind brings the change back.
+// the message to the composer; gopi: Undo Rewind brings the change and the conversation back.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { e2e, tempFolder, until } from "./lib.mjs";
@@ -57,4 +57,7 @@ e2e("Rewind to here: the diff first, a modal confirm, the file back on disk and 
 	await wb.runCommand("gopi: Undo Rewind");
 	await wb.waitForFile("a.txt", "changed by gopi");
 	await until(async () => /changed by gopi/.test(await editorText()), { message: "the editor to show the change again" });
+	// Code and conversation were rewound, so both come back.
+	await until(async () => (await wb.chat().locator(".msg.user").count()) === 1, { message: "the conversation back in the chat" });
+	assert.equal(await wb.chat().locator("#input").inputValue(), "", "the composer emptied of the message");
 });

@@ -33,7 +33,8 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 	private readonly texts = new Map<string, string>();
 	private seq = 0;
 	/** The restore that gopi: Undo Rewind takes back, while it can. */
-	private undo: { session: Session; checkpointId: string; watch: vscode.Disposable } | undefined;
+	/** The last rewind's undo: its checkpoint and what the rewind restored (the undo restores the same). */
+	private undo: { session: Session; checkpointId: string; what: "code" | "both"; watch: vscode.Disposable } | undefined;
 	private readonly reg: vscode.Disposable;
 
 	constructor(private readonly reveal: (s: Session) => Promise<void>) {
@@ -154,7 +155,7 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 		}
 		const changed = r?.files ?? [];
 		if (code && r?.undoCheckpointId && changed.length) {
-			this.setUndo(s, r.undoCheckpointId);
+			this.setUndo(s, r.undoCheckpointId, what === "both" ? "both" : "code");
 			void vscode.window
 				.showInformationMessage(`gopi: ${fileCount(changed)} restored to before “${label}”.`, "Undo Rewind")
 				.then((c) => (c ? vscode.commands.executeCommand("gopi.undoRewind") : undefined));
@@ -202,18 +203,24 @@ export class Rewind implements vscode.TextDocumentContentProvider, vscode.Dispos
 			void vscode.window.showInformationMessage("gopi: there is no rewind to undo.");
 			return;
 		}
-		const r = await u.session.client.request("restore_checkpoint", { checkpointId: u.checkpointId, restore: "code" });
+		// The undo checkpoint is keyed to where the conversation was, so
+		// restoring "both" brings the later messages back too.
+		const r = await u.session.client.request("restore_checkpoint", { checkpointId: u.checkpointId, restore: u.what });
 		this.clearUndo();
+		if (u.what === "both") {
+			await u.session.restartView();
+			u.session.post({ type: "insert", text: "", replace: true });
+		}
 		void vscode.window.setStatusBarMessage(`gopi: rewind undone, ${fileCount(r?.files ?? [])} back`, 5000);
 	}
 
 	/** Undo is offered until the session's next run starts (which would change the files again). */
-	private setUndo(session: Session, checkpointId: string): void {
+	private setUndo(session: Session, checkpointId: string, what: "code" | "both"): void {
 		this.clearUndo();
 		const watch = session.onStatus((x) => {
 			if (x.streaming) this.clearUndo();
 		});
-		this.undo = { session, checkpointId, watch };
+		this.undo = { session, checkpointId, what, watch };
 		void vscode.commands.executeCommand("setContext", undoKey, true);
 	}
 
