@@ -54,7 +54,8 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`),
 			llmtest.Call("b1", "bash", `{"command":"echo made > b.txt && rm gone.txt && chmod +x run.sh && ln -sf gone.txt link && printf 'x\\001' > bin.dat && mkdir -p moved && mv old.txt moved/old.txt && echo new > ignored.log && head -c 3000000 /dev/zero > big.dat && mkdir nested && git -C nested init -q && echo n > nested/n.txt"}`)),
-		llmtest.Text("done"))
+		llmtest.Text("done"),
+		llmtest.Text("a new direction"))
 	gitIn(t, w.cwd, "init", "-q", "-b", "main")
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("user\r\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "gone.txt"), []byte("keep me\n"), 0o644))
@@ -153,6 +154,25 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 	}
 	assert.Equal(t, before, userView(), "the user's repository is as it was")
 
+	// The next prompt starts a new branch beside the old one, which the
+	// file keeps.
+	p.ok("7b", map[string]any{"type": "prompt", "message": "instead, this"})
+	p.idle()
+	entries = decodeAs[struct{ Entries []map[string]any }](t, p.ok("7c", map[string]any{"type": "get_entries"})).Entries
+	parent := map[string]string{}
+	var users []string
+	for _, e := range entries {
+		id, _ := e["id"].(string)
+		parent[id], _ = e["parentId"].(string)
+		if m, ok := e["message"].(map[string]any); ok && m["role"] == "user" {
+			users = append(users, id)
+		}
+	}
+	require.Len(t, users, 2, "both prompts are in the file")
+	for id := parent[users[1]]; id != ""; id = parent[id] {
+		assert.NotEqual(t, users[0], id, "the new prompt is on a branch of its own, not after the rewound one")
+	}
+
 	r := p.call("8", map[string]any{"type": "restore_checkpoint", "checkpointId": "nope"})
 	assert.Equal(t, false, r["success"])
 	assert.Contains(t, r.str("error"), `no checkpoint "nope"`)
@@ -162,7 +182,7 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 	// can be undone.
 	p = w.start("--continue")
 	cps = decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("1", map[string]any{"type": "list_checkpoints"})).Checkpoints
-	require.Len(t, cps, 2)
+	require.Len(t, cps, 3, "the prompt's, the restore's and the new prompt's")
 	assert.Equal(t, "restore", cps[1].Trigger)
 	assert.Equal(t, res.UndoCheckpointID, cps[1].ID)
 	p.ok("2", map[string]any{"type": "restore_checkpoint", "checkpointId": res.UndoCheckpointID, "restore": "code"})
@@ -224,4 +244,41 @@ func TestRPCCheckpointJournal(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// A snapshot over its budget falls back to the journal for that prompt,
+// and the checkpoint says so at once; a restore is refused while a run
+// streams.
+func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`)),
+		llmtest.Text("done"),
+		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"sleep 30"}`)),
+		llmtest.Text("stopped"))
+	gitIn(t, w.cwd, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("user\n"), 0o644))
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"checkpointBudgetMs": 1})
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "change"})
+	var created record
+	for _, r := range p.idle() {
+		if r.is("checkpoint_created") {
+			created = r.obj("checkpoint")
+		}
+	}
+	require.NotNil(t, created, p.transcript())
+	assert.Contains(t, created.str("note"), "budget")
+	assert.Contains(t, created.str("note"), "only the changes of write and edit")
+	p.ok("2", map[string]any{"type": "restore_checkpoint", "checkpointId": created.str("id"), "restore": "code"})
+	data, _ := os.ReadFile(filepath.Join(w.cwd, "a.txt"))
+	assert.Equal(t, "user\n", string(data), "the journal had what write changed")
+
+	p.ok("3", map[string]any{"type": "prompt", "message": "wait"})
+	p.until(func(r record) bool { return r.is("tool_execution_start") })
+	r := p.call("4", map[string]any{"type": "restore_checkpoint", "checkpointId": created.str("id")})
+	assert.Equal(t, false, r["success"])
+	assert.Contains(t, r.str("error"), "wait for the current response to finish")
+	p.send(map[string]any{"id": "5", "type": "abort"})
+	p.idle()
+	assert.Equal(t, 0, p.exit())
 }

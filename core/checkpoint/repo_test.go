@@ -250,3 +250,23 @@ func TestIsBinary(t *testing.T) {
 	assert.True(t, isBinary([]byte("a\x00b")))
 	assert.False(t, isBinary(bytes.Repeat([]byte("a"), 9000)))
 }
+
+// Files whose filter is lfs are not recorded and a restore leaves them
+// alone.
+func TestLFSFilesLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".gitattributes", "*.txt text eol=lf\n*.bin filter=lfs diff=lfs merge=lfs -text\n", 0o644)
+	write(t, dir, "model.bin", "weights v1", 0o644)
+	r, err := Open(ctx, dir)
+	require.NoError(t, err)
+	cp, err := r.Snapshot(ctx, "s/lfs")
+	require.NoError(t, err)
+	assert.NotContains(t, gitT(t, dir, "ls-tree", "-r", "--name-only", cp), "model.bin")
+	write(t, dir, "model.bin", "weights v2", 0o644)
+	changes, _, err := r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	assert.Empty(t, changes)
+	data, _ := os.ReadFile(filepath.Join(dir, "model.bin"))
+	assert.Equal(t, "weights v2", string(data))
+}

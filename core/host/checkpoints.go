@@ -57,8 +57,12 @@ type checkpointRecord struct {
 	// when none was taken (Note says why).
 	Commit string `json:"commit,omitempty"`
 	// Journal: the checkpoint's files are in the session's edit journal
-	// (outside git: what write and edit changed).
+	// (outside git, or when the snapshot failed: what write and edit
+	// changed).
 	Journal bool `json:"journal,omitempty"`
+	// fallback: a journal checkpoint in a git work tree whose snapshot
+	// failed; it is recorded at once, so the client hears why.
+	fallback bool
 }
 
 // journalNote is the note of a checkpoint kept by the edit journal.
@@ -159,12 +163,16 @@ func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, labe
 		rec.Note = why
 		return rec
 	}
-	sctx, cancel := context.WithTimeout(ctx, checkpointBudget)
+	budget := checkpointBudget
+	if ms := h.opts.Settings.CheckpointBudgetMs; ms > 0 {
+		budget = time.Duration(ms) * time.Millisecond
+	}
+	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	commit, err := repo.Snapshot(sctx, h.Store().ID()+"/"+rec.ID)
 	switch {
 	case errors.Is(sctx.Err(), context.DeadlineExceeded):
-		rec.Note = fmt.Sprintf("the snapshot took longer than its %v budget and was given up", checkpointBudget)
+		rec.Note = fmt.Sprintf("the snapshot took longer than its %v budget and was given up", budget)
 	case err != nil:
 		rec.Note = fmt.Sprintf("the snapshot failed: %v", err)
 	default:
@@ -189,6 +197,12 @@ func (h *Host) checkpointPrompt(ctx context.Context) {
 		return
 	}
 	rec := h.snapshot(ctx, api.TriggerPrompt, "")
+	if rec.Commit == "" && h.journal() != nil {
+		// No snapshot this time: the journal keeps what write and edit
+		// change in this prompt, and the checkpoint says so at once.
+		rec.Journal, rec.fallback = true, true
+		rec.Note += "; for this prompt only the changes of write and edit are recorded, not those of commands"
+	}
 	h.cp.pending = &rec
 }
 
@@ -220,11 +234,14 @@ func (h *Host) checkpointUserMessage(store *session.Store, entryID string) {
 	}
 	rec.EntryID = entryID
 	if rec.Journal {
-		// Recorded when a file is first kept.
+		// Recorded when a file is first kept, or now when the snapshot
+		// failed.
 		h.cp.mu.Lock()
-		h.cp.window = &journalWindow{checkpointRecord: *rec}
+		h.cp.window = &journalWindow{checkpointRecord: *rec, stored: rec.fallback}
 		h.cp.mu.Unlock()
-		return
+		if !rec.fallback {
+			return
+		}
 	}
 	h.storeCheckpoint(store, *rec)
 }

@@ -48,6 +48,9 @@ type Settings struct {
 	// ApprovalTimeoutMs bounds how long an approval question waits; 0
 	// waits until the client answers or the run is aborted.
 	ApprovalTimeoutMs int64 `json:"approvalTimeoutMs,omitempty"`
+	// CheckpointBudgetMs bounds a prompt's snapshot of the project's
+	// files (docs/checkpoints.md); 0 means 3 s.
+	CheckpointBudgetMs int64 `json:"checkpointBudgetMs,omitempty"`
 
 	// Extensions are extension paths to load besides the discovered ones
 	// (relative to the cwd).
