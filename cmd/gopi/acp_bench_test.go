@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -21,33 +19,6 @@ import (
 // agent_message_chunk, and the memory each idle ACP session adds.
 //
 //	go test -run '^$' -bench 'Dialects|ACP' -benchtime 20x ./cmd/gopi
-
-var (
-	benchBinOnce sync.Once
-	benchBin     string
-	benchBinErr  error
-)
-
-// benchBinary builds gopi once, without the race detector, for the
-// benchmarks.
-func benchBinary(b *testing.B) string {
-	b.Helper()
-	benchBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gopi-bench-")
-		if err != nil {
-			benchBinErr = err
-			return
-		}
-		benchBin = filepath.Join(dir, "gopi")
-		if out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput(); err != nil {
-			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if benchBinErr != nil {
-		b.Fatal(benchBinErr)
-	}
-	return benchBin
-}
 
 // bproc is gopi speaking one message per line, read and counted.
 type bproc struct {
@@ -62,7 +33,7 @@ type bproc struct {
 func startBench(b *testing.B, args ...string) *bproc {
 	b.Helper()
 	cwd, agentDir := b.TempDir(), b.TempDir()
-	cmd := exec.Command(benchBinary(b), append([]string{"--model", "faux/faux-fast", "--no-session"}, args...)...)
+	cmd := exec.Command(gopiBinary(b), append([]string{"--model", "faux/faux-fast", "--no-session"}, args...)...)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "PI_CODING_AGENT_DIR="+agentDir, "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
 	stdin, err := cmd.StdinPipe()

@@ -30,8 +30,9 @@ var (
 )
 
 // gopiBinary builds cmd/gopi once per test run, with the race detector
-// when the tests run with it, so a data race in the binary fails them.
-func gopiBinary(t *testing.T) string {
+// when the tests run with it, so a data race in the binary fails them
+// (benchmarks run without it).
+func gopiBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gopi-bin-")

@@ -1,23 +1,16 @@
 package acp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/kaptinlin/jsonschema"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/rpc"
 )
 
 // fakeRuntime is a runtime whose events the test sends; the commands it
@@ -61,65 +54,25 @@ func (f *fakeRuntime) Bind(api.Client)             {}
 // A session that gets a name (an extension's pi.setSessionName) sends
 // its title at once, whether a prompt runs or not.
 func TestNamedSessionSendsItsTitle(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "schema", "v1", "schema.json"))
-	require.NoError(t, err)
-	var root map[string]any
-	require.NoError(t, json.Unmarshal(raw, &root))
-	doc, err := json.Marshal(map[string]any{"$schema": root["$schema"], "$defs": root["$defs"], "$ref": "#/$defs/SessionNotification"})
-	require.NoError(t, err)
-	schema, err := jsonschema.NewCompiler().Compile(doc)
-	require.NoError(t, err)
-
+	schema := schemaFor(t, "SessionNotification")
 	rt := &fakeRuntime{}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(context.Background(), rpc.NewLineReader(inR, 0), rpc.NewWriter(outW, rpc.FramingNewline), Options{
-			NewRuntime: func(context.Context, SessionConfig) (Runtime, error) { return rt, nil },
-		})
-		_ = outW.Close()
-	}()
-	frames := make(chan map[string]any, 16)
-	go func() {
-		defer close(frames)
-		lines := bufio.NewScanner(outR)
-		for lines.Scan() {
-			var m map[string]any
-			if json.Unmarshal(lines.Bytes(), &m) == nil {
-				frames <- m
-			}
-		}
-	}()
-	next := func() map[string]any {
-		m, ok := <-frames
-		require.True(t, ok, "gopi's output ended")
-		return m
-	}
-	send := func(s string) {
-		_, err := io.WriteString(inW, s+"\n")
-		require.NoError(t, err)
-	}
-	cwd, err := json.Marshal(t.TempDir())
-	require.NoError(t, err)
-	send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":` + string(cwd) + `,"mcpServers":[]}}`)
-	assert.Equal(t, "s-1", next()["result"].(map[string]any)["sessionId"])
+	c := serveRuntime(t, rt)
+	c.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}})
+	assert.Equal(t, "s-1", c.next()["result"].(map[string]any)["sessionId"])
 
 	name := "Treasure map"
 	rt.emit(api.SessionInfoChanged{Name: &name})
 	// The update comes before the answer to a request sent after it.
-	send(`{"jsonrpc":"2.0","id":2,"method":"no/such","params":{}}`)
-	m := next()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "no/such", "params": map[string]any{}})
+	m := c.next()
 	assert.Equal(t, "session/update", m["method"])
 	params := m["params"].(map[string]any)
 	assert.True(t, schema.Validate(params).IsValid(), "%v", params)
 	update := params["update"].(map[string]any)
 	assert.Equal(t, "session_info_update", update["sessionUpdate"])
 	assert.Equal(t, name, update["title"])
-	assert.EqualValues(t, 2, next()["id"])
-
-	require.NoError(t, inW.Close())
-	require.NoError(t, <-done)
+	assert.EqualValues(t, 2, c.next()["id"])
+	c.close()
 }
 
 // A read's title names the lines it reads.
