@@ -87,4 +87,3 @@ func schemaFor(t *testing.T, def string) *jsonschema.Schema {
 	require.NoError(t, err)
 	return schema
 }
-
