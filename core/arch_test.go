@@ -48,7 +48,8 @@ var allowed = map[string][]string{
 	"internal/rpccodec":    {},
 	"rpc":                  {"core/api"},
 	"lspbridge":            {"core/api", "core/agent", "rpc", "internal/rpccodec"},
-	"lspbridge/acp":        {"core/api", "core/agent", "core/llm", "rpc"},
+	"lspbridge/acp":        {"core/api", "core/agent", "core/llm", "core/mcp", "core/tools", "rpc"},
+	"core/checkpoint":      {},
 
 	// go generate's tool for core/ext: it reads the protocol, nothing else.
 	"core/ext/internal/gen": {"core/ext"},
