@@ -2,11 +2,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,20 +126,7 @@ func TestACPClientMCPServers(t *testing.T) {
 // values are not expanded as mcp.json's are. Without the notices
 // capability a server that fails is on stderr only.
 func TestACPClientMCPServerHTTP(t *testing.T) {
-	bin := mcpServerBinary(t)
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	srv := exec.Command(bin, "-http", "127.0.0.1:0", "-addrfile", addrFile)
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		_ = srv.Wait()
-	})
-	var url string
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(addrFile)
-		url = strings.TrimSpace(string(b))
-		return err == nil && url != ""
-	}, 10*time.Second, 10*time.Millisecond)
+	url := mcpHTTPServer(t)
 
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/gopi-dev/gopi/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -288,20 +289,7 @@ func TestMCPCommandErrors(t *testing.T) {
 // Issue 29: list reaches a streamable HTTP server too, with its headers
 // expanded from the environment.
 func TestMCPListConnectsOverHTTP(t *testing.T) {
-	bin := mcpServerBinary(t)
-	addrFile := filepath.Join(t.TempDir(), "addr")
-	srv := exec.Command(bin, "-http", "127.0.0.1:0", "-addrfile", addrFile)
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		_ = srv.Wait()
-	})
-	var url string
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(addrFile)
-		url = string(b)
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
+	url := mcpHTTPServer(t)
 	cwd, agentDir, _ := mcpDirs(t)
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), []byte(`{"mcpServers": {
 		"web": {"url": "`+url+`", "exposure": "deferred", "headers": {"X-Team": "${HOME}"}}
@@ -310,4 +298,24 @@ func TestMCPListConnectsOverHTTP(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "web: connected, 12 tools (deferred, global)\n  "+url+
 		"\n  tools: add_tool, big, crash, echo, fail, header, image, link, log, progress, slow, structured\n", out)
+}
+
+// mcpHTTPServer starts the test MCP server over streamable HTTP for the
+// test's time and returns its URL.
+func mcpHTTPServer(t *testing.T) string {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	srv := exec.Command(mcpServerBinary(t), "-http", "127.0.0.1:0", "-addrfile", addrFile)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+	})
+	var url string
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(addrFile)
+		url = strings.TrimSpace(string(b))
+		return err == nil && url != ""
+	}, 10*time.Second, 10*time.Millisecond)
+	return url
 }
