@@ -282,3 +282,34 @@ func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
 	p.idle()
 	assert.Equal(t, 0, p.exit())
 }
+
+// A conversation-only restore can be undone too: its undo checkpoint
+// records no files, and restoring its conversation brings the later
+// messages back.
+func TestRPCCheckpointConversationUndo(t *testing.T) {
+	w := newWorld(t, llmtest.Text("first answer"))
+	gitIn(t, w.cwd, "init", "-q")
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "ask"})
+	p.idle()
+	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("2", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	require.Len(t, cps, 1)
+	users := func() int {
+		n := 0
+		for _, m := range decodeAs[struct{ Messages []map[string]any }](t, p.ok("m", map[string]any{"type": "get_messages"})).Messages {
+			if m["role"] == "user" {
+				n++
+			}
+		}
+		return n
+	}
+	res := decodeAs[struct{ UndoCheckpointID string }](t, p.ok("3", map[string]any{"type": "restore_checkpoint", "checkpointId": cps[0].ID, "restore": "conversation"}))
+	require.NotEmpty(t, res.UndoCheckpointID)
+	assert.Equal(t, 0, users())
+	r := p.call("4", map[string]any{"type": "restore_checkpoint", "checkpointId": res.UndoCheckpointID, "restore": "code"})
+	assert.Equal(t, false, r["success"])
+	assert.Contains(t, r.str("error"), "no files were recorded")
+	p.ok("5", map[string]any{"type": "restore_checkpoint", "checkpointId": res.UndoCheckpointID, "restore": "conversation"})
+	assert.Equal(t, 1, users(), "the conversation is back where it was")
+	assert.Equal(t, 0, p.exit())
+}

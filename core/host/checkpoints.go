@@ -455,6 +455,18 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 			return out, fmt.Errorf("restore_checkpoint: some files were not restored (restore %s to undo the rest): %w", undoID, err)
 		}
 	}
+	if what == api.RestoreConversation && !p.DryRun {
+		// The conversation as it is now, so the rewind can be undone:
+		// restoring this checkpoint's conversation comes back here. It
+		// records no files.
+		u := checkpointRecord{Checkpoint: api.Checkpoint{
+			ID: newCheckpointID(), EntryID: store.Leaf(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+			Trigger: api.TriggerRestore, Label: "before restoring " + rec.ID,
+			Note: "the conversation before a rewind; no files were recorded",
+		}}
+		h.storeCheckpoint(store, u)
+		out.UndoCheckpointID = u.ID
+	}
 	if what != api.RestoreCode {
 		text, err := h.rewindTo(ctx, store, rec, p.DryRun)
 		if err != nil {

@@ -286,6 +286,9 @@ func rewindSummary(c api.Checkpoint, what api.RestoreWhat, res api.RestoreCheckp
 			fmt.Fprintf(&b, "\nTo undo this, send `/rewind %s code`.\n", res.UndoCheckpointID)
 		}
 	}
+	if what == api.RestoreConversation && res.UndoCheckpointID != "" {
+		fmt.Fprintf(&b, "To undo this, send `/rewind %s conversation`.\n", res.UndoCheckpointID)
+	}
 	if what != api.RestoreCode {
 		b.WriteString("\nThe conversation continues from before that prompt; load the session again to see it without what followed.")
 		if res.Text != nil && *res.Text != "" {
