@@ -194,3 +194,33 @@ func TestACPPermissionCancelled(t *testing.T) {
 	}
 	assert.Equal(t, 0, p.exit())
 }
+
+// The question about an edit shows the change against what the editor
+// has, unsaved changes included, when the client lends its file system:
+// what the tool will edit.
+func TestACPPermissionDiffFromTheEditor(t *testing.T) {
+	cwd := t.TempDir()
+	file := filepath.Join(cwd, "a.txt")
+	require.NoError(t, os.WriteFile(file, []byte("saved line\n"), 0o644))
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes")
+	s := p.startedWith(cwd, fsCaps)
+	ed := &editorFS{t: t, session: s, buffers: map[string]string{file: "unsaved line\n"}}
+	var asked record
+	_, res, _ := p.served(p.prompt(s, "edit: a.txt :: unsaved line => new line"), func(method string, params record) reply {
+		if method == "session/request_permission" {
+			asked = params
+			return reply{result: map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}}
+		}
+		return ed.handle(method, params)
+	})
+	assert.Equal(t, "end_turn", res.obj("result").str("stopReason"))
+	require.NotNil(t, asked)
+	diffs := contentOf(asked.obj("toolCall"), "diff")
+	require.Len(t, diffs, 1)
+	assert.Equal(t, "unsaved line\n", diffs[0].str("oldText"), "the editor's text, not the disk's")
+	assert.Equal(t, "new line\n", diffs[0].str("newText"))
+	assert.Equal(t, "new line\n", ed.buffers[file])
+	data, _ := os.ReadFile(file)
+	assert.Equal(t, "saved line\n", string(data))
+	assert.Equal(t, 0, p.exit())
+}

@@ -108,6 +108,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if a.lent.Shell != nil {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
+	o.ToolOptions = r.shell
 	if o.Tools, err = tools.ByName(cwd, o.ToolSelection.ActiveBuiltins(), r.shell...); err != nil {
 		return nil, err
 	}

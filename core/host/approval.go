@@ -240,7 +240,7 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 		return true, noDialogsReason
 	}
 	details := ApprovalDetails{ToolName: call.Name, ToolCallID: call.ID, Args: call.Args}
-	preview, hasPreview := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args)
+	preview, hasPreview := tools.PreviewChange(ctx, h.opts.Cwd, call.Name, call.Args, h.opts.ToolOptions...)
 	if hasPreview {
 		details.Diff, details.Problem = preview.Diff, preview.Problem
 		if preview.Problem == "" {

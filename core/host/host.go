@@ -30,6 +30,10 @@ type Options struct {
 	Providers Providers
 	// Tools are the enabled tools, already bound to Cwd.
 	Tools []agent.Tool
+	// ToolOptions are the options the built-in tools were built with
+	// (their file system and shell): an approval question previews a
+	// change through the same file system the tool will use.
+	ToolOptions []tools.Option
 	// AllTools are every built-in tool, the enabled ones among them
 	// (extensions may enable others with setActiveTools, as in pi); nil
 	// means Tools.
