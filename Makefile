@@ -135,6 +135,7 @@ stylua-check:
 # fail while the files are stale.
 generate:
 	$(GO) run ./cmd/gentypes
+	$(GO) generate ./lspbridge/acp ./core/ext
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

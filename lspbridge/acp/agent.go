@@ -344,7 +344,7 @@ func (a *conn) prompt(m *message) error {
 	if err := decodeParams(m, &p, "sessionId", "prompt"); err != nil {
 		return err
 	}
-	s, err := a.session(p.SessionId)
+	s, err := a.session(p.SessionID)
 	if err != nil {
 		return err
 	}

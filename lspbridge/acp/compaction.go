@@ -10,23 +10,6 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 )
 
-// compactionUpdate is the schema's CompactionUpdate (compaction_update):
-// a compaction of the session's context, first in progress, then ended
-// with its summary. The SDK has no type for it. A client gets it only
-// when it declared clientCapabilities.session.compaction.
-type compactionUpdate struct {
-	SessionUpdate string             `json:"sessionUpdate"` // "compaction_update"
-	CompactionID  string             `json:"compactionId"`
-	Status        string             `json:"status"`
-	Summary       []sdk.ContentBlock `json:"summary,omitempty"`
-}
-
-// compactionNotification is a session/update carrying one.
-type compactionNotification struct {
-	SessionID string           `json:"sessionId"`
-	Update    compactionUpdate `json:"update"`
-}
-
 // compactions numbers a session's compactions for the client; guarded by
 // the session's mu.
 type compactions struct {
@@ -84,7 +67,7 @@ func (s *session) compactionEvent(ev api.Event) {
 	default:
 		return
 	}
-	if err := s.w.notify(sdk.ClientMethodSessionUpdate, compactionNotification{SessionID: s.id, Update: u}); err != nil {
+	if err := s.w.notify(sdk.ClientMethodSessionUpdate, sessionNotification{SessionID: sdk.SessionId(s.id), Update: u}); err != nil {
 		s.report(fmt.Errorf("acp: session/update: %w", err))
 	}
 }

@@ -237,16 +237,6 @@ func modeIDs() string {
 	return strings.Join(ids, ", ")
 }
 
-// setConfigOptionParams is session/set_config_option's params: the
-// schema's SetSessionConfigOptionRequest, whose value is a value id
-// (a string) for a select, and a boolean with "type": "boolean".
-type setConfigOptionParams struct {
-	SessionID sdk.SessionId   `json:"sessionId"`
-	ConfigID  string          `json:"configId"`
-	Type      string          `json:"type"`
-	Value     json.RawMessage `json:"value"`
-}
-
 // setConfigOption is session/set_config_option: it answers with every
 // option's value once the change is made. A change of the mode also
 // sends current_mode_update, for clients that follow modes.

@@ -7,6 +7,10 @@
 // becomes the runtime's prompt command and is answered once the run has
 // settled, with the run's deltas and tool calls streamed before as
 // session/update notifications. The wire types are those of
-// github.com/coder/acp-go-sdk, generated from the official schema; no ACP
-// type is seen below this package.
+// github.com/coder/acp-go-sdk, generated from the official schema, and
+// those it lacks are generated here from the vendored schema
+// (wire_gen.go, by internal/wiregen); no ACP type is seen below this
+// package.
 package acp
+
+//go:generate go run ./internal/wiregen

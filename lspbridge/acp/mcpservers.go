@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	sdk "github.com/coder/acp-go-sdk"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/mcp"
 )
@@ -192,21 +193,6 @@ func clientNotices(params json.RawMessage) bool {
 	return strings.HasPrefix(n, "{")
 }
 
-// notice is the notice session update: information for the user that is
-// not part of the session's history. The SDK has no type for it.
-type notice struct {
-	SessionUpdate string `json:"sessionUpdate"`
-	Severity      string `json:"severity"`
-	Title         string `json:"title"`
-	Description   string `json:"description,omitempty"`
-}
-
-// noticeNotification is a session/update carrying a notice.
-type noticeNotification struct {
-	SessionID string `json:"sessionId"`
-	Update    notice `json:"update"`
-}
-
 // mcpReports turns MCP servers that fail into notices, for a client that
 // takes them: a server that did not start (or needs a sign-in) is said
 // once each time it gets there, during a prompt (a notice before the
@@ -218,7 +204,7 @@ type mcpReports struct {
 	// last is each server's state as last seen.
 	last map[string]api.MCPState
 	// pending are the notices not sent yet.
-	pending []notice
+	pending []noticeUpdate
 }
 
 // see records a server's new state; a failure becomes a pending notice.
@@ -242,7 +228,7 @@ func (r *mcpReports) see(s api.MCPServer) {
 	default:
 		return
 	}
-	r.pending = append(r.pending, notice{SessionUpdate: "notice", Severity: "warning", Title: title, Description: s.Error})
+	r.pending = append(r.pending, noticeUpdate{SessionUpdate: "notice", Severity: "warning", Title: title, Description: s.Error})
 }
 
 // mcpState follows a server's state; s.mu is held by the caller.
@@ -256,7 +242,7 @@ func (s *session) mcpState(st api.MCPServerState) {
 // flushNotices sends the pending notices; s.mu is held.
 func (s *session) flushNotices() {
 	for _, n := range s.mcp.pending {
-		err := s.w.notify("session/update", noticeNotification{SessionID: s.id, Update: n})
+		err := s.w.notify("session/update", sessionNotification{SessionID: sdk.SessionId(s.id), Update: n})
 		if err != nil {
 			s.report(fmt.Errorf("acp: session/update: %w", err))
 		}

@@ -169,41 +169,6 @@ func permissionToolCall(cwd string, d api.ApprovalDetails) sdk.ToolCallUpdate {
 	return u
 }
 
-// elicitationForm is elicitation/create in form mode, scoped to a
-// session: the schema's CreateElicitationRequest with ElicitationFormMode
-// and ElicitationSessionScope (the SDK's type has no scope).
-type elicitationForm struct {
-	Mode            string            `json:"mode"` // "form"
-	Message         string            `json:"message"`
-	SessionID       sdk.SessionId     `json:"sessionId"`
-	RequestedSchema elicitationSchema `json:"requestedSchema"`
-}
-
-// elicitationSchema is the schema's ElicitationSchema.
-type elicitationSchema struct {
-	Type       string                         `json:"type"` // "object"
-	Properties map[string]elicitationProperty `json:"properties"`
-	Required   []string                       `json:"required,omitempty"`
-}
-
-// elicitationProperty is a string (StringPropertySchema) or boolean
-// (BooleanPropertySchema) ElicitationPropertySchema.
-type elicitationProperty struct {
-	Type        string   `json:"type"`
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Default     *string  `json:"default,omitempty"`
-	Enum        []string `json:"enum,omitempty"`
-	// OneOf is a single-select enum whose options have titles.
-	OneOf []enumOption `json:"oneOf,omitempty"`
-}
-
-// enumOption is the schema's EnumOption: a value and its title.
-type enumOption struct {
-	Const string `json:"const"`
-	Title string `json:"title"`
-}
-
 // The field of a dialog's form: "confirmed" for a confirm, "value" else.
 const (
 	fieldValue     = "value"

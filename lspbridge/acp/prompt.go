@@ -12,13 +12,6 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
-// promptRequest is session/prompt's params (the schema's PromptRequest),
-// its content blocks kept raw so a bad one is named by its place.
-type promptRequest struct {
-	SessionId sdk.SessionId     `json:"sessionId"`
-	Prompt    []json.RawMessage `json:"prompt"`
-}
-
 // promptInput is a prompt as gopi's prompt command takes it: the user
 // message's text and its images.
 type promptInput struct {
