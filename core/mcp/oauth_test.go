@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,30 @@ func browse(t *testing.T) func(authURL, redirect string) {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}()
+	}
+}
+
+// browseExpecting is browse for a sign-in that gets an answer: the page
+// the loopback server writes must reach the browser whole, though the
+// sign-in ends (and closes the server) as soon as it has the answer.
+func browseExpecting(t *testing.T, page string) func(authURL, redirect string) {
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	return func(authURL, _ string) {
+		wg.Go(func() {
+			resp, err := http.Get(authURL)
+			if err != nil {
+				t.Errorf("browser: %v", err)
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Errorf("browser: reading the page: %v", err)
+				return
+			}
+			assert.Contains(t, string(body), page)
+		})
 	}
 }
 
@@ -265,7 +290,7 @@ func TestOAuthSignInFailures(t *testing.T) {
 	srv := Server{URL: as.MCPURL}
 
 	as.FailAuthorization("access_denied")
-	_, err := signIn(t, store, srv, browse(t))
+	_, err := signIn(t, store, srv, browseExpecting(t, "Authorization failed. You may close this window."))
 	assert.ErrorContains(t, err, "the test server says access_denied")
 	as.FailAuthorization("")
 
@@ -281,7 +306,7 @@ func TestOAuthSignInFailures(t *testing.T) {
 	_, err = signIn(t, store, Server{URL: as.MCPURL, Headers: map[string]string{"authorization": "Bearer x"}}, browse(t))
 	assert.ErrorContains(t, err, "does not use OAuth")
 
-	_, err = signIn(t, store, srv, browse(t))
+	_, err = signIn(t, store, srv, browseExpecting(t, "Signed in to the MCP server."))
 	require.NoError(t, err)
 	registered := len(as.Registrations())
 	as.ForgetClients()

@@ -411,7 +411,20 @@ func listenLoopback(oc OAuth, stored *clientInformation) (*loopback, error) {
 	return l, nil
 }
 
-func (l *loopback) close() { _ = l.srv.Close() }
+// close stops the server once the answer it is writing has reached the
+// browser (the page saying how the sign-in went), at most closeGrace
+// later.
+func (l *loopback) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	if l.srv.Shutdown(ctx) != nil {
+		_ = l.srv.Close()
+	}
+}
+
+// closeGrace bounds how long close waits for the browser's answer to be
+// written.
+const closeGrace = 2 * time.Second
 
 // serve answers the browser's request on the redirect URI: a request for
 // another path, or without the state waited for, is turned away and the
@@ -440,7 +453,8 @@ func (l *loopback) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := answerOf(q, state)
-	l.results <- answer{res, err}
+	// The page first: once the answer is sent, the sign-in may end and
+	// close the server, which then waits only for this handler.
 	switch {
 	case err == nil:
 		reply(http.StatusOK, "Signed in to the MCP server. You may now close this page.")
@@ -449,6 +463,7 @@ func (l *loopback) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		reply(http.StatusBadRequest, err.Error())
 	}
+	l.results <- answer{res, err}
 }
 
 // authorizationError is the authorization server's error answer
