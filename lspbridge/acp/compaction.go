@@ -3,7 +3,6 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -20,19 +19,7 @@ type compactions struct {
 
 // clientCompaction reports whether initialize's params declare
 // clientCapabilities.session.compaction (an object).
-func clientCompaction(params json.RawMessage) bool {
-	var p struct {
-		Caps struct {
-			Session *struct {
-				Compaction json.RawMessage `json:"compaction"`
-			} `json:"session"`
-		} `json:"clientCapabilities"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Caps.Session == nil {
-		return false
-	}
-	return strings.HasPrefix(strings.TrimSpace(string(p.Caps.Session.Compaction)), "{")
-}
+func clientCompaction(params json.RawMessage) bool { return clientSessionCap(params, "compaction") }
 
 // compactionEvent sends a compaction's start or end; s.mu is held and a
 // prompt is being answered.

@@ -176,21 +176,22 @@ func literal(v string) string {
 }
 
 // clientNotices reports whether initialize's client advertised
-// clientCapabilities.session.notices: only then may gopi send notice
-// updates (the schema says so; the SDK's types lack the field).
-func clientNotices(params json.RawMessage) bool {
+// clientCapabilities.session.notices (an object).
+func clientNotices(params json.RawMessage) bool { return clientSessionCap(params, "notices") }
+
+// clientSessionCap reports whether initialize's params declare the
+// capability clientCapabilities.session.<name> as an object: the session
+// capabilities the SDK's ClientCapabilities does not decode.
+func clientSessionCap(params json.RawMessage, name string) bool {
 	var p struct {
 		Caps struct {
-			Session *struct {
-				Notices json.RawMessage `json:"notices"`
-			} `json:"session"`
+			Session map[string]json.RawMessage `json:"session"`
 		} `json:"clientCapabilities"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Caps.Session == nil {
+	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	n := strings.TrimSpace(string(p.Caps.Session.Notices))
-	return strings.HasPrefix(n, "{")
+	return strings.HasPrefix(strings.TrimSpace(string(p.Caps.Session[name])), "{")
 }
 
 // mcpReports turns MCP servers that fail into notices, for a client that
