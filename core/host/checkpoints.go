@@ -155,9 +155,7 @@ func newCheckpointID() string {
 // held. With no repository, or a snapshot over budget, the checkpoint
 // has no commit and a note.
 func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, label string) checkpointRecord {
-	rec := checkpointRecord{Checkpoint: api.Checkpoint{
-		ID: newCheckpointID(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Trigger: trigger,
-	}}
+	rec := newCheckpoint(newCheckpointID(), trigger, label)
 	repo, why := h.checkpointRepo(ctx)
 	if repo == nil {
 		rec.Note = why
@@ -208,10 +206,16 @@ func (h *Host) checkpointPrompt(ctx context.Context) {
 
 // journalCheckpoint is a new checkpoint kept by the edit journal.
 func (h *Host) journalCheckpoint(trigger api.CheckpointTrigger, label string) checkpointRecord {
+	rec := newCheckpoint(newCheckpointID(), trigger, label)
+	rec.Note, rec.Journal = journalNote, true
+	return rec
+}
+
+// newCheckpoint is a checkpoint record made now.
+func newCheckpoint(id string, trigger api.CheckpointTrigger, label string) checkpointRecord {
 	return checkpointRecord{Checkpoint: api.Checkpoint{
-		ID: newCheckpointID(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Label: label,
-		Trigger: trigger, Note: journalNote,
-	}, Journal: true}
+		ID: id, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano), Label: label, Trigger: trigger,
+	}}
 }
 
 // dropPendingCheckpoint forgets the prompt's checkpoint: its run did
@@ -425,29 +429,26 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 		}
 		undoID := newCheckpointID()
 		var changes []checkpoint.Change
-		var undo string
+		// The undo checkpoint: the files as they were just before, in
+		// the journal or in a snapshot commit.
+		u := newCheckpoint(undoID, api.TriggerRestore, "before restoring "+rec.ID)
+		u.EntryID = store.Leaf()
+		var undone bool
 		h.cp.mu.Lock()
 		if rec.Journal {
 			changes, err = h.journal().Restore(journalFrom(store, rec.ID), undoID, p.DryRun)
-			if !p.DryRun && len(changes) > 0 {
-				undo = "journal"
-			}
+			u.Journal, u.Note = true, journalNote
+			undone = !p.DryRun && len(changes) > 0
 		} else {
-			changes, undo, err = repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
+			changes, u.Commit, err = repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
+			undone = u.Commit != ""
 		}
 		h.cp.mu.Unlock()
-		if err != nil && undo == "" {
+		if err != nil && !undone {
 			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
 		}
 		out.Files = fileChanges(changes)
-		if undo != "" {
-			u := checkpointRecord{Checkpoint: api.Checkpoint{
-				ID: undoID, EntryID: store.Leaf(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
-				Trigger: api.TriggerRestore, Label: "before restoring " + rec.ID,
-			}, Commit: undo, Journal: rec.Journal}
-			if rec.Journal {
-				u.Commit, u.Note = "", journalNote
-			}
+		if undone {
 			h.storeCheckpoint(store, u)
 			out.UndoCheckpointID = undoID
 		}
@@ -459,11 +460,8 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 		// The conversation as it is now, so the rewind can be undone:
 		// restoring this checkpoint's conversation comes back here. It
 		// records no files.
-		u := checkpointRecord{Checkpoint: api.Checkpoint{
-			ID: newCheckpointID(), EntryID: store.Leaf(), CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
-			Trigger: api.TriggerRestore, Label: "before restoring " + rec.ID,
-			Note: "the conversation before a rewind; no files were recorded",
-		}}
+		u := newCheckpoint(newCheckpointID(), api.TriggerRestore, "before restoring "+rec.ID)
+		u.EntryID, u.Note = store.Leaf(), "the conversation before a rewind; no files were recorded"
 		h.storeCheckpoint(store, u)
 		out.UndoCheckpointID = u.ID
 	}
