@@ -20,7 +20,7 @@ local cmd = vim.api.nvim_create_user_command
 
 cmd("Gopi", function(o)
   if o.args ~= "" then
-    if not require("gopi.chat").is_open() and not gopi().open() then
+    if not require("gopi.chat").current():is_open() and not gopi().open() then
       return
     end
     gopi().send(o.args, "prompt")
@@ -122,7 +122,7 @@ vim.api.nvim_create_autocmd("VimLeavePre", {
   group = group,
   callback = function()
     if package.loaded["gopi.chat"] then
-      require("gopi.chat").stop()
+      require("gopi.chat").current():stop()
     end
   end,
 })

@@ -77,13 +77,13 @@ local function child(opts)
   end
   --- Waits until the chat holds text.
   function t.wait_chat(what, text)
-    t.wait(what, "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find((...), 1, true) ~= nil", text)
+    t.wait(what, "return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '\\n'):find((...), 1, true) ~= nil", text)
   end
   function t.chat()
     local ok, lines = pcall(
       t.lua,
       [[
-      local s = require("gopi.chat").session
+      local s = require("gopi.chat").current()
       if not s.buf then return {} end
       return vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)
     ]]
@@ -180,7 +180,7 @@ local function child(opts)
     ]])
   end
   function t.close()
-    pcall(t.lua, "require('gopi.chat').stop()")
+    pcall(t.lua, "require('gopi.chat').current():stop()")
     pcall(vim.fn.jobstop, chan)
     vim.fn.delete(root, "rf")
   end
@@ -208,8 +208,8 @@ local function test(name, fn, opts)
 end
 
 local function prompt(t, text, keys)
-  t.lua("local p = require('gopi.chat').session.prompt; vim.api.nvim_buf_set_lines(p, 0, -1, false, vim.split(..., '\\n'))", text)
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.lua("local p = require('gopi.chat').current().prompt; vim.api.nvim_buf_set_lines(p, 0, -1, false, vim.split(..., '\\n'))", text)
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.input("<Esc>" .. (keys or "<CR>"))
 end
 
@@ -219,7 +219,7 @@ local function stream(t, n)
   t.wait(
     "the reply to stream: " .. n,
     [[
-    local s = require("gopi.chat").session
+    local s = require("gopi.chat").current()
     local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1]
     return s.state.streaming == false and last:sub(-#(...)) == (...)
   ]],
@@ -236,19 +236,19 @@ local function find_row(rows, text)
   end
 end
 
-local settled = "return require('gopi.chat').session.state.streaming == false and #require('gopi.chat').session.r.cards >= 0"
+local settled = "return require('gopi.chat').current().state.streaming == false and #require('gopi.chat').current().r.cards >= 0"
 
 test(":Gopi opens the chat and a prompt window; a reply streams into it", function(t)
   t.cmd("Gopi")
   eq(3, t.lua("return #vim.api.nvim_tabpage_list_wins(0)"), "windows: the file, the chat, the prompt")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   prompt(t, "stream: 60")
   t.wait_chat("the streamed reply", "58 59 60")
   local chat = table.concat(t.chat(), "\n")
   ok(chat:find("## You\n\nstream: 60", 1, true), chat)
   ok(chat:find("## gopi\n\n1 2 3 4", 1, true), chat)
-  eq("markdown", t.lua("return vim.bo[require('gopi.chat').session.buf].filetype"), "filetype")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  eq("markdown", t.lua("return vim.bo[require('gopi.chat').current().buf].filetype"), "filetype")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   ok(t.lua("return require('gopi').status()"):find("faux%-fast"), "status names the model: " .. t.lua("return require('gopi').status()"))
   -- :Gopi again closes the chat windows.
   t.cmd("Gopi")
@@ -257,19 +257,19 @@ end)
 
 test("a tool block shows its arguments and result, folded when it succeeded", function(t)
   t.lua([[
-    local chat = require("gopi.chat")
+    local chat = require("gopi.chat").current()
     local redraw = chat.redraw_bars
-    chat.redraw_bars = function()
-      local p = chat.session.state.progress
+    chat.redraw_bars = function(self)
+      local p = self.state.progress
       if p and p:find("bash: echo hello from bash", 1, true) then _G.progress_seen = true end
-      return redraw()
+      return redraw(self)
     end
   ]])
   t.cmd("Gopi")
   prompt(t, "bash: echo hello from bash")
   t.wait(
     "the tool result",
-    "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false"
+    "for _, l in ipairs(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false)) do if l:find('✓ bash: echo hello from bash', 1, true) then return true end end return false"
   )
   t.wait_chat("the reply after it", "Tool said")
   local chat = t.chat()
@@ -283,7 +283,7 @@ test("a tool block shows its arguments and result, folded when it succeeded", fu
   -- $/progress named the tool while it ran (the window bar showed it).
   ok(t.lua("return _G.progress_seen"), "progress reported the tool")
   ok(table.concat(chat, "\n"):find("    hello from bash", 1, true), "result shown")
-  local win = t.lua("return vim.fn.bufwinid(require('gopi.chat').session.buf)")
+  local win = t.lua("return vim.fn.bufwinid(require('gopi.chat').current().buf)")
   local closed = t.lua("local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(l) end)", win, head)
   eq(head, closed, "the tool block is folded closed")
 end, { approval = "off" })
@@ -291,11 +291,11 @@ end, { approval = "off" })
 test("while gopi works, <CR> steers, <M-CR> queues a follow-up (shown), <C-c> aborts", function(t)
   t.cmd("Gopi")
   prompt(t, "stream: 400")
-  t.wait("streaming", "return require('gopi.chat').session.state.streaming == true")
+  t.wait("streaming", "return require('gopi.chat').current().state.streaming == true")
   prompt(t, "reply: later", "<M-CR>")
-  t.wait("the queued follow-up", "local q = require('gopi.chat').session.state.queue return q and #q.followUp == 1")
+  t.wait("the queued follow-up", "local q = require('gopi.chat').current().state.queue return q and #q.followUp == 1")
   local virt = t.lua([[
-    local s = require('gopi.chat').session
+    local s = require('gopi.chat').current()
     local ns = vim.api.nvim_get_namespaces()["gopi.queue"]
     local marks = vim.api.nvim_buf_get_extmarks(s.prompt, ns, 0, -1, { details = true })
     local out = {}
@@ -306,11 +306,11 @@ test("while gopi works, <CR> steers, <M-CR> queues a follow-up (shown), <C-c> ab
   local screen = t.screen()
   ok(find_row(screen, "⏵ follow-up: reply: later"), "the queue on screen:\n" .. table.concat(screen, "\n"))
   t.input("<C-c>")
-  t.wait("stopped", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("stopped", "return require('gopi.chat').current().state.streaming == false")
   ok(t.chat_has("> stopped"), "the abort is shown")
   -- Steering: the message goes in while the reply streams.
   prompt(t, "stream: 300")
-  t.wait("streaming", "return require('gopi.chat').session.state.streaming == true")
+  t.wait("streaming", "return require('gopi.chat').current().state.streaming == true")
   prompt(t, "reply: steered")
   t.wait_chat("the steered reply", "\nsteered")
 end, { model = "faux-1" })
@@ -331,7 +331,7 @@ test("an approval waits for :GopiReview; its diff tab: ga accepts (the file is w
   eq(true, t.lua("return vim.wo.diff"), "a diff")
   t.input("ga")
   t.wait("the review closed", "return #vim.api.nvim_list_tabpages() == 1")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   eq({ "hello from gopi" }, vim.fn.readfile(t.work .. "/notes.txt"), "accepted: written")
   prompt(t, "edit: notes.txt :: hello => goodbye")
   t.wait("the question", pending)
@@ -345,7 +345,7 @@ test("an approval waits for :GopiReview; its diff tab: ga accepts (the file is w
   t.wait("the review closed", "return #vim.api.nvim_list_tabpages() == 1")
   t.wait(
     "settled",
-    "return require('gopi.chat').session.state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false) > 0"
+    "return require('gopi.chat').current().state.streaming == false and #vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false) > 0"
   )
   t.wait_chat("the tool failed", "✗ edit: notes.txt")
   eq({ "hello from gopi" }, vim.fn.readfile(t.work .. "/notes.txt"), "rejected: unchanged")
@@ -371,7 +371,7 @@ test("an approval never takes the keyboard: typing goes on in the file; announce
   vim.fn.writefile({ "mine" }, t.work .. "/b.txt")
   t.cmd("edit b.txt")
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   -- Back in the file, typing, when the question comes.
   t.cmd("wincmd t")
   t.input("Go")
@@ -400,7 +400,7 @@ test("an approval never takes the keyboard: typing goes on in the file; announce
   vim.wait(500)
   eq(1, t.lua("return #require('gopi.review').pending"), "still waiting")
   t.input("<Esc>")
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().buf))")
   t.input("gR")
   t.wait("the review tab", "return #vim.api.nvim_list_tabpages() == 2")
   t.input("ga")
@@ -416,7 +416,7 @@ test("a review opened from insert mode leaves it and shows its keys in its windo
   t.wait("the question", pending)
   -- From insert mode in the prompt, through a mapping as a user would make one.
   t.lua("vim.keymap.set('i', '<C-g>r', '<Cmd>GopiReview<CR>')")
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.input("i")
   t.wait("insert mode", "return vim.api.nvim_get_mode().mode == 'i'")
   t.input("<C-g>r")
@@ -538,7 +538,7 @@ test(
     eq(1, t.lua("return #require('gopi.review').pending"), "still waiting")
     t.input("ga")
     t.wait("answered", "return #require('gopi.review').pending == 0")
-    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
     local want = { "one", "two", "three", "FOUR", "five", "six" }
     eq(want, vim.fn.readfile(t.work .. "/a.txt"), "the file holds the accepted hunk only")
     eq(want, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "and the buffer")
@@ -567,7 +567,7 @@ test("an inline review: accept all lets gopi write its edit; reject all leaves t
   eq("a.txt", t.lua("return vim.fn.expand('%:t')"), "the file opened there")
   t.input("gY")
   t.wait("answered", "return #require('gopi.review').pending == 0")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   local all = { "one", "TWO", "three", "FOUR", "five", "six" }
   t.wait_chat("gopi wrote it", "✓ edit: a.txt")
   eq(all, vim.fn.readfile(t.work .. "/a.txt"), "gopi's version on disk")
@@ -588,7 +588,7 @@ test("an inline review: accept all lets gopi write its edit; reject all leaves t
   t.wait("the inline review", inline_marks)
   t.input("gX")
   t.wait("answered", "return #require('gopi.review').pending == 0")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   t.wait_chat("denied", "✗ edit: a.txt")
   eq(all, vim.fn.readfile(t.work .. "/a.txt"), "rejected: the file unchanged")
   eq(all, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "and the buffer")
@@ -625,7 +625,7 @@ test(
     eq("", t.lua("return vim.fn.maparg('?', 'n')"), "? unmapped again")
     -- A buffer with unsaved changes is not reviewed in place.
     t.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'mine' })")
-    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
     prompt(t, two_hunks)
     t.wait("the question", pending)
     t.cmd("GopiReview")
@@ -652,7 +652,7 @@ test("an inline review of a write over a file: gA accepts it and allows write fr
   t.input("gA")
   t.wait("answered", "return #require('gopi.review').pending == 0")
   t.wait_chat("written", "✓ write: a.txt")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   eq({ "one", "two", "three", "4", "five", "six" }, vim.fn.readfile(t.work .. "/a.txt"), "gopi's write")
   t.wait("the buffer too", "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 3, 4, false)[1] == '4'")
   prompt(t, "write: a.txt :: done")
@@ -673,7 +673,7 @@ test("an inline review: a file the user wrote meanwhile is written with the rest
   t.cmd("write")
   t.input("gY")
   t.wait("answered", "return #require('gopi.review').pending == 0")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   local all = { "one", "TWO", "three", "FOUR", "five", "six" }
   eq(all, vim.fn.readfile(t.work .. "/a.txt"), "the whole proposal on disk")
   eq(false, t.lua("return vim.bo.modified"), "written")
@@ -697,7 +697,7 @@ test(":GopiAbort withdraws a waiting question: gone from the status, nothing ope
   t.wait("the question", pending)
   t.cmd("GopiAbort")
   t.wait("withdrawn", "return #require('gopi.review').pending == 0")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   ok(not t.lua("return require('gopi').status()"):find("⚑", 1, true), "the status: " .. t.lua("return require('gopi').status()"))
   t.cmd("GopiReview")
   eq(1, #t.lua("return vim.api.nvim_list_tabpages()"), "nothing to open")
@@ -719,7 +719,7 @@ test("bash asks through vim.ui.select with the command shown, once opened; dismi
   t.cmd("GopiReview")
   t.wait(
     "settled",
-    "return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('✗ bash', 1, true) ~= nil"
+    "return require('gopi.chat').current().state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '\\n'):find('✗ bash', 1, true) ~= nil"
   )
   eq(0, vim.fn.filereadable(t.work .. "/ran.txt"), "nothing ran")
 end)
@@ -728,9 +728,9 @@ test(":GopiNew, then :GopiSessions resumes the earlier session", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: the first session")
   t.wait_chat("the reply", "\nthe first session")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   t.cmd("GopiNew")
-  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '') == 0")
   t.lua("_G.answer = function(items) for _, s in ipairs(items) do if (s.firstMessage or ''):find('the first session', 1, true) then return s end end end")
   t.cmd("GopiSessions")
   t.wait_chat("the resumed history", "\nthe first session")
@@ -738,12 +738,12 @@ end)
 
 test(":GopiModel and :GopiThinking reach gopi and the status", function(t)
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   t.cmd("GopiModel faux/faux-1")
   t.wait("the model in the status", "return require('gopi').status():find('faux%-1') ~= nil")
   t.cmd("GopiThinking high")
   t.wait("the thinking level in the status", "return require('gopi').status():find('think high', 1, true) ~= nil")
-  local st = t.lua("return require('gopi.chat').session.client:call('get_state')")
+  local st = t.lua("return require('gopi.chat').current().client:call('get_state')")
   eq("faux-1", st.model.id, "gopi's model")
   eq("high", st.thinkingLevel, "gopi's thinking level")
 end)
@@ -786,7 +786,7 @@ test(":GopiMcp lists the MCP servers, the failed one first with its error, and w
   local servers = { test = { command = bin, exposure = "direct" }, broken = { command = "gopi-no-such-mcp-server", exposure = "direct" } }
   vim.fn.writefile({ vim.json.encode({ mcpServers = servers }) }, t.root .. "/agent/mcp.json")
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   -- gopi reports the failure: a warning on one line, never a prompt.
   local warn = t.wait_note("the warning", "MCP server broken failed: ")
   ok(warn:find("^" .. vim.log.levels.WARN .. " gopi: MCP server broken failed: connecting: exec") and warn:find("  %(:GopiMcp%)$"), warn)
@@ -795,7 +795,7 @@ test(":GopiMcp lists the MCP servers, the failed one first with its error, and w
   t.wait(
     "both servers settled",
     [[
-    local r = require('gopi.chat').session.client:call('get_mcp_servers', {}, 2000) or {}
+    local r = require('gopi.chat').current().client:call('get_mcp_servers', {}, 2000) or {}
     if #(r.servers or {}) ~= 2 then return false end
     for _, s in ipairs(r.servers) do if s.state == 'connecting' then return false end end
     return true
@@ -860,11 +860,11 @@ test(":GopiMcp follows gopi's mcp_server_state while open, without asking again;
   local late = { command = "sh", args = { "-c", string.format("while [ ! -e '%s' ]; do sleep 0.05; done; exec '%s'", gate, bin) }, exposure = "deferred" }
   vim.fn.writefile({ vim.json.encode({ mcpServers = { late = late, broken = { command = "gopi-no-such-mcp-server" } } }) }, t.root .. "/agent/mcp.json")
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   t.wait_note("the warning", "MCP server broken failed: ")
   -- What the plugin asks gopi from here on.
   t.lua([[
-    local c = require('gopi.chat').session.client
+    local c = require('gopi.chat').current().client
     _G.asked_gopi = {}
     local request = c.request
     c.request = function(self, command, ...)
@@ -892,7 +892,7 @@ test("gopi killed: the chat says so, and :GopiRestart goes on with the same conv
   t.cmd("Gopi")
   prompt(t, "reply: before the crash")
   t.wait_chat("the reply", "\nbefore the crash")
-  t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
+  t.wait("the session file", "return require('gopi.chat').current().state.session_file ~= nil")
   local pid = t.lua("return vim.fn.getpid()")
   local kids = vim.fn.systemlist({ "pgrep", "-P", tostring(pid) })
   ok(#kids >= 1, "gopi is a child of the editor")
@@ -908,14 +908,14 @@ end)
 
 test("a 10,000-delta reply leaves the editor responsive (measured)", function(t)
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   local start = uv.hrtime()
   prompt(t, "stream: 10000")
   local worst, samples = 0, 0
   while true do
     local t0 = uv.hrtime()
     local done = t.lua(
-      "return require('gopi.chat').session.state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, -3, -1, false), ' '):find('9999 10000', 1, true) ~= nil"
+      "return require('gopi.chat').current().state.streaming == false and table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, -3, -1, false), ' '):find('9999 10000', 1, true) ~= nil"
     )
     local dt = (uv.hrtime() - t0) / 1e6
     worst, samples = math.max(worst, dt), samples + 1
@@ -948,23 +948,23 @@ test("completion: / from gopi's commands, @ for files; :GopiAdd puts a range in 
   eq("@src/server.go", files[1].word, "a file")
   t.cmd("edit src/server.go")
   t.cmd("1,3GopiAdd")
-  eq({ "@src/server.go#L1-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
+  eq({ "@src/server.go#L1-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"), "the prompt")
 end)
 
 test(":GopiFork puts the message back in the prompt; :GopiClone and :GopiExport make files", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: worth keeping")
   t.wait_chat("the reply", "\nworth keeping")
-  t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
-  local first = t.lua("return require('gopi.chat').session.state.session_file")
+  t.wait("the session file", "return require('gopi.chat').current().state.session_file ~= nil")
+  local first = t.lua("return require('gopi.chat').current().state.session_file")
   t.lua("_G.answer = function(items) return items[1] end")
   t.cmd("GopiFork")
   t.wait(
     "the forked message in the prompt",
-    "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'reply: worth keeping'"
+    "return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)[1] == 'reply: worth keeping'"
   )
   t.cmd("GopiClone")
-  t.wait("a new session file", "local f = require('gopi.chat').session.state.session_file return f ~= nil and f ~= ...", first)
+  t.wait("a new session file", "local f = require('gopi.chat').current().state.session_file return f ~= nil and f ~= ...", first)
   t.lua("_G.notes = {} vim.notify = function(m) table.insert(_G.notes, m) end vim.ui.open = function() end")
   t.lua("_G.typed = ...", t.root .. "/exported.html")
   t.cmd("GopiExport")
@@ -1033,8 +1033,8 @@ test("built-in slash commands run in the editor: /new, /compact, /model, /thinki
   prompt(t, "reply: kept until /new")
   t.wait_chat("the reply", "\nkept until /new")
   t.wait("settled", settled)
-  t.wait("the session file", "return require('gopi.chat').session.state.session_file ~= nil")
-  local first = t.lua("return require('gopi.chat').session.state.session_file")
+  t.wait("the session file", "return require('gopi.chat').current().state.session_file ~= nil")
+  local first = t.lua("return require('gopi.chat').current().state.session_file")
   prompt(t, "reply: a second turn")
   t.wait_chat("the reply", "\na second turn")
   t.wait("settled", settled)
@@ -1042,14 +1042,14 @@ test("built-in slash commands run in the editor: /new, /compact, /model, /thinki
   prompt(t, "/compact")
   t.wait(
     "compacted",
-    "local r = require('gopi.chat').session.client:call('get_messages') for _, m in ipairs(r.messages) do if m.role == 'compactionSummary' then return true end end return false"
+    "local r = require('gopi.chat').current().client:call('get_messages') for _, m in ipairs(r.messages) do if m.role == 'compactionSummary' then return true end end return false"
   )
-  eq("", t.lua("return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false))"), "the prompt emptied")
+  eq("", t.lua("return table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false))"), "the prompt emptied")
   -- /model and /thinking with arguments.
   prompt(t, "/model faux/faux-1")
-  t.wait("the model", "return require('gopi.chat').session.client:call('get_state').model.id == 'faux-1'")
+  t.wait("the model", "return require('gopi.chat').current().client:call('get_state').model.id == 'faux-1'")
   prompt(t, "/thinking high")
-  t.wait("the thinking level", "return require('gopi.chat').session.client:call('get_state').thinkingLevel == 'high'")
+  t.wait("the thinking level", "return require('gopi.chat').current().client:call('get_state').thinkingLevel == 'high'")
   -- /help lists them.
   prompt(t, "/help")
   t.wait_note("the help", "/compact")
@@ -1060,10 +1060,10 @@ test("built-in slash commands run in the editor: /new, /compact, /model, /thinki
   eq(1, vim.fn.filereadable(t.root .. "/slash.html"), "exported")
   -- /new: a new session, the chat emptied.
   prompt(t, "/new")
-  t.wait("a new session", "local f = require('gopi.chat').session.client:call('get_state').sessionFile return f ~= nil and f ~= ...", first)
-  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.wait("a new session", "local f = require('gopi.chat').current().client:call('get_state').sessionFile return f ~= nil and f ~= ...", first)
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '') == 0")
   -- None of them went to the model as text.
-  local msgs = t.lua("return require('gopi.chat').session.client:call('get_messages').messages")
+  local msgs = t.lua("return require('gopi.chat').current().client:call('get_messages').messages")
   eq(0, #msgs, "the new session is empty")
   ok(not t.chat_has("/new") and not t.chat_has("/help"), "no slash command in the chat")
 end)
@@ -1081,7 +1081,7 @@ test("@file and :GopiAdd carry the file's content (a buffer's unsaved changes to
   -- What gopi's session holds: the user messages' text.
   local users = [[
     local out = {}
-    for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+    for _, m in ipairs(require('gopi.chat').current().client:call('get_messages').messages) do
       if m.role == 'user' then table.insert(out, require('gopi.render').content_text(m.content)) end
     end
     return out
@@ -1098,12 +1098,12 @@ test("@file and :GopiAdd carry the file's content (a buffer's unsaved changes to
   t.lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1))")
   t.cmd("edit notes.txt")
   t.cmd("2,3GopiAdd")
-  eq({ "@notes.txt#L2-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt")
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  eq({ "@notes.txt#L2-3 " }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"), "the prompt")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.input("<Esc>Awhat is this<Esc><CR>")
   t.wait(
     "the second reply",
-    "return #vim.fn.split(table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'), '## gopi', 1) >= 3"
+    "return #vim.fn.split(table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '\\n'), '## gopi', 1) >= 3"
   )
   t.wait("settled", settled)
   local second = t.lua(users)[2]
@@ -1134,13 +1134,13 @@ test("#buffer (unsaved), #selection, #diagnostics, #quickfix and #diff reach gop
   t.cmd("Gopi")
   -- <C-x><C-u> in the prompt completes a # name (after a space: what
   -- Neovim's second call to 'completefunc' leaves of the line is used).
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.input("<Esc>ccsee #quick<C-x><C-u><Esc>")
-  t.wait("#quickfix completed", "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'see #quickfix'")
+  t.wait("#quickfix completed", "return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)[1] == 'see #quickfix'")
   prompt(t, "look: #buffer #selection #diagnostics #quickfix #diff")
   local users = [[
     local out = {}
-    for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+    for _, m in ipairs(require('gopi.chat').current().client:call('get_messages').messages) do
       if m.role == 'user' then table.insert(out, require('gopi.render').content_text(m.content)) end
     end
     return out
@@ -1176,7 +1176,7 @@ test(":GopiChanges lists the changed files at their first change; :GopiChanges F
   vim.fn.writefile({ "first", "hello world", "last" }, t.work .. "/a.txt")
   t.cmd("Gopi")
   prompt(t, "edit: a.txt :: hello => bye")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false and next(require('gopi.chat').session.state.changed) ~= nil")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false and next(require('gopi.chat').current().state.changed) ~= nil")
   eq({ "first", "bye world", "last" }, vim.fn.readfile(t.work .. "/a.txt"), "edited")
   t.cmd("GopiChanges")
   t.wait("the quickfix list", "return #vim.fn.getqflist() == 1")
@@ -1224,9 +1224,9 @@ test(":GopiRewind: the checkpoints newest first, the diff, code and conversation
   t.cmd("edit a.txt")
   t.cmd("Gopi")
   prompt(t, "edit: a.txt :: two => TWO")
-  t.wait("the first run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').session.state.streaming == false", t.work .. "/a.txt")
+  t.wait("the first run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').current().state.streaming == false", t.work .. "/a.txt")
   prompt(t, "write: c.txt :: new file")
-  t.wait("the second run", "return vim.fn.filereadable(...) == 1 and require('gopi.chat').session.state.streaming == false", t.work .. "/c.txt")
+  t.wait("the second run", "return vim.fn.filereadable(...) == 1 and require('gopi.chat').current().state.streaming == false", t.work .. "/c.txt")
   t.wait_chat("the second reply", "write: c.txt")
   -- The buffer of a.txt followed the edit; b.txt gets changes of the user's.
   eq({ "one", "TWO" }, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)"), "a.txt's buffer after the edit")
@@ -1286,10 +1286,13 @@ test(":GopiRewind: the checkpoints newest first, the diff, code and conversation
   local warn = t.wait_note("the warning", "b.txt changed on disk (rewind)")
   ok(vim.startswith(warn, tostring(vim.log.levels.WARN) .. " "), warn)
   -- The conversation: back to before the first message, which is in the prompt.
-  t.wait("the message in the prompt", "return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)[1] == 'edit: a.txt :: two => TWO'")
+  t.wait(
+    "the message in the prompt",
+    "return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)[1] == 'edit: a.txt :: two => TWO'"
+  )
   t.wait(
     "the chat shown again",
-    "return not table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '\\n'):find('c.txt', 1, true)"
+    "return not table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '\\n'):find('c.txt', 1, true)"
   )
   t.wait_note("the summary", "rewound to ")
   eq(1, t.lua("return #vim.api.nvim_list_tabpages()"), "the preview closed")
@@ -1300,7 +1303,7 @@ test(":GopiRewind: the checkpoints newest first, the diff, code and conversation
   t.wait("a.txt's buffer after the undo", "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)[2] == 'TWO'")
   eq({ "bee", "changed outside" }, vim.fn.readfile(t.work .. "/b.txt"), "b.txt after the undo")
   t.wait_chat("the conversation back", "write: c.txt")
-  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt emptied")
+  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"), "the prompt emptied")
   t.wait_note("undone said", "rewind undone")
 end, { approval = "off" })
 
@@ -1308,7 +1311,7 @@ test(":GopiRewind: the preview shows the diff; dismissing the question keeps it,
   git_repo(t, { ["a.txt"] = { "one", "two" } })
   t.cmd("Gopi")
   prompt(t, "edit: a.txt :: two => TWO")
-  t.wait("the run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').session.state.streaming == false", t.work .. "/a.txt")
+  t.wait("the run", "return vim.fn.readfile(...)[2] == 'TWO' and require('gopi.chat').current().state.streaming == false", t.work .. "/a.txt")
   t.wait_chat("the reply", "a.txt")
   t.lua([[
     _G.answer = function(items, prompt)
@@ -1337,7 +1340,7 @@ test(":GopiRewind: the preview shows the diff; dismissing the question keeps it,
   ok(said:find(": 1 file (:GopiRewind undo takes it back)", 1, true), said)
   eq(1, t.lua("return #vim.api.nvim_list_tabpages()"), "the preview closed")
   ok(t.chat_has("two => TWO"), "the conversation stays")
-  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "nothing in the prompt")
+  eq({ "" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"), "nothing in the prompt")
 end, { approval = "off" })
 
 test(":GopiExport asks where (a temporary file by default, not the project), writes there and opens it", function(t)
@@ -1368,7 +1371,7 @@ end)
 
 test(":GopiModel and :GopiThinking complete their arguments", function(t)
   t.cmd("Gopi")
-  t.wait("gopi started", "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true")
+  t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   local models = t.lua("return vim.fn.getcompletion('GopiModel faux/', 'cmdline')")
   ok(vim.tbl_contains(models, "faux/faux-1") and vim.tbl_contains(models, "faux/faux-fast"), vim.inspect(models))
   eq({ "faux/faux-1" }, t.lua("return vim.fn.getcompletion('GopiModel faux-1', 'cmdline')"), "by the id alone")
@@ -1405,11 +1408,11 @@ test("buffers of files gopi changes are loaded again; one with unsaved changes i
   eq(false, t.lua("return vim.bo[vim.fn.bufnr('a.txt')].modified"), "a.txt unmodified")
   t.lua("vim.api.nvim_buf_call(vim.fn.bufnr('a.txt'), function() vim.cmd('write') end)")
   eq({ "bye" }, vim.fn.readfile(t.work .. "/a.txt"), ":w keeps gopi's change")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   -- bash: every buffer whose file it changed.
   prompt(t, "bash: echo two > b.txt")
   t.wait("b.txt loaded again", "return (" .. lines:sub(8) .. ")[1] == 'two'", "b.txt")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   -- write over unsaved changes: the buffer is kept, and the user warned.
   prompt(t, "write: c.txt :: theirs")
   local warning = t.wait_note("the warning", "c.txt changed on disk")
@@ -1417,12 +1420,12 @@ test("buffers of files gopi changes are loaded again; one with unsaved changes i
   eq({ "mine" }, t.lua(lines, "c.txt"), "the unsaved changes kept")
   eq(true, t.lua("return vim.bo[vim.fn.bufnr('c.txt')].modified"), "still modified")
   eq({ "theirs" }, vim.fn.readfile(t.work .. "/c.txt"), "gopi's file on disk")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   -- bash over unsaved changes: the same.
   prompt(t, "bash: echo changed > d.txt")
   t.wait_note("the warning", "d.txt changed on disk")
   eq({ "mine too" }, t.lua(lines, "d.txt"), "the unsaved changes kept")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   -- A buffer of a file not there yet: gopi's new file is loaded (without
   -- Neovim's "created after editing started" question).
   t.cmd("wincmd t")
@@ -1438,20 +1441,20 @@ test("after a compaction the window bar still shows how full the context is (est
   t.cmd("Gopi")
   stream(t, 400)
   stream(t, 300)
-  t.wait("the context's size", "return require('gopi.chat').session.state.status.percent ~= nil")
-  local bar = "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar"
+  t.wait("the context's size", "return require('gopi.chat').current().state.status.percent ~= nil")
+  local bar = "return vim.wo[vim.fn.bufwinid(require('gopi.chat').current().buf)].winbar"
   ok(t.lua(bar):find("%d+%%%%"), "the context's percent before: " .. t.lua(bar))
   t.cmd("GopiCompact")
   t.wait_chat("the compaction", "the context was compacted")
-  t.wait("the estimate", "return require('gopi.chat').session.state.status.estimated == true")
+  t.wait("the estimate", "return require('gopi.chat').current().state.status.estimated == true")
   ok(t.lua(bar):find(" · ~%d+%%%%"), "the context's estimated percent after: " .. t.lua(bar))
-  local pct = t.lua("return require('gopi.chat').session.state.status.percent")
+  local pct = t.lua("return require('gopi.chat').current().state.status.percent")
   ok(pct > 0 and pct < 100, "an estimate: " .. tostring(pct))
   -- The next reply reports the size again.
   prompt(t, "reply: after")
   t.wait(
     "the size reported",
-    "local s = require('gopi.chat').session.state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil"
+    "local s = require('gopi.chat').current().state return s.streaming == false and s.status.estimated == nil and s.status.percent ~= nil"
   )
   ok(t.lua(bar):find(" · %d+%%%%"), "the context's percent after a reply: " .. t.lua(bar))
 end)
@@ -1459,7 +1462,7 @@ end)
 --- The chat's window and the prompt's, and how many windows the tab has.
 local function panes(t)
   return t.lua([[
-    local s = require("gopi.chat").session
+    local s = require("gopi.chat").current()
     local c, p = vim.fn.bufwinid(s.buf), vim.fn.bufwinid(s.prompt)
     return { chat = c ~= -1, prompt = p ~= -1, wins = #vim.api.nvim_tabpage_list_wins(0) }
   ]])
@@ -1468,12 +1471,12 @@ end
 test("a half-closed chat: after :q in the chat's window or the prompt's, one :Gopi opens it whole", function(t)
   t.cmd("Gopi")
   eq({ chat = true, prompt = true, wins = 3 }, panes(t), "opened")
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().buf))")
   t.cmd("q")
   eq({ chat = false, prompt = true, wins = 2 }, panes(t), "the chat's window closed")
   t.cmd("Gopi")
   eq({ chat = true, prompt = true, wins = 3 }, panes(t), "one :Gopi after the chat's window closed")
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.cmd("q")
   eq({ chat = true, prompt = false, wins = 2 }, panes(t), "the prompt's window closed")
   t.cmd("Gopi")
@@ -1493,21 +1496,21 @@ end)
 test("the chat keeps its configured width when the editor is resized", function(t)
   t.lua("vim.o.columns = 160 vim.o.lines = 45")
   t.cmd("Gopi")
-  local width = "return vim.api.nvim_win_get_width(vim.fn.bufwinid(require('gopi.chat').session.buf))"
+  local width = "return vim.api.nvim_win_get_width(vim.fn.bufwinid(require('gopi.chat').current().buf))"
   eq(64, t.lua(width), "0.4 of 160 columns")
   t.lua("vim.o.columns = 100 vim.o.lines = 30")
   t.wait("the chat at 0.4 of 100 columns", "return " .. width:sub(8) .. " == 40")
-  eq(5, t.lua("return vim.api.nvim_win_get_height(vim.fn.bufwinid(require('gopi.chat').session.prompt))"), "the prompt's height")
+  eq(5, t.lua("return vim.api.nvim_win_get_height(vim.fn.bufwinid(require('gopi.chat').current().prompt))"), "the prompt's height")
   t.lua("vim.o.columns = 200")
   t.wait("the chat at 0.4 of 200 columns", "return " .. width:sub(8) .. " == 80")
-  eq(true, t.lua("return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winfixwidth"), "winfixwidth")
+  eq(true, t.lua("return vim.wo[vim.fn.bufwinid(require('gopi.chat').current().buf)].winfixwidth"), "winfixwidth")
 end)
 
 --- What the chat's window shows: its rows as on screen.
 local function chat_view(t)
   return t.lua([[
     vim.cmd("redraw!")
-    local win = vim.fn.bufwinid(require("gopi.chat").session.buf)
+    local win = vim.fn.bufwinid(require("gopi.chat").current().buf)
     local pos = vim.fn.win_screenpos(win)
     local rows = {}
     for r = pos[1], pos[1] + vim.api.nvim_win_get_height(win) - 1 do
@@ -1527,18 +1530,20 @@ test("the chat follows a reply longer than its window, unless scrolled up; it fo
   local view = chat_view(t)
   ok(view:find("2999 3000", 1, true), "the end of the reply on screen:\n" .. view)
   -- Scrolled up (with the cursor in the prompt), it stays where it was.
-  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.lua(
+    "local w = vim.fn.bufwinid(require('gopi.chat').current().buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)"
+  )
   t.cmd("redraw")
   stream(t, 2000)
   eq(
     1,
-    t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"),
+    t.lua("local w = vim.fn.bufwinid(require('gopi.chat').current().buf) return vim.api.nvim_win_call(w, vim.fn.winsaveview).topline"),
     "the view stays at the top"
   )
   view = chat_view(t)
   ok(view:find("## You", 1, true) and not view:find("1999 2000", 1, true), "the top stays on screen:\n" .. view)
   -- Back at the end, it follows again.
-  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.cmd('normal! G$') end)")
+  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').current().buf) vim.api.nvim_win_call(w, function() vim.cmd('normal! G$') end)")
   t.cmd("redraw")
   stream(t, 1500)
   view = chat_view(t)
@@ -1546,8 +1551,8 @@ test("the chat follows a reply longer than its window, unless scrolled up; it fo
   -- With the cursor in the chat's window: it follows from the last line,
   -- and not from further up.
   local settle =
-    "local s = require('gopi.chat').session local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+    "local s = require('gopi.chat').current() local l = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] return s.state.streaming == false and l:sub(-#(...)) == (...)"
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().buf))")
   t.cmd("normal! G")
   t.cmd("Gopi stream: 1200")
   t.wait("the fourth reply", settle, " 1199 1200")
@@ -1563,19 +1568,21 @@ test("a session resumed (:GopiSessions) or restarted (:GopiRestart) opens at its
   t.cmd("Gopi")
   prompt(t, "stream: 2500")
   t.wait_chat("the reply", "2499 2500")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   t.cmd("GopiNew")
-  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '') == 0")
   t.lua("_G.answer = function(items) for _, s in ipairs(items) do if (s.firstMessage or ''):find('stream: 2500', 1, true) then return s end end end")
   t.cmd("GopiSessions")
   t.wait_chat("the resumed history", "2499 2500")
   local view = chat_view(t)
   ok(view:find("2499 2500", 1, true), "the end of the resumed session on screen:\n" .. view)
-  t.lua("local w = vim.fn.bufwinid(require('gopi.chat').session.buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)")
+  t.lua(
+    "local w = vim.fn.bufwinid(require('gopi.chat').current().buf) vim.api.nvim_win_call(w, function() vim.fn.winrestview({ topline = 1, skipcol = 0 }) end)"
+  )
   t.cmd("GopiRestart")
   t.wait(
     "the history again",
-    "local s = require('gopi.chat').session return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil"
+    "local s = require('gopi.chat').current() return s.client and s.client.ready and table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n'):find('2499 2500', 1, true) ~= nil"
   )
   view = chat_view(t)
   ok(view:find("2499 2500", 1, true), "the end of the restarted session on screen:\n" .. view)
@@ -1601,11 +1608,11 @@ test("extensions: setStatus in the statusline, setWidget above the prompt, setTi
   local st = t.lua("return require('gopi').status()")
   ok(st:find("^gopi · faux%-fast.* · Turns: 0$"), "the status: " .. st)
   -- The title, in the chat window's bar.
-  t.wait("the title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar:find('pi RPC Demo', 1, true) ~= nil")
+  t.wait("the title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').current().buf)].winbar:find('pi RPC Demo', 1, true) ~= nil")
   -- The widget: virtual lines above the prompt's text, on screen.
-  t.wait("the widget", "return #vim.api.nvim_buf_get_extmarks(require('gopi.chat').session.prompt, -1, 0, -1, {}) > 0")
+  t.wait("the widget", "return #vim.api.nvim_buf_get_extmarks(require('gopi.chat').current().prompt, -1, 0, -1, {}) > 0")
   local virt = t.lua([[
-    local s = require('gopi.chat').session
+    local s = require('gopi.chat').current()
     local out = {}
     for _, m in ipairs(vim.api.nvim_buf_get_extmarks(s.prompt, -1, 0, -1, { details = true })) do
       if m[4].virt_lines_above then
@@ -1630,7 +1637,7 @@ test("extensions: setStatus in the statusline, setWidget above the prompt, setTi
   -- The statusline (of the bottom windows) shows the component as it reads:
   -- the context's percent sign too, which a statusline would take as an item
   -- if the component did not double it.
-  local text = t.lua("return require('gopi.chat').status_text()")
+  local text = t.lua("return require('gopi.chat').current():status_text()")
   ok(text:find("^gopi · faux%-fast · %d+%% · Turn 1 done$"), "the status: " .. text)
   -- (Read in one go: the context's percent may still change once.)
   local ok_row = pcall(
@@ -1640,7 +1647,7 @@ test("extensions: setStatus in the statusline, setWidget above the prompt, setTi
     vim.cmd("redraw!")
     local cells = {}
     for c = 1, vim.o.columns do cells[c] = vim.fn.screenstring(vim.o.lines - vim.o.cmdheight, c) end
-    return table.concat(cells):find(require('gopi.chat').status_text(), 1, true) ~= nil
+    return table.concat(cells):find(require('gopi.chat').current():status_text(), 1, true) ~= nil
   ]]
   )
   screen = t.screen()
@@ -1653,7 +1660,7 @@ test("extensions: /rpc-prefill sets the prompt window's text (setEditorText)", f
   t.wait_note("rpc-demo's notify", "gopi: Editor prefilled")
   eq(
     { "This text was set by the rpc-demo extension." },
-    t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"),
+    t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"),
     "the prompt"
   )
   local screen = t.screen()
@@ -1711,7 +1718,7 @@ test("extensions: select and confirm dialogs go through vim.ui.select, and their
   eq(tostring(t.lua("return vim.log.levels.WARN")) .. " gopi: Command blocked by user", note, "a warning")
   eq("Dangerous command: rm -rf doomed", t.lua("return _G.asked[1]"), "the question")
   eq({ "Allow", "Block" }, t.lua("return _G.items"), "the choices")
-  t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+  t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
   t.wait_chat("the refused tool", "✗ bash: rm -rf doomed")
   eq(1, vim.fn.isdirectory(t.work .. "/doomed"), "nothing was removed")
   -- confirm: a new session asks "Clear session?"; No keeps this one, Yes clears it.
@@ -1723,8 +1730,11 @@ test("extensions: select and confirm dialogs go through vim.ui.select, and their
   ok(t.chat_has("rm -rf doomed"), "the session is kept")
   t.lua("_G.answer = function() return 'Yes' end")
   t.cmd("GopiNew")
-  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').session.buf, 0, -1, false), '') == 0")
-  t.wait("the new session's title", "return vim.wo[vim.fn.bufwinid(require('gopi.chat').session.buf)].winbar:find('pi RPC Demo (new session)', 1, true) ~= nil")
+  t.wait("an empty chat", "return #table.concat(vim.api.nvim_buf_get_lines(require('gopi.chat').current().buf, 0, -1, false), '') == 0")
+  t.wait(
+    "the new session's title",
+    "return vim.wo[vim.fn.bufwinid(require('gopi.chat').current().buf)].winbar:find('pi RPC Demo (new session)', 1, true) ~= nil"
+  )
 end, { ext = true, approval = "off" })
 
 -- gopi's sources under the real completion plugins, set up as
@@ -1771,7 +1781,9 @@ local completers = {
 --- <C-n> and confirms it with <C-y>.
 local function complete_in_prompt(t, c, keys, label)
   t.input("<Esc>")
-  t.lua("local s = require('gopi.chat').session vim.api.nvim_set_current_win(vim.fn.bufwinid(s.prompt)) vim.api.nvim_buf_set_lines(s.prompt, 0, -1, false, {})")
+  t.lua(
+    "local s = require('gopi.chat').current() vim.api.nvim_set_current_win(vim.fn.bufwinid(s.prompt)) vim.api.nvim_buf_set_lines(s.prompt, 0, -1, false, {})"
+  )
   t.input("i")
   -- Then a key at a time, as a person types: the plugins react to each change
   -- (nvim-cmp's InsertEnter handler, run once typeahead is empty, would take
@@ -1798,7 +1810,7 @@ local function complete_in_prompt(t, c, keys, label)
   eq(label, t.lua(c.selected), "the selected item")
   t.input("<C-y>")
   t.wait("the menu closed", "return not (function() " .. c.visible .. " end)()")
-  return t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)")
+  return t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)")
 end
 
 test("nvim-cmp loaded after gopi's setup: the source is registered with the prompt, once", function(t)
@@ -1836,7 +1848,7 @@ for _, name in ipairs({ "nvim-cmp", "blink.cmp" }) do
     -- What was inserted is the prompt: sent, gopi expands the template.
     t.input("<Esc><CR>")
     t.wait_chat("the template sent", "Review it.")
-    t.wait("settled", "return require('gopi.chat').session.state.streaming == false")
+    t.wait("settled", "return require('gopi.chat').current().state.streaming == false")
     eq({ "/refactor" }, complete_in_prompt(t, c, "/", "/refactor"), "a template from / alone")
     eq({ "/skill:deploy" }, complete_in_prompt(t, c, "/skill:de", "/skill:deploy"), "a skill")
     -- (After a word of more bytes than characters: the edits count bytes.)
@@ -1874,7 +1886,7 @@ end
 --- The image blocks of the session's user messages, one list per message.
 local user_images = [[
   local out = {}
-  for _, m in ipairs(require('gopi.chat').session.client:call('get_messages').messages) do
+  for _, m in ipairs(require('gopi.chat').current().client:call('get_messages').messages) do
     if m.role == 'user' then
       local imgs = {}
       for _, c in ipairs(type(m.content) == 'table' and m.content or {}) do
@@ -1886,12 +1898,12 @@ local user_images = [[
   return out
 ]]
 
-local ready = "return require('gopi.chat').session.client ~= nil and require('gopi.chat').session.client.ready == true"
+local ready = "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true"
 
 --- The virtual lines under the prompt, as text.
 local function under_prompt(t)
   return t.lua([[
-    local s = require('gopi.chat').session
+    local s = require('gopi.chat').current()
     local out = {}
     for _, m in ipairs(vim.api.nvim_buf_get_extmarks(s.prompt, -1, 0, -1, { details = true })) do
       for _, vl in ipairs(m[4].virt_lines or {}) do
@@ -1926,7 +1938,7 @@ test(":GopiImage and @image.png attach images: gopi stores them with their type 
     "the chips in the chat:\n" .. table.concat(t.chat(), "\n")
   )
   ok(not t.chat_has('<file path="photo.jpg"'), "no text block for an image:\n" .. table.concat(t.chat(), "\n"))
-  eq(0, t.lua("return #require('gopi.chat').session.images"), "the attachments went with the message")
+  eq(0, t.lua("return #require('gopi.chat').current().images"), "the attachments went with the message")
   eq("", under_prompt(t), "no chip left under the prompt")
   -- The session shown again (from gopi's history) shows them again.
   t.cmd("GopiRestart")
@@ -1947,11 +1959,11 @@ test("an image missing, not an image or too large: a clear message, nothing sent
   t.cmd("GopiImage shot.png")
   t.wait_note("too large", "shot.png is " .. #png .. " B; images over 10 B are not sent")
   t.lua("require('gopi.image').max_bytes = 20 * 1024 * 1024")
-  eq(0, t.lua("return #require('gopi.chat').session.images"), "nothing attached")
+  eq(0, t.lua("return #require('gopi.chat').current().images"), "nothing attached")
   -- In the prompt: nothing goes, the text comes back.
   prompt(t, "look at @gone.png please")
   t.wait_note("missing", "gone.png: no such file: nothing was sent")
-  eq({ "look at @gone.png please" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').session.prompt, 0, -1, false)"), "the prompt kept")
+  eq({ "look at @gone.png please" }, t.lua("return vim.api.nvim_buf_get_lines(require('gopi.chat').current().prompt, 0, -1, false)"), "the prompt kept")
   prompt(t, "and @fake.png")
   t.wait_note("not an image", "fake.png is not an image gopi can send (png, jpeg, gif or webp): nothing was sent")
   -- An attached image stays attached when the message fails.
@@ -1959,12 +1971,12 @@ test("an image missing, not an image or too large: a clear message, nothing sent
   t.wait_note("attached", "attached [image: shot.png")
   prompt(t, "with @gone.png")
   t.wait("the message failed", "return #_G.notes >= 2 and _G.notes[#_G.notes]:find('nothing was sent', 1, true) ~= nil")
-  eq(1, t.lua("return #require('gopi.chat').session.images"), "still attached")
+  eq(1, t.lua("return #require('gopi.chat').current().images"), "still attached")
   eq({}, t.lua(user_images), "no message reached gopi")
-  eq(false, t.lua("return require('gopi.chat').session.state.streaming"), "nothing runs")
+  eq(false, t.lua("return require('gopi.chat').current().state.streaming"), "nothing runs")
   -- :GopiImage! drops the attached ones.
   t.cmd("GopiImage!")
-  eq(0, t.lua("return #require('gopi.chat').session.images"), "dropped")
+  eq(0, t.lua("return #require('gopi.chat').current().images"), "dropped")
   eq("", under_prompt(t), "no chip under the prompt")
 end)
 
@@ -2013,7 +2025,7 @@ test("? in the chat, the prompt and a review lists the keys as configured, a rem
       end
     end
   ]]
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.buf))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().buf))")
   t.input("?")
   t.wait("the keys", "return (function() " .. float .. " end)() ~= nil")
   local h = t.lua(float)
@@ -2035,9 +2047,9 @@ test("? in the chat, the prompt and a review lists the keys as configured, a rem
   ok(not h.text:find("ga%s"), "not the default accept key:\n" .. h.text)
   t.input("q")
   t.wait("closed", "return (function() " .. float .. " end)() == nil")
-  eq(t.lua("return require('gopi.chat').session.buf"), t.lua("return vim.api.nvim_get_current_buf()"), "back in the chat")
+  eq(t.lua("return require('gopi.chat').current().buf"), t.lua("return vim.api.nvim_get_current_buf()"), "back in the chat")
   -- In the prompt (normal mode) too.
-  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').session.prompt))")
+  t.lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(require('gopi.chat').current().prompt))")
   t.input("<Esc>?")
   t.wait("the keys from the prompt", "return (function() " .. float .. " end)() ~= nil")
   t.input("<Esc>")

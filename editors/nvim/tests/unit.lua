@@ -119,17 +119,18 @@ end)
 
 test("the status shows model, thinking, context (escaped) and cost", function()
   local chat = require("gopi.chat")
-  chat.session.state.status = { model = "faux-1", thinking = "high", percent = 75.4, cost = 0.0123 }
-  eq("gopi · faux-1 · think high · %#WarningMsg#75%%%* · $0.012", chat.status())
-  eq("gopi · faux-1 · think high · 75% · $0.012", chat.status_text())
+  local c = chat.current()
+  c.state.status = { model = "faux-1", thinking = "high", percent = 75.4, cost = 0.0123 }
+  eq("gopi · faux-1 · think high · %#WarningMsg#75%%%* · $0.012", c:status())
+  eq("gopi · faux-1 · think high · 75% · $0.012", c:status_text())
   -- The component for statuslines: no highlights, the percent sign doubled.
   eq("gopi · faux-1 · think high · 75%% · $0.012", require("gopi").status())
-  chat.session.state.status = { percent = 93 }
-  eq("gopi · %#ErrorMsg#93%%%*", chat.status())
+  c.state.status = { percent = 93 }
+  eq("gopi · %#ErrorMsg#93%%%*", c:status())
   -- Estimated (after a compaction): marked with a tilde.
-  chat.session.state.status = { percent = 12.2, estimated = true }
-  eq("gopi · ~12%%", chat.status())
-  eq("gopi · ~12%", chat.status_text())
+  c.state.status = { percent = 12.2, estimated = true }
+  eq("gopi · ~12%%", c:status())
+  eq("gopi · ~12%", c:status_text())
   -- The estimate: four characters (UTF-16 code units) a token, rounded up.
   eq(
     5,
@@ -144,13 +145,13 @@ test("the status shows model, thinking, context (escaped) and cost", function()
 end)
 
 test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()
-  local chat = require("gopi.chat")
-  chat.session.state.status = { model = "faux-1" }
-  chat.session.ext_status = { b = "50% done", a = "two\nlines" }
-  eq("gopi · faux-1 · two lines · 50%% done", chat.status())
-  eq("gopi · faux-1 · two lines · 50% done", chat.status_text())
+  local c = require("gopi.chat").current()
+  c.state.status = { model = "faux-1" }
+  c.ext_status = { b = "50% done", a = "two\nlines" }
+  eq("gopi · faux-1 · two lines · 50%% done", c:status())
+  eq("gopi · faux-1 · two lines · 50% done", c:status_text())
   eq("gopi · faux-1 · two lines · 50%% done", require("gopi").status())
-  chat.session.ext_status = {}
+  c.ext_status = {}
 end)
 
 test("completion items: / from the commands, @ from files", function()
@@ -192,9 +193,8 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
   local sources = require("gopi.cmp")
   local complete = require("gopi.complete")
   complete.commands = { { name = "review", description = "Review" } }
-  local chat = require("gopi.chat")
   local buf = vim.api.nvim_create_buf(false, true)
-  chat.session.prompt = buf
+  require("gopi.chat").current().prompt = buf
   vim.api.nvim_set_current_buf(buf)
   local src = sources.cmp.new()
   eq(true, src:is_available(), "available in the prompt")
@@ -223,8 +223,7 @@ test("the nvim-cmp and blink.cmp sources offer the prompt's completions", functi
 end)
 
 test("widgets go above the prompt's text (or below it), the queue just above it, in view", function()
-  local chat = require("gopi.chat")
-  local s = chat.session
+  local s = require("gopi.chat").current()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "first", "last" })
   vim.cmd("split")
@@ -233,7 +232,7 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   s.prompt = buf
   s.widgets = { todo = { lines = { "[ ] one", "[x] two" } }, hint = { lines = { "under it" }, placement = "belowEditor" } }
   s.state.queue = { steering = {}, followUp = { "later" } }
-  chat.show_queue()
+  s:show_queue()
   local got = {}
   for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
     local lines = vim.tbl_map(function(vl)
@@ -248,9 +247,43 @@ test("widgets go above the prompt's text (or below it), the queue just above it,
   -- Lines above the first one are seen only with the window's topfill.
   eq(3, vim.fn.winsaveview().topfill, "topfill")
   s.widgets, s.state.queue = {}, { steering = {}, followUp = {} }
-  chat.show_queue()
+  s:show_queue()
   eq({}, vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, {}), "cleared")
   vim.cmd("close")
+end)
+
+test("each chat owns its transcript, run, queue, status and attachments: two chats share none of them", function()
+  local chat = require("gopi.chat")
+  local a, b = chat.new(), chat.new()
+  a:make_buffers()
+  b:make_buffers()
+  ok(a.buf ~= b.buf and a.prompt ~= b.prompt, "buffers of their own")
+  local function user(text)
+    return { type = "message_start", message = { role = "user", content = { { type = "text", text = text } } } }
+  end
+  a:on_events({ { type = "agent_start" }, user("to a"), { type = "queue_update", steering = {}, followUp = { "later" } } })
+  b:on_events({ user("to b") })
+  local function transcript(c)
+    return table.concat(vim.api.nvim_buf_get_lines(c.buf, 0, -1, false), "\n")
+  end
+  eq("## You\n\nto a", transcript(a), "a's transcript")
+  eq("## You\n\nto b", transcript(b), "b's transcript")
+  eq(true, a:is_streaming(), "a runs")
+  eq(false, b:is_streaming(), "b does not")
+  eq({ "later" }, a.state.queue.followUp, "a's queue")
+  eq({}, b.state.queue.followUp, "b's queue")
+  ok(a:status():find(" · gopi$"), "a's status has the spinner: " .. a:status())
+  eq("gopi", b:status(), "b's status")
+  a:attach({ name = "shot.png", size = 3, mimeType = "image/png", data = "AAAA" })
+  eq(1, #a.images, "a's attachment")
+  eq(0, #b.images, "b has none")
+  ok(#vim.api.nvim_buf_get_extmarks(a.prompt, -1, 0, -1, {}) > 0, "a's prompt shows its queue and attachment")
+  eq({}, vim.api.nvim_buf_get_extmarks(b.prompt, -1, 0, -1, {}), "b's prompt shows nothing")
+  a:stop()
+  b:stop()
+  for _, c in ipairs({ a, b }) do
+    vim.cmd("silent bwipeout! " .. c.buf .. " " .. c.prompt)
+  end
 end)
 
 --- The plugin's commands, as plugin/gopi.lua defines them.
@@ -555,13 +588,14 @@ end)
 test("messages go to gopi in the order sent, one waiting on git diff or not", function()
   local dir = workdir({ ["a.txt"] = { "old" } })
   vim.system({ "git", "init", "-q" }, { cwd = dir }):wait()
-  local chat = require("gopi.chat")
-  local send, client = chat.send, chat.session.client
+  local c = require("gopi.chat").current()
+  local client = c.client
   local sent = {}
-  chat.send = function(text)
+  -- What the plugin's send hands the chat to send as it is.
+  c.send = function(_, text)
     table.insert(sent, text)
   end
-  chat.session.client = {
+  c.client = {
     running = function()
       return true
     end,
@@ -573,7 +607,7 @@ test("messages go to gopi in the order sent, one waiting on git diff or not", fu
   vim.wait(5000, function()
     return #sent == 2
   end)
-  chat.send, chat.session.client = send, client
+  c.send, c.client = nil, client
   package.loaded.gopi = nil
   eq(2, #sent)
   ok(vim.startswith(sent[1], "first #diff\n\n<diff"), sent[1])

@@ -5,8 +5,8 @@
 local complete = require("gopi.complete")
 
 local function in_prompt(buf)
-  local s = require("gopi.chat").session
-  return s.prompt ~= nil and buf == s.prompt
+  local p = require("gopi.chat").current():prompt_buffer()
+  return p ~= nil and buf == p
 end
 
 -- LSP's CompletionItemKind. Commands are Keywords, not Functions: for a

@@ -39,8 +39,8 @@ M.models = {}
 
 --- :GopiModel's argument: the models of the running gopi (asked once, briefly).
 function M.model_args(lead)
-  local c = require("gopi.chat").session.client
-  if #M.models == 0 and c and c:running() then
+  local c = require("gopi.chat").current():running()
+  if #M.models == 0 and c then
     local res = c:call("get_available_models", {}, 2000)
     for _, m in ipairs((res or {}).models or {}) do
       table.insert(M.models, m.provider .. "/" .. m.id)
@@ -58,12 +58,8 @@ function M.thinking_args(lead)
   end, M.thinking_levels)
 end
 
-function M.load_commands()
-  local chat = require("gopi.chat")
-  local c = chat.session.client
-  if not c then
-    return
-  end
+--- Asks gopi c (gopi.client) for its commands.
+function M.load_commands(c)
   c:request("get_commands", {}, function(err, res)
     if not err and res then
       M.commands = res.commands or {}

@@ -32,11 +32,11 @@ function M.check()
     h.error("`" .. bin .. " --version` failed: " .. vim.trim((out.stderr or "") .. (out.stdout or "")))
     return
   end
-  local chat = require("gopi.chat")
-  local c = chat.session.client
+  local chat = require("gopi.chat").current()
+  local c = chat:running()
   local started = false
-  if not (c and c:running()) then
-    c = chat.start({})
+  if not c then
+    c = chat:start({})
     started = true
   end
   if not c then
@@ -65,7 +65,7 @@ function M.check()
   -- A gopi started just for this check has not connected its servers yet.
   require("gopi.mcp").check(h, not started and c or nil)
   if started then
-    chat.stop()
+    chat:stop()
   end
 end
 

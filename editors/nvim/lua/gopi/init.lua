@@ -16,7 +16,7 @@ end
 --- Statusline text: a percent sign is doubled, as 'statusline' and the
 --- statusline plugins read their components' text as format.
 function M.status()
-  return (chat.status_text():gsub("%%", "%%%%"))
+  return (chat.current():status_text():gsub("%%", "%%%%"))
 end
 
 --- Whether the gopi binary is there; when it is not, says so (once for
@@ -34,8 +34,9 @@ function M.found()
 end
 
 function M.toggle()
-  if chat.is_open() or M.found() then
-    chat.toggle()
+  local c = chat.current()
+  if c:is_open() or M.found() then
+    c:toggle()
   end
 end
 
@@ -44,12 +45,17 @@ function M.open()
   if not M.found() then
     return false
   end
-  chat.open()
+  chat.current():open()
   return true
 end
 
-M.close = chat.close
-M.abort = chat.abort
+function M.close()
+  chat.current():close()
+end
+
+function M.abort()
+  chat.current():abort()
+end
 
 -- The prompt window's text and :Gopi's go through here: a built-in slash
 -- command runs in the editor; otherwise each @file's content goes along,
@@ -57,16 +63,17 @@ M.abort = chat.abort
 -- and each @image (an @path naming a png, jpeg, gif or webp file) goes as
 -- an image with the attached ones (images). An image that cannot go stops
 -- the message: it says why, and the text and images go back to the prompt.
-local raw_send = chat.send
+-- (The chat's prompt window sends through here too.)
 local expanding = {}
 function M.send(text, mode, images)
   images = images or {}
+  local c = chat.current()
   if require("gopi.slash").run(text) then
-    chat.restore(nil, images)
+    c:restore(nil, images)
     return
   end
-  if not (chat.session.client and chat.session.client:running()) and not M.found() then
-    return chat.restore(text, images)
+  if not c:running() and not M.found() then
+    return c:restore(text, images)
   end
   -- Messages go in the order they were sent, whether one waits on git or
   -- on its images or not; one whose images cannot go is dropped.
@@ -76,16 +83,16 @@ function M.send(text, mode, images)
     while expanding[1] and (expanding[1].dropped or (expanding[1].text and expanding[1].images)) do
       local it = table.remove(expanding, 1)
       if not it.dropped then
-        raw_send(it.text, it.mode, it.images)
+        c:send(it.text, it.mode, it.images)
       end
     end
   end
   local image = require("gopi.image")
   local function drop(msg)
-    chat.note(msg .. ": nothing was sent", vim.log.levels.ERROR)
+    c:note(msg .. ": nothing was sent", vim.log.levels.ERROR)
     item.dropped = true
     flush()
-    chat.restore(text, images)
+    c:restore(text, images)
   end
   image.read_all(image.refs(text), function(refs, err)
     if not refs then
@@ -118,25 +125,25 @@ function M.send(text, mode, images)
     flush()
   end
 end
-chat.send = M.send
 
 --- :GopiImage [path]: attaches the image at path, or the clipboard's, to
 --- the next message; :GopiImage! drops the attached ones.
 function M.image(path, bang)
+  local c = chat.current()
   if bang then
-    chat.detach()
-    return chat.note("the attached images were dropped")
+    c:detach()
+    return c:note("the attached images were dropped")
   end
   local image = require("gopi.image")
   local attach = function(img, err)
     if not img then
-      return chat.note(err, vim.log.levels.ERROR)
+      return c:note(err, vim.log.levels.ERROR)
     end
-    if not chat.is_open() and not M.open() then
+    if not c:is_open() and not M.open() then
       return
     end
-    chat.attach(img)
-    chat.note("attached " .. image.chip(img) .. ": it goes with the next message")
+    c:attach(img)
+    c:note("attached " .. image.chip(img) .. ": it goes with the next message")
   end
   if path and vim.trim(path) ~= "" then
     image.read(vim.trim(path), attach)
@@ -151,15 +158,16 @@ function M.review()
 end
 
 local function client()
-  if not (chat.session.client and chat.session.client:running()) and not M.found() then
+  local c = chat.current()
+  if not c:running() and not M.found() then
     return nil
   end
-  return chat.ensure()
+  return c:ensure()
 end
 
 local function fail(err)
   if err then
-    chat.note(type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err), vim.log.levels.ERROR)
+    chat.current():note(type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err), vim.log.levels.ERROR)
     return true
   end
 end
@@ -178,9 +186,13 @@ local function ask(command, params, on_ok)
   end)
 end
 
+local function refresh()
+  chat.current():refresh_status()
+end
+
 local function reload()
-  chat.load_history()
-  chat.refresh_status()
+  chat.current():load_history()
+  refresh()
 end
 
 --- :GopiNew
@@ -223,8 +235,8 @@ function M.fork()
           return
         end
         reload()
-        local p = chat.session.prompt
-        if p and vim.api.nvim_buf_is_valid(p) then
+        local p = chat.current():prompt_buffer()
+        if p then
           vim.api.nvim_buf_set_lines(p, 0, -1, false, vim.split((r or {}).text or "", "\n", { plain = true }))
         end
       end)
@@ -239,7 +251,7 @@ end
 function M.rename(name)
   local go = function(n)
     if n and n ~= "" then
-      ask("set_session_name", { name = n }, chat.refresh_status)
+      ask("set_session_name", { name = n }, refresh)
     end
   end
   if name and name ~= "" then
@@ -253,7 +265,7 @@ end
 function M.model(spec)
   local set = function(m)
     if m then
-      ask("set_model", { provider = m.provider, modelId = m.id }, chat.refresh_status)
+      ask("set_model", { provider = m.provider, modelId = m.id }, refresh)
     end
   end
   ask("get_available_models", {}, function(res)
@@ -278,15 +290,15 @@ end
 --- :GopiThinking [level]: sets it, or cycles through the model's levels.
 function M.thinking(level)
   if level and level ~= "" then
-    ask("set_thinking_level", { level = level }, chat.refresh_status)
+    ask("set_thinking_level", { level = level }, refresh)
   else
-    ask("cycle_thinking_level", {}, chat.refresh_status)
+    ask("cycle_thinking_level", {}, refresh)
   end
 end
 
 function M.compact(instructions)
-  chat.note("compacting…")
-  ask("compact", (instructions and instructions ~= "") and { customInstructions = instructions } or {}, chat.refresh_status)
+  chat.current():note("compacting…")
+  ask("compact", (instructions and instructions ~= "") and { customInstructions = instructions } or {}, refresh)
 end
 
 --- :GopiExport [path]: the session as HTML, where asked (a temporary
@@ -300,7 +312,7 @@ function M.export(path)
     vim.fn.mkdir(vim.fn.fnamemodify(p, ":h"), "p")
     ask("export_html", { outputPath = p }, function(r)
       local out = (r and r.path) or p
-      chat.note("exported to " .. out)
+      chat.current():note("exported to " .. out)
       if vim.ui.open then
         pcall(vim.ui.open, out)
       end
@@ -309,7 +321,7 @@ function M.export(path)
   if path and path ~= "" then
     return go(path)
   end
-  local file = chat.session.state.session_file
+  local file = chat.current():session_file()
   local name = file and vim.fn.fnamemodify(file, ":t:r") or os.date("%Y%m%d-%H%M%S")
   local tmp = (vim.uv or vim.loop).os_tmpdir() or "/tmp"
   vim.ui.input({ prompt = "gopi: export to ", default = tmp .. "/gopi-session-" .. name .. ".html", completion = "file" }, go)
@@ -343,7 +355,7 @@ function M.log()
   local b = vim.api.nvim_get_current_buf()
   vim.bo[b].buftype = "nofile"
   vim.bo[b].bufhidden = "wipe"
-  local lines = vim.list_extend({ "# gopi.nvim", "" }, vim.deepcopy(chat.session.log))
+  local lines = vim.list_extend({ "# gopi.nvim", "" }, chat.current():log_lines())
   table.insert(lines, "")
   table.insert(lines, "gopi's stderr goes to Neovim's LSP log: " .. vim.lsp.get_log_path())
   vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
@@ -351,7 +363,7 @@ end
 
 function M.restart()
   if M.found() then
-    return chat.restart()
+    return chat.current():restart()
   end
 end
 
@@ -439,11 +451,11 @@ end
 --- content before the run, in a new tab (:diffsplit style).
 function M.changes(file)
   local paths = {}
-  for path in pairs(chat.session.state.changed or {}) do
+  for _, path in ipairs(chat.current():changed_files()) do
     paths[path] = true
   end
   if next(paths) == nil then
-    chat.note("the last run changed no file")
+    chat.current():note("the last run changed no file")
     return
   end
   if file and file ~= "" then
@@ -492,7 +504,7 @@ end
 --- :GopiChanges's argument: the files the last run changed.
 function M.changed_files(lead)
   local out = {}
-  for path in pairs(chat.session.state.changed or {}) do
+  for _, path in ipairs(chat.current():changed_files()) do
     local rel = relative(path)
     if vim.startswith(rel, lead or "") then
       table.insert(out, rel)
@@ -514,11 +526,11 @@ function M.add(line1, line2, text)
   if line1 then
     ref = line1 == line2 and string.format("@%s#L%d", path, line1) or string.format("@%s#L%d-%d", path, line1, line2)
   end
-  if not chat.is_open() then
+  if not chat.current():is_open() then
     M.open()
   end
-  local p = chat.session.prompt
-  if not (p and vim.api.nvim_buf_is_valid(p)) then
+  local p = chat.current():prompt_buffer()
+  if not p then
     return
   end
   local cur = vim.api.nvim_buf_get_lines(p, 0, -1, false)

@@ -105,10 +105,6 @@ end
 --- aborted), and only the user opens it (:GopiReview).
 M.pending = {}
 
---- Set by the chat: called with (event, question) on "asked", "answered"
---- and "withdrawn", to announce it and redraw the status.
-M.on_change = function() end
-
 local function rel(cwd, path)
   local full = path:match("^/") and path or (cwd .. "/" .. path)
   full = vim.fs.normalize(full)
@@ -185,7 +181,9 @@ local function settle(q, title, why)
       end
     end)
   end
-  M.on_change(why or "answered", q)
+  if q.on_change then
+    q.on_change(why or "answered", q)
+  end
 end
 
 local function pick(q, want)
@@ -406,11 +404,14 @@ end
 --- tool) wait in M.pending, announced, until the user opens and answers
 --- them: they never take the keyboard. Other questions (an extension's
 --- select or confirm, which the user's own command started) go through
---- vim.ui.select at once.
+--- vim.ui.select at once. on_change(event, question) is told when one of
+--- the approval gate's is asked, answered or withdrawn (the chat that
+--- asked announces it and redraws its status).
 ---@param cwd string
 ---@param p {type: integer, message: string, actions?: {title: string}[], details?: gopi.ApprovalDetails}
 ---@param id integer
-function M.ask(cwd, p, id)
+---@param on_change? fun(event: string, q: table)
+function M.ask(cwd, p, id, on_change)
   local titles = {}
   for _, a in ipairs(p.actions or {}) do
     table.insert(titles, a.title)
@@ -418,14 +419,16 @@ function M.ask(cwd, p, id)
   local d = p.details
   local title
   if d and type(d.toolName) == "string" then
-    local q = { id = id, message = p.message or "", titles = titles, details = d }
+    local q = { id = id, message = p.message or "", titles = titles, details = d, on_change = on_change }
     if is_change(d) then
       q.path, q.full = rel(cwd, d.args.path)
     end
     title = await(function(done)
       q.done = done
       table.insert(M.pending, q)
-      M.on_change("asked", q)
+      if on_change then
+        on_change("asked", q)
+      end
     end)
   else
     title = await(function(done)

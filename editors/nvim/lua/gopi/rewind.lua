@@ -26,11 +26,11 @@ M.last = nil
 M.preview_state = nil
 
 local function request(command, params, cb)
-  local c = chat.session.client
-  if not (c and c:running()) then
-    return cb({ message = "gopi is not running" })
-  end
-  c:request(command, params, cb)
+  chat.current():request(command, params, cb)
+end
+
+local function note(msg, level)
+  chat.current():note(msg, level)
 end
 
 local function errtext(err)
@@ -254,8 +254,8 @@ end
 
 --- The prompt's lines and buffer (nil when there is no prompt).
 local function prompt_lines()
-  local p = chat.session.prompt
-  if not (p and vim.api.nvim_buf_is_valid(p)) then
+  local p = chat.current():prompt_buffer()
+  if not p then
     return nil
   end
   return vim.api.nvim_buf_get_lines(p, 0, -1, false), p
@@ -282,15 +282,15 @@ end
 --- the message back in the prompt. opts.undo: this undoes a rewind.
 function M.restore(id, what, opts)
   opts = opts or {}
-  if chat.session.state.streaming then
-    return chat.note("gopi is working: a rewind waits until the run ends (or :GopiAbort)", vim.log.levels.WARN)
+  if chat.current():is_streaming() then
+    return note("gopi is working: a rewind waits until the run ends (or :GopiAbort)", vim.log.levels.WARN)
   end
   request("restore_checkpoint", { checkpointId = id, restore = what }, function(err, r)
-    local cwd = chat.session.cwd or vim.fn.getcwd()
+    local cwd = chat.current():workdir()
     if err then
-      chat.note("rewind: " .. errtext(err), vim.log.levels.ERROR)
+      note("rewind: " .. errtext(err), vim.log.levels.ERROR)
       -- Some files may have been put back before it failed.
-      sync.reload(nil, "rewind", chat.note)
+      sync.reload(nil, "rewind", note)
       return
     end
     r = r or {}
@@ -303,12 +303,12 @@ function M.restore(id, what, opts)
         removed[sync.key(path)] = true
       end
     end
-    sync.reload(targets, "rewind", chat.note, { always = true })
+    sync.reload(targets, "rewind", note, { always = true })
     -- A buffer whose file the rewind removed keeps its text, and says so.
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       local name = vim.api.nvim_buf_get_name(b)
       if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and name ~= "" and removed[sync.key(name)] then
-        chat.note(vim.fn.fnamemodify(name, ":~:.") .. " was removed by the rewind; its buffer stays", vim.log.levels.WARN)
+        note(vim.fn.fnamemodify(name, ":~:.") .. " was removed by the rewind; its buffer stays", vim.log.levels.WARN)
       end
     end
     local said = {}
@@ -316,8 +316,8 @@ function M.restore(id, what, opts)
       table.insert(said, #files == 0 and "no file changed" or (#files == 1 and "1 file" or (#files .. " files")))
     end
     if what ~= "code" then
-      chat.load_history()
-      chat.refresh_status()
+      chat.current():load_history()
+      chat.current():refresh_status()
       if not opts.undo then
         -- Its message goes back to the prompt, to be edited and sent again.
         M.placed = to_prompt(r.text) and r.text or nil
@@ -341,7 +341,7 @@ function M.restore(id, what, opts)
     -- One short line: a longer one would wait for a key.
     local head = opts.undo and "rewind undone" or ("rewound to " .. (opts.when or id))
     local tail = r.undoCheckpointId and (opts.undo and " (:GopiRewind undo rewinds again)" or " (:GopiRewind undo takes it back)") or ""
-    chat.note(head .. ": " .. table.concat(said, " and ") .. tail)
+    note(head .. ": " .. table.concat(said, " and ") .. tail)
   end)
 end
 
@@ -349,7 +349,7 @@ end
 --- before it changed the files.
 function M.undo()
   if not M.last then
-    return chat.note("no rewind to undo", vim.log.levels.WARN)
+    return note("no rewind to undo", vim.log.levels.WARN)
   end
   M.restore(M.last.id, M.last.restore, { undo = true })
 end
@@ -358,7 +358,7 @@ end
 function M.preview(cp, text)
   request("diff_checkpoint", { checkpointId = cp.id }, function(err, r)
     if err then
-      return chat.note("rewind: " .. errtext(err), vim.log.levels.ERROR)
+      return note("rewind: " .. errtext(err), vim.log.levels.ERROR)
     end
     show_preview(cp, text, (r or {}).files or {})
     -- The preview on the screen first: the question may cover the editor
@@ -377,7 +377,7 @@ function M.open(ask)
       table.insert(cps, 1, cp)
     end
     if #cps == 0 then
-      return chat.note("no checkpoints in this session yet: gopi records one before each prompt's run")
+      return note("no checkpoints in this session yet: gopi records one before each prompt's run")
     end
     local texts, counts, shown = {}, {}, false
     local function show()
