@@ -256,6 +256,11 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		const message = expanded
 			? text
 			: await expandMentions(text, { cwd: this.cwd, terminal: this.ctx.terminal }, (w) => this.post({ type: "notice", level: "warning", text: w }));
+		// A restart under way (a setting applied, a key stored, Restart)
+		// has no gopi to take the message until the new one answers: the
+		// message waits for it rather than failing, as the composer has
+		// already let it go.
+		await this.restarting;
 		if (mode === "prompt" && !this.streaming) this.lastPrompt = { text: message, images };
 		const params: PromptParams = { message };
 		if (images.length) params.images = images.map((i) => ({ type: "image" as const, data: i.data, mimeType: i.mimeType }));
@@ -578,6 +583,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	/**
 	 * Restarts gopi on the same session file, so the conversation goes on.
 	 * Restarts asked for while one runs wait for it: one gopi at a time.
+	 * Messages sent meanwhile wait for the last of them (send).
 	 */
 	restart(): Promise<void> {
 		const next = this.restarting.then(() => this.restartNow());
@@ -625,6 +631,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		this.onStatusEmitter.dispose();
 		this.mcp.dispose();
 		void this.client.stop();
+		// A restart under way would start a gopi nobody stops: stop that one too.
+		void this.restarting.then(() => this.client.stop());
 	}
 }
 

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { isEvent, loadExtension, vscode, waitFor } from "./harness.mjs";
+import { isEvent, loadExtension, vscode, WAIT_MS, waitFor } from "./harness.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, "..");
@@ -614,32 +614,32 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	const { view, posted, session } = await start(t);
 	view.webview.send({ type: "send", text: "reply: remember me", images: [], mode: "prompt" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	// changeSettings resolves once the extension has applied the change.
 	settings["gopi.model"] = "faux-1";
-	vscode.__stub.changeSettings("gopi.model");
-	for (let i = 0; i < 100 && (await session.client.request("get_state")).model.id !== "faux-1"; i++) await new Promise((r) => setTimeout(r, 50));
+	await vscode.__stub.changeSettings("gopi.model");
 	assert.equal((await session.client.request("get_state")).model.id, "faux-1", "the model changed without a restart");
 	// A bare id with no gopi.provider is found among gopi's models, as --model finds it at start.
 	settings["gopi.provider"] = "";
 	settings["gopi.model"] = "faux-fast";
-	vscode.__stub.changeSettings("gopi.model");
-	for (let i = 0; i < 100 && (await session.client.request("get_state")).model.id !== "faux-fast"; i++) await new Promise((r) => setTimeout(r, 50));
+	await vscode.__stub.changeSettings("gopi.model");
 	assert.equal((await session.client.request("get_state")).model.id, "faux-fast", "a bare model id applied live");
 	assert.ok(!calls.some((c) => c.kind === "showErrorMessage" && /model setting/.test(c.message)), "no error for a bare id");
 	settings["gopi.model"] = "no-such-model";
-	vscode.__stub.changeSettings("gopi.model");
-	for (let i = 0; i < 100 && !calls.some((c) => c.kind === "showErrorMessage" && /no available model is named no-such-model/.test(c.message)); i++) await new Promise((r) => setTimeout(r, 50));
+	await vscode.__stub.changeSettings("gopi.model");
 	assert.ok(calls.some((c) => c.kind === "showErrorMessage" && /no available model is named no-such-model/.test(c.message)), "an unknown id is named in an error");
 	settings["gopi.provider"] = "faux";
 	answers.showInformationMessage = (msg, items) => (/gopi\.env changed/.test(msg) ? "Restart gopi" : undefined);
 	settings["gopi.env"] = { ...settings["gopi.env"], GOPI_TEST_MARK: "1" };
-	const before = session.client.version && session.client;
-	vscode.__stub.changeSettings("gopi.env");
-	const hist = await waitFor("the history after the restart", (m) => m.type === "history" && m.messages.some((x) => textOf(x) === "reply: remember me"), {
-		past: posted.slice(posted.findIndex((m) => m.type === "reset")),
-	});
-	assert.ok(hist && before);
+	const mark = posted.length;
+	await vscode.__stub.changeSettings("gopi.env");
 	const asked = calls.find((c) => c.kind === "showInformationMessage" && /gopi\.env changed/.test(c.message));
 	assert.ok(asked, "the restart was offered");
+	const reset = posted.findIndex((m, i) => i >= mark && m.type === "reset");
+	assert.ok(reset >= 0, "gopi restarted");
+	assert.ok(
+		posted.slice(reset).some((m) => m.type === "history" && m.messages.some((x) => textOf(x) === "reply: remember me")),
+		"the restarted gopi goes on with the conversation",
+	);
 	assert.doesNotMatch(vscode.__stub.outputLines.join("\n"), /\[Error[^\]]*\] Server process exited with code 0/, "a restart is not logged as an error");
 
 	// Approval decides whether gopi asks: a change restarts gopi by itself, and the next write asks.
@@ -647,15 +647,42 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	const cards = answerCards(view, posted, ["Deny"]);
 	t.after(cards.stop);
 	settings["gopi.approval"] = "off";
-	vscode.__stub.changeSettings("gopi.approval");
+	await vscode.__stub.changeSettings("gopi.approval");
 	settings["gopi.approval"] = "writes";
-	vscode.__stub.changeSettings("gopi.approval");
-	for (let i = 0; i < 100 && !session.client.running; i++) await new Promise((r) => setTimeout(r, 50));
-	await new Promise((r) => setTimeout(r, 500));
-	const mark = posted.length;
+	await vscode.__stub.changeSettings("gopi.approval");
+	assert.ok(calls.some((c) => c.kind === "setStatusBarMessage" && /approval is writes now/.test(c.text)), "the restart said so");
+	const mark2 = posted.length;
 	view.webview.send({ type: "send", text: "write: asked.txt :: only if accepted", images: [], mode: "prompt" });
-	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark2) });
 	assert.equal(cards.asked.length, 1, "the write asked");
+});
+
+test("a message sent while gopi restarts waits for the new gopi and runs there", async (t) => {
+	const { view, posted, session } = await start(t);
+	const restarted = session.restart();
+	view.webview.send({ type: "send", text: "reply: sent during the restart", images: [], mode: "prompt" });
+	const got = await waitFor("the reply, or an error", (m) => isEvent("agent_settled")(m) || (m.type === "notice" && m.level === "error"), { past: posted });
+	assert.equal(got.type, "event", `the message was lost: ${got.text}`);
+	await restarted;
+	const reset = posted.findIndex((m) => m.type === "reset");
+	assert.ok(reset >= 0 && reset < posted.indexOf(got), "it ran in the new gopi");
+	const { messages } = await session.client.request("get_messages");
+	assert.ok(messages.some((m) => textOf(m) === "reply: sent during the restart"), "and is in the conversation");
+});
+
+test("a chat closed while gopi restarts stops the gopi the restart starts", async (t) => {
+	const { session } = await start(t);
+	const restarted = session.restart();
+	session.dispose();
+	await restarted;
+	// Closed before the restart got to it: the old gopi stopped at once,
+	// and the one the restart started goes too.
+	const proc = session.client.lc?._serverProcess;
+	if (proc && proc.exitCode === null && proc.signalCode === null) {
+		let timer;
+		const deadline = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the restarted gopi is still running")), WAIT_MS)));
+		await Promise.race([new Promise((r) => proc.once("exit", r)), deadline]).finally(() => clearTimeout(timer));
+	}
 });
 
 test("New Session starts fresh in the same gopi, on the model gopi's rule gives a new session (as pi 1.5.2)", async (t) => {

@@ -33,8 +33,9 @@ class EventEmitter {
 			return d;
 		};
 	}
+	/** Calls every listener; returns what they returned (a test may wait for an async listener). */
 	fire(v) {
-		for (const f of [...this._l]) f(v);
+		return [...this._l].map((f) => f(v));
 	}
 	dispose() {
 		this._l.clear();
@@ -519,8 +520,12 @@ const vscode = {
 	extensions: { getExtension: () => undefined, all: [] },
 	// Test hooks, not part of VS Code's API.
 	__stub: {
-		/** Fires onDidChangeConfiguration for the keys named. */
-		changeSettings: (...keys) => configChanged.fire({ affectsConfiguration: (k) => keys.some((x) => x === k || x.startsWith(`${k}.`)) }),
+		/**
+		 * Fires onDidChangeConfiguration for the keys named; resolves when
+		 * the listeners are done with it (VS Code itself does not wait).
+		 */
+		changeSettings: (...keys) =>
+			Promise.all(configChanged.fire({ affectsConfiguration: (k) => keys.some((x) => x === k || x.startsWith(`${k}.`)) })).then(() => undefined),
 		secrets,
 		calls,
 		answers, settings, commands, providers, statusItems, bus, outputLines, fakeWebview, record },
