@@ -277,10 +277,14 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 				out.result, out.isError = errorResult(fmt.Sprintf("Tool %s panicked: %v", p.call.Name, v)), true
 			}
 		}()
+		ctx := context.WithValue(r.ctx, callIDKey{}, p.call.ID)
+		call := Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}
+		if f := r.a.cfg.ToolStarting; f != nil {
+			f(ctx, call)
+		}
 		start := time.Now()
 		defer func() { d := time.Since(start); out.duration = &d }()
-		ctx := context.WithValue(r.ctx, callIDKey{}, p.call.ID)
-		res, err := p.tool.Run(ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, update)
+		res, err := p.tool.Run(ctx, call, update)
 		if err != nil {
 			out.result, out.isError = errorResult(err.Error()), true
 			return

@@ -81,6 +81,10 @@ type Options struct {
 	UntrustedProject bool
 	// Approval is the tool approval gate ("" means off).
 	Approval ApprovalMode
+	// ToolStarting, when set, is told the id of each tool call as its
+	// tool starts running: after the extensions' tool_call handlers and
+	// the approval gate let it through (ACP's in_progress).
+	ToolStarting func(toolCallID string)
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)
@@ -198,6 +202,7 @@ func New(opts Options) (*Host, error) {
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall:   h.beforeToolCall,
+		ToolStarting:     h.toolStarting,
 		AfterToolCall:    h.afterToolCall,
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
@@ -340,6 +345,13 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		}
 	}
 	h.emit(ev)
+}
+
+// toolStarting passes a call about to run on to Options.ToolStarting.
+func (h *Host) toolStarting(_ context.Context, call agent.Call) {
+	if f := h.opts.ToolStarting; f != nil {
+		f(call.ID)
+	}
 }
 
 func (h *Host) emit(ev api.Event) {

@@ -58,6 +58,10 @@ type SessionConfig struct {
 	FS tools.FS
 	// Shell, when set, runs bash's commands (in the client's terminals).
 	Shell tools.Shell
+	// ToolStarting is to be told the id of each tool call as its tool
+	// starts running (after its permission question, if one was asked):
+	// the call's in_progress update.
+	ToolStarting func(toolCallID string)
 
 	// lent is what FS and Shell serve once the session is added.
 	lent *lent

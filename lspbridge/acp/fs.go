@@ -34,6 +34,7 @@ type lent struct {
 func (a *conn) lend(cfg SessionConfig) SessionConfig {
 	l := &lent{a: a, caps: a.caps.get()}
 	cfg.lent = l
+	cfg.ToolStarting = l.toolStarting
 	if l.caps.Fs.ReadTextFile || l.caps.Fs.WriteTextFile {
 		cfg.FS = clientFS{l: l}
 	}
@@ -52,6 +53,13 @@ func (l *lent) bind(s *session) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.s = s
+}
+
+// toolStarting tells the session that a tool call starts running.
+func (l *lent) toolStarting(callID string) {
+	if s := l.session(); s != nil {
+		s.toolStarting(callID)
+	}
 }
 
 // session is the session served, nil before bind.

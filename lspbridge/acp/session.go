@@ -272,8 +272,10 @@ func (s *session) event(ev api.Event) {
 			s.last = m
 		}
 	case agent.EventToolExecutionStart:
+		// pending until the tool starts (toolStarting): an approval
+		// question, when the call needs one, comes first, and a call
+		// that is rejected or blocked never runs.
 		s.update(startToolCall(s.cwd, e.ToolCallID, e.ToolName, e.Args))
-		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	case agent.EventToolExecutionEnd:
 		status := sdk.ToolCallStatusCompleted
 		if e.IsError {
@@ -285,6 +287,18 @@ func (s *session) event(ev api.Event) {
 		}
 		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), opts...))
 	}
+}
+
+// toolStarting sends a tool call's in_progress, as its tool starts
+// running. It runs on the tool's goroutine, after the call's tool_call
+// and before its end.
+func (s *session) toolStarting(callID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.active {
+		return
+	}
+	s.update(sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 }
 
 // titleUpdate is the session_info_update giving the session its title.
