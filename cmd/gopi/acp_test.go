@@ -70,7 +70,7 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 		compile("", agentSide)
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
 			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
-			"AuthenticateResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
+			"AuthenticateResponse", "LogoutResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
 		for _, d := range clientRequestDefs {
@@ -162,6 +162,7 @@ var resultDefs = map[string]string{
 	"session/close":  "CloseSessionResponse",
 	"session/delete": "DeleteSessionResponse",
 	"authenticate":   "AuthenticateResponse",
+	"logout":         "LogoutResponse",
 	// The config and mode methods (acp_config_test.go); the older
 	// session/set_model's answer had only _meta, as set_mode's has.
 	"session/set_mode":          "SetSessionModeResponse",

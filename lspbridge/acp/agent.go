@@ -176,6 +176,8 @@ func (a *conn) handle(m *message) {
 		err = a.deleteSession(m)
 	case sdk.AgentMethodAuthenticate:
 		err = a.authenticate(m)
+	case sdk.AgentMethodLogout:
+		err = a.logout(m)
 	case sdk.AgentMethodSessionSetMode:
 		err = a.setMode(m)
 	case sdk.AgentMethodSessionSetConfigOption:
@@ -188,22 +190,13 @@ func (a *conn) handle(m *message) {
 			// ($/cancel_request among them, in this step).
 			return
 		}
-		if slices.Contains(notYet, method) {
-			err = errorf(codeMethodNotFound, "method not found: gopi does not implement %s yet (docs/acp.md lists what it supports)", method)
-		} else {
-			err = errorf(codeMethodNotFound, "method not found: %s", method)
-		}
+		err = errorf(codeMethodNotFound, "method not found: %s", method)
 	}
 	if err != nil && m.isCall() {
 		_ = a.w.fail(m.ID, asRPCError(err))
 	} else if err != nil {
 		a.opts.Report(fmt.Errorf("acp: %s: %w", method, err))
 	}
-}
-
-// notYet are the ACP v1 agent methods gopi does not serve yet.
-var notYet = []string{
-	"logout",
 }
 
 // decodeParams decodes m's params into v, first checking that every
@@ -267,6 +260,7 @@ func (a *conn) initialize(m *message) error {
 			SessionCapabilities: a.sessionCapabilities(),
 			McpCapabilities:     sdk.McpCapabilities{Http: true},
 			PromptCapabilities:  promptCapabilities,
+			Auth:                a.authCapabilities(),
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
 		AuthMethods: a.authMethods(),
