@@ -110,6 +110,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	}
 	o.ToolOptions = r.shell
 	o.ToolStarting = a.lent.ToolStarting
+	o.AdditionalDirs = a.lent.AdditionalDirs
 	if o.Tools, err = tools.ByName(cwd, o.ToolSelection.ActiveBuiltins(), r.shell...); err != nil {
 		return nil, err
 	}

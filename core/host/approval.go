@@ -247,7 +247,7 @@ func (h *Host) approve(ctx context.Context, call *agent.Call) (block bool, reaso
 			details.Change = &api.ProposedChange{Path: preview.Abs, Before: preview.Before, After: preview.After}
 		}
 	}
-	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
+	target, hasTarget := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args, h.roots.get()...)
 	if hasTarget {
 		details.ResolvedPath, details.OutsideProject = target.Real, target.Real != "" && target.Outside
 	}

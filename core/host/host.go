@@ -81,6 +81,12 @@ type Options struct {
 	UntrustedProject bool
 	// Approval is the tool approval gate ("" means off).
 	Approval ApprovalMode
+	// AdditionalDirs are directories of the project besides Cwd, as
+	// absolute paths (ACP's additionalDirectories): files in them are not
+	// "outside the project" to the approval gate, and the system prompt
+	// names them. Relative paths stay Cwd's; checkpoints record Cwd's
+	// tree alone.
+	AdditionalDirs []string
 	// ToolStarting, when set, is told the id of each tool call as its
 	// tool starts running: after the extensions' tool_call handlers and
 	// the approval gate let it through (ACP's in_progress).
@@ -155,6 +161,7 @@ type Host struct {
 	client   api.Client // receives the host's UI requests (Bind)
 
 	approval approvalMemo // what the approval gate remembers (approval.go)
+	roots    projectRoots // the project's directories besides Cwd (roots.go)
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
@@ -196,6 +203,7 @@ func New(opts Options) (*Host, error) {
 		retrySettings:      opts.Settings.retrySettings(),
 		compactionSettings: opts.Settings.compactionSettings(),
 	}
+	h.roots.set(opts.AdditionalDirs)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }

@@ -138,6 +138,7 @@ func (h *Host) applyPromptOptions(o promptOptions) {
 		Skills:       resources.FormatSkillsForPrompt(skills),
 		MCPServers:   h.mcpServerLines(),
 		Cwd:          o.Cwd,
+		MoreDirs:     h.roots.get(),
 		Extra:        extra,
 	})
 	var prompt strings.Builder

@@ -25,17 +25,18 @@ type Target struct {
 	// Linked: Real is reached through a symbolic link (one in the
 	// project's own path does not count).
 	Linked bool
-	// Outside: Real is not inside the project directory.
+	// Outside: Real is not inside the project: neither in the project
+	// directory nor in one of the extra roots CallTarget was given.
 	Outside bool
 
 	root string // the project directory, its links followed
 }
 
-// Shown is Real as a question names it: relative to the project when
-// inside it, else absolute.
+// Shown is Real as a question names it: relative to the project directory
+// when inside it, else absolute (an extra root's files too).
 func (t Target) Shown() string {
-	if !t.Outside && t.root != "" {
-		if rel, err := filepath.Rel(t.root, t.Real); err == nil {
+	if t.root != "" && t.Real != "" {
+		if rel, ok := within(t.root, t.Real); ok {
 			return rel
 		}
 	}
@@ -44,8 +45,10 @@ func (t Target) Shown() string {
 
 // CallTarget works out where a read, edit, write, ls, grep or find call
 // with a path argument lands on the local disk, cwd being the project
-// directory. ok is false for other calls and for calls without a path.
-func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage) (t Target, ok bool) {
+// directory (relative paths are its) and roots more directories that
+// belong to the project (an ACP session's additionalDirectories). ok is
+// false for other calls and for calls without a path.
+func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage, roots ...string) (t Target, ok bool) {
 	switch toolName {
 	case NameRead, NameEdit, NameWrite, NameLs, NameGrep, NameFind:
 	default:
@@ -78,6 +81,16 @@ func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage)
 	}
 	t.Linked = t.Real != plain
 	_, inside := within(root, t.Real)
+	for _, r := range roots {
+		if inside {
+			break
+		}
+		real, err := RealPath(r)
+		if err != nil {
+			real = filepath.Clean(r)
+		}
+		_, inside = within(real, t.Real)
+	}
 	t.Outside = !inside
 	return t, true
 }

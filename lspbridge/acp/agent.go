@@ -43,6 +43,9 @@ type Runtime interface {
 	ApprovalMode() string
 	// SetApprovalMode changes it for the calls from now on.
 	SetApprovalMode(mode string) error
+	// SetAdditionalDirs makes dirs the session's further workspace roots
+	// (a session/load or resume of a session already open).
+	SetAdditionalDirs(dirs []string)
 }
 
 // SessionConfig is what a session's runtime is built from: its directory
@@ -53,6 +56,9 @@ type SessionConfig struct {
 	// MCPServers are the client's MCP servers for this session alone
 	// (session/new, load and resume), beside pi's own mcp.json.
 	MCPServers []mcp.Entry
+	// AdditionalDirs are the session's further workspace roots
+	// (additionalDirectories), absolute paths of existing directories.
+	AdditionalDirs []string
 	// FS, when set, is the file system the built-in file tools use (the
 	// client's, through fs/read_text_file and fs/write_text_file).
 	FS tools.FS
@@ -280,7 +286,11 @@ func (a *conn) newSession(m *message) error {
 	if !filepath.IsAbs(p.Cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", p.Cwd)
 	}
-	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers})
+	dirs, err := additionalDirs(p.AdditionalDirectories, filepath.Clean(p.Cwd))
+	if err != nil {
+		return err
+	}
+	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers, AdditionalDirs: dirs})
 	rt, err := a.opts.NewRuntime(a.ctx, cfg)
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
