@@ -76,6 +76,21 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 		for _, d := range clientRequestDefs {
 			compile(d, map[string]any{"$ref": "#/$defs/" + d})
 		}
+		// What gopi serves of the unstable schema (session/fork), from
+		// its own file, named "unstable/<def>".
+		raw, err = os.ReadFile(filepath.Join("..", "..", "lspbridge", "acp", "testdata", "schema", "v1", "schema.unstable.json"))
+		if err != nil {
+			acpSchemaErr = err
+			return
+		}
+		var unstable map[string]any
+		if acpSchemaErr = json.Unmarshal(raw, &unstable); acpSchemaErr != nil {
+			return
+		}
+		root = unstable
+		for _, d := range []string{"ForkSessionResponse"} {
+			compile("unstable/"+d, map[string]any{"$ref": "#/$defs/" + d})
+		}
 	})
 	require.NoError(t, acpSchemaErr)
 	s := acpSchemas[def]
@@ -163,6 +178,7 @@ var resultDefs = map[string]string{
 	"session/delete": "DeleteSessionResponse",
 	"authenticate":   "AuthenticateResponse",
 	"logout":         "LogoutResponse",
+	"session/fork":   "unstable/ForkSessionResponse",
 	// The config and mode methods (acp_config_test.go); the older
 	// session/set_model's answer had only _meta, as set_mode's has.
 	"session/set_mode":          "SetSessionModeResponse",

@@ -80,6 +80,9 @@ type NewRuntime func(ctx context.Context, cfg SessionConfig) (Runtime, error)
 type Options struct {
 	// NewRuntime builds each session's runtime.
 	NewRuntime NewRuntime
+	// Fork makes session/fork's copies; nil leaves the method out (not
+	// advertised, and refused).
+	Fork Forker
 	// Sessions are the stored sessions session/load, list, resume and
 	// delete reach; nil when sessions are not stored (those methods are
 	// then not advertised, and refused).
@@ -180,6 +183,8 @@ func (a *conn) handle(m *message) {
 		err = a.closeSession(m)
 	case sdk.AgentMethodSessionDelete:
 		err = a.deleteSession(m)
+	case sdk.AgentMethodSessionFork:
+		err = a.fork(m)
 	case sdk.AgentMethodAuthenticate:
 		err = a.authenticate(m)
 	case sdk.AgentMethodLogout:

@@ -57,6 +57,9 @@ func (a *conn) sessionCapabilities() sdk.SessionCapabilities {
 	var c sdk.SessionCapabilities
 	c.Close = &sdk.SessionCloseCapabilities{}
 	c.AdditionalDirectories = &sdk.SessionAdditionalDirectoriesCapabilities{}
+	if a.opts.Fork != nil {
+		c.Fork = &sdk.SessionForkCapabilities{}
+	}
 	if a.opts.Sessions != nil {
 		c.Resume = &sdk.SessionResumeCapabilities{}
 		c.List = &sdk.SessionListCapabilities{}

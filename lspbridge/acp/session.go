@@ -59,6 +59,13 @@ func (s *session) begin() bool {
 	return true
 }
 
+// busy reports whether the session is answering a prompt.
+func (s *session) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
 // answer runs the prompt in call's place, waits for the run to settle
 // (retries, compaction and queued follow-ups included), then answers the
 // request with the stop reason. Nothing of the prompt is sent after that.
