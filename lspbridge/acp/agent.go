@@ -27,9 +27,6 @@ type Runtime interface {
 	api.Server
 	// Subscribe delivers every event to f until unsubscribe is called.
 	Subscribe(f func(api.Event)) (unsubscribe func())
-	// WaitIdle returns once no prompt is in progress, or ctx ends, or the
-	// runtime closes.
-	WaitIdle(ctx context.Context)
 	// Close aborts what runs and releases the runtime.
 	Close(ctx context.Context) error
 	// History is the session's visible branch, root to leaf, as
@@ -368,16 +365,15 @@ func (a *conn) prompt(m *message) error {
 	if err := a.needsAuth(a.ctx, s.rt); err != nil {
 		return err
 	}
-	if !s.begin() {
-		return errorf(codeInvalidRequest, "session %s is already answering a prompt: wait for its answer or send session/cancel", s.id)
-	}
 	// The place in the session's order is taken here, on the reading
 	// goroutine, so a session/cancel read after it comes after it.
 	id := m.ID
 	if rw, ok, err := parseRewind(in.text); ok {
 		if err != nil {
-			s.finish(id, nil, errorf(codeInvalidParams, "invalid params: %v", err), nil)
-			return nil
+			return errorf(codeInvalidParams, "invalid params: %v", err)
+		}
+		if !s.beginRewind() {
+			return errorf(codeInvalidRequest, "session %s is answering a prompt: send /rewind once it is answered, or session/cancel", s.id)
 		}
 		s.work.Add(1)
 		a.work.Go(func() {
@@ -386,11 +382,16 @@ func (a *conn) prompt(m *message) error {
 		})
 		return nil
 	}
+	if s.isRewinding() {
+		return errorf(codeInvalidRequest, "session %s is answering /rewind: wait for its answer or send session/cancel", s.id)
+	}
+	// A prompt sent while another is answered waits behind it (turns.go).
+	t := s.accept(id)
 	call := s.sched.Queue()
 	s.work.Add(1)
 	a.work.Go(func() {
 		defer s.work.Done()
-		s.answer(a.ctx, call, id, in)
+		s.answer(a.ctx, call, t, in)
 	})
 	return nil
 }

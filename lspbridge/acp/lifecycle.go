@@ -159,7 +159,7 @@ func (s *session) replay(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active {
+	if len(s.turns) > 0 || s.rewinding {
 		return errorf(codeInvalidRequest, "session %s is answering a prompt: load it once the prompt is answered", s.id)
 	}
 	if st.SessionName != "" {
