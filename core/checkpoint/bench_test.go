@@ -55,7 +55,7 @@ func BenchmarkSnapshot20k(b *testing.B) {
 	ctx := context.Background()
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			r, err := Open(ctx, dir)
+			r, err := Open(ctx, dir, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func BenchmarkSnapshot20k(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		r, err := Open(ctx, dir)
+		r, err := Open(ctx, dir, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
