@@ -53,9 +53,10 @@ func gitB(b *testing.B, dir string, args ...string) {
 func BenchmarkSnapshot20k(b *testing.B) {
 	dir := benchTree(b, 20000)
 	ctx := context.Background()
+	o := Options{IndexDir: IndexDir(b.TempDir())} // as gopi runs: the index kept between processes
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			r, err := Open(ctx, dir)
+			r, err := Open(ctx, dir, o)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func BenchmarkSnapshot20k(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		r, err := Open(ctx, dir)
+		r, err := Open(ctx, dir, o)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -83,7 +83,13 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
 			c.why = "the session works in the home directory or the root, where gopi takes no snapshots"
 		default:
-			r, err := checkpoint.Open(ctx, cwd)
+			var o checkpoint.Options
+			if h.opts.AgentDir != "" {
+				// The index stays in the agent directory, the user's
+				// alone, for the next gopi that works here.
+				o.IndexDir = checkpoint.IndexDir(h.opts.AgentDir)
+			}
+			r, err := checkpoint.Open(ctx, cwd, o)
 			if err != nil {
 				c.why = "the project is not a git work tree"
 			} else {
@@ -92,6 +98,16 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		}
 	}
 	return c.repo, c.why
+}
+
+// closeCheckpoints ends the repository's use of its index (a temporary
+// one, without an agent directory, is removed).
+func (h *Host) closeCheckpoints() {
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	if h.cp.repo != nil {
+		_ = h.cp.repo.Close()
+	}
 }
 
 // journal is the current session's edit journal, in the agent

@@ -434,6 +434,7 @@ func (h *Host) Close(ctx context.Context) error {
 	defer h.closeMCP()
 	select {
 	case <-done:
+		h.closeCheckpoints()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("closing the session: %w", ctx.Err())

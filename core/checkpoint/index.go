@@ -1,0 +1,130 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// IndexDir is where Repos keep their indexes in the agent directory: one
+// file per repository and scope, readable by the user alone, reused by
+// the next gopi that works there.
+func IndexDir(agentDir string) string {
+	return filepath.Join(agentDir, "checkpoint-index")
+}
+
+// indexSig is what an index file looked like when the Repo last wrote
+// or read it: git replaces the file on every write (a new inode), so
+// another process's write shows.
+type indexSig struct {
+	size, mtime int64
+	ino         uint64
+}
+
+func sigOf(name string) indexSig {
+	info, err := os.Stat(name)
+	if err != nil {
+		return indexSig{}
+	}
+	return indexSig{info.Size(), info.ModTime().UnixNano(), inode(info)}
+}
+
+// openIndex makes the Repo's index ready for an update and returns what
+// ends it. With an index directory, the file is the one for this
+// repository and scope, locked against other gopi processes until the
+// returned func runs, and read again when someone else wrote it since;
+// without one, a temporary file that Close removes.
+func (r *Repo) openIndex(ctx context.Context) (func(), error) {
+	if r.indexDir == "" {
+		if r.index == "" {
+			f, err := os.CreateTemp("", "gopi-checkpoint-index-*")
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint: %w", err)
+			}
+			r.index = f.Name()
+			_ = f.Close()
+			_ = os.Remove(r.index) // git creates it: an empty file is not an index
+			r.indexed = map[string]fileEntry{}
+		}
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(r.indexDir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Chmod(r.indexDir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	sum := sha256.Sum256([]byte(r.g.gitDir + "\x00" + r.g.top + "\x00" + r.prefix))
+	name := filepath.Join(r.indexDir, hex.EncodeToString(sum[:12]))
+	unlock, err := lockFile(ctx, name+".flock") // git takes name.lock itself
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: locking its index: %w", err)
+	}
+	r.index = name
+	if r.indexed == nil || sigOf(name) != r.indexSig {
+		if r.indexed, err = r.readIndex(ctx); err != nil {
+			// Not an index gopi can use: it is built anew.
+			_ = os.Remove(name)
+			r.indexed = map[string]fileEntry{}
+		}
+	}
+	return unlock, nil
+}
+
+// readIndex is what the index file holds; nothing when there is none.
+func (r *Repo) readIndex(ctx context.Context) (map[string]fileEntry, error) {
+	out := map[string]fileEntry{}
+	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	list, err := r.g.run(ctx, []string{"GIT_INDEX_FILE=" + r.index}, nil, "ls-files", "-z", "-s")
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range splitZ(list) {
+		meta, p, ok := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("checkpoint: its index lists %q", line)
+		}
+		out[p] = fileEntry{mode: f[0], id: f[1]}
+	}
+	return out, nil
+}
+
+// wroteIndex notes the index as the Repo left it, readable by the user
+// alone (git makes it with the umask's bits).
+func (r *Repo) wroteIndex() error {
+	if err := os.Chmod(r.index, 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	r.indexSig = sigOf(r.index)
+	return nil
+}
+
+// dropIndex forgets the Repo's index and removes its file: the next
+// snapshot builds it anew.
+func (r *Repo) dropIndex() {
+	if r.index != "" {
+		_ = os.Remove(r.index)
+	}
+	r.index, r.indexed, r.indexSig = "", nil, indexSig{}
+}
+
+// Close ends the Repo's use of its index: a temporary one is removed,
+// one in the index directory stays for the next process.
+func (r *Repo) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.indexDir == "" {
+		r.dropIndex()
+	}
+	r.index, r.indexed, r.indexSig = "", nil, indexSig{}
+	return nil
+}
