@@ -166,36 +166,30 @@ func (h *Host) extSnapshot() *ext.State {
 	infos := h.allToolInfos(all)
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.driving()
-	fields := map[string]any{
-		"cwd":             h.opts.Cwd,
-		"model":           model,
-		"thinkingLevel":   h.agent.ThinkingLevel(),
-		"idle":            !busy,
-		"pendingMessages": steer+follow > 0,
-		"activeTools":     active,
-		"allTools":        infos,
-		"commands":        cmds.Commands,
-		"sessionName":     store.Name(),
-		"sessionFile":     store.File(),
-		"sessionDir":      store.Dir(),
-		"sessionId":       store.ID(),
-		"systemPrompt":    h.agent.SystemPrompt(),
-		"contextUsage":    h.snapshotUsage(store, model),
+	snap := ext.Snapshot{
+		Cwd:             h.opts.Cwd,
+		Model:           model,
+		ThinkingLevel:   h.agent.ThinkingLevel(),
+		Idle:            !busy,
+		PendingMessages: steer+follow > 0,
+		ActiveTools:     active,
+		AllTools:        infos,
+		Commands:        cmds.Commands,
+		SessionName:     store.Name(),
+		SessionFile:     store.File(),
+		SessionDir:      store.Dir(),
+		SessionID:       store.ID(),
+		SystemPrompt:    h.agent.SystemPrompt(),
+		ContextUsage:    h.snapshotUsage(store, model),
 	}
 	h.mu.Lock()
-	if h.promptInputs != nil {
-		fields["systemPromptOptions"] = h.promptInputs
-	}
+	snap.SystemPromptOptions = h.promptInputs
 	h.mu.Unlock()
 	reg := h.opts.Registry
-	once := func() map[string]any {
-		out := map[string]any{"models": reg.All()}
-		if h.opts.Settings.Merged != nil {
-			out["settings"] = h.opts.Settings.Merged
-		}
-		return out
+	rare := func() ext.Rare {
+		return ext.Rare{Models: reg.All(), Settings: h.opts.Settings.Merged}
 	}
-	return &ext.State{Fields: fields, Once: once, OnceRev: reg.Revision(), Store: store}
+	return &ext.State{Snapshot: snap, Rare: rare, RareRev: reg.Revision(), Store: store}
 }
 
 // usageKey is what the context usage extensions see depends on: the
@@ -383,8 +377,8 @@ func (h *Host) applyActiveTools() {
 // unless a tool of all has its name. A tool says where it comes from
 // (sourceInfo) and how the model reaches it (exposure); an MCP tool also
 // its server (namespace) and the server's hints (annotations).
-func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
-	infos := make([]map[string]any, 0, len(all))
+func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
+	infos := make([]ext.ToolInfo, 0, len(all))
 	taken := map[string]bool{}
 	for _, t := range all {
 		if isMCPTool(t) {
@@ -392,15 +386,15 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 		}
 		s := t.Spec()
 		taken[s.Name] = true
-		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": "direct", "sourceInfo": builtinSource(s.Name)}
+		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: "direct", SourceInfo: builtinSource(s.Name)}
 		switch t := t.(type) {
 		case extTool:
-			info["sourceInfo"] = t.def.SourceInfo
+			info.SourceInfo = t.def.SourceInfo
 		case toolSearch:
 			// pi's tool_search comes with its built-in extension
 			// tool-search, declared but not callable by other tools.
-			info["exposure"], info["sourceInfo"] = "model-only", builtinSource("tool-search")
+			info.Exposure, info.SourceInfo = "model-only", builtinSource("tool-search")
 		}
 		infos = append(infos, info)
 	}
@@ -416,10 +410,10 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 			// them through tool_search alike.
 			exposure = mcp.ExposureDeferred
 		}
-		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": exposure, "namespace": t.Namespace(), "sourceInfo": builtinSource("mcp")}
+		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: string(exposure), Namespace: t.Namespace(), SourceInfo: builtinSource("mcp")}
 		if a := t.Annotations(); a != (mcp.Annotations{}) {
-			info["annotations"] = a
+			info.Annotations = a
 		}
 		infos = append(infos, info)
 	}
@@ -433,8 +427,8 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 		if exposure == mcp.ExposureCodemode {
 			exposure = mcp.ExposureDeferred
 		}
-		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": exposure, "sourceInfo": builtinSource("mcp"), "annotations": mcp.Annotations{ReadOnlyHint: true}})
+		infos = append(infos, ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: string(exposure), SourceInfo: builtinSource("mcp"), Annotations: mcp.Annotations{ReadOnlyHint: true}})
 	}
 	return infos
 }
