@@ -33,10 +33,10 @@ type member struct {
 	handles map[string]bool
 	running bool
 
-	syncMu   sync.Mutex // guards the sync state below
-	gen      int
-	store    *session.Store
-	lastID   string
+	syncMu sync.Mutex // guards the sync state below
+	gen    int
+	store  *session.Store
+	lastID string
 	// sent is the snapshot the extension's copy holds (nil after a
 	// (re)start: everything goes out again).
 	sent     *Snapshot
