@@ -56,6 +56,10 @@ type extState struct {
 
 func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
 
+// hooks are the extensions' handlers, typed (the JSON is core/ext's): the
+// tool pipeline's tool_call and tool_result.
+func (h *Host) hooks() ext.Hooks { return ext.Hooks{M: h.exts(), State: h.extSnapshot} }
+
 // startExtensions loads the extensions in the background: gopi answers
 // its client meanwhile, and a prompt waits for them.
 func (h *Host) startExtensions() {
@@ -492,88 +496,6 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 		r.StructuredContent = o.StructuredContent
 	}
 	return r, nil
-}
-
-// beforeToolCall runs the extensions' tool_call handlers, then the
-// approval gate. A handler may rewrite the arguments; one that fails, or
-// an extension host that crashes or hangs, blocks the call (pi's
-// fail-safe).
-func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, string) {
-	if m := h.exts(); m.Handles("tool_call") {
-		res, err := m.ToolCall(ctx, call.Name, call.ID, call.Args, h.extSnapshot())
-		if err != nil {
-			h.extFailed("tool_call", err)
-			return true, fmt.Errorf("%w: %w", errExtensionFailed, err).Error()
-		}
-		if res.Block {
-			reason := res.Reason
-			if reason == "" {
-				reason = errBlocked.Error()
-			}
-			return true, reason
-		}
-		if len(res.Input) > 0 && string(res.Input) != "null" {
-			call.Args = res.Input
-		}
-	}
-	if block, reason := h.approve(ctx, call); block {
-		return block, reason
-	}
-	h.journalTool(ctx, *call)
-	return false, ""
-}
-
-// afterToolCall tells the model when the user changed the call before
-// approving it, then runs the tool_result handlers, which may patch a
-// result.
-func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
-	res = h.tellSettled(call, res)
-	m := h.exts()
-	if !m.Handles(ext.EventToolResult) {
-		return res
-	}
-	content := res.Content
-	if content == nil {
-		content = llm.Contents{}
-	}
-	rawContent, err := ext.Marshal(content)
-	if err != nil {
-		h.extFailed(ext.EventToolResult, fmt.Errorf("the tool's result: %w", err))
-		return res
-	}
-	ev := ext.ToolResultEvent{ToolName: call.Name, ToolCallID: call.ID, Input: call.Args,
-		Content: rawContent, Details: res.Details, StructuredContent: res.StructuredContent, IsError: res.IsError}
-	patch, err := m.ToolResult(ctx, ev, h.extSnapshot())
-	if err != nil {
-		h.extFailed(ext.EventToolResult, err)
-		return res
-	}
-	if patch == nil {
-		return res
-	}
-	var c llm.Contents
-	if err := json.Unmarshal(patch.Content, &c); err != nil {
-		// The rest of the patch still counts, as it did.
-		h.extFailed(ext.EventToolResult, fmt.Errorf("the handlers returned content gopi cannot read: %w", err))
-	} else {
-		res.Content = c
-	}
-	if len(patch.Details) > 0 && string(patch.Details) != "null" {
-		res.Details = patch.Details
-	} else {
-		res.Details = nil
-	}
-	// What the handlers left of it: they may replace it, and replacing the
-	// content alone drops it.
-	if len(patch.StructuredContent) > 0 && string(patch.StructuredContent) != "null" {
-		res.StructuredContent = patch.StructuredContent
-	} else {
-		res.StructuredContent = nil
-	}
-	if patch.IsError != nil {
-		res.IsError = *patch.IsError
-	}
-	return res
 }
 
 // transformContext runs the context handlers before each model call.
