@@ -128,10 +128,14 @@ func (h *Host) journal() *checkpoint.Journal {
 	return j
 }
 
-// journalTool keeps what a write or edit call is about to change in the
+// journaller is the tool pipeline's journal: the host's checkpoints.
+type journaller struct{ h *Host }
+
+// Keep keeps what a write or edit call is about to change in the
 // prompt's journal checkpoint, which is recorded with the first file it
 // keeps. Outside journal mode, or for other tools, it does nothing.
-func (h *Host) journalTool(ctx context.Context, call agent.Call) {
+func (jr journaller) Keep(ctx context.Context, call agent.Call) {
+	h := jr.h
 	if call.Name != tools.NameWrite && call.Name != tools.NameEdit {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -150,7 +151,10 @@ type Host struct {
 	clientMu sync.Mutex // guards client
 	client   api.Client // receives the host's UI requests (Bind)
 
-	approval approvalMemo // what the approval gate remembers (approval.go)
+	// tools is the pipeline every tool call goes through (gate); approval
+	// is its approval stage.
+	tools    *gate.Pipeline
+	approval *gate.Approval
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
@@ -195,10 +199,11 @@ func New(opts Options) (*Host, error) {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
+	h.tools = h.toolPipeline()
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		BeforeToolCall:   h.beforeToolCall,
-		AfterToolCall:    h.afterToolCall,
+		BeforeToolCall:   h.tools.Admit,
+		AfterToolCall:    h.tools.Finish,
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
 		TurnBoundary:     h.turnBoundary,
