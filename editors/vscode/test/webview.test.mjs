@@ -1044,3 +1044,26 @@ test("each of the user's messages has Rewind to here, which names the message's 
 		await cleanup();
 	}
 });
+
+test("focusing the view puts the caret in the composer, from the first moment and after a run", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		const focusView = () =>
+			page.evaluate(() => {
+				document.activeElement?.blur();
+				window.dispatchEvent(new FocusEvent("focus"));
+				return document.activeElement?.id;
+			});
+		// Before any run: a fresh chat, reached with Focus on Chat View.
+		assert.equal(await focusView(), "input");
+		await feed(page, run(/which file to read first/));
+		assert.equal(await focusView(), "input");
+		// Focus already inside the page stays where it is.
+		await page.focus("#log");
+		assert.equal(await page.evaluate(() => (window.dispatchEvent(new FocusEvent("focus")), document.activeElement.id)), "log");
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});

@@ -624,13 +624,7 @@ function onEvent(ev: PiEvent): void {
 			setStreaming(true);
 			break;
 		case "agent_settled":
-			// Focusing the view (gopi: Focus on Chat View, Ctrl+Alt+G) lands in the
-// composer, so the chat is reachable from the keyboard alone.
-window.addEventListener("focus", () => {
-	if (document.activeElement === document.body || document.activeElement === null) input.focus();
-});
-
-setStreaming(false);
+			setStreaming(false);
 			current = undefined;
 			// Settled while a retry was still counting down: stopped, or given up.
 			if (runLine?.state === "retrying") {
@@ -1168,6 +1162,12 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
 			break;
 		}
 	}
+});
+
+// Focusing the view (gopi: Focus on Chat View, Ctrl+Alt+G) lands in the
+// composer, so the chat is reachable from the keyboard alone.
+window.addEventListener("focus", () => {
+	if (document.activeElement === document.body || document.activeElement === null) input.focus();
 });
 
 setStreaming(false);
