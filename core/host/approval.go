@@ -110,7 +110,7 @@ func ParseApproval(s string) (ApprovalMode, error) {
 	case ApprovalWrites, ApprovalAll:
 		return m, nil
 	}
-	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", s)
+	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", api.Clip(s, api.ClipName))
 }
 
 // The answers of an approval question (see api.AnswerDenyAlways).
