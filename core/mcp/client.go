@@ -102,7 +102,7 @@ type Manager struct {
 	// adds one after it is made.
 	toolsGen atomic.Uint64
 
-	namesMu  sync.Mutex // guards the four fields below
+	namesMu  sync.Mutex // guards the four fields below; taken before serversMu and a server's mu
 	reserved map[string]bool
 	named    []*Tool // Tools' answer when toolsGen was namedGen
 	namedGen uint64
