@@ -308,7 +308,7 @@ func findCheckpoint(store *session.Store, id string) (checkpointRecord, error) {
 			return rec, nil
 		}
 	}
-	return checkpointRecord{}, fmt.Errorf("no checkpoint %q in this session (list_checkpoints lists them)", id)
+	return checkpointRecord{}, fmt.Errorf("no checkpoint %q in this session (list_checkpoints lists them)", api.Clip(id, api.ClipName))
 }
 
 // CreateCheckpoint records the files now, by hand; the checkpoint is
@@ -428,7 +428,7 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 		what = api.RestoreBoth
 	case api.RestoreCode, api.RestoreConversation, api.RestoreBoth:
 	default:
-		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, what)
+		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, api.Clip(string(what), api.ClipName))
 	}
 	if h.agent.IsStreaming() {
 		return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", errCheckpointStreaming)

@@ -260,6 +260,19 @@ func (h *Host) applyExtensionTools() {
 	if builtins == nil {
 		builtins = h.opts.Tools
 	}
+	// No MCP tool takes the name of a built-in or an extension's tool
+	// (one that would gets pi's hash suffix), so that a name means one
+	// tool to the model, tool_search, get_mcp_servers and getAllTools.
+	// Every extension tool counts, whatever the tool selection: a tool's
+	// name does not depend on the flags of a run.
+	reserved := []string{toolSearchName}
+	for _, t := range builtins {
+		reserved = append(reserved, t.Spec().Name)
+	}
+	for _, d := range regs.Tools {
+		reserved = append(reserved, d.Name)
+	}
+	renamed := h.mcp.Reserve(reserved)
 	for _, t := range builtins {
 		if d, ok := byName[t.Spec().Name]; ok {
 			all = append(all, extTool{h: h, def: d})
@@ -335,6 +348,10 @@ func (h *Host) applyExtensionTools() {
 	// command waiting for an MCP server's tools sees them come.
 	if m := h.exts(); m.Ready() {
 		m.Sync(h.extSnapshot())
+	}
+	if renamed {
+		// Clients hear of the servers whose tools it renamed.
+		h.announceMCP()
 	}
 }
 

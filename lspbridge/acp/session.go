@@ -159,7 +159,7 @@ func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, 
 			if msg == "" {
 				msg = "the model's reply failed"
 			}
-			_ = s.w.fail(id, errorf(codeInternalError, "%s", msg))
+			_ = s.w.fail(id, &rpcError{Code: codeInternalError, Message: msg})
 			return
 		default:
 			r = sdk.StopReasonEndTurn

@@ -33,7 +33,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeWrites, ModeAll:
 		return m, nil
 	}
-	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", s)
+	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", api.Clip(s, api.ClipName))
 }
 
 // The answers of an approval question (see api.AnswerDenyAlways).
