@@ -37,14 +37,18 @@ const RefPrefix = "refs/gopi/checkpoints/"
 // stash, branches and tags stay as they are; snapshots are commit objects
 // under [RefPrefix], built through an index of their own.
 type Repo struct {
-	g        *git
-	cwd      string // the scope's directory
-	prefix   string // cwd relative to the top, slash-separated; "" at the top
-	max      int64
-	indexDir string // see [Options]
+	g      *git
+	cwd    string // the scope's directory
+	prefix string // cwd relative to the top, slash-separated; "" at the top
+	max    int64
+	report func(error) // see [Options]
 
 	// mu serialises snapshots and restores, and guards the fields below.
-	mu    sync.Mutex
+	mu sync.Mutex
+	// indexDir is [Options.IndexDir] until it proves unusable: then ""
+	// and the index is a temporary one.
+	indexDir string
+
 	cache map[string]cached // by path relative to the top
 	// index is the file of the Repo's own index ("" before the first
 	// snapshot), indexed what it holds, indexSig the file as the Repo
@@ -59,8 +63,13 @@ type Options struct {
 	// IndexDir is a folder of the user's alone (the agent directory's
 	// [IndexDir]) where the Repo keeps the index it builds snapshots in,
 	// one per repository and scope, so the next process starts from it.
-	// "" keeps it in a temporary file that Close removes.
+	// "" keeps it in a temporary folder of the user's alone that Close
+	// (or [RemoveTemporaryIndexes]) removes; so does an IndexDir that
+	// cannot be used (a file where a folder must be, no rights).
 	IndexDir string
+	// Report hears once that IndexDir could not be used and a temporary
+	// index is kept instead; nil says nothing.
+	Report func(error)
 }
 
 // cached is what a file looked like when it was last hashed.
@@ -110,7 +119,7 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if prefix == "." {
 		prefix = ""
 	}
-	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, cache: map[string]cached{}}, nil
+	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, report: o.Report, cache: map[string]cached{}}, nil
 }
 
 // state is the scope's files as a snapshot sees them.

@@ -333,8 +333,29 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 	assert.Equal(t, gitT(t, dir, "rev-parse", cpA+"^{tree}"), gitT(t, dir, "rev-parse", cpC+"^{tree}"), "the next process starts from the index")
 }
 
-// Without an index directory the index is a temporary file, private,
-// and Close removes it.
+// temporaryIndexes are the temporary index folders in tmp, each checked
+// to be the user's alone.
+func temporaryIndexes(t *testing.T, tmp string) []string {
+	t.Helper()
+	found, err := filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	require.NoError(t, err)
+	for _, dir := range found {
+		info, err := os.Lstat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, fs.ModeDir|0o700, info.Mode(), dir)
+		files, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, f := range files {
+			info, err := f.Info()
+			require.NoError(t, err)
+			assert.Equal(t, fs.FileMode(0o600), info.Mode(), f.Name())
+		}
+	}
+	return found
+}
+
+// Without an index directory the index is a temporary one, private, and
+// Close removes it.
 func TestTemporaryIndexRemovedOnClose(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
@@ -344,16 +365,46 @@ func TestTemporaryIndexRemovedOnClose(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.Snapshot(ctx, "s/c1")
 	require.NoError(t, err)
-	found, err := filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	_, err = r.Snapshot(ctx, "s/c2")
 	require.NoError(t, err)
-	require.Len(t, found, 1)
-	info, err := os.Stat(found[0])
-	require.NoError(t, err)
-	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	require.Len(t, temporaryIndexes(t, tmp), 1, "one for the Repo's life")
 	require.NoError(t, r.Close())
-	found, err = filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	assert.Empty(t, temporaryIndexes(t, tmp))
+}
+
+// An index directory that cannot be used (here below a regular file, as
+// under an agent directory that is a file) stops no snapshot: the Repo
+// says so once and keeps a temporary index, which
+// RemoveTemporaryIndexes removes even when the Repo is never closed.
+func TestUnusableIndexDirFallsBack(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := newRepo(t)
+	notADir := filepath.Join(t.TempDir(), "agent")
+	require.NoError(t, os.WriteFile(notADir, []byte("a file\n"), 0o644))
+	var told []error
+	r, err := Open(ctx, dir, Options{IndexDir: IndexDir(notADir), Report: func(err error) { told = append(told, err) }})
 	require.NoError(t, err)
-	assert.Empty(t, found)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	write(t, dir, "keep.go", "package keep // changed\n", 0o644)
+	cp2, err := r.Snapshot(ctx, "s/c2")
+	require.NoError(t, err)
+	require.Len(t, told, 1, "said once")
+	assert.Contains(t, told[0].Error(), "not a directory")
+	assert.Len(t, temporaryIndexes(t, tmp), 1)
+	changes, err := r.Changes(ctx, cp)
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Path: "keep.go", Status: "modified", Diff: changes[0].Diff}}, changes)
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	changes, err = r.Changes(ctx, cp2)
+	require.NoError(t, err)
+	assert.Len(t, changes, 1)
+
+	RemoveTemporaryIndexes()
+	assert.Empty(t, temporaryIndexes(t, tmp))
 }
 
 func TestPermsMessageRoundTrip(t *testing.T) {
