@@ -68,6 +68,14 @@ func (r *Repo) openIndex(ctx context.Context) (func(), error) {
 	return func() {}, nil
 }
 
+// indexName is the index file for this repository and scope in the
+// index directory: its name is a hash of the repository's git directory,
+// its work tree and the scope.
+func (r *Repo) indexName() string {
+	sum := sha256.Sum256([]byte(r.g.gitDir + "\x00" + r.g.top + "\x00" + r.prefix))
+	return filepath.Join(r.indexDir, hex.EncodeToString(sum[:12]))
+}
+
 // openSharedIndex opens the index file for this repository and scope in
 // the index directory, locked until the returned func runs.
 func (r *Repo) openSharedIndex(ctx context.Context) (func(), error) {
@@ -77,8 +85,7 @@ func (r *Repo) openSharedIndex(ctx context.Context) (func(), error) {
 	if err := os.Chmod(r.indexDir, 0o700); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(r.g.gitDir + "\x00" + r.g.top + "\x00" + r.prefix))
-	name := filepath.Join(r.indexDir, hex.EncodeToString(sum[:12]))
+	name := r.indexName()
 	unlock, err := lockFile(ctx, name+".flock") // git takes name.lock itself
 	if err != nil {
 		return nil, fmt.Errorf("locking it: %w", err)

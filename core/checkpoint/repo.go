@@ -50,6 +50,9 @@ type Repo struct {
 	indexDir string
 
 	cache map[string]cached // by path relative to the top
+	// statsLoaded: the kept stat cache was read (see statcache.go);
+	// statsDirty: cache changed since it was read or written.
+	statsLoaded, statsDirty bool
 	// index is the file of the Repo's own index ("" before the first
 	// snapshot), indexed what it holds, indexSig the file as the Repo
 	// last saw it.
@@ -166,6 +169,7 @@ func (r *Repo) pathspec() string {
 // the object database.
 func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	st := state{files: map[string]fileEntry{}, skipped: map[string]bool{}, dirs: map[string]fs.FileMode{}}
+	r.loadStats()
 	tracked, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "-s", "--", r.pathspec())
 	if err != nil {
 		return st, err
@@ -263,6 +267,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 		for _, p := range toHash {
 			if path.Base(p) == ".gitattributes" {
 				clear(r.cache)
+				r.statsDirty = true
 				break
 			}
 		}
@@ -275,6 +280,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			if lfs[p] {
 				st.skipped[p] = true
 				delete(r.cache, p)
+				r.statsDirty = true
 				continue
 			}
 			kept, keptInfo = append(kept, p), append(keptInfo, toHashInfo[i])
@@ -295,6 +301,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			// clean" files): it is hashed again next time.
 			if write && started.Sub(time.Unix(0, c.mtime)) > racyWindow {
 				r.cache[p] = c
+				r.statsDirty = true
 			}
 		}
 	}
@@ -439,8 +446,10 @@ func (r *Repo) writeTree(ctx context.Context, st state) (string, error) {
 	tree, err := r.updateIndex(ctx, st)
 	if err != nil {
 		r.dropIndex()
+		return "", err
 	}
-	return tree, err
+	r.saveStats()
+	return tree, nil
 }
 
 func (r *Repo) updateIndex(ctx context.Context, st state) (string, error) {
@@ -493,6 +502,7 @@ func (r *Repo) snapshot(ctx context.Context, ref string) (string, error) {
 		// A blob the cache vouched for may be gone (a gc after its
 		// checkpoints were pruned): hash everything again.
 		clear(r.cache)
+		r.statsDirty = true
 		if st, err = r.scan(ctx, true); err != nil {
 			return "", err
 		}
@@ -745,6 +755,7 @@ func (r *Repo) restore(ctx context.Context, pl *placer, cat *catFile, old, now s
 			errs = append(errs, fmt.Errorf("restoring %s: %w", p, err))
 		}
 		delete(r.cache, c.path)
+		r.statsDirty = true
 	}
 	return errors.Join(errs...)
 }

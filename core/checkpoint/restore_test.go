@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -291,7 +292,7 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 		info, err := f.Info()
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), f.Name())
-		if !strings.HasSuffix(f.Name(), ".flock") {
+		if !strings.Contains(f.Name(), ".") { // not its lock or stat cache
 			indexes++
 		}
 	}
@@ -321,7 +322,7 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 	require.NoError(t, err)
 	indexes = 0
 	for _, f := range files {
-		if !strings.HasSuffix(f.Name(), ".flock") {
+		if !strings.Contains(f.Name(), ".") { // not its lock or stat cache
 			indexes++
 		}
 	}
@@ -331,6 +332,52 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 	cpC, err := c.Snapshot(ctx, "s/c1")
 	require.NoError(t, err)
 	assert.Equal(t, gitT(t, dir, "rev-parse", cpA+"^{tree}"), gitT(t, dir, "rev-parse", cpC+"^{tree}"), "the next process starts from the index")
+}
+
+// The stat cache is kept beside the index: a new process trusts what
+// an earlier one hashed and hashes only what changed since. (A file
+// given other bytes with its size, time and inode kept shows it: the
+// cache vouches for the old blob.) A stat cache that is not understood
+// is ignored.
+func TestStatCacheKeptForTheNextProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	o := Options{IndexDir: IndexDir(t.TempDir())}
+	name := filepath.Join(dir, "keep.go")
+	old := time.Now().Add(-time.Hour) // past the racy window
+	require.NoError(t, os.Chtimes(name, old, old))
+	a, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cp, err := a.Snapshot(ctx, "s/a")
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	stats, err := filepath.Glob(filepath.Join(IndexDir(filepath.Dir(o.IndexDir)), "*.stat"))
+	require.NoError(t, err)
+	require.Len(t, stats, 1)
+	info, err := os.Stat(stats[0])
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(strings.ToUpper(string(data))), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Chtimes(name, old, old))
+	b, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cpB, err := b.Snapshot(ctx, "s/b")
+	require.NoError(t, err)
+	assert.Equal(t, gitT(t, dir, "rev-parse", cp+"^{tree}"), gitT(t, dir, "rev-parse", cpB+"^{tree}"), "nothing hashed again")
+
+	require.NoError(t, os.WriteFile(stats[0], []byte("something else\n"), 0o600))
+	c, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cpC, err := c.Snapshot(ctx, "s/c")
+	require.NoError(t, err)
+	assert.NotEqual(t, gitT(t, dir, "rev-parse", cp+"^{tree}"), gitT(t, dir, "rev-parse", cpC+"^{tree}"), "everything hashed")
 }
 
 // temporaryIndexes are the temporary index folders in tmp, each checked
