@@ -84,6 +84,19 @@ func noIndexIn(t *testing.T, tmp, agentDir string) {
 	}
 }
 
+// keyMode is the bits of the tests' private key: 0000 as in the issue,
+// which only root can read (so record) and write; for other accounts
+// bits as private that they can: 0400, or 0640 when the model writes it.
+func keyMode(written bool) os.FileMode {
+	switch {
+	case os.Geteuid() == 0:
+		return 0
+	case written:
+		return 0o640
+	}
+	return 0o400
+}
+
 func bashCall(t *testing.T, id, command string) llmtest.Turn {
 	return llmtest.ToolCalls(llmtest.Call(id, "bash", mustJSON(t, map[string]any{"command": command})))
 }
@@ -176,7 +189,7 @@ func TestRPCCheckpointRestoreKeepsModes(t *testing.T) {
 	gitIn(t, w.cwd, "add", "-A")
 	gitIn(t, w.cwd, "commit", "-q", "-m", "start")
 	put(t, w.cwd, ".env.local", "SECRET=1\n", 0o600)
-	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", 0o000)
+	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", keyMode(false))
 	before := filesOf(t, w.cwd)
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "clean up"})
@@ -211,7 +224,7 @@ func TestRPCCheckpointJournalRestoreTrust(t *testing.T) {
 	put(t, w.cwd, "sub/f.txt", "project f\n", 0o644)
 	put(t, w.cwd, "a.txt", "project a\n", 0o644)
 	put(t, w.cwd, ".env.local", "SECRET=1\n", 0o600)
-	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", 0o000)
+	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", keyMode(true))
 	outsideBefore, before := filesOf(t, outside), filesOf(t, w.cwd)
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "change"})

@@ -289,6 +289,16 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	}
 	if len(toHash) > 0 {
 		ids, err := r.hashPaths(ctx, toHash, write)
+		if err != nil && ctx.Err() == nil {
+			// git stops at the first file it cannot read (a 0000 key,
+			// a file another user owns): those are left out, and left
+			// alone, as large ones are, and the rest is hashed again.
+			if toHash, toHashInfo = r.readable(toHash, toHashInfo, st.skipped); len(toHash) > 0 {
+				ids, err = r.hashPaths(ctx, toHash, write)
+			} else {
+				ids, err = nil, nil
+			}
+		}
 		if err != nil {
 			return st, err
 		}
@@ -306,6 +316,23 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 		}
 	}
 	return st, nil
+}
+
+// readable are the paths (and their infos) that can be opened for
+// reading; those that cannot go into skipped, except those gone since
+// they were listed, which are not there at all.
+func (r *Repo) readable(paths []string, infos []cached, skipped map[string]bool) ([]string, []cached) {
+	keptP, keptI := paths[:0], infos[:0]
+	for i, p := range paths {
+		if err := canRead(native(r.g.top, p)); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped[p] = true
+			}
+			continue
+		}
+		keptP, keptI = append(keptP, p), append(keptI, infos[i])
+	}
+	return keptP, keptI
 }
 
 // racyWindow is how old a file's modification must be for its hash to
@@ -757,6 +784,7 @@ func (r *Repo) restore(ctx context.Context, pl *placer, cat *catFile, old, now s
 		delete(r.cache, c.path)
 		r.statsDirty = true
 	}
+	errs = append(errs, pl.settle())
 	return errors.Join(errs...)
 }
 

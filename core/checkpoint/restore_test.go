@@ -44,6 +44,16 @@ func exact(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// keyMode is the bits of the tests' private key: 0000 as in the issue,
+// which only root can read (and so record: see "Not yet" in
+// docs/checkpoints.md); 0400, as private, for other accounts.
+func keyMode() fs.FileMode {
+	if os.Geteuid() == 0 {
+		return 0
+	}
+	return 0o400
+}
+
 func link(t *testing.T, target, name string) {
 	t.Helper()
 	require.NoError(t, os.RemoveAll(name))
@@ -163,6 +173,35 @@ func TestRestoreKindChanges(t *testing.T) {
 	assert.Equal(t, afterTurn, exact(t, dir))
 }
 
+// A folder recorded read-only is made writable for the user alone, filled,
+// and only then given its bits: an account other than root could not
+// put the files in it otherwise (root can, so this fails without that
+// only for other accounts).
+func TestRestoreMakesReadOnlyFolders(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	ro := filepath.Join(dir, "ro")
+	write(t, dir, "ro/a.txt", "read only\n", 0o444)
+	write(t, dir, "ro/in/b.txt", "deeper\n", 0o644)
+	require.NoError(t, os.Chmod(filepath.Join(ro, "in"), 0o555))
+	require.NoError(t, os.Chmod(ro, 0o555))
+	t.Cleanup(func() { // so the test's folder can be removed
+		_ = os.Chmod(filepath.Join(ro, "in"), 0o755)
+		_ = os.Chmod(ro, 0o755)
+	})
+	r, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	before := exact(t, dir)
+	require.NoError(t, os.Chmod(filepath.Join(ro, "in"), 0o755))
+	require.NoError(t, os.Chmod(ro, 0o755))
+	require.NoError(t, os.RemoveAll(ro))
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	assert.Equal(t, before, exact(t, dir))
+}
+
 // What a checkpoint does not record is never removed to make room: an
 // ignored file where a recorded folder must go stays, and the restore
 // says so and puts back the rest.
@@ -195,7 +234,7 @@ func TestRestoreKeepsModes(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	write(t, dir, ".env.local", "SECRET=1\n", 0o600)
-	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", 0o000)
+	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", keyMode())
 	write(t, dir, "tool.sh", "#!/bin/sh\n", 0o700)
 	write(t, dir, "shared.txt", "for the group\n", 0o640)
 	write(t, dir, "private/notes.txt", "notes\n", 0o600)
@@ -226,6 +265,37 @@ func TestRestoreKeepsModes(t *testing.T) {
 	_, _, err = r2.Restore(ctx, cp, "", false)
 	require.NoError(t, err)
 	assert.Equal(t, before, exact(t, dir))
+}
+
+// A file the user cannot read (a 0000 key for an account other than
+// root) stops no snapshot: it is left out, and left alone, and the rest
+// is recorded and comes back with its bits. (Root reads every file, so
+// this fails without that only for other accounts.)
+func TestUnreadableFilesLeftOut(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".env.local", "SECRET=1\n", 0o600)
+	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", 0)
+	write(t, dir, "odd\nkey", "a newline in the name\n", 0)
+	r, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	for _, p := range []string{".env.local", "key.pem", "odd\nkey"} {
+		require.NoError(t, os.Remove(filepath.Join(dir, p)))
+	}
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	info, err := os.Stat(filepath.Join(dir, ".env.local"))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	if os.Geteuid() == 0 {
+		info, err := os.Stat(filepath.Join(dir, "key.pem"))
+		require.NoError(t, err, "root read it, so it was recorded")
+		assert.Equal(t, fs.FileMode(0), info.Mode().Perm())
+	} else {
+		assert.NoFileExists(t, filepath.Join(dir, "key.pem"), "never read, so never recorded")
+	}
 }
 
 // A checkpoint made before gopi recorded permission bits never widens
