@@ -231,18 +231,42 @@ func (b *Bridge) guard(h jsonrpc2.Handler) jsonrpc2.Handler {
 			// on; Async gives the request its own copy.
 			method := req.Method()
 			if r := recover(); r != nil {
-				err = jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", method, r)
+				err = jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", api.Clip(method, api.ClipName), r)
 				result = nil
 			}
 			if !isCall {
 				if err != nil {
-					b.opts.Report(fmt.Errorf("notification %s: %w", method, err))
+					b.opts.Report(fmt.Errorf("notification %s: %w", api.Clip(method, api.ClipName), bounded(err)))
 				}
 				result, err = nil, nil
+			}
+			if err != nil {
+				err = bounded(err)
 			}
 		}()
 		return h(ctx, req)
 	}
+}
+
+// bounded is err as jsonrpc2 would send it, its message at most
+// api.ClipMessage bytes and its data left out past that: whatever a
+// handler's error quotes of the request (a path, a name), the answer
+// stays small. Code and data are kept as jsonrpc2 keeps them.
+func bounded(err error) error {
+	var wire *jsonrpc2.Error
+	isWire := errors.As(err, &wire)
+	msg := err.Error()
+	if len(msg) <= api.ClipMessage && (!isWire || len(wire.Data) <= api.ClipMessage) {
+		return err
+	}
+	out := &jsonrpc2.Error{Message: api.Clip(msg, api.ClipMessage)}
+	if isWire {
+		out.Code = wire.Code
+		if len(wire.Data) <= api.ClipMessage {
+			out.Data = wire.Data
+		}
+	}
+	return out
 }
 
 // LSP methods the bridge answers besides pi/*.

@@ -331,10 +331,10 @@ func workspaceDir(p initializeParams) (string, error) {
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", err
+		return "", api.ClipPathError(err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a directory", abs)
+		return "", fmt.Errorf("%s is not a directory", api.Clip(abs, api.ClipName))
 	}
 	if cur, err := os.Getwd(); err == nil && sameDir(cur, abs) {
 		return "", nil // already there
@@ -350,15 +350,20 @@ func sameDir(a, b string) bool {
 
 // fileURIPath turns a file:// URI into a path.
 func fileURIPath(uri string) (string, error) {
+	shown := api.Clip(uri, api.ClipName)
 	u, err := url.Parse(uri)
 	if err != nil {
-		return "", err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text quotes the whole URI
+		}
+		return "", fmt.Errorf("%q is not a URI: %w", shown, err)
 	}
 	if u.Scheme != "file" {
-		return "", fmt.Errorf("%q is not a file:// URI", uri)
+		return "", fmt.Errorf("%q is not a file:// URI", shown)
 	}
 	if u.Host != "" && u.Host != "localhost" {
-		return "", fmt.Errorf("%q names a remote host", uri)
+		return "", fmt.Errorf("%q names a remote host", shown)
 	}
 	return filepath.FromSlash(u.Path), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -142,7 +143,20 @@ func (s *stream) usable(body []byte) bool {
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return true // a batch: jsonrpc2 answers bad members itself
+		// A batch: jsonrpc2 answers bad members itself, but would echo
+		// a member's id whole.
+		var members []struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &members) == nil {
+			for _, m := range members {
+				if len(m.ID) > api.MaxID {
+					s.reject(nil, jsonrpc2.InvalidRequest, "invalid request: a request of the batch: "+api.IDTooLong(len(m.ID)).Error())
+					return false
+				}
+			}
+		}
+		return true
 	}
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
@@ -160,8 +174,16 @@ func (s *stream) usable(body []byte) bool {
 		s.reject(nil, jsonrpc2.InvalidRequest, `invalid request: "id" must be a string or a number, not null (leave it out to send a notification)`)
 		return false
 	}
-	_, err := jsonrpc2.DecodeMessage(body)
+	msg, err := jsonrpc2.DecodeMessage(body)
 	if err == nil {
+		if call, ok := msg.(*jsonrpc2.Call); ok {
+			// Its answer would echo the id whole (JSON-RPC requires it):
+			// an id longer than api.MaxID is refused, with id null.
+			if id, ok := call.ID().StringValue(); ok && len(id)+2 > api.MaxID {
+				s.reject(nil, jsonrpc2.InvalidRequest, "invalid request: "+api.IDTooLong(len(id)+2).Error())
+				return false
+			}
+		}
 		return true
 	}
 	if !probed && json.Unmarshal(body, &probe) != nil {
@@ -181,10 +203,10 @@ func (s *stream) usable(body []byte) bool {
 // reject writes an error response for a frame that never became a request.
 func (s *stream) reject(id json.RawMessage, code jsonrpc2.Code, msg string) {
 	idText := "null"
-	if t := bytes.TrimSpace(id); len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+	if t := bytes.TrimSpace(id); len(t) > 0 && len(t) <= api.MaxID && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		idText = string(t)
 	}
-	m, _ := marshal(msg)
+	m, _ := marshal(api.Clip(msg, api.ClipMessage))
 	_ = s.out.WriteRecord(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`, idText, code, m))
 }
 

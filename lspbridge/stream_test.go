@@ -3,6 +3,7 @@ package lspbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/rpc"
@@ -221,4 +223,54 @@ func TestDetectionOfTheThreeDialects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 37: a request whose id is longer than api.MaxID (as a string, a
+// number of 300 digits, or in a batch) is refused with id null, not
+// echoed; a huge method name is quoted at most api.ClipName bytes; the
+// connection serves on.
+func TestHugeIDsAndNamesAreNotEchoed(t *testing.T) {
+	h := startBridge(t, stateRT(), config{framing: rpc.FramingNewline})
+	id := strings.Repeat("i", 1<<20)
+	h.sendRecord(`{"jsonrpc":"2.0","id":"` + id + `","method":"pi/get_state"}`)
+	e := errorResponse(t, h.next(), "null", -32600)
+	assert.Contains(t, e.Message, `"id" is 1048578 bytes long`)
+	stillServes(t, h)
+
+	h.sendRecord(`{"jsonrpc":"2.0","id":` + strings.Repeat("9", 300) + `,"method":"pi/get_state"}`)
+	errorResponse(t, h.next(), "null", -32600)
+	stillServes(t, h)
+
+	h.sendRecord(`[{"jsonrpc":"2.0","id":"` + id + `","method":"pi/get_state"},{"jsonrpc":"2.0","id":3,"method":"pi/get_state"}]`)
+	e = errorResponse(t, h.next(), "null", -32600)
+	assert.Contains(t, e.Message, "a request of the batch")
+	stillServes(t, h)
+
+	h.sendRecord(`{"jsonrpc":"2.0","id":4,"method":"` + strings.Repeat("x", 1<<20) + `"}`)
+	e = errorResponse(t, h.next(), "4", -32601)
+	assert.Equal(t, "Unknown method: "+strings.Repeat("x", api.ClipName)+"…", e.Message)
+	stillServes(t, h)
+}
+
+// bounded cuts what a handler's error would send: the message at
+// api.ClipMessage bytes, data past that left out, the code kept.
+func TestBoundedErrors(t *testing.T) {
+	small := jsonrpc2.NewError(jsonrpc2.InvalidParams, "short")
+	assert.Same(t, small, bounded(small))
+	plain := errors.New("plain")
+	assert.Same(t, plain, bounded(plain))
+
+	long := strings.Repeat("z", 100_000)
+	got := bounded(&jsonrpc2.Error{Code: RequestFailed, Message: long, Data: []byte(`{"command":"x"}`)}).(*jsonrpc2.Error)
+	assert.Equal(t, RequestFailed, got.Code)
+	assert.Equal(t, api.Clip(long, api.ClipMessage), got.Message)
+	assert.JSONEq(t, `{"command":"x"}`, string(got.Data))
+
+	got = bounded(&jsonrpc2.Error{Code: RequestFailed, Message: "m", Data: []byte(`"` + long + `"`)}).(*jsonrpc2.Error)
+	assert.Equal(t, "m", got.Message)
+	assert.Nil(t, got.Data)
+
+	got = bounded(fmt.Errorf("wrapped %s: %w", long, jsonrpc2.NewError(jsonrpc2.InvalidParams, "inner"))).(*jsonrpc2.Error)
+	assert.Equal(t, jsonrpc2.InvalidParams, got.Code)
+	assert.LessOrEqual(t, len(got.Message), api.ClipMessage+len("…"))
 }

@@ -61,8 +61,12 @@ func (c *Conn) Notify(req api.UIRequest) { c.broker.Notify(req) }
 
 func (c *Conn) write(v any) error {
 	if r, ok := v.(response); ok {
-		// Never echo a client's input back unbounded.
+		// Never echo a client's input back unbounded (take refuses a
+		// longer id before it could come here).
 		r.Command, r.Error = api.Clip(r.Command, api.ClipName), api.Clip(r.Error, api.ClipMessage)
+		if len(r.ID) > api.MaxID {
+			r.ID = nil
+		}
 		v = r
 	}
 	err := c.w.Encode(v)
@@ -202,6 +206,15 @@ func (c *Conn) take(sched *api.Scheduler, rec []byte, srv api.Server) {
 		return
 	}
 	var name string
+	if len(env.ID) > api.MaxID {
+		// The answer would echo the id whole: refused, without it.
+		command := commandParse
+		if json.Unmarshal(env.Type, &name) == nil && name != "" {
+			command = name
+		}
+		sched.Queue().Run(srv, c.failed(nil, command, "Failed to parse command: "+api.IDTooLong(len(env.ID)).Error()))
+		return
+	}
 	if len(env.Type) == 0 || json.Unmarshal(env.Type, &name) != nil || name == "" {
 		sched.Queue().Run(srv, c.failed(env.ID, commandParse, `Failed to parse command: field "type" must be a string naming the command`))
 		return

@@ -251,3 +251,26 @@ func TestNativeExtensionUIRequests(t *testing.T) {
 		t.Fatal("a pending dialog hung after the client left")
 	}
 }
+
+// Issue 37: a command whose id is longer than api.MaxID is refused, and
+// the answer leaves the id out rather than echo it; an unknown command's
+// name is quoted at most api.ClipName bytes. The next command is served.
+func TestNativeHugeInputIsNotEchoed(t *testing.T) {
+	h := newHarness(t, 0)
+	id := strings.Repeat("i", 1<<20)
+	h.send(`{"id":"` + id + `","type":"get_state"}` + "\n")
+	h.send(`{"id":"` + id + `","type":"extension_ui_response","value":"x"}` + "\n")
+	h.send(`{"id":"n","type":"` + strings.Repeat("x", 1<<20) + `"}` + "\n")
+	h.send(`{"id":"after","type":"get_state"}` + "\n")
+	for _, command := range []string{"get_state", "extension_ui_response"} {
+		r := h.read()
+		assert.NotContains(t, r, "id")
+		assert.Equal(t, command, r["command"])
+		assert.Equal(t, false, r["success"])
+		assert.Equal(t, `Failed to parse command: id too long: "id" is 1048578 bytes long; gopi answers requests whose id is at most 256 bytes`, r["error"])
+	}
+	r := h.read()
+	assert.Equal(t, "n", r["id"])
+	assert.Equal(t, "Unknown command: "+strings.Repeat("x", api.ClipName)+"…", r["error"])
+	assert.Equal(t, "after", h.read()["id"])
+}

@@ -16,6 +16,8 @@ var (
 	// errSessionExists: --fork with a --session-id another session has;
 	// the error names the id and that session's file.
 	errSessionExists = errors.New("already exists")
+	// errAgentDirNotDir: the agent directory is a file.
+	errAgentDirNotDir = errors.New("not a directory")
 	// errNoSessionMatch: --session or --fork named no session; the error
 	// names the argument.
 	errNoSessionMatch = errors.New("no session found matching")

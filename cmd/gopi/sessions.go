@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/internal/homedir"
@@ -19,8 +20,8 @@ import (
 // session with that id, created when there is none), else a new session.
 // customDir is --session-dir and its kin ("" for the agent dir's
 // default). --name is applied to the result.
-func openSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
-	st, err := pickSession(a, customDir, agentDir, cwd, stderr)
+func openSession(a *args, customDir, agentDir, cwd string, stderr io.Writer, off *sync.Once) (*session.Store, error) {
+	st, err := pickSession(a, customDir, agentDir, cwd, stderr, off)
 	if err != nil || !a.nameSet {
 		return st, err
 	}
@@ -30,7 +31,7 @@ func openSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*s
 	return st, nil
 }
 
-func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*session.Store, error) {
+func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer, off *sync.Once) (*session.Store, error) {
 	if a.forked != nil {
 		return a.forked, nil
 	}
@@ -81,9 +82,30 @@ func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer) (*s
 			return openSessionFile(p, cwd, stderr)
 		}
 		fmt.Fprintf(stderr, "gopi: warning: no session of this directory has id %q; starting a new session with that id\n", a.sessionID)
-		return session.Create(l.dir, cwd, session.Options{ID: a.sessionID})
+		return newSession(a, l.dir, cwd, stderr, off)
 	}
-	return session.Create(l.dir, cwd, session.Options{})
+	return newSession(a, l.dir, cwd, stderr, off)
+}
+
+// newSession starts a session in dir. When dir cannot be made (the agent
+// directory under a file, a read-only disk) gopi serves anyway with the
+// session kept in memory, as pi does, and says so once per process: a
+// session that cannot be saved is not a reason to refuse every command.
+// off keeps the warning to one per process (ACP builds a session runtime
+// per client session; setup's check of the agent directory may have said
+// it already).
+func newSession(a *args, dir, cwd string, stderr io.Writer, off *sync.Once) (*session.Store, error) {
+	st, err := session.Create(dir, cwd, session.Options{ID: a.sessionID})
+	if err == nil || !errors.Is(err, session.ErrSessionDir) {
+		return st, err
+	}
+	off.Do(func() {
+		fmt.Fprintf(stderr, "gopi: warning: sessions are off, nothing will be saved: %v\n", err)
+	})
+	if a.sessionIDSet {
+		return session.InMemoryWithID(cwd, a.sessionID)
+	}
+	return session.InMemory(cwd), nil
 }
 
 // openSessionFile opens the session at path, or starts one there when the

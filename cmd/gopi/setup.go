@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -32,6 +34,9 @@ type app struct {
 	// early is the extension host project_trust started, until the
 	// session's extensions take it over.
 	early *ext.NodeHost
+	// sessionsOff keeps the warning that sessions cannot be saved to one
+	// per process.
+	sessionsOff sync.Once
 	// shutdown closes when an extension asks gopi to exit.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -60,6 +65,8 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 		return nil, fmt.Errorf("finding the working directory: %w", err)
 	}
 	agentDir := models.AgentDir(os.Getenv)
+	ap := &app{cwd: cwd, agentDir: agentDir, stderr: stderr, shutdown: make(chan struct{})}
+	ap.checkAgentDir()
 	overrides := map[string]string{}
 	reg, loadErr := models.Load(models.Options{
 		AgentDir:        agentDir,
@@ -73,7 +80,7 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if loadErr != nil {
 		fmt.Fprintln(stderr, "gopi: warning:", loadErr)
 	}
-	ap := &app{cwd: cwd, agentDir: agentDir, registry: reg, stderr: stderr, shutdown: make(chan struct{})}
+	ap.registry = reg
 	if a.listModels {
 		return ap, nil
 	}
@@ -115,7 +122,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		return nil, err
 	}
 	o.AllTools = allTools(cwd, o.Tools, o.ToolSelection, r.shell)
-	if o.Store, err = openSession(a, r.sessionDir, ap.agentDir, cwd, ap.stderr); err != nil {
+	if o.Store, err = openSession(a, r.sessionDir, ap.agentDir, cwd, ap.stderr, &ap.sessionsOff); err != nil {
 		return nil, err
 	}
 	if !a.noContextFiles {
@@ -197,4 +204,23 @@ func allTools(cwd string, enabled []agent.Tool, sel tools.Selection, opts []tool
 		}
 	}
 	return out
+}
+
+// checkAgentDir says once, at start, when the agent directory cannot be
+// used: a file lies where it or a folder above it should be. gopi then
+// reads nothing from it (its readers take such a path as missing) and
+// keeps sessions it would store there in memory, and serves as usual.
+// A directory that does not exist yet is fine: it is made when needed.
+func (ap *app) checkAgentDir() {
+	info, err := os.Stat(ap.agentDir)
+	switch {
+	case err == nil && info.IsDir(), errors.Is(err, fs.ErrNotExist):
+		return
+	case err == nil:
+		err = errAgentDirNotDir
+	}
+	ap.sessionsOff.Do(func() {
+		fmt.Fprintf(ap.stderr, "gopi: warning: the agent directory %s cannot be used (%v): "+
+			"no settings, models, keys, extensions or MCP servers are read from it, and sessions are not saved there\n", ap.agentDir, err)
+	})
 }

@@ -32,6 +32,7 @@ type prepared struct {
 	call  llm.ToolCall
 	tool  Tool
 	args  json.RawMessage
+	bind  func(context.Context) context.Context // see Call.Bind
 }
 
 // toolNote is what a running tool sends the run goroutine: an update, or
@@ -222,7 +223,7 @@ func (r *run) prepare(i int, call llm.ToolCall) (p *prepared, out outcome) {
 			return fail(reason)
 		}
 	}
-	return &prepared{index: i, call: call, tool: tool, args: c.Args}, outcome{}
+	return &prepared{index: i, call: call, tool: tool, args: c.Args, bind: c.Bind}, outcome{}
 }
 
 // runPrepared runs ps and stores each outcome at its call's index. The
@@ -278,6 +279,9 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 			}
 		}()
 		ctx := context.WithValue(r.ctx, callIDKey{}, p.call.ID)
+		if p.bind != nil {
+			ctx = p.bind(ctx)
+		}
 		call := Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}
 		if f := r.a.cfg.ToolStarting; f != nil {
 			f(ctx, call)

@@ -39,6 +39,10 @@ type Call struct {
 	ID   string
 	Name string
 	Args json.RawMessage
+	// Bind, when a BeforeToolCall hook sets it, derives the context the
+	// tool runs with: how the checks a call passed hand the tool what
+	// they decided (the file the user approved, say).
+	Bind func(context.Context) context.Context
 }
 
 // Result is what a tool returns: content the model reads and details a

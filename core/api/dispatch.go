@@ -220,7 +220,7 @@ func compactCommand() command {
 func start(ctx context.Context, srv Server, name string, params json.RawMessage) (finish func() (any, error), err error) {
 	c, ok := commands[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", errUnknown, name)
+		return nil, fmt.Errorf("%w: %s", errUnknown, Clip(name, ClipName))
 	}
 	defer recovered(srv, name, &err)
 	rest := func() (any, error) { return c.call(ctx, srv, params) }

@@ -19,6 +19,8 @@ var (
 	ErrNotStarted = errors.New("cancelled before it started")
 	// ErrNotImplemented marks a command gopi does not serve yet.
 	ErrNotImplemented = errors.New("not implemented")
+	// ErrIDTooLong: a request's id is longer than MaxID (IDTooLong).
+	ErrIDTooLong = errors.New("id too long")
 )
 
 // ParamError says which field of a command was wrong.

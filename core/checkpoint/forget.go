@@ -22,7 +22,7 @@ func ForgetSession(ctx context.Context, agentDir, dir, sessionID string) error {
 		return fmt.Errorf("checkpoint: %q is not a session id", sessionID)
 	}
 	var errs []error
-	if r, err := Open(ctx, dir); err == nil {
+	if r, err := Open(ctx, dir, Options{}); err == nil {
 		errs = append(errs, r.Prune(ctx, sessionID+"/"))
 	} else if !errors.Is(err, errNotRepo) {
 		errs = append(errs, err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,9 +19,6 @@ type git struct {
 	top    string // the work tree's top directory
 	gitDir string // its git directory, absolute
 }
-
-// errNotRepo says that a directory is not inside a git work tree.
-var errNotRepo = errors.New("not inside a git work tree")
 
 // openGit finds the work tree dir belongs to.
 func openGit(ctx context.Context, dir string) (*git, error) {

@@ -11,20 +11,23 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 )
 
 // Journal keeps what files held before the agent's own tools changed
 // them, for projects outside git: under each checkpoint, the first
-// content each file had after it (or that it did not exist). It cannot
-// see what commands change. Everything it writes is private to the user.
+// content each file had after it (or that it did not exist), with its
+// permission bits, or the target of a link. It cannot see what commands
+// change. Everything it writes is private to the user: folders 0700,
+// files 0600.
 type Journal struct {
 	dir  string // blobs/ and records/ live here
-	root string // the project's directory: paths are relative to it
+	root string // the project's directory, its links followed: paths are relative to it
 
 	// mu guards seen and serialises writes.
 	mu   sync.Mutex
-	seen map[string]map[string]bool // checkpoint → paths recorded
+	seen map[string]map[string]journalRecord // checkpoint → path → its record
 }
 
 // journalRecord is one file's state when a checkpoint's window first
@@ -34,13 +37,21 @@ type journalRecord struct {
 	Existed bool   `json:"existed"`
 	Blob    string `json:"blob,omitempty"` // sha256 of the content
 	Exec    bool   `json:"exec,omitempty"`
+	// Perm is a file's permission bits in octal ("600"); "" in records
+	// made before the journal kept them.
+	Perm string `json:"perm,omitempty"`
+	// Link is the target of a path that was a symbolic link.
+	Link string `json:"link,omitempty"`
 	// TooLarge: the file was over the size limit and was not kept.
 	TooLarge bool `json:"tooLarge,omitempty"`
 }
 
 // OpenJournal is the journal kept in dir for the project in root.
 func OpenJournal(dir, root string) *Journal {
-	return &Journal{dir: dir, root: root, seen: map[string]map[string]bool{}}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real // the tools name the files they change with every link followed
+	}
+	return &Journal{dir: dir, root: root, seen: map[string]map[string]journalRecord{}}
 }
 
 func (j *Journal) recordsFile(cp string) string {
@@ -59,48 +70,68 @@ func (j *Journal) Record(cp, name string) (first bool, err error) {
 	if err != nil || rel == ".." || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator) {
 		return false, nil // outside the project: not the journal's
 	}
-	rel = filepath.ToSlash(rel)
+	pl, err := openPlacer(j.root)
+	if err != nil {
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	defer pl.Close()
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	first, _, err = j.keepPath(pl, cp, filepath.ToSlash(rel), false)
+	return first, err
+}
+
+// keepPath records what is at rel under checkpoint cp, unless cp has
+// it already, and returns the record (nil for what it does not keep: a
+// folder, unless dirAbsent records one as no file, a device). first
+// says whether it was cp's first record. j.mu is held.
+func (j *Journal) keepPath(pl *placer, cp, rel string, dirAbsent bool) (first bool, rec *journalRecord, err error) {
 	if j.seen[cp] == nil {
 		recs, err := j.records(cp)
 		if err != nil {
-			return false, err
+			return false, nil, err
 		}
-		j.seen[cp] = map[string]bool{}
+		j.seen[cp] = map[string]journalRecord{}
 		for _, r := range recs {
-			j.seen[cp][r.Path] = true
+			j.seen[cp][r.Path] = r
 		}
 	}
-	if j.seen[cp][rel] {
-		return false, nil
+	if r, ok := j.seen[cp][rel]; ok {
+		return false, &r, nil
 	}
 	first = len(j.seen[cp]) == 0
-	rec := journalRecord{Path: rel}
-	info, err := os.Lstat(name)
+	r := journalRecord{Path: rel}
+	info, blocked, err := pl.lstat(rel)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return false, fmt.Errorf("journal: %w", err)
+		return false, nil, fmt.Errorf("journal: %w", err)
+	case info == nil || blocked != "":
+	case info.Mode()&fs.ModeSymlink != 0:
+		if r.Link, err = pl.root.Readlink(osName(rel)); err != nil {
+			return false, nil, fmt.Errorf("journal: %w", err)
+		}
+		r.Existed = true
+	case info.IsDir() && dirAbsent:
 	case !info.Mode().IsRegular():
-		return false, nil // links and devices are not the file tools' to change
+		return false, nil, nil
 	case info.Size() > DefaultMaxFileSize:
-		rec.Existed, rec.TooLarge = true, true
+		r.Existed, r.TooLarge = true, true
 	default:
-		data, err := os.ReadFile(name)
+		data, err := pl.root.ReadFile(osName(rel))
 		if err != nil {
-			return false, fmt.Errorf("journal: %w", err)
+			return false, nil, fmt.Errorf("journal: %w", err)
 		}
-		rec.Existed, rec.Exec = true, info.Mode().Perm()&0o111 != 0
-		if rec.Blob, err = j.keep(data); err != nil {
-			return false, err
+		perm := info.Mode().Perm()
+		r.Existed, r.Exec, r.Perm = true, perm&0o111 != 0, strconv.FormatUint(uint64(perm), 8)
+		if r.Blob, err = j.keep(data); err != nil {
+			return false, nil, err
 		}
 	}
-	if err := j.append(cp, rec); err != nil {
-		return false, err
+	if err := j.append(cp, r); err != nil {
+		return false, nil, err
 	}
-	j.seen[cp][rel] = true
-	return first, nil
+	j.seen[cp][rel] = r
+	return first, &r, nil
 }
 
 // keep stores data by its hash and returns the hash.
@@ -114,11 +145,19 @@ func (j *Journal) keep(data []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", fmt.Errorf("journal: %w", err)
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(p), sum+".*") // 0600, a name of its own
+	if err != nil {
 		return "", fmt.Errorf("journal: %w", err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
 		return "", fmt.Errorf("journal: %w", err)
 	}
 	return sum, nil
@@ -189,11 +228,39 @@ func (j *Journal) state(cps []string) (map[string]journalRecord, error) {
 type journalChange struct {
 	rec    journalRecord
 	status string
-	now    []byte
+	now    []byte // the file's bytes or the link's target
 	was    []byte
 }
 
-func (j *Journal) changes(cps []string, withContent bool) ([]journalChange, error) {
+// was is what rec kept: a file's bytes or a link's target.
+func (j *Journal) was(r journalRecord) ([]byte, error) {
+	switch {
+	case !r.Existed:
+		return nil, nil
+	case r.Link != "":
+		return []byte(r.Link), nil
+	}
+	data, err := os.ReadFile(j.blobFile(r.Blob))
+	if err != nil {
+		return nil, fmt.Errorf("journal: the kept content of %s: %w", r.Path, err)
+	}
+	return data, nil
+}
+
+// current is what is at p now (info, from pl.lstat): a file's bytes, a
+// link's target, nothing for a folder.
+func current(pl *placer, p string, info fs.FileInfo) ([]byte, error) {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		t, err := pl.root.Readlink(osName(p))
+		return []byte(t), err
+	case info.Mode().IsRegular():
+		return pl.root.ReadFile(osName(p))
+	}
+	return nil, nil
+}
+
+func (j *Journal) changes(pl *placer, cps []string, withContent bool) ([]journalChange, error) {
 	want, err := j.state(cps)
 	if err != nil {
 		return nil, err
@@ -209,31 +276,35 @@ func (j *Journal) changes(cps []string, withContent bool) ([]journalChange, erro
 		if r.TooLarge {
 			continue
 		}
-		now, err := os.ReadFile(native(j.root, p))
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		info, blocked, err := pl.lstat(p)
+		if err != nil {
 			return nil, fmt.Errorf("journal: %w", err)
 		}
-		var was []byte
-		if r.Existed {
-			if was, err = os.ReadFile(j.blobFile(r.Blob)); err != nil {
-				return nil, fmt.Errorf("journal: the kept content of %s: %w", p, err)
+		if blocked != "" {
+			info = nil // below a link or a file: not there
+		}
+		was, err := j.was(r)
+		if err != nil {
+			return nil, err
+		}
+		var now []byte
+		if info != nil {
+			if now, err = current(pl, p, info); err != nil {
+				return nil, fmt.Errorf("journal: %w", err)
 			}
 		}
 		c := journalChange{rec: r}
 		switch {
-		case !r.Existed && exists:
-			c.status = "added"
-		case r.Existed && !exists:
-			c.status = "deleted"
-		case r.Existed && exists:
-			info, _ := os.Stat(native(j.root, p))
-			if string(now) == string(was) && (info.Mode().Perm()&0o111 != 0) == r.Exec {
-				continue
-			}
-			c.status = "modified"
-		default:
+		case !r.Existed && info == nil:
 			continue
+		case !r.Existed:
+			c.status = "added"
+		case info == nil:
+			c.status = "deleted"
+		case sameAsRecord(r, info, now, was):
+			continue
+		default:
+			c.status = "modified"
 		}
 		if withContent {
 			c.now, c.was = now, was
@@ -243,10 +314,31 @@ func (j *Journal) changes(cps []string, withContent bool) ([]journalChange, erro
 	return out, nil
 }
 
+// sameAsRecord reports whether what is at a path now (info, now) is what
+// r kept (was): the same link, or a file with the same bytes and bits.
+func sameAsRecord(r journalRecord, info fs.FileInfo, now, was []byte) bool {
+	m := info.Mode()
+	if r.Link != "" {
+		return m&fs.ModeSymlink != 0 && string(now) == r.Link
+	}
+	if !m.IsRegular() || string(now) != string(was) {
+		return false
+	}
+	if perm, err := strconv.ParseUint(r.Perm, 8, 32); err == nil {
+		return m.Perm() == fs.FileMode(perm)
+	}
+	return (m.Perm()&0o111 != 0) == r.Exec
+}
+
 // Changes says how the files the journal kept under cps differ from
 // what they were at the first of them.
 func (j *Journal) Changes(cps []string) ([]Change, error) {
-	cs, err := j.changes(cps, true)
+	pl, err := openPlacer(j.root)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	defer pl.Close()
+	cs, err := j.changes(pl, cps, true)
 	if err != nil {
 		return nil, err
 	}
@@ -264,40 +356,101 @@ func (j *Journal) Changes(cps []string) ([]Change, error) {
 }
 
 // Restore puts the files the journal kept under cps back as they were
-// at the first of them. Unless dryRun, each file it changes is first
-// kept under undo ("" for none), so restoring undo reverses it.
+// at the first of them: their bytes and permission bits, links as links.
+// Unless dryRun, each file it changes, and anything it removes from the
+// way, is first kept under undo ("" for none: then nothing in the way is
+// removed), so restoring undo reverses it. As for [Repo.Restore], nothing
+// outside the project's directory changes and no link is followed.
 func (j *Journal) Restore(cps []string, undo string, dryRun bool) ([]Change, error) {
-	cs, err := j.changes(cps, true)
+	pl, err := openPlacer(j.root)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	defer pl.Close()
+	cs, err := j.changes(pl, cps, true)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Change, 0, len(cs))
-	var errs []error
 	for _, c := range cs {
 		out = append(out, Change{Path: c.rec.Path, Status: c.status})
-		if dryRun {
-			continue
+	}
+	if dryRun {
+		return out, nil
+	}
+	// keepForUndo keeps what is at p under undo; a folder is kept as no
+	// file (what is in it is kept as it is cleared).
+	keepForUndo := func(p string) error {
+		if undo == "" {
+			return errCannotKeep
 		}
-		full := native(j.root, c.rec.Path)
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		_, rec, err := j.keepPath(pl, undo, p, true)
+		switch {
+		case err != nil:
+			return err
+		case rec == nil || rec.TooLarge:
+			return errCannotKeep
+		}
+		return nil
+	}
+	pl.inTheWay = func(p string, _ fs.FileInfo) error { return keepForUndo(p) }
+	pl.dirMode = pl.boundedDirMode
+	var errs []error
+	var todo []journalChange
+	for _, c := range cs {
 		if undo != "" {
-			if _, err := j.Record(undo, full); err != nil {
-				errs = append(errs, err)
+			if err := keepForUndo(c.rec.Path); err != nil {
+				errs = append(errs, fmt.Errorf("restoring %s: %w", c.rec.Path, err))
 				continue
 			}
 		}
-		if c.status == "added" {
-			if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		todo = append(todo, c)
+	}
+	for i := len(todo) - 1; i >= 0; i-- { // what was added goes first, deepest first
+		if c := todo[i]; c.status == "added" {
+			if err := pl.remove(c.rec.Path); err != nil {
 				errs = append(errs, fmt.Errorf("removing %s: %w", c.rec.Path, err))
 			}
+		}
+	}
+	for _, c := range todo {
+		if c.status == "added" {
 			continue
 		}
-		mode := modeFile
-		if c.rec.Exec {
-			mode = modeExec
+		perm, err := j.perm(pl, c.rec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if err := writeEntry(full, mode, c.was); err != nil {
+		was := c.was
+		e := entry{path: c.rec.Path, link: c.rec.Link != "", perm: perm, data: func() ([]byte, error) { return was, nil }}
+		if err := pl.put(e); err != nil {
 			errs = append(errs, fmt.Errorf("restoring %s: %w", c.rec.Path, err))
 		}
 	}
+	errs = append(errs, pl.settle())
 	return out, errors.Join(errs...)
+}
+
+// perm is the mode a file comes back with: its recorded bits; for a
+// record made before the journal kept them, the file's own bits never
+// widened when it is there, else the user's alone.
+func (j *Journal) perm(pl *placer, r journalRecord) (fs.FileMode, error) {
+	if r.Perm != "" {
+		perm, err := strconv.ParseUint(r.Perm, 8, 32)
+		if err != nil {
+			return 0, fmt.Errorf("journal: %s: its mode %q: %w", r.Path, r.Perm, err)
+		}
+		return fs.FileMode(perm) & fs.ModePerm, nil
+	}
+	mode := modeFile
+	if r.Exec {
+		mode = modeExec
+	}
+	if info, blocked, err := pl.lstat(r.Path); err == nil && info != nil && blocked == "" && info.Mode().IsRegular() {
+		return narrowed(info.Mode(), mode), nil
+	}
+	return private(mode), nil
 }

@@ -41,14 +41,38 @@ type Repo struct {
 	cwd    string // the scope's directory
 	prefix string // cwd relative to the top, slash-separated; "" at the top
 	max    int64
+	report func(error) // see [Options]
 
 	// mu serialises snapshots and restores, and guards the fields below.
-	mu    sync.Mutex
+	mu sync.Mutex
+	// indexDir is [Options.IndexDir] until it proves unusable: then ""
+	// and the index is a temporary one.
+	indexDir string
+
 	cache map[string]cached // by path relative to the top
+	// statsLoaded: the kept stat cache was read (see statcache.go);
+	// statsDirty: cache changed since it was read or written.
+	statsLoaded, statsDirty bool
 	// index is the file of the Repo's own index ("" before the first
-	// snapshot), indexed what it holds.
-	index   string
-	indexed map[string]fileEntry
+	// snapshot), indexed what it holds, indexSig the file as the Repo
+	// last saw it.
+	index    string
+	indexed  map[string]fileEntry
+	indexSig indexSig
+}
+
+// Options are a Repo's settings.
+type Options struct {
+	// IndexDir is a folder of the user's alone (the agent directory's
+	// [IndexDir]) where the Repo keeps the index it builds snapshots in,
+	// one per repository and scope, so the next process starts from it.
+	// "" keeps it in a temporary folder of the user's alone that Close
+	// (or [RemoveTemporaryIndexes]) removes; so does an IndexDir that
+	// cannot be used (a file where a folder must be, no rights).
+	IndexDir string
+	// Report hears once that IndexDir could not be used and a temporary
+	// index is kept instead; nil says nothing.
+	Report func(error)
 }
 
 // cached is what a file looked like when it was last hashed.
@@ -58,6 +82,7 @@ type cached struct {
 	ino   uint64
 	mode  string
 	id    string
+	perm  fs.FileMode // as just seen: not part of what the cache vouches for
 }
 
 // Change is one file that differs from a checkpoint: what restoring it
@@ -76,7 +101,7 @@ type Change struct {
 
 // Open returns the Repo of the git work tree dir is in, recording the
 // files under dir. It fails when dir is not in a work tree.
-func Open(ctx context.Context, dir string) (*Repo, error) {
+func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -97,7 +122,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if prefix == "." {
 		prefix = ""
 	}
-	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, cache: map[string]cached{}}, nil
+	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, report: o.Report, cache: map[string]cached{}}, nil
 }
 
 // state is the scope's files as a snapshot sees them.
@@ -106,11 +131,30 @@ type state struct {
 	// skipped are files present but not recorded (too large, LFS): a
 	// restore leaves them alone.
 	skipped map[string]bool
+	// dirs are the permission bits of the folders that hold the files,
+	// below the scope's; perms, of a checkpoint read back, the table of
+	// its files' and folders' bits (nil when it recorded none).
+	dirs  map[string]fs.FileMode
+	perms *permTable
 }
 
 type fileEntry struct {
 	mode string
 	id   string
+	// perm is a file's permission bits when known: permKnown (a link's
+	// are not, nor those of a checkpoint made before gopi recorded them).
+	perm      fs.FileMode
+	permKnown bool
+}
+
+// sameBlob reports whether e and o hold the same bytes as the same git
+// mode.
+func (e fileEntry) sameBlob(o fileEntry) bool { return e.mode == o.mode && e.id == o.id }
+
+// same reports whether e and o are the same file: bytes, git mode and,
+// where both are known, permission bits.
+func (e fileEntry) same(o fileEntry) bool {
+	return e.sameBlob(o) && (!e.permKnown || !o.permKnown || e.perm == o.perm)
 }
 
 // pathspec limits a git command to the scope.
@@ -124,7 +168,8 @@ func (r *Repo) pathspec() string {
 // scan lists and hashes the scope's files; write stores their blobs in
 // the object database.
 func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
-	st := state{files: map[string]fileEntry{}, skipped: map[string]bool{}}
+	st := state{files: map[string]fileEntry{}, skipped: map[string]bool{}, dirs: map[string]fs.FileMode{}}
+	r.loadStats()
 	tracked, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "-s", "--", r.pathspec())
 	if err != nil {
 		return st, err
@@ -153,9 +198,34 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	sort.Strings(paths)
 	paths = compactSorted(paths) // a conflicted file is listed once per stage
 	started := time.Now()
+	// realDir says whether dir is a real folder down from the scope's: a
+	// file listed below a link (git still lists a tracked file whose
+	// folder became a link) is not there, and is never read through it.
+	realDirs := map[string]bool{}
+	var realDir func(dir string) bool
+	realDir = func(dir string) bool {
+		if dir == r.prefix || dir == "" {
+			return true
+		}
+		ok, seen := realDirs[dir]
+		if seen {
+			return ok
+		}
+		if ok = realDir(parentOf(dir)); ok {
+			info, err := os.Lstat(native(r.g.top, dir))
+			if ok = err == nil && info.IsDir(); ok {
+				st.dirs[dir] = info.Mode().Perm()
+			}
+		}
+		realDirs[dir] = ok
+		return ok
+	}
 	var toHash []string
 	var toHashInfo []cached
 	for _, p := range paths {
+		if !realDir(parentOf(p)) {
+			continue
+		}
 		full := native(r.g.top, p)
 		info, err := os.Lstat(full)
 		if err != nil {
@@ -171,7 +241,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			if err != nil {
 				return st, err
 			}
-			st.files[p] = fileEntry{modeSymlink, id}
+			st.files[p] = fileEntry{mode: modeSymlink, id: id}
 		case m.IsRegular():
 			if info.Size() > r.max {
 				st.skipped[p] = true
@@ -181,9 +251,9 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			if m.Perm()&0o111 != 0 {
 				mode = modeExec
 			}
-			c := cached{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: inode(info), mode: mode}
+			c := cached{size: info.Size(), mtime: info.ModTime().UnixNano(), ino: inode(info), mode: mode, perm: m.Perm()}
 			if old, ok := r.cache[p]; ok && old.size == c.size && old.mtime == c.mtime && old.ino == c.ino && old.mode == c.mode {
-				st.files[p] = fileEntry{mode, old.id}
+				st.files[p] = fileEntry{mode: mode, id: old.id, perm: c.perm, permKnown: true}
 				continue
 			}
 			toHash = append(toHash, p)
@@ -197,6 +267,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 		for _, p := range toHash {
 			if path.Base(p) == ".gitattributes" {
 				clear(r.cache)
+				r.statsDirty = true
 				break
 			}
 		}
@@ -209,6 +280,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			if lfs[p] {
 				st.skipped[p] = true
 				delete(r.cache, p)
+				r.statsDirty = true
 				continue
 			}
 			kept, keptInfo = append(kept, p), append(keptInfo, toHashInfo[i])
@@ -217,27 +289,63 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	}
 	if len(toHash) > 0 {
 		ids, err := r.hashPaths(ctx, toHash, write)
+		if err != nil && ctx.Err() == nil {
+			// git stops at the first file it cannot read (a 0000 key,
+			// a file another user owns): those are left out, and left
+			// alone, as large ones are, and the rest is hashed again.
+			if toHash, toHashInfo = r.readable(toHash, toHashInfo, st.skipped); len(toHash) > 0 {
+				ids, err = r.hashPaths(ctx, toHash, write)
+			} else {
+				ids, err = nil, nil
+			}
+		}
 		if err != nil {
 			return st, err
 		}
 		for i, p := range toHash {
 			c := toHashInfo[i]
 			c.id = ids[i]
-			st.files[p] = fileEntry{c.mode, c.id}
+			st.files[p] = fileEntry{mode: c.mode, id: c.id, perm: c.perm, permKnown: true}
 			// A file changed within the last moments may change again
 			// without its size or time showing it (git's "racily
 			// clean" files): it is hashed again next time.
 			if write && started.Sub(time.Unix(0, c.mtime)) > racyWindow {
 				r.cache[p] = c
+				r.statsDirty = true
 			}
 		}
 	}
 	return st, nil
 }
 
+// readable are the paths (and their infos) that can be opened for
+// reading; those that cannot go into skipped, except those gone since
+// they were listed, which are not there at all.
+func (r *Repo) readable(paths []string, infos []cached, skipped map[string]bool) ([]string, []cached) {
+	keptP, keptI := paths[:0], infos[:0]
+	for i, p := range paths {
+		if err := canRead(native(r.g.top, p)); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped[p] = true
+			}
+			continue
+		}
+		keptP, keptI = append(keptP, p), append(keptI, infos[i])
+	}
+	return keptP, keptI
+}
+
 // racyWindow is how old a file's modification must be for its hash to
 // be reused on the strength of its size and time alone.
 const racyWindow = 2 * time.Second
+
+// parentOf is the folder of p (slash-separated), "" at the top.
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
 
 func compactSorted(s []string) []string {
 	out := s[:0]
@@ -281,17 +389,37 @@ func (r *Repo) hashPaths(ctx context.Context, paths []string, write bool) ([]str
 		args = append(args, "-w")
 	}
 	var in bytes.Buffer
-	for _, p := range paths {
+	var listed []int // paths[i] for each line of in
+	ids := make([]string, len(paths))
+	for i, p := range paths {
+		if strings.ContainsRune(p, '\n') {
+			// --stdin-paths reads lines: such a name is hashed alone.
+			data, err := os.ReadFile(native(r.g.top, p))
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint: %w", err)
+			}
+			if ids[i], err = r.hashBytes(ctx, data, write); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		in.WriteString(p)
 		in.WriteByte('\n')
+		listed = append(listed, i)
+	}
+	if len(listed) == 0 {
+		return ids, nil
 	}
 	out, err := r.g.run(ctx, nil, &in, args...)
 	if err != nil {
 		return nil, err
 	}
-	ids := strings.Fields(string(out))
-	if len(ids) != len(paths) {
-		return nil, fmt.Errorf("checkpoint: git hash-object gave %d ids for %d files", len(ids), len(paths))
+	got := strings.Fields(string(out))
+	if len(got) != len(listed) {
+		return nil, fmt.Errorf("checkpoint: git hash-object gave %d ids for %d files", len(got), len(listed))
+	}
+	for k, i := range listed {
+		ids[i] = got[k]
 	}
 	return ids, nil
 }
@@ -309,17 +437,18 @@ func (r *Repo) hashBytes(ctx context.Context, data []byte, write bool) (string, 
 }
 
 // commit writes st as a commit object under ref (a name below
-// [RefPrefix]) and returns its id.
-func (r *Repo) commit(ctx context.Context, st state, ref, message string) (string, error) {
+// [RefPrefix]) and returns its id. The message is subject, then the
+// permission bits of st's files and folders (see perms.go).
+func (r *Repo) commit(ctx context.Context, st state, ref, subject string) (string, error) {
 	tree, err := r.writeTree(ctx, st)
 	if err != nil {
-		r.dropIndex()
 		return "", err
 	}
+	message := buildPerms(st.files, st.dirs).message(subject)
 	id, err := r.g.run(ctx, []string{
 		"GIT_AUTHOR_NAME=gopi", "GIT_AUTHOR_EMAIL=gopi@localhost",
 		"GIT_COMMITTER_NAME=gopi", "GIT_COMMITTER_EMAIL=gopi@localhost",
-	}, nil, "commit-tree", tree, "-m", message)
+	}, strings.NewReader(message), "commit-tree", tree, "-F", "-")
 	if err != nil {
 		return "", err
 	}
@@ -331,22 +460,29 @@ func (r *Repo) commit(ctx context.Context, st state, ref, message string) (strin
 }
 
 // writeTree writes st as a tree object. The index it builds it in is
-// the Repo's own and outlives the call: the next snapshot only updates
-// the entries that changed, and git rewrites only the trees above them.
+// the Repo's own and outlives the call (see openIndex): the next
+// snapshot only updates the entries that changed, and git rewrites only
+// the trees above them. When it fails, the index is built anew next
+// time.
 func (r *Repo) writeTree(ctx context.Context, st state) (string, error) {
-	if r.index == "" {
-		f, err := os.CreateTemp("", "gopi-checkpoint-index-*")
-		if err != nil {
-			return "", fmt.Errorf("checkpoint: %w", err)
-		}
-		r.index = f.Name()
-		_ = f.Close()
-		_ = os.Remove(r.index) // git creates it: an empty file is not an index
-		r.indexed = map[string]fileEntry{}
+	done, err := r.openIndex(ctx)
+	if err != nil {
+		return "", err
 	}
+	defer done()
+	tree, err := r.updateIndex(ctx, st)
+	if err != nil {
+		r.dropIndex()
+		return "", err
+	}
+	r.saveStats()
+	return tree, nil
+}
+
+func (r *Repo) updateIndex(ctx context.Context, st state) (string, error) {
 	var in bytes.Buffer
 	for p, e := range st.files {
-		if r.indexed[p] != e {
+		if !r.indexed[p].sameBlob(e) {
 			fmt.Fprintf(&in, "%s %s\t%s\x00", e.mode, e.id, p)
 		}
 	}
@@ -366,27 +502,14 @@ func (r *Repo) writeTree(ctx context.Context, st state) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := r.wroteIndex(); err != nil {
+		return "", err
+	}
 	return strings.TrimSpace(string(tree)), nil
 }
 
 // zeroID is the null object id of id's length.
 func zeroID(id string) string { return strings.Repeat("0", len(id)) }
-
-// dropIndex forgets the Repo's index: the next snapshot builds it anew.
-func (r *Repo) dropIndex() {
-	if r.index != "" {
-		_ = os.Remove(r.index)
-	}
-	r.index, r.indexed = "", nil
-}
-
-// Close removes the Repo's own index.
-func (r *Repo) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dropIndex()
-	return nil
-}
 
 // Snapshot records the scope's files as a commit under RefPrefix+ref and
 // returns the commit's id.
@@ -406,6 +529,7 @@ func (r *Repo) snapshot(ctx context.Context, ref string) (string, error) {
 		// A blob the cache vouched for may be gone (a gc after its
 		// checkpoints were pruned): hash everything again.
 		clear(r.cache)
+		r.statsDirty = true
 		if st, err = r.scan(ctx, true); err != nil {
 			return "", err
 		}
@@ -414,22 +538,35 @@ func (r *Repo) snapshot(ctx context.Context, ref string) (string, error) {
 	return id, err
 }
 
-// recorded is a checkpoint's files.
-func (r *Repo) recorded(ctx context.Context, commit string) (map[string]fileEntry, error) {
+// recorded is a checkpoint's files, with the permission bits its
+// message keeps.
+func (r *Repo) recorded(ctx context.Context, commit string) (state, error) {
 	out, err := r.g.run(ctx, nil, nil, "ls-tree", "-r", "-z", "--full-tree", commit)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", commit, err)
+		return state{}, fmt.Errorf("checkpoint %s: %w", commit, err)
 	}
-	files := map[string]fileEntry{}
+	raw, err := r.g.run(ctx, nil, nil, "cat-file", "commit", commit)
+	if err != nil {
+		return state{}, fmt.Errorf("checkpoint %s: %w", commit, err)
+	}
+	perms, err := parsePerms(raw)
+	if err != nil {
+		return state{}, fmt.Errorf("checkpoint %s: %w", commit, err)
+	}
+	st := state{files: map[string]fileEntry{}, perms: perms}
 	for _, line := range splitZ(out) {
 		meta, p, ok := strings.Cut(line, "\t")
 		f := strings.Fields(meta)
 		if !ok || len(f) != 3 || f[1] != "blob" {
 			continue
 		}
-		files[p] = fileEntry{f[0], f[2]}
+		e := fileEntry{mode: f[0], id: f[2]}
+		if perms != nil && e.mode != modeSymlink {
+			e.perm, e.permKnown = perms.fileMode(p, e.mode), true
+		}
+		st.files[p] = e
 	}
-	return files, nil
+	return st, nil
 }
 
 // change is one difference between a checkpoint and now.
@@ -446,7 +583,7 @@ func (r *Repo) changes(old map[string]fileEntry, now state) []change {
 		switch {
 		case !ok:
 			out = append(out, change{p, "added", fileEntry{}, e})
-		case o != e:
+		case !o.same(e):
 			out = append(out, change{p, "modified", o, e})
 		}
 	}
@@ -473,22 +610,41 @@ func (r *Repo) Changes(ctx context.Context, commit string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.describe(ctx, r.changes(old, now), true)
+	return r.describe(ctx, r.changes(old.files, now), true)
+}
+
+// scoped is p (relative to the top) relative to the scope's directory.
+func (r *Repo) scoped(p string) string {
+	rel, _ := relTo(r.prefix, p)
+	return rel
+}
+
+// topRel is p (relative to the scope's directory) relative to the top.
+func (r *Repo) topRel(p string) string {
+	if r.prefix == "" {
+		return p
+	}
+	return r.prefix + "/" + p
 }
 
 // describe words changes for a client, with diffs when withDiff.
 func (r *Repo) describe(ctx context.Context, cs []change, withDiff bool) ([]Change, error) {
 	out := make([]Change, 0, len(cs))
 	var cat *catFile
+	var root *os.Root
 	if withDiff && len(cs) > 0 {
 		var err error
 		if cat, err = r.g.catFile(ctx); err != nil {
 			return nil, err
 		}
 		defer cat.Close()
+		if root, err = os.OpenRoot(r.cwd); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		defer root.Close()
 	}
 	for _, c := range cs {
-		rel, _ := relTo(r.prefix, c.path)
+		rel := r.scoped(c.path)
 		ch := Change{Path: rel, Status: c.status}
 		if cat != nil {
 			var before, after []byte
@@ -499,12 +655,11 @@ func (r *Repo) describe(ctx context.Context, cs []change, withDiff bool) ([]Chan
 				}
 			}
 			if c.status != "deleted" {
-				if after, err = os.ReadFile(native(r.g.top, c.path)); err != nil && c.cur.mode != modeSymlink {
-					return nil, fmt.Errorf("checkpoint: %w", err)
-				}
 				if c.cur.mode == modeSymlink {
-					t, _ := os.Readlink(native(r.g.top, c.path))
+					t, _ := root.Readlink(osName(rel))
 					after = []byte(t)
+				} else if after, err = root.ReadFile(osName(rel)); err != nil {
+					return nil, fmt.Errorf("checkpoint: %w", err)
 				}
 			}
 			if isBinary(before) || isBinary(after) {
@@ -526,11 +681,15 @@ func isBinary(data []byte) bool {
 
 // Restore puts the scope's files back as the checkpoint commit recorded
 // them: files changed since get their recorded bytes and mode back, files
-// added since are removed, deleted ones come back. Files a snapshot leaves
-// out (ignored, too large, LFS, nested repositories) are left alone.
-// Unless dryRun, the files as they were just before are recorded first
-// under undoRef ("" for none) and that commit is returned. A dry run
-// changes nothing and returns what the restore would do.
+// added since are removed, deleted ones come back, links as links. Files a
+// snapshot leaves out (ignored, too large, LFS, nested repositories) are
+// left alone. Unless dryRun, the files as they were just before are
+// recorded first under undoRef ("" for none) and that commit is returned.
+// A dry run changes nothing and returns what the restore would do.
+//
+// Nothing outside the scope's directory changes: every change goes
+// through an [os.Root] of it, and a link that lies where a file or folder
+// must go is removed as a link, never followed.
 func (r *Repo) Restore(ctx context.Context, commit, undoRef string, dryRun bool) ([]Change, string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -542,7 +701,7 @@ func (r *Repo) Restore(ctx context.Context, commit, undoRef string, dryRun bool)
 	if err != nil {
 		return nil, "", err
 	}
-	cs := r.changes(old, now)
+	cs := r.changes(old.files, now)
 	described, err := r.describe(ctx, cs, false)
 	if err != nil || dryRun || len(cs) == 0 {
 		return described, "", err
@@ -553,71 +712,108 @@ func (r *Repo) Restore(ctx context.Context, commit, undoRef string, dryRun bool)
 			return nil, "", fmt.Errorf("recording the files before the restore: %w", err)
 		}
 	}
+	pl, err := openPlacer(r.cwd)
+	if err != nil {
+		return nil, "", err
+	}
+	defer pl.Close()
 	cat, err := r.g.catFile(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	defer cat.Close()
-	var errs []error
+	return described, undo, r.restore(ctx, pl, cat, old, now, cs)
+}
+
+// restore makes the changed files cs what old recorded: first what was
+// added since goes, deepest first, with the folders only it filled; then
+// each file or link comes back, what lies in its way removed (a file or
+// link where one of its folders must be, a folder where it must be).
+// Something in the way goes only when now, the undo checkpoint, recorded
+// it.
+func (r *Repo) restore(ctx context.Context, pl *placer, cat *catFile, old, now state, cs []change) error {
+	pl.inTheWay = func(p string, _ fs.FileInfo) error {
+		if _, ok := now.files[r.topRel(p)]; ok {
+			return nil
+		}
+		return errNotRecorded
+	}
+	pl.dirMode = func(p string) fs.FileMode {
+		if old.perms != nil {
+			return old.perms.dirMode(r.topRel(p))
+		}
+		return pl.boundedDirMode(p)
+	}
+	var puts []string
 	for _, c := range cs {
-		full := native(r.g.top, c.path)
+		if c.status != "added" {
+			puts = append(puts, r.scoped(c.path))
+		}
+	}
+	keep := ancestors(puts)
+	var errs []error
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].status != "added" {
+			continue
+		}
+		p := r.scoped(cs[i].path)
+		if err := pl.remove(p); err != nil {
+			errs = append(errs, fmt.Errorf("removing %s: %w", p, err))
+			continue
+		}
+		pl.pruneEmpty(parent(p), keep)
+	}
+	var tracked map[string]bool
+	for _, c := range cs {
 		if c.status == "added" {
-			if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("removing %s: %w", c.path, err))
+			continue
+		}
+		p := r.scoped(c.path)
+		id := c.old.id
+		e := entry{path: p, link: c.old.mode == modeSymlink, perm: c.old.perm, data: func() ([]byte, error) { return cat.blob(id) }}
+		if !e.link && !c.old.permKnown {
+			var err error
+			if e.perm, err = r.unknownPerm(ctx, pl, c, &tracked); err != nil {
+				errs = append(errs, err)
 				continue
 			}
-			r.removeEmptyParents(path.Dir(c.path))
-			continue
 		}
-		data, err := cat.blob(c.old.id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := writeEntry(full, c.old.mode, data); err != nil {
-			errs = append(errs, fmt.Errorf("restoring %s: %w", c.path, err))
+		if err := pl.put(e); err != nil {
+			errs = append(errs, fmt.Errorf("restoring %s: %w", p, err))
 		}
 		delete(r.cache, c.path)
+		r.statsDirty = true
 	}
-	return described, undo, errors.Join(errs...)
+	errs = append(errs, pl.settle())
+	return errors.Join(errs...)
 }
 
-// removeEmptyParents removes dir (relative to the top) and its parents
-// while they are empty, up to the scope's directory.
-func (r *Repo) removeEmptyParents(dir string) {
-	for dir != "." && dir != "" && dir != r.prefix {
-		if _, inside := relTo(r.prefix, dir); !inside && r.prefix != "" {
-			return
-		}
-		if os.Remove(native(r.g.top, dir)) != nil {
-			return // not empty, or gone
-		}
-		dir = path.Dir(dir)
+// unknownPerm is the mode of a file that a checkpoint made before gopi
+// recorded permission bits brings back: the file's own, never widened
+// (see narrowed), when it is there; git's when the user's index tracks
+// it; private otherwise.
+func (r *Repo) unknownPerm(ctx context.Context, pl *placer, c change, tracked *map[string]bool) (fs.FileMode, error) {
+	if info, blocked, err := pl.lstat(r.scoped(c.path)); err == nil && info != nil && blocked == "" && info.Mode().IsRegular() {
+		return narrowed(info.Mode(), c.old.mode), nil
 	}
-}
-
-// writeEntry makes name hold data with a git mode: a symbolic link to
-// data, or a file with exactly those permission bits.
-func writeEntry(name, mode string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	if info, err := os.Lstat(name); err == nil && (info.IsDir() || info.Mode()&fs.ModeSymlink != 0 || mode == modeSymlink) {
-		if err := os.RemoveAll(name); err != nil {
-			return err
+	if *tracked == nil {
+		out, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "--", r.pathspec())
+		if err != nil {
+			return 0, err
+		}
+		*tracked = map[string]bool{}
+		for _, p := range splitZ(out) {
+			(*tracked)[p] = true
 		}
 	}
-	if mode == modeSymlink {
-		return os.Symlink(string(data), name)
+	switch {
+	case !(*tracked)[c.path]:
+		return private(c.old.mode), nil
+	case c.old.mode == modeExec:
+		return 0o755, nil
+	default:
+		return 0o644, nil
 	}
-	perm := fs.FileMode(0o644)
-	if mode == modeExec {
-		perm = 0o755
-	}
-	if err := os.WriteFile(name, data, perm); err != nil {
-		return err
-	}
-	return os.Chmod(name, perm) // an existing file keeps its mode through WriteFile
 }
 
 // Prune removes the checkpoints whose refs start with RefPrefix+prefix

@@ -113,7 +113,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	before := tree(t, dir)
 	user := userView(t, dir)
 
-	r, err := Open(ctx, dir)
+	r, err := Open(ctx, dir, Options{})
 	require.NoError(t, err)
 	cp, err := r.Snapshot(ctx, "s1/c1")
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestScopeIsTheDirectory(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	sub := filepath.Join(dir, "old")
-	r, err := Open(ctx, sub)
+	r, err := Open(ctx, sub, Options{})
 	require.NoError(t, err)
 	cp, err := r.Snapshot(ctx, "s/1")
 	require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestScopeIsTheDirectory(t *testing.T) {
 func TestSnapshotCacheSeesChanges(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
-	r, err := Open(ctx, dir)
+	r, err := Open(ctx, dir, Options{})
 	require.NoError(t, err)
 	a, err := r.Snapshot(ctx, "s/a")
 	require.NoError(t, err)
@@ -242,7 +242,7 @@ func TestSnapshotCacheSeesChanges(t *testing.T) {
 
 func TestOpenOutsideGit(t *testing.T) {
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(t.TempDir()))
-	_, err := Open(context.Background(), t.TempDir())
+	_, err := Open(context.Background(), t.TempDir(), Options{})
 	assert.ErrorIs(t, err, errNotRepo)
 }
 
@@ -258,7 +258,7 @@ func TestLFSFilesLeftAlone(t *testing.T) {
 	dir := newRepo(t)
 	write(t, dir, ".gitattributes", "*.txt text eol=lf\n*.bin filter=lfs diff=lfs merge=lfs -text\n", 0o644)
 	write(t, dir, "model.bin", "weights v1", 0o644)
-	r, err := Open(ctx, dir)
+	r, err := Open(ctx, dir, Options{})
 	require.NoError(t, err)
 	cp, err := r.Snapshot(ctx, "s/lfs")
 	require.NoError(t, err)

@@ -52,7 +52,7 @@ func BenchmarkToolCallHook(b *testing.B) {
 	m := benchHost(b, 1)
 	ctx := context.Background()
 	input := json.RawMessage(`{"command":"ls"}`)
-	st := &State{Fields: map[string]any{"idle": false}}
+	st := &State{Snapshot: Snapshot{Idle: false}}
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {

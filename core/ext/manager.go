@@ -33,13 +33,16 @@ type member struct {
 	handles map[string]bool
 	running bool
 
-	syncMu   sync.Mutex // guards the sync state below
-	gen      int
-	store    *session.Store
-	lastID   string
-	sent     map[string]string
-	onceSent bool   // State.Once went out since the last (re)start
-	onceRev  uint64 // the State.OnceRev it went out at
+	syncMu sync.Mutex // guards the sync state below
+	gen    int
+	store  *session.Store
+	lastID string
+	// sent is the snapshot the extension's copy holds (nil after a
+	// (re)start: everything goes out again).
+	sent     *Snapshot
+	leafSent string
+	rareSent bool   // State.Rare went out since the last (re)start
+	rareRev  uint64 // the State.RareRev it went out at
 	restarts int
 }
 
@@ -281,19 +284,6 @@ func (p *memberPeer) Notification(method Method, params json.RawMessage) {
 	peer.Notification(method, params)
 }
 
-// State is what extensions read synchronously: gopi sends what changed
-// before each call. Fields are host-state names (see host.mjs).
-type State struct {
-	Fields map[string]any
-	// Once gives fields that rarely change (the model catalog, the
-	// settings): asked for and sent to a host once, and again only after
-	// it restarts or OnceRev changes.
-	Once    func() map[string]any
-	OnceRev uint64
-	// Store is the current session; its entries are mirrored.
-	Store *session.Store
-}
-
 // sync brings one extension's copy of the state up to date.
 func (m *Manager) sync(mem *member, st *State) {
 	if st == nil {
@@ -306,30 +296,25 @@ func (m *Manager) sync(mem *member, st *State) {
 		gen = g.Generation()
 	}
 	out := map[string]any{}
-	if gen != mem.gen || mem.sent == nil {
-		mem.gen, mem.sent, mem.store = gen, map[string]string{}, nil
-		mem.onceSent = false
+	if gen != mem.gen {
+		mem.gen, mem.sent, mem.store = gen, nil, nil
 	}
-	if !mem.onceSent || mem.onceRev != st.OnceRev {
-		mem.onceSent, mem.onceRev = true, st.OnceRev
-		var once map[string]any
-		if st.Once != nil {
-			once = st.Once()
-		}
-		for k, v := range once {
-			out[k] = v
-		}
+	if mem.sent == nil {
+		mem.rareSent, mem.leafSent = false, ""
 	}
-	for k, v := range st.Fields {
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue
-		}
-		if mem.sent[k] != string(b) {
-			mem.sent[k] = string(b)
-			out[k] = json.RawMessage(b)
+	if !mem.rareSent || mem.rareRev != st.RareRev {
+		mem.rareSent, mem.rareRev = true, st.RareRev
+		if st.Rare != nil {
+			rare := st.Rare()
+			out["models"] = rare.Models
+			if len(rare.Settings) > 0 {
+				out["settings"] = rare.Settings
+			}
 		}
 	}
+	st.Snapshot.changed(mem.sent, out)
+	sent := st.Snapshot
+	mem.sent = &sent
 	if st.Store != nil {
 		var entries []session.Entry
 		reset := st.Store != mem.store
@@ -343,7 +328,7 @@ func (m *Manager) sync(mem *member, st *State) {
 		if reset {
 			entries = st.Store.Entries()
 			b, _ := json.Marshal(st.Store.Header())
-			out["header"] = json.RawMessage(b)
+			out[stateHeader] = json.RawMessage(b)
 		}
 		if reset || len(entries) > 0 {
 			raw := make([]json.RawMessage, 0, len(entries))
@@ -352,7 +337,7 @@ func (m *Manager) sync(mem *member, st *State) {
 					raw = append(raw, b)
 				}
 			}
-			out["entries"] = map[string]any{"reset": reset, "add": raw}
+			out[stateEntries] = map[string]any{"reset": reset, "add": raw}
 			if len(entries) > 0 {
 				mem.lastID = entries[len(entries)-1].Base().ID
 			} else {
@@ -361,12 +346,12 @@ func (m *Manager) sync(mem *member, st *State) {
 			mem.store = st.Store
 		}
 		leaf := st.Store.Leaf()
-		if mem.sent["leafId"] != leaf {
-			mem.sent["leafId"] = leaf
+		if reset || mem.leafSent != leaf {
+			mem.leafSent = leaf
 			if leaf == "" {
-				out["leafId"] = nil
+				out[stateLeafID] = nil
 			} else {
-				out["leafId"] = leaf
+				out[stateLeafID] = leaf
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package ext
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,4 +41,30 @@ func TestManagerMergesMCPServers(t *testing.T) {
 	a.peer.Notification(PeerStopped, nil)
 	assert.Equal(t, []string{"four b.ts"}, names())
 	assert.True(t, peer.saw(PeerStopped))
+}
+
+// BenchmarkStateSync is what bringing an extension's copy of the state up
+// to date costs before each hook call when nothing changed but the idle
+// flag: a snapshot with 40 tools, compared field by field.
+func BenchmarkStateSync(b *testing.B) {
+	m := NewManager(&Func{})
+	m.Start(context.Background(), nil)
+	tools := make([]ToolInfo, 40)
+	for i := range tools {
+		tools[i] = ToolInfo{Name: fmt.Sprintf("tool%d", i), Description: strings.Repeat("does things. ", 20),
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"where"}},"required":["path"]}`),
+			Exposure:   "direct", SourceInfo: map[string]string{"path": "builtin:x"}}
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	snap := Snapshot{Cwd: "/w", ThinkingLevel: "medium", ActiveTools: names, AllTools: tools,
+		SystemPrompt: strings.Repeat("You are gopi. ", 400), SessionID: "s", SessionFile: "/s.jsonl"}
+	mem := m.exts[0]
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		snap.Idle = i%2 == 0
+		m.sync(mem, &State{Snapshot: snap})
+	}
 }

@@ -71,7 +71,7 @@ func parseDrafts(raw []json.RawMessage) ([]boundaryDraft, error) {
 				return nil, fmt.Errorf("entry %d: a compaction entry needs a summary", i)
 			}
 		default:
-			return nil, fmt.Errorf("entry %d: %q entries cannot be added at a boundary (custom, custom_message, context_edit or compaction can)", i, d.Type)
+			return nil, fmt.Errorf("entry %d: %q entries cannot be added at a boundary (custom, custom_message, context_edit or compaction can)", i, api.Clip(d.Type, api.ClipName))
 		}
 		out = append(out, d)
 	}

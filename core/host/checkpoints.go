@@ -83,7 +83,15 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
 			c.why = "the session works in the home directory or the root, where gopi takes no snapshots"
 		default:
-			r, err := checkpoint.Open(ctx, cwd)
+			// The index stays in the agent directory, the user's alone,
+			// for the next gopi that works here; without one that can
+			// keep it, in a temporary folder until gopi exits (said
+			// once).
+			o := checkpoint.Options{Report: h.opts.Report}
+			if h.opts.AgentDir != "" {
+				o.IndexDir = checkpoint.IndexDir(h.opts.AgentDir)
+			}
+			r, err := checkpoint.Open(ctx, cwd, o)
 			if err != nil {
 				c.why = "the project is not a git work tree"
 			} else {
@@ -92,6 +100,16 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		}
 	}
 	return c.repo, c.why
+}
+
+// closeCheckpoints ends the repository's use of its index (a temporary
+// one, without an agent directory, is removed).
+func (h *Host) closeCheckpoints() {
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	if h.cp.repo != nil {
+		_ = h.cp.repo.Close()
+	}
 }
 
 // journal is the current session's edit journal, in the agent
@@ -112,10 +130,14 @@ func (h *Host) journal() *checkpoint.Journal {
 	return j
 }
 
-// journalTool keeps what a write or edit call is about to change in the
+// journaller is the tool pipeline's journal: the host's checkpoints.
+type journaller struct{ h *Host }
+
+// Keep keeps what a write or edit call is about to change in the
 // prompt's journal checkpoint, which is recorded with the first file it
 // keeps. Outside journal mode, or for other tools, it does nothing.
-func (h *Host) journalTool(ctx context.Context, call agent.Call) {
+func (jr journaller) Keep(ctx context.Context, call agent.Call) {
+	h := jr.h
 	if call.Name != tools.NameWrite && call.Name != tools.NameEdit {
 		return
 	}
@@ -288,7 +310,7 @@ func findCheckpoint(store *session.Store, id string) (checkpointRecord, error) {
 			return rec, nil
 		}
 	}
-	return checkpointRecord{}, fmt.Errorf("no checkpoint %q in this session (list_checkpoints lists them)", id)
+	return checkpointRecord{}, fmt.Errorf("no checkpoint %q in this session (list_checkpoints lists them)", api.Clip(id, api.ClipName))
 }
 
 // CreateCheckpoint records the files now, by hand; the checkpoint is
@@ -408,7 +430,7 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 		what = api.RestoreBoth
 	case api.RestoreCode, api.RestoreConversation, api.RestoreBoth:
 	default:
-		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, what)
+		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, api.Clip(string(what), api.ClipName))
 	}
 	if h.agent.IsStreaming() {
 		return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", errCheckpointStreaming)

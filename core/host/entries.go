@@ -20,7 +20,7 @@ func (h *Host) GetEntries(_ context.Context, p api.EntriesParams) (api.EntriesRe
 		var err error
 		if entries, err = store.EntriesSince(*p.Since); err != nil {
 			if errors.Is(err, session.ErrEntryNotFound) {
-				return api.EntriesResult{}, fmt.Errorf("%w: %s", errEntryNotFound, *p.Since)
+				return api.EntriesResult{}, fmt.Errorf("%w: %s", errEntryNotFound, api.Clip(*p.Since, api.ClipName))
 			}
 			return api.EntriesResult{}, err
 		}

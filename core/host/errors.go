@@ -3,6 +3,8 @@ package host
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gopi-dev/gopi/core/api"
 )
 
 // The texts below are pi's answers, word for word: clients show them and
@@ -68,14 +70,12 @@ func (e *noAPIKeyError) Error() string {
 // not have.
 type entryMissingError struct{ id string }
 
-func (e *entryMissingError) Error() string { return fmt.Sprintf("Entry %s not found", e.id) }
+func (e *entryMissingError) Error() string {
+	return fmt.Sprintf("Entry %s not found", api.Clip(e.id, api.ClipName))
+}
 
 // pi's words for what extensions did, as clients and the model see them.
 var (
-	// errExtensionFailed blocks a tool call whose tool_call handlers failed.
-	errExtensionFailed = errors.New("Extension failed, blocking execution")
-	// errBlocked is a block without a reason.
-	errBlocked = errors.New("Blocked by extension")
 	// errStreamingDeliverAs is pi.sendUserMessage's during a run without
 	// deliverAs.
 	errStreamingDeliverAs = errors.New("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message.")

@@ -56,6 +56,10 @@ type extState struct {
 
 func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
 
+// hooks are the extensions' handlers, typed (the JSON is core/ext's): the
+// tool pipeline's tool_call and tool_result.
+func (h *Host) hooks() ext.Hooks { return ext.Hooks{M: h.exts(), State: h.extSnapshot} }
+
 // startExtensions loads the extensions in the background: gopi answers
 // its client meanwhile, and a prompt waits for them.
 func (h *Host) startExtensions() {
@@ -166,36 +170,30 @@ func (h *Host) extSnapshot() *ext.State {
 	infos := h.allToolInfos(all)
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.driving()
-	fields := map[string]any{
-		"cwd":             h.opts.Cwd,
-		"model":           model,
-		"thinkingLevel":   h.agent.ThinkingLevel(),
-		"idle":            !busy,
-		"pendingMessages": steer+follow > 0,
-		"activeTools":     active,
-		"allTools":        infos,
-		"commands":        cmds.Commands,
-		"sessionName":     store.Name(),
-		"sessionFile":     store.File(),
-		"sessionDir":      store.Dir(),
-		"sessionId":       store.ID(),
-		"systemPrompt":    h.agent.SystemPrompt(),
-		"contextUsage":    h.snapshotUsage(store, model),
+	snap := ext.Snapshot{
+		Cwd:             h.opts.Cwd,
+		Model:           model,
+		ThinkingLevel:   h.agent.ThinkingLevel(),
+		Idle:            !busy,
+		PendingMessages: steer+follow > 0,
+		ActiveTools:     active,
+		AllTools:        infos,
+		Commands:        cmds.Commands,
+		SessionName:     store.Name(),
+		SessionFile:     store.File(),
+		SessionDir:      store.Dir(),
+		SessionID:       store.ID(),
+		SystemPrompt:    h.agent.SystemPrompt(),
+		ContextUsage:    h.snapshotUsage(store, model),
 	}
 	h.mu.Lock()
-	if h.promptInputs != nil {
-		fields["systemPromptOptions"] = h.promptInputs
-	}
+	snap.SystemPromptOptions = h.promptInputs
 	h.mu.Unlock()
 	reg := h.opts.Registry
-	once := func() map[string]any {
-		out := map[string]any{"models": reg.All()}
-		if h.opts.Settings.Merged != nil {
-			out["settings"] = h.opts.Settings.Merged
-		}
-		return out
+	rare := func() ext.Rare {
+		return ext.Rare{Models: reg.All(), Settings: h.opts.Settings.Merged}
 	}
-	return &ext.State{Fields: fields, Once: once, OnceRev: reg.Revision(), Store: store}
+	return &ext.State{Snapshot: snap, Rare: rare, RareRev: reg.Revision(), Store: store}
 }
 
 // usageKey is what the context usage extensions see depends on: the
@@ -262,6 +260,19 @@ func (h *Host) applyExtensionTools() {
 	if builtins == nil {
 		builtins = h.opts.Tools
 	}
+	// No MCP tool takes the name of a built-in or an extension's tool
+	// (one that would gets pi's hash suffix), so that a name means one
+	// tool to the model, tool_search, get_mcp_servers and getAllTools.
+	// Every extension tool counts, whatever the tool selection: a tool's
+	// name does not depend on the flags of a run.
+	reserved := []string{toolSearchName}
+	for _, t := range builtins {
+		reserved = append(reserved, t.Spec().Name)
+	}
+	for _, d := range regs.Tools {
+		reserved = append(reserved, d.Name)
+	}
+	renamed := h.mcp.Reserve(reserved)
 	for _, t := range builtins {
 		if d, ok := byName[t.Spec().Name]; ok {
 			all = append(all, extTool{h: h, def: d})
@@ -338,6 +349,10 @@ func (h *Host) applyExtensionTools() {
 	if m := h.exts(); m.Ready() {
 		m.Sync(h.extSnapshot())
 	}
+	if renamed {
+		// Clients hear of the servers whose tools it renamed.
+		h.announceMCP()
+	}
 }
 
 // setActiveTools is pi.setActiveTools: the tools known by these names
@@ -383,8 +398,8 @@ func (h *Host) applyActiveTools() {
 // unless a tool of all has its name. A tool says where it comes from
 // (sourceInfo) and how the model reaches it (exposure); an MCP tool also
 // its server (namespace) and the server's hints (annotations).
-func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
-	infos := make([]map[string]any, 0, len(all))
+func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
+	infos := make([]ext.ToolInfo, 0, len(all))
 	taken := map[string]bool{}
 	for _, t := range all {
 		if isMCPTool(t) {
@@ -392,15 +407,15 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 		}
 		s := t.Spec()
 		taken[s.Name] = true
-		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": "direct", "sourceInfo": builtinSource(s.Name)}
+		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: "direct", SourceInfo: builtinSource(s.Name)}
 		switch t := t.(type) {
 		case extTool:
-			info["sourceInfo"] = t.def.SourceInfo
+			info.SourceInfo = t.def.SourceInfo
 		case toolSearch:
 			// pi's tool_search comes with its built-in extension
 			// tool-search, declared but not callable by other tools.
-			info["exposure"], info["sourceInfo"] = "model-only", builtinSource("tool-search")
+			info.Exposure, info.SourceInfo = "model-only", builtinSource("tool-search")
 		}
 		infos = append(infos, info)
 	}
@@ -416,10 +431,10 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 			// them through tool_search alike.
 			exposure = mcp.ExposureDeferred
 		}
-		info := map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": exposure, "namespace": t.Namespace(), "sourceInfo": builtinSource("mcp")}
+		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: string(exposure), Namespace: t.Namespace(), SourceInfo: builtinSource("mcp")}
 		if a := t.Annotations(); a != (mcp.Annotations{}) {
-			info["annotations"] = a
+			info.Annotations = a
 		}
 		infos = append(infos, info)
 	}
@@ -433,8 +448,8 @@ func (h *Host) allToolInfos(all []agent.Tool) []map[string]any {
 		if exposure == mcp.ExposureCodemode {
 			exposure = mcp.ExposureDeferred
 		}
-		infos = append(infos, map[string]any{"name": s.Name, "description": s.Description, "parameters": s.Parameters,
-			"exposure": exposure, "sourceInfo": builtinSource("mcp"), "annotations": mcp.Annotations{ReadOnlyHint: true}})
+		infos = append(infos, ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Exposure: string(exposure), SourceInfo: builtinSource("mcp"), Annotations: mcp.Annotations{ReadOnlyHint: true}})
 	}
 	return infos
 }
@@ -498,88 +513,6 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 		r.StructuredContent = o.StructuredContent
 	}
 	return r, nil
-}
-
-// beforeToolCall runs the extensions' tool_call handlers, then the
-// approval gate. A handler may rewrite the arguments; one that fails, or
-// an extension host that crashes or hangs, blocks the call (pi's
-// fail-safe).
-func (h *Host) beforeToolCall(ctx context.Context, call *agent.Call) (bool, string) {
-	if m := h.exts(); m.Handles("tool_call") {
-		res, err := m.ToolCall(ctx, call.Name, call.ID, call.Args, h.extSnapshot())
-		if err != nil {
-			h.extFailed("tool_call", err)
-			return true, fmt.Errorf("%w: %w", errExtensionFailed, err).Error()
-		}
-		if res.Block {
-			reason := res.Reason
-			if reason == "" {
-				reason = errBlocked.Error()
-			}
-			return true, reason
-		}
-		if len(res.Input) > 0 && string(res.Input) != "null" {
-			call.Args = res.Input
-		}
-	}
-	if block, reason := h.approve(ctx, call); block {
-		return block, reason
-	}
-	h.journalTool(ctx, *call)
-	return false, ""
-}
-
-// afterToolCall tells the model when the user changed the call before
-// approving it, then runs the tool_result handlers, which may patch a
-// result.
-func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
-	res = h.tellSettled(call, res)
-	m := h.exts()
-	if !m.Handles(ext.EventToolResult) {
-		return res
-	}
-	content := res.Content
-	if content == nil {
-		content = llm.Contents{}
-	}
-	rawContent, err := ext.Marshal(content)
-	if err != nil {
-		h.extFailed(ext.EventToolResult, fmt.Errorf("the tool's result: %w", err))
-		return res
-	}
-	ev := ext.ToolResultEvent{ToolName: call.Name, ToolCallID: call.ID, Input: call.Args,
-		Content: rawContent, Details: res.Details, StructuredContent: res.StructuredContent, IsError: res.IsError}
-	patch, err := m.ToolResult(ctx, ev, h.extSnapshot())
-	if err != nil {
-		h.extFailed(ext.EventToolResult, err)
-		return res
-	}
-	if patch == nil {
-		return res
-	}
-	var c llm.Contents
-	if err := json.Unmarshal(patch.Content, &c); err != nil {
-		// The rest of the patch still counts, as it did.
-		h.extFailed(ext.EventToolResult, fmt.Errorf("the handlers returned content gopi cannot read: %w", err))
-	} else {
-		res.Content = c
-	}
-	if len(patch.Details) > 0 && string(patch.Details) != "null" {
-		res.Details = patch.Details
-	} else {
-		res.Details = nil
-	}
-	// What the handlers left of it: they may replace it, and replacing the
-	// content alone drops it.
-	if len(patch.StructuredContent) > 0 && string(patch.StructuredContent) != "null" {
-		res.StructuredContent = patch.StructuredContent
-	} else {
-		res.StructuredContent = nil
-	}
-	if patch.IsError != nil {
-		res.IsError = *patch.IsError
-	}
-	return res
 }
 
 // transformContext runs the context handlers before each model call.

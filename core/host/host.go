@@ -12,6 +12,7 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -160,7 +161,10 @@ type Host struct {
 	clientMu sync.Mutex // guards client
 	client   api.Client // receives the host's UI requests (Bind)
 
-	approval approvalMemo // what the approval gate remembers (approval.go)
+	// tools is the pipeline every tool call goes through (gate); approval
+	// is its approval stage.
+	tools    *gate.Pipeline
+	approval *gate.Approval
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
@@ -207,11 +211,12 @@ func New(opts Options) (*Host, error) {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
+	h.tools = h.toolPipeline()
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		BeforeToolCall:   h.beforeToolCall,
+		BeforeToolCall:   h.tools.Admit,
 		ToolStarting:     h.toolStarting,
-		AfterToolCall:    h.afterToolCall,
+		AfterToolCall:    h.tools.Finish,
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
 		TurnBoundary:     h.turnBoundary,
@@ -454,6 +459,7 @@ func (h *Host) Close(ctx context.Context) error {
 	defer h.closeMCP()
 	select {
 	case <-done:
+		h.closeCheckpoints()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("closing the session: %w", ctx.Err())

@@ -199,7 +199,7 @@ func TestAllToolsReportMCPTools(t *testing.T) {
 	mcpServerStates(t, h)
 	byName := map[string]map[string]any{}
 	require.Eventually(t, func() bool {
-		raw, err := json.Marshal(h.extSnapshot().Fields["allTools"])
+		raw, err := json.Marshal(h.extSnapshot().Snapshot.AllTools)
 		require.NoError(t, err)
 		var infos []map[string]any
 		require.NoError(t, json.Unmarshal(raw, &infos))

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"github.com/gopi-dev/gopi/internal/testenv"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,10 +111,10 @@ func TestMCPDirectTools(t *testing.T) {
 	assert.Contains(t, names, "tool_search", "a server has deferred tools")
 	assert.NotContains(t, h.agent.SystemPrompt(), "mcp__t__echo", "declared, not described in the prompt")
 
-	assert.False(t, h.needsApproval("mcp__t__echo"), "read-only")
-	assert.True(t, h.needsApproval("mcp__t__slow"))
-	assert.True(t, h.needsApproval(tools.NameBash))
-	assert.False(t, h.needsApproval(tools.NameRead))
+	assert.False(t, h.approval.Needs("mcp__t__echo"), "read-only")
+	assert.True(t, h.approval.Needs("mcp__t__slow"))
+	assert.True(t, h.approval.Needs(tools.NameBash))
+	assert.False(t, h.approval.Needs(tools.NameRead))
 
 	mu.Lock()
 	assert.NotContains(t, strings.Join(reports, "\n"), `codemode`, "no server has codemode tools")
@@ -255,7 +256,7 @@ func TestMCPResourceTools(t *testing.T) {
 		assert.Subset(t, got, append([]string{"mcp__r__echo"}, resourceTools...))
 		assert.NotContains(t, got, "tool_search")
 		for _, n := range resourceTools {
-			assert.False(t, h.needsApproval(n), "%s only reads", n)
+			assert.False(t, h.approval.Needs(n), "%s only reads", n)
 		}
 		assert.NotContains(t, h.agent.SystemPrompt(), "list_mcp_resources", "declared, not described in the prompt")
 
@@ -313,9 +314,9 @@ func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h.mcpWaitAll(ctx)
-	assert.True(t, h.needsApproval("mcp__d__slow"))
-	assert.False(t, h.needsApproval("mcp__d__echo"), "read-only")
-	assert.False(t, h.needsApproval("read_mcp_resource"), "read-only")
+	assert.True(t, h.approval.Needs("mcp__d__slow"))
+	assert.False(t, h.approval.Needs("mcp__d__echo"), "read-only")
+	assert.False(t, h.approval.Needs("read_mcp_resource"), "read-only")
 }
 
 // Issue 29: a compaction that summarizes the tool_search result keeps the

@@ -18,6 +18,10 @@ import (
 func (h *Host) SetModel(ctx context.Context, p api.SetModelParams) (*llm.Model, error) {
 	h.extensionsFirst(ctx)
 	m, err := h.opts.Registry.FindAvailable(p.Provider, p.ModelID)
+	if errors.Is(err, models.ErrModelNotFound) {
+		// pi's words, quoting at most a short prefix of each name.
+		return nil, models.NotFound(api.Clip(p.Provider, api.ClipName), api.Clip(p.ModelID, api.ClipName))
+	}
 	if err != nil {
 		return nil, err
 	}

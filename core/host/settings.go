@@ -2,9 +2,7 @@ package host
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/gopi-dev/gopi/core/compaction"
@@ -97,7 +95,7 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 	}
 	for _, path := range paths {
 		data, err := regularfile.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
+		if regularfile.Missing(err) {
 			continue
 		}
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 	"github.com/gopi-dev/gopi/core/session"
@@ -58,7 +57,7 @@ func TestSnapshotUsageFollowsTheTranscript(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Close(context.Background())
 	usage := func() int {
-		u, _ := h.extSnapshot().Fields["contextUsage"].(*api.ContextUsage)
+		u := h.extSnapshot().Snapshot.ContextUsage
 		require.NotNil(t, u)
 		require.NotNil(t, u.Tokens)
 		return *u.Tokens

@@ -28,11 +28,11 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return api.CancelledResult{}, fmt.Errorf("%w: %s", errSessionNotFound, path)
+		return api.CancelledResult{}, fmt.Errorf("%w: %s", errSessionNotFound, api.Clip(path, api.ClipName))
 	case err != nil:
-		return api.CancelledResult{}, fmt.Errorf("opening session: %w", err)
+		return api.CancelledResult{}, fmt.Errorf("opening session: %w", api.ClipPathError(err))
 	case info.IsDir():
-		return api.CancelledResult{}, fmt.Errorf("%w: %s is a directory", errNotSessionFile, path)
+		return api.CancelledResult{}, fmt.Errorf("%w: %s is a directory", errNotSessionFile, api.Clip(path, api.ClipName))
 	}
 	if h.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "resume", TargetSessionFile: path}) {
 		return api.CancelledResult{Cancelled: true}, nil

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,6 +96,17 @@ type Manager struct {
 	progressMu sync.Mutex // guards the two fields below
 	progress   map[string]func()
 	lastToken  int
+
+	// toolsGen counts the changes that may change a tool's name: a
+	// server's tool list, the servers, the reserved names. Each change
+	// adds one after it is made.
+	toolsGen atomic.Uint64
+
+	namesMu  sync.Mutex // guards the four fields below; taken before serversMu and a server's mu
+	reserved map[string]bool
+	named    []*Tool // Tools' answer when toolsGen was namedGen
+	namedGen uint64
+	namedOK  bool // named is set
 }
 
 // watchProgress gives a call its progress token: each progress
@@ -269,18 +281,75 @@ func (m *Manager) RetrySignedIn(ctx context.Context) {
 }
 
 // Tools are the tools of every connected server, in the servers' order
-// and then each server's, whatever their exposure.
+// and then each server's, whatever their exposure, each under its name
+// for the model (nameTools: no two share one, and none is reserved).
 func (m *Manager) Tools() []*Tool {
 	if m.Empty() {
 		return nil
 	}
-	var out []*Tool
-	for _, s := range m.list() {
-		s.mu.Lock()
-		out = append(out, s.tools...)
-		s.mu.Unlock()
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	gen := m.toolsGen.Load()
+	if m.namedOK && m.namedGen == gen {
+		return slices.Clone(m.named)
 	}
-	return out
+	servers := m.list()
+	listed := make([]serverTools, len(servers))
+	raw := make([][]*Tool, len(servers))
+	for i, s := range servers {
+		s.mu.Lock()
+		raw[i] = s.tools
+		s.mu.Unlock()
+		listed[i].server = s.name
+		for _, t := range raw[i] {
+			listed[i].tools = append(listed[i].tools, t.remote)
+		}
+	}
+	names := nameTools(listed, func(n string) bool { return m.reserved[n] })
+	// A tool keeps its value while its name does not change.
+	before := map[*server]map[string]*Tool{}
+	for _, t := range m.named {
+		if before[t.s] == nil {
+			before[t.s] = map[string]*Tool{}
+		}
+		before[t.s][t.remote] = t
+	}
+	var out []*Tool
+	for i, ts := range raw {
+		for k, t := range ts {
+			if old := before[t.s][t.remote]; old != nil && old.name == names[i][k] && old.source == t {
+				out = append(out, old)
+				continue
+			}
+			named := *t
+			named.name, named.source = names[i][k], t
+			out = append(out, &named)
+		}
+	}
+	m.named, m.namedGen, m.namedOK = out, gen, true
+	return slices.Clone(out)
+}
+
+// Reserve gives the names of the tools that are not MCP's (built-ins,
+// extensions' tools): no MCP tool is named so; one whose name would be
+// gets the hash suffix (see nameTools). It reports whether the names
+// changed, and with them, perhaps, some tools' names.
+func (m *Manager) Reserve(names []string) bool {
+	if m == nil {
+		return false
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	if maps.Equal(set, m.reserved) {
+		return false
+	}
+	m.reserved = set
+	m.toolsGen.Add(1)
+	return true
 }
 
 // Status is one server's state for a report or a listing.
@@ -576,6 +645,7 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 	s.instructions = instructions
 	s.gen++
 	s.mu.Unlock()
+	s.m.toolsGen.Add(1)
 	s.announce()
 	s.m.wg.Go(func() { s.watch(sess) })
 	return sess, nil
@@ -658,22 +728,22 @@ func (s *server) refresh(sess *sdk.ClientSession) {
 	s.tools = tools
 	s.gen++
 	s.mu.Unlock()
+	s.m.toolsGen.Add(1)
 	s.announce()
 }
 
 func (s *server) listTools(ctx context.Context, sess *sdk.ClientSession) ([]*Tool, error) {
 	var listed []*sdk.Tool
-	var remote []string
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		listed, remote = append(listed, t), append(remote, t.Name)
+		listed = append(listed, t)
 	}
-	names := ToolNames(s.name, remote, nil)
+	// Named by Manager.Tools, which knows the other servers.
 	tools := make([]*Tool, len(listed))
 	for i, t := range listed {
-		tools[i] = newTool(s, names[i], t)
+		tools[i] = newTool(s, t)
 	}
 	return tools, nil
 }

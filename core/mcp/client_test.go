@@ -467,3 +467,72 @@ func TestSubscribeHearsEachChange(t *testing.T) {
 	default:
 	}
 }
+
+// Issue 37: server "a" offers "b__c" and server "a__b" offers "c", both
+// pi's mcp__a__b__c. Each gets its own name and each name calls its own
+// tool; the names hold across a reconnection and a changed tool list,
+// whichever server connected first. A name reserved for another tool (an
+// extension's) is never an MCP tool's.
+func TestToolNamesOfTwoServersNeverCollide(t *testing.T) {
+	m, rec := start(t, map[string]Server{
+		"a":    stdio("-id", "a", "-tool", "b__c", "-tool", "plain"),
+		"a__b": stdio("-id", "a__b", "-tool", "c"),
+	})
+	byRemote := map[string]string{}
+	seen := map[string]bool{}
+	for _, tl := range m.Tools() {
+		n := tl.Spec().Name
+		assert.False(t, seen[n], "%s is two tools' name", n)
+		seen[n] = true
+		byRemote[tl.Server()+"/"+tl.RemoteName()] = n
+	}
+	ac, abc := byRemote["a/b__c"], byRemote["a__b/c"]
+	assert.Regexp(t, `^mcp__a__b__c_[0-9a-f]{8}$`, ac)
+	assert.Regexp(t, `^mcp__a__b__c_[0-9a-f]{8}$`, abc)
+	assert.Equal(t, "mcp__a__plain", byRemote["a/plain"])
+	// Every name a__b's tools make could be one of a's ("mcp__a__" +
+	// "b__crash"...): they all take the suffix.
+	assert.Regexp(t, `^mcp__a__b__crash_[0-9a-f]{8}$`, byRemote["a__b/crash"])
+	assert.Equal(t, "b__c of a", call(t, context.Background(), tool(t, m, ac), map[string]any{}).Content.Text())
+	assert.Equal(t, "c of a__b", call(t, context.Background(), tool(t, m, abc), map[string]any{}).Content.Text())
+
+	// a__b crashes and comes back; a lists a new tool: nothing is renamed.
+	drain(rec)
+	call(t, context.Background(), tool(t, m, byRemote["a__b/crash"]), map[string]any{})
+	assert.Equal(t, "c of a__b", call(t, context.Background(), tool(t, m, abc), map[string]any{}).Content.Text())
+	call(t, context.Background(), tool(t, m, "mcp__a__add_tool"), map[string]any{"name": "late"})
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(m.Tools(), func(tl *Tool) bool { return tl.Spec().Name == "mcp__a__late" })
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, ac, tool(t, m, ac).Spec().Name)
+	assert.Equal(t, "c of a__b", call(t, context.Background(), tool(t, m, abc), map[string]any{}).Content.Text())
+
+	// An extension registers a tool named mcp__a__plain: a's plain takes
+	// the suffix; the reservation gone, it has its name back.
+	assert.True(t, m.Reserve([]string{"read", "mcp__a__plain"}))
+	assert.False(t, m.Reserve([]string{"mcp__a__plain", "read"}), "the same names")
+	var renamed string
+	for _, tl := range m.Tools() {
+		assert.NotEqual(t, "mcp__a__plain", tl.Spec().Name)
+		if tl.RemoteName() == "plain" {
+			renamed = tl.Spec().Name
+		}
+	}
+	assert.Regexp(t, `^mcp__a__plain_[0-9a-f]{8}$`, renamed)
+	assert.Equal(t, "plain of a", call(t, context.Background(), tool(t, m, renamed), map[string]any{}).Content.Text())
+	assert.True(t, m.Reserve(nil))
+	assert.Equal(t, "plain of a", call(t, context.Background(), tool(t, m, "mcp__a__plain"), map[string]any{}).Content.Text())
+}
+
+// A tool of a server keeps its value from one Tools call to the next
+// while nothing changes, and a reserved name changes only the tools it
+// renames.
+func TestToolsAreStableBetweenChanges(t *testing.T) {
+	m, _ := start(t, map[string]Server{"s": stdio()})
+	first, second := m.Tools(), m.Tools()
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, second)
+	echo := tool(t, m, "mcp__s__echo")
+	m.Reserve([]string{"mcp__s__slow"})
+	assert.Same(t, echo, tool(t, m, "mcp__s__echo"))
+}

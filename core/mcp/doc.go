@@ -4,8 +4,9 @@
 //
 // The configuration side: [Load] reads and merges the user's and the
 // trusted project's mcp.json into a [Config], reporting each invalid
-// entry ([ValidateServer] holds pi's rules); [ToolNames] names a server's
-// tools mcp__<server>__<tool>; [Server.ToolExposureOf] is a tool's
+// entry ([ValidateServer] holds pi's rules); [ToolName] is a tool's
+// mcp__<server>__<tool> (names.go, where [Manager.Tools] makes every
+// name one tool's across servers); [Server.ToolExposureOf] is a tool's
 // exposure; an [Expander] expands ${VAR}, !command and ~/ when a server
 // starts; [AddServer] and [RemoveServer] edit a file for `gopi mcp`.
 //

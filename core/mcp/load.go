@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 
@@ -121,7 +120,7 @@ func (l *loader) index(name string) int {
 
 func (l *loader) read(path string, scope Scope) {
 	data, err := regularfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if regularfile.Missing(err) {
 		return
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -42,54 +43,113 @@ func plainToolName(server, tool string) string {
 }
 
 // hashedToolName is the plain name cut to 55 characters, "_" and the
-// first 8 hex digits of SHA-256 over server, a NUL byte and tool.
-func hashedToolName(server, tool, plain string) string {
-	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+// first 8 hex digits of SHA-256 over server, a NUL byte and tool (pi's
+// suffix). A salt above 0 is hashed after them, behind another NUL: the
+// names a tool tries when its suffixed name is taken too.
+func hashedToolName(server, tool, plain string, salt int) string {
+	in := server + "\x00" + tool
+	if salt > 0 {
+		in += fmt.Sprintf("\x00%d", salt)
+	}
+	sum := sha256.Sum256([]byte(in))
 	keep := min(len(plain), MaxToolNameLen-toolHashLen-1)
 	return plain[:keep] + "_" + hex.EncodeToString(sum[:])[:toolHashLen]
 }
 
 // ToolName is the name the model sees for a server's tool when nothing
-// collides with it: mcp__<server>__<tool>, sanitized (see ToolNames),
+// collides with it: mcp__<server>__<tool>, sanitized (see plainToolName),
 // shortened with a hash suffix when longer than MaxToolNameLen.
 func ToolName(server, tool string) string {
 	plain := plainToolName(server, tool)
 	if len(plain) <= MaxToolNameLen {
 		return plain
 	}
-	return hashedToolName(server, tool, plain)
+	return hashedToolName(server, tool, plain, 0)
 }
 
-// ToolNames names the tools a server offers, in order, as pi 1.5.2 does:
-// mcp__<server>__<tool> with every character other than letters, digits
-// and "_" replaced by "_". Tools whose names then collide (a-b and a_b)
-// all get the hash suffix, as does a name over MaxToolNameLen and a
-// name taken reports as used by another tool (another server's: taken
-// may be nil). A tool listed twice gets one name.
-func ToolNames(server string, tools []string, taken func(name string) bool) []string {
-	count := map[string]int{}
-	seen := map[string]bool{}
-	for _, t := range tools {
-		if !seen[t] {
-			seen[t] = true
-			count[plainToolName(server, t)]++
-		}
+// serverTools are one server's tools as the server names them, for
+// nameTools.
+type serverTools struct {
+	server string
+	tools  []string
+}
+
+// nameTools gives every tool of servers its name for the model, one name
+// per tool and no name twice. servers are every server of the session in
+// its order (configured ones first, enabled or not, then those
+// extensions registered), each with the tools it listed last (none
+// before it connects); reserved reports the names of the tools that are
+// not MCP's (the built-ins, the extensions' tools), which keep their
+// names. The result holds each server's names in the order of its tools.
+//
+// A tool is named mcp__<server>__<tool>, sanitized (pi's name), unless
+// that name
+//
+//   - is longer than MaxToolNameLen,
+//   - is the name of another tool of the same server (a-b and a_b: all of
+//     them are suffixed, as in pi),
+//   - could be another server's: it begins with that server's
+//     mcp__<other>__ (server "a" with tool "b__c" and server "a__b" with
+//     tool "c" both make mcp__a__b__c; both are suffixed, whichever
+//     connects first and whether or not the other offers such a tool), or
+//   - is reserved;
+//
+// then it gets pi's hash suffix. The name therefore depends on the
+// server, the tool, its server's other tools and the names of the other
+// servers, never on which server connected first: a tool keeps its name
+// across reconnections, a changed tool list of another server and a
+// restart. Should the suffixed name still be taken (a server that named a
+// tool after another's suffixed name, or a reserved one), the tool that
+// comes later in servers' order tries the hash with a salt of 1, 2, ...
+// until a name is free.
+func nameTools(servers []serverTools, reserved func(name string) bool) [][]string {
+	if reserved == nil {
+		reserved = func(string) bool { return false }
 	}
-	names := make([]string, len(tools))
-	byTool := map[string]string{}
-	for i, t := range tools {
-		if n, ok := byTool[t]; ok {
-			names[i] = n
-			continue
-		}
-		plain := plainToolName(server, t)
-		n := plain
-		if len(plain) > MaxToolNameLen || count[plain] > 1 || taken != nil && taken(plain) {
-			n = hashedToolName(server, t, plain)
-		}
-		names[i], byTool[t] = n, n
+	prefixes := make([]string, len(servers))
+	for i, s := range servers {
+		prefixes[i] = plainToolName(s.server, "")
 	}
-	return names
+	ambiguous := func(i int, plain string) bool {
+		for j, p := range prefixes {
+			if j != i && strings.HasPrefix(plain, p) {
+				return true
+			}
+		}
+		return false
+	}
+	used := map[string]bool{}
+	out := make([][]string, len(servers))
+	for i, s := range servers {
+		count := map[string]int{}
+		seen := map[string]bool{}
+		for _, t := range s.tools {
+			if !seen[t] {
+				seen[t] = true
+				count[plainToolName(s.server, t)]++
+			}
+		}
+		names := make([]string, len(s.tools))
+		byTool := map[string]string{}
+		for k, t := range s.tools {
+			if n, ok := byTool[t]; ok {
+				names[k] = n // a tool listed twice is one tool
+				continue
+			}
+			plain := plainToolName(s.server, t)
+			n := plain
+			if len(plain) > MaxToolNameLen || count[plain] > 1 || ambiguous(i, plain) || reserved(plain) {
+				n = hashedToolName(s.server, t, plain, 0)
+			}
+			for salt := 1; used[n] || reserved(n); salt++ {
+				n = hashedToolName(s.server, t, plain, salt)
+			}
+			used[n] = true
+			names[k], byTool[t] = n, n
+		}
+		out[i] = names
+	}
+	return out
 }
 
 func sortedKeys(m map[string]string) []string {

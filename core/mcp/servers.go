@@ -25,6 +25,7 @@ func (m *Manager) Add(e Entry) error {
 	}
 	s := m.newServer(e)
 	m.servers = append(m.servers, s)
+	m.toolsGen.Add(1) // its name may make others' tool names ambiguous
 	if m.started {
 		m.start(s)
 	}
@@ -48,6 +49,7 @@ func (m *Manager) Remove(name string) bool {
 	}
 	s := m.servers[i]
 	m.servers = slices.Delete(m.servers, i, i+1)
+	m.toolsGen.Add(1)
 	m.wg.Go(func() {
 		if err := s.close(); err != nil {
 			m.opts.Report(err)

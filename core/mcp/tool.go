@@ -28,8 +28,11 @@ type Annotations struct {
 // Tool is one tool of a connected server as an agent tool, named
 // mcp__<server>__<tool>.
 type Tool struct {
-	s           *server
-	name        string // the model's name
+	s *server
+	// name is the model's name for it, given by Manager.Tools; source is
+	// the tool as its server listed it, unnamed.
+	name        string
+	source      *Tool
 	remote      string // the server's name for it
 	description string
 	schema      json.RawMessage
@@ -39,15 +42,14 @@ type Tool struct {
 
 var _ agent.Tool = (*Tool)(nil)
 
-// newTool is t as the model sees it under name (see ToolNames).
-func newTool(s *server, name string, t *sdk.Tool) *Tool {
+// newTool is t as s listed it; Manager.Tools names it.
+func newTool(s *server, t *sdk.Tool) *Tool {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	tool := &Tool{
 		s:           s,
-		name:        name,
 		remote:      t.Name,
 		description: t.Description,
 		schema:      schema,

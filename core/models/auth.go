@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os/exec"
 	"strings"
@@ -37,7 +35,7 @@ type credential struct {
 // A missing file is empty; a broken one is reported and treated as empty.
 func readAuthFile(path string) (map[string]credential, error) {
 	data, err := regularfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if regularfile.Missing(err) {
 		return map[string]credential{}, nil
 	}
 	if err != nil {

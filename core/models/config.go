@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -88,7 +87,7 @@ type requestConfig struct {
 // (capitalised: users see these texts as they are).
 func readModelsFile(path string, builtins []llm.Model, builtinProvs map[string]bool) (*modelsConfig, error) {
 	data, err := regularfile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if regularfile.Missing(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -204,7 +204,13 @@ func (r *Registry) FindAvailable(provider, id string) (llm.Model, error) {
 	if m, ok := r.Find(provider, id); ok && r.HasAuth(&m) {
 		return m, nil
 	}
-	return llm.Model{}, &resolveError{fmt.Sprintf("Model not found: %s/%s", provider, id), ErrModelNotFound}
+	return llm.Model{}, NotFound(provider, id)
+}
+
+// NotFound is pi's "Model not found: provider/id", wrapping
+// [ErrModelNotFound].
+func NotFound(provider, id string) error {
+	return &resolveError{fmt.Sprintf("Model not found: %s/%s", provider, id), ErrModelNotFound}
 }
 
 // Providers lists the providers of all models, in first-seen order.

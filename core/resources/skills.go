@@ -151,7 +151,7 @@ type skillLoader struct {
 // directly inside it count as skills.
 func (l *skillLoader) root(dir string, rootFiles bool, info SourceInfo) {
 	if _, err := os.Stat(dir); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
+		if !regularfile.Missing(err) {
 			l.errs = append(l.errs, &LoadError{Path: dir, Err: fmt.Errorf("reading skills directory: %w", err), Skipped: true})
 		}
 		return

@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +85,7 @@ type templateLoader struct {
 func (l *templateLoader) autoDir(dir string, info SourceInfo) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
+		if !regularfile.Missing(err) {
 			l.errs = append(l.errs, &LoadError{Path: dir, Err: fmt.Errorf("listing prompt templates: %w", err), Skipped: true})
 		}
 		return

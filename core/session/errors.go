@@ -16,6 +16,8 @@ var (
 	// ErrSummaryMessage rejects summary messages appended as plain
 	// messages: they belong in compaction and branch_summary entries.
 	ErrSummaryMessage = errors.New("summary messages must be appended as their own entries")
+	// ErrSessionDir marks a sessions folder that cannot be made.
+	ErrSessionDir = errors.New("create session dir")
 	// ErrLocked marks a session file another process kept locked too long.
 	ErrLocked = errors.New("the session file is locked by another process")
 	// ErrBadID rejects a session id pi would not accept.

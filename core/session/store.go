@@ -91,7 +91,7 @@ func Create(dir, cwd string, opts Options) (*Store, error) {
 		}
 	}
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return nil, fmt.Errorf("create session dir: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrSessionDir, err)
 	}
 	s := newStore(cwd, opts)
 	s.dir = dir

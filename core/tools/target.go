@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // Target is the file or directory a file tool's call works on, as the
@@ -30,6 +32,10 @@ type Target struct {
 	Outside bool
 
 	root string // the project directory, its links followed
+	// pin is what the path a read, edit or write opens once approved led
+	// to when the target was worked out (pinned); see [PinCall].
+	pin    atomicfile.Pin
+	pinned bool
 }
 
 // Shown is Real as a question names it: relative to the project directory
@@ -69,6 +75,11 @@ func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage,
 		root = filepath.Clean(cwd)
 	}
 	t.root = root
+	defer func() {
+		if pinnedTool(toolName) {
+			t.pin, t.pinned = atomicfile.PinPath(t.opened()), true
+		}
+	}()
 	if t.Real, err = RealPath(t.Abs); err != nil {
 		t.Real = ""
 		return t, true

@@ -77,3 +77,10 @@ func Kind(m fs.FileMode) string {
 	}
 	return "not a regular file"
 }
+
+// Missing reports whether err says a path is not there: it does not exist,
+// or a folder on its way is a file (ENOTDIR), as when the agent directory
+// is set under a regular file. Either way there is nothing to read.
+func Missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}

@@ -47,3 +47,20 @@ func TestReadFileRefusesWhatIsNotARegularFile(t *testing.T) {
 	}
 	assert.Equal(t, "a named pipe", Kind(fs.ModeNamedPipe))
 }
+
+func TestMissingCoversAPathUnderAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, under := ReadFile(filepath.Join(file, "settings.json"))
+	_, absent := ReadFile(filepath.Join(dir, "nothing.json"))
+	_, isDir := ReadFile(dir)
+	if !Missing(under) || !Missing(absent) {
+		t.Errorf("Missing(%v) = %v, Missing(%v) = %v; want both true", under, Missing(under), absent, Missing(absent))
+	}
+	if Missing(isDir) {
+		t.Errorf("a folder where a file should be is a problem to report, not a missing file: %v", isDir)
+	}
+}

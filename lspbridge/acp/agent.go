@@ -346,7 +346,7 @@ func (a *conn) session(id sdk.SessionId) (*session, error) {
 	if s := a.sessions[string(id)]; s != nil {
 		return s, nil
 	}
-	return nil, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no session %q on this connection", id), Data: map[string]string{"sessionId": string(id)}}
+	return nil, notFound(string(id), "resource not found: no session %q on this connection", id)
 }
 
 func (a *conn) prompt(m *message) error {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
+	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/rpc"
 )
 
@@ -31,8 +33,27 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return e.Message }
 
+// errorf words an error. Its string arguments are most often what the
+// client sent (a method, a session id, a field's value), so each is
+// quoted at most api.ClipName bytes; an error argument is the writer's
+// to bound (fail).
 func errorf(code int, format string, args ...any) *rpcError {
-	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+	quoted := make([]any, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if v := reflect.ValueOf(a); v.Kind() == reflect.String {
+			quoted[i] = api.Clip(v.String(), api.ClipName)
+		}
+	}
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, quoted...)}
+}
+
+// notFound is ACP's "resource not found" for the session id the client
+// named, which its data repeats (both quoting at most api.ClipName bytes).
+func notFound(id, format string, args ...any) *rpcError {
+	e := errorf(codeNotFound, format, args...)
+	e.Data = map[string]string{"sessionId": api.Clip(id, api.ClipName)}
+	return e
 }
 
 // asRPCError maps err onto the wire: an *rpcError as it is, anything else
@@ -84,15 +105,26 @@ func (w writer) result(id json.RawMessage, result any) error {
 	}{"2.0", id, result})
 }
 
+// fail writes an error response. Whatever the error quotes, the answer
+// stays small: its message is cut at api.ClipMessage bytes, data longer
+// than that is left out, and an id longer than api.MaxID (decode refuses
+// such requests) is not echoed.
 func (w writer) fail(id json.RawMessage, err *rpcError) error {
-	if !validID(id) {
+	if !validID(id) || len(id) > api.MaxID {
 		id = json.RawMessage("null")
+	}
+	bounded := *err
+	bounded.Message = api.Clip(err.Message, api.ClipMessage)
+	if err.Data != nil {
+		if data, merr := json.Marshal(err.Data); merr != nil || len(data) > api.ClipMessage {
+			bounded.Data = nil
+		}
 	}
 	return w.send(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   *rpcError       `json:"error"`
-	}{"2.0", id, err})
+	}{"2.0", id, &bounded})
 }
 
 func (w writer) notify(method string, params any) error {
@@ -143,6 +175,15 @@ func (w writer) decode(rec []byte) *message {
 	var m message
 	if err := json.Unmarshal(rec, &m); err != nil {
 		_ = w.fail(nil, errorf(codeInvalidRequest, "invalid request: a message must be a JSON object"))
+		return nil
+	}
+	if len(m.ID) > api.MaxID {
+		// The answer would echo the id whole (JSON-RPC requires it): the
+		// request is refused, with id null. A response with such an id
+		// answers nothing gopi asked, and is dropped.
+		if m.Method != nil {
+			_ = w.fail(nil, &rpcError{Code: codeInvalidRequest, Message: "invalid request: " + api.IDTooLong(len(m.ID)).Error()})
+		}
 		return nil
 	}
 	if m.Method == nil {

@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -112,7 +111,7 @@ func (a *conn) load(m *message, replay bool) error {
 		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cfg)
 		switch {
 		case errors.Is(err, ErrUnknownSession):
-			return &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", id), Data: map[string]string{"sessionId": string(id)}}
+			return notFound(string(id), "resource not found: no stored session %q", id)
 		case errors.Is(err, ErrOtherCwd):
 			return errorf(codeInvalidParams, "invalid params: \"cwd\": %v", err)
 		case err != nil:
@@ -357,7 +356,7 @@ func (a *conn) deleteSession(m *message) error {
 		err := a.opts.Sessions.Delete(string(p.SessionId))
 		switch {
 		case errors.Is(err, ErrUnknownSession):
-			_ = a.w.fail(id, &rpcError{Code: codeNotFound, Message: fmt.Sprintf("resource not found: no stored session %q", p.SessionId), Data: map[string]string{"sessionId": string(p.SessionId)}})
+			_ = a.w.fail(id, notFound(string(p.SessionId), "resource not found: no stored session %q", p.SessionId))
 		case err != nil:
 			_ = a.w.fail(id, errorf(codeInternalError, "deleting session %s: %v", p.SessionId, err))
 		default:

@@ -135,7 +135,7 @@ func (q asker) permission(ctx context.Context, req api.UIRequest, d api.Approval
 	}
 	answer, ok := permissionAnswers[res.Outcome.Selected.OptionId]
 	if !ok {
-		q.a.opts.Report(fmt.Errorf("acp: session %s: session/request_permission: the client chose %q, which gopi did not offer: the call is rejected", q.s.id, res.Outcome.Selected.OptionId))
+		q.a.opts.Report(fmt.Errorf("acp: session %s: session/request_permission: the client chose %q, which gopi did not offer: the call is rejected", q.s.id, api.Clip(string(res.Outcome.Selected.OptionId), api.ClipName)))
 		return api.Cancelled(req.ID)
 	}
 	return api.UIResponse{ID: req.ID, Value: &answer}

@@ -45,7 +45,7 @@ func parseRewind(text string) (r rewindRequest, ok bool, err error) {
 			r.what = w
 		default:
 			if r.id != "" {
-				return r, true, fmt.Errorf("/rewind takes a checkpoint id and code, conversation or both; %q is neither", f)
+				return r, true, fmt.Errorf("/rewind takes a checkpoint id and code, conversation or both; %q is neither", api.Clip(f, api.ClipName))
 			}
 			r.id = f
 		}
@@ -272,7 +272,7 @@ func (s *session) pickCheckpoint(ctx context.Context, a *conn, cps []api.Checkpo
 			return &cps[i], api.RestoreWhat(what), nil
 		}
 	}
-	return nil, "", fmt.Errorf("the client chose %q, which is not one of the checkpoints offered", id)
+	return nil, "", fmt.Errorf("the client chose %q, which is not one of the checkpoints offered", api.Clip(id, api.ClipName))
 }
 
 // rewindSummary says what a restore did.

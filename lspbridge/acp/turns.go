@@ -293,7 +293,7 @@ func (s *session) respond(id json.RawMessage, reason *sdk.StopReason, err error,
 				if msg == "" {
 					msg = "the model's reply failed"
 				}
-				_ = s.w.fail(id, errorf(codeInternalError, "%s", msg))
+				_ = s.w.fail(id, &rpcError{Code: codeInternalError, Message: msg})
 				return
 			}
 			// The model declined: the spec's refusal, not a failure.

@@ -26,7 +26,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 // The pipe's method names, generated from gopi's core/ext/protocol.go.
-import { gopi, served } from "./methods.gen.mjs";
+import { gopi, served, stateFields } from "./methods.gen.mjs";
 
 const piDir = process.argv[2];
 if (!piDir) {
@@ -378,31 +378,16 @@ const state = {
 	systemPrompt: "",
 };
 
+// applyState takes what changed: every key is one of stateFields, which
+// gopi generates from the state it sends (core/ext's Snapshot). Entries
+// come as {reset, add}; a missing leaf or header is null, an empty session
+// name undefined, anything else missing undefined.
 function applyState(p) {
-	for (const k of [
-		"cwd",
-		"model",
-		"models",
-		"thinkingLevel",
-		"idle",
-		"pendingMessages",
-		"activeTools",
-		"allTools",
-		"commands",
-		"sessionFile",
-		"sessionDir",
-		"sessionId",
-		"header",
-		"leafId",
-		"contextUsage",
-		"systemPrompt",
-		"projectTrusted",
-		"systemPromptOptions",
-		"settings",
-	]) {
-		if (k in p) state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
+	for (const k of stateFields) {
+		if (!(k in p) || k === "entries") continue;
+		if (k === "sessionName") state.sessionName = p.sessionName || undefined;
+		else state[k] = p[k] ?? (k === "leafId" || k === "header" ? null : undefined);
 	}
-	if ("sessionName" in p) state.sessionName = p.sessionName || undefined;
 	if (p.entries) {
 		if (p.entries.reset) {
 			state.entries = [];

@@ -63,3 +63,29 @@ export const gopi = Object.freeze({
 	unregisterProvider: "unregisterProvider", // notification
 	validateMcpServer: "validateMcpServer", // sync request
 });
+
+// The keys of the state notification's params (core/ext's Snapshot, Rare
+// and the session's mirror), each one field of host.mjs's copy.
+export const stateFields = Object.freeze([
+	"cwd",
+	"model",
+	"thinkingLevel",
+	"idle",
+	"pendingMessages",
+	"activeTools",
+	"allTools",
+	"commands",
+	"sessionName",
+	"sessionFile",
+	"sessionDir",
+	"sessionId",
+	"systemPrompt",
+	"contextUsage",
+	"systemPromptOptions",
+	"models",
+	"settings",
+	"header",
+	"leafId",
+	"entries",
+	"projectTrusted",
+]);

@@ -1044,3 +1044,186 @@ test("each of the user's messages has Rewind to here, which names the message's 
 		await cleanup();
 	}
 });
+
+test("focusing the view puts the caret in the composer, from the first moment and after a run", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 300 });
+	try {
+		const focusView = () =>
+			page.evaluate(() => {
+				document.activeElement?.blur();
+				window.dispatchEvent(new FocusEvent("focus"));
+				return document.activeElement?.id;
+			});
+		// Before any run: a fresh chat, reached with Focus on Chat View.
+		assert.equal(await focusView(), "input");
+		await feed(page, run(/which file to read first/));
+		assert.equal(await focusView(), "input");
+		// Focus already inside the page stays where it is.
+		await page.focus("#log");
+		assert.equal(await page.evaluate(() => (window.dispatchEvent(new FocusEvent("focus")), document.activeElement.id)), "log");
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
+/**
+ * A page holding only the parts the entry exports (esbuild bundles them
+ * apart from main.ts, so nothing of the whole page runs), as window.parts.
+ */
+async function openParts(entry) {
+	const root = await mkdtemp(path.join(tmpdir(), "gopi-parts-"));
+	await require("esbuild").build({
+		stdin: { contents: entry, resolveDir: path.join(extDir, "src/webview"), loader: "ts" },
+		bundle: true,
+		format: "iife",
+		globalName: "parts",
+		platform: "browser",
+		target: "chrome114",
+		outfile: path.join(root, "parts.js"),
+		logLevel: "warning",
+	});
+	await writeFile(path.join(root, "parts.html"), `<!DOCTYPE html><html><body><script src="parts.js"></script></body></html>`);
+	const page = await browser.newPage();
+	const errors = [];
+	page.on("pageerror", (e) => errors.push(String(e)));
+	await page.goto(pathToFileURL(path.join(root, "parts.html")).href, { waitUntil: "load" });
+	return { page, errors, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+test("the composer is a part of its own: two on one page keep their own run, commands, queue and completion, and speak only through their post", async () => {
+	const { page, errors, cleanup } = await openParts(`export { Composer } from "./composer";`);
+	try {
+		await page.evaluate(() => {
+			for (const name of ["a", "b"]) {
+				const make = (tag, part) => Object.assign(document.createElement(tag), { id: `${name}-${part}` });
+				const form = make("form", "form");
+				const [input, stop, hint, queue, completions, images, mentions] = [
+					make("textarea", "input"), make("button", "stop"), make("span", "hint"), make("section", "queue"),
+					make("div", "completions"), make("div", "images"), make("div", "mentions"),
+				];
+				// As html.ts lays them out: hidden until there is something to show.
+				stop.type = "button";
+				for (const e of [stop, queue, completions, images, mentions]) e.hidden = true;
+				form.append(completions, images, mentions, input, hint, stop);
+				document.body.append(queue, form);
+				const posted = [];
+				const part = { posted, waiting: false };
+				part.composer = new window.parts.Composer({
+					form, input, stop, hint, queue, completions, images, mentions,
+					post: (m) => posted.push(m),
+					sendKey: "enter",
+					questionWaiting: () => part.waiting,
+				});
+				part.composer.setStreaming(false);
+				window[name] = part;
+			}
+			// Only a runs, only a knows the /compact action, and a question waits only for a.
+			a.composer.setStreaming(true);
+			a.composer.setCommands([{ name: "compact", description: "Compact the context", source: "action" }]);
+			a.waiting = true;
+			a.composer.updateHint();
+		});
+		const typeInto = async (name, text, key = "Enter", mod) => {
+			await page.focus(`#${name}-input`);
+			await page.keyboard.type(text);
+			if (mod) await page.keyboard.down(mod);
+			await page.keyboard.press(key);
+			if (mod) await page.keyboard.up(mod);
+		};
+		await typeInto("a", "look at the tests");
+		await typeInto("b", "look at the tests");
+		await typeInto("a", "then the docs", "Enter", "Alt");
+		await typeInto("a", "/compact keep the plan");
+		await typeInto("b", "/compact keep the plan");
+		await typeInto("a", "", "Escape");
+		await typeInto("b", "", "Escape");
+		const state = () =>
+			page.evaluate(() =>
+				Object.fromEntries(
+					["a", "b"].map((n) => [
+						n,
+						{
+							posted: window[n].posted.splice(0),
+							hint: document.getElementById(`${n}-hint`).textContent,
+							stop: !document.getElementById(`${n}-stop`).hidden,
+							queue: document.getElementById(`${n}-queue`).hidden ? null : [...document.querySelectorAll(`#${n}-queue .queued`)].map((r) => `${r.querySelector(".queued-kind").textContent}: ${r.querySelector(".queued-text").textContent}`),
+							completions: document.getElementById(`${n}-completions`).hidden ? null : [...document.querySelectorAll(`#${n}-completions .completion-label`)].map((r) => r.textContent),
+							input: document.getElementById(`${n}-input`).value,
+						},
+					]),
+				),
+			);
+		assert.deepEqual(await state(), {
+			a: {
+				posted: [
+					{ type: "send", text: "look at the tests", images: [], mode: "steer" },
+					{ type: "send", text: "then the docs", images: [], mode: "followUp" },
+					{ type: "action", name: "compact", args: "keep the plan" },
+					{ type: "abort" },
+				],
+				hint: "Alt+A answers the question · Enter steers · Alt+Enter follows up · Esc stops",
+				stop: true,
+				queue: null,
+				completions: null,
+				input: "",
+			},
+			b: {
+				posted: [
+					{ type: "send", text: "look at the tests", images: [], mode: "prompt" },
+					{ type: "send", text: "/compact keep the plan", images: [], mode: "prompt" },
+				],
+				hint: "",
+				stop: false,
+				queue: null,
+				completions: null,
+				input: "",
+			},
+		});
+		// a's queue, and × on its second follow-up, say nothing of b's.
+		await page.evaluate(() => a.composer.showQueue(["steer first"], ["follow one", "follow two"]));
+		await page.click("#a-queue .queued:nth-child(3) .queued-remove");
+		// @ in b asks b's post for files; the answer goes to b, and a (not completing) ignores the same answer.
+		await page.focus("#b-input");
+		await page.keyboard.type("@pro");
+		await page.evaluate(() => {
+			a.composer.setFiles("pro", ["not/for/a.go"]);
+			b.composer.setFiles("pro", ["proj/main.go"]);
+		});
+		assert.deepEqual(await state(), {
+			a: {
+				posted: [{ type: "dequeue", kind: "followUp", index: 1 }],
+				hint: "Alt+A answers the question · Enter steers · Alt+Enter follows up · Esc stops",
+				stop: true,
+				queue: ["steer: steer first", "follow-up: follow one", "follow-up: follow two"],
+				completions: null,
+				input: "",
+			},
+			b: {
+				posted: [
+					{ type: "complete", query: "" },
+					{ type: "complete", query: "p" },
+					{ type: "complete", query: "pr" },
+					{ type: "complete", query: "pro" },
+				],
+				hint: "",
+				stop: false,
+				queue: null,
+				completions: ["@problems", "proj/main.go"],
+				input: "@pro",
+			},
+		});
+		await page.keyboard.press("ArrowDown");
+		await page.keyboard.press("Tab");
+		assert.equal(await page.evaluate(() => document.getElementById("b-input").value), "@proj/main.go ");
+		// a's run ends: Enter sends a prompt again there.
+		await page.evaluate(() => a.composer.setStreaming(false));
+		await typeInto("a", "next");
+		assert.deepEqual((await state()).a.posted, [{ type: "send", text: "next", images: [], mode: "prompt" }]);
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});

@@ -8,7 +8,7 @@
 // process exits), add_tool (adds a tool, which sends list_changed), log
 // (sends a log message; the server logs at every level without waiting
 // for logging/setLevel), and header (the value of a request header, over
-// HTTP). With -resources
+// HTTP), and any tools -tool names. With -resources
 // it offers resources too (see addResources), -page-size pages its lists;
 // with -resources-only it offers one resource and no tools at all.
 package main
@@ -90,6 +90,10 @@ func logEverything(next mcp.MethodHandler) mcp.MethodHandler {
 type serverOptions struct {
 	resources bool
 	pageSize  int
+	// extra are more tools, by name (any name, odd ones too), each
+	// answering "<name> of <id>".
+	extra []string
+	id    string
 }
 
 func newServer(header func(string) string, o serverOptions) *mcp.Server {
@@ -179,6 +183,12 @@ func newServer(header func(string) string, o serverOptions) *mcp.Server {
 				})
 			return text("added " + name), nil, nil
 		})
+	for _, name := range o.extra {
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "An extra tool named " + name + "."},
+			func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+				return text(name + " of " + o.id), nil, nil
+			})
+	}
 	if header != nil {
 		mcp.AddTool(s, &mcp.Tool{Name: "header", Description: "Returns a request header."},
 			func(_ context.Context, _ *mcp.CallToolRequest, a headerArgs) (*mcp.CallToolResult, any, error) {
@@ -258,6 +268,11 @@ func main() {
 	var o serverOptions
 	flag.BoolVar(&o.resources, "resources", false, "offer resources and resource templates beside the tools")
 	flag.IntVar(&o.pageSize, "page-size", 0, "the most items one page of a list holds (0: the SDK's default)")
+	flag.Func("tool", "offer one more tool of this name, answering \"<name> of <id>\" (repeatable)", func(v string) error {
+		o.extra = append(o.extra, v)
+		return nil
+	})
+	flag.StringVar(&o.id, "id", "", "how the -tool tools name this server in their answers")
 	flag.Parse()
 	if *pidFile != "" {
 		if err := os.WriteFile(*pidFile, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
