@@ -44,15 +44,22 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			return
 		}
 		acpSchemas = map[string]*jsonschema.Schema{}
-		compile := func(name string, doc map[string]any) {
-			doc["$schema"] = root["$schema"]
-			doc["$defs"] = root["$defs"]
-			b, err := json.Marshal(doc)
+		// The whole schema is compiled once; each definition used is a
+		// reference into it (compiling the 250 KB schema anew for each
+		// cost seconds under the race detector).
+		const base = "https://acp.invalid/schema.json"
+		compiler := jsonschema.NewCompiler()
+		if _, err := compiler.Compile(raw, base); err != nil {
+			acpSchemaErr = fmt.Errorf("compiling the schema: %w", err)
+			return
+		}
+		compile := func(name, pointer string) {
+			b, err := json.Marshal(map[string]any{"$schema": root["$schema"], "$ref": base + "#" + pointer})
 			if err != nil {
 				acpSchemaErr = err
 				return
 			}
-			s, err := jsonschema.NewCompiler().Compile(b)
+			s, err := compiler.Compile(b)
 			if err != nil {
 				acpSchemaErr = fmt.Errorf("compiling %q: %w", name, err)
 				return
@@ -67,14 +74,14 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			acpSchemaErr = fmt.Errorf("the schema's first branch is %v, not Agent", agentSide["title"])
 			return
 		}
-		compile("", agentSide)
+		compile("", "/anyOf/0")
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
 			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
 			"AuthenticateResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
-			compile(d, map[string]any{"$ref": "#/$defs/" + d})
+			compile(d, "/$defs/"+d)
 		}
 		for _, d := range clientRequestDefs {
-			compile(d, map[string]any{"$ref": "#/$defs/" + d})
+			compile(d, "/$defs/"+d)
 		}
 	})
 	require.NoError(t, acpSchemaErr)
