@@ -40,8 +40,11 @@ type Repo struct {
 	g      *git
 	cwd    string // the scope's directory
 	prefix string // cwd relative to the top, slash-separated; "" at the top
-	max    int64
-	report func(error) // see [Options]
+	// exclude are the folders below the scope's that it leaves out (see
+	// [Options.Exclude]), relative to the top, slash-separated.
+	exclude []string
+	max     int64
+	report  func(error) // see [Options]
 
 	// mu serialises snapshots and restores, and guards the fields below.
 	mu sync.Mutex
@@ -73,6 +76,11 @@ type Options struct {
 	// Report hears once that IndexDir could not be used and a temporary
 	// index is kept instead; nil says nothing.
 	Report func(error)
+	// Exclude are folders below the scope's directory (absolute paths)
+	// whose files the Repo leaves to another recorder: a snapshot does not
+	// record them, and a restore, of any checkpoint, never touches them.
+	// Those not below the scope's directory are ignored.
+	Exclude []string
 }
 
 // cached is what a file looked like when it was last hashed.
@@ -122,7 +130,9 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if prefix == "." {
 		prefix = ""
 	}
-	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, report: o.Report, cache: map[string]cached{}}, nil
+	r := &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, report: o.Report, cache: map[string]cached{}}
+	r.exclude = r.excludes(o.Exclude)
+	return r, nil
 }
 
 // state is the scope's files as a snapshot sees them.
@@ -157,20 +167,12 @@ func (e fileEntry) same(o fileEntry) bool {
 	return e.sameBlob(o) && (!e.permKnown || !o.permKnown || e.perm == o.perm)
 }
 
-// pathspec limits a git command to the scope.
-func (r *Repo) pathspec() string {
-	if r.prefix == "" {
-		return ":(top)"
-	}
-	return ":(top,literal)" + r.prefix
-}
-
 // scan lists and hashes the scope's files; write stores their blobs in
 // the object database.
 func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	st := state{files: map[string]fileEntry{}, skipped: map[string]bool{}, dirs: map[string]fs.FileMode{}}
 	r.loadStats()
-	tracked, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "-s", "--", r.pathspec())
+	tracked, err := r.g.run(ctx, nil, nil, append([]string{"ls-files", "-z", "-s", "--"}, r.pathspecs()...)...)
 	if err != nil {
 		return st, err
 	}
@@ -185,7 +187,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 		}
 		paths = append(paths, p)
 	}
-	others, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "-o", "--exclude-standard", "--", r.pathspec())
+	others, err := r.g.run(ctx, nil, nil, append([]string{"ls-files", "-z", "-o", "--exclude-standard", "--"}, r.pathspecs()...)...)
 	if err != nil {
 		return st, err
 	}
@@ -560,6 +562,9 @@ func (r *Repo) recorded(ctx context.Context, commit string) (state, error) {
 		if !ok || len(f) != 3 || f[1] != "blob" {
 			continue
 		}
+		if r.excluded(p) {
+			continue // another recorder's now
+		}
 		e := fileEntry{mode: f[0], id: f[2]}
 		if perms != nil && e.mode != modeSymlink {
 			e.perm, e.permKnown = perms.fileMode(p, e.mode), true
@@ -797,7 +802,7 @@ func (r *Repo) unknownPerm(ctx context.Context, pl *placer, c change, tracked *m
 		return narrowed(info.Mode(), c.old.mode), nil
 	}
 	if *tracked == nil {
-		out, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "--", r.pathspec())
+		out, err := r.g.run(ctx, nil, nil, append([]string{"ls-files", "-z", "--"}, r.pathspecs()...)...)
 		if err != nil {
 			return 0, err
 		}
