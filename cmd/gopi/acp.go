@@ -201,11 +201,12 @@ func (s acpSessions) Delete(id string) error {
 	}
 	for _, in := range infos {
 		if in.ID == id {
+			roots := host.CheckpointDirs(in.Path)
 			if err := os.Remove(in.Path); err != nil {
 				return fmt.Errorf("deleting the session file: %w", err)
 			}
 			// Its checkpoints go with it (docs/checkpoints.md).
-			if err := checkpoint.ForgetSession(context.Background(), s.ap.agentDir, in.Cwd, id); err != nil {
+			if err := checkpoint.ForgetSession(context.Background(), s.ap.agentDir, in.Cwd, id, roots...); err != nil {
 				s.ap.warn(fmt.Errorf("session %s deleted, but not all of its checkpoints: %w", id, err))
 			}
 			return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,4 +101,76 @@ func TestACPAdditionalDirectoriesReachTheModel(t *testing.T) {
 	_, _ = q.result(q.prompt(s, "and again"))
 	assert.Equal(t, docs+", "+lib, system(2))
 	assert.Equal(t, 0, q.exit())
+}
+
+// Checkpoints record the additional directories as the session's own:
+// one in the same repository as cwd by a snapshot, one outside git by
+// the journal, one inside cwd as part of cwd (once). A /rewind puts back
+// every root its checkpoint recorded, names their files, and is undone
+// the same way; a directory added after the checkpoint is left alone.
+// Deleting the session prunes its refs in every repository.
+func TestACPAdditionalDirectoriesCheckpointed(t *testing.T) {
+	base := t.TempDir()
+	gitIn(t, base, "init", "-q")
+	cwd, shared, plain, late := filepath.Join(base, "app"), filepath.Join(base, "lib"), filepath.Join(t.TempDir(), "notes"), filepath.Join(t.TempDir(), "late")
+	nested := filepath.Join(cwd, "sub")
+	for _, f := range []string{filepath.Join(cwd, "a.txt"), filepath.Join(shared, "b.txt"), filepath.Join(plain, "c.txt"), filepath.Join(late, "e.txt"), filepath.Join(nested, "keep.txt")} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, []byte("one"), 0o644))
+	}
+	read := func(name string) string {
+		t.Helper()
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return "(none)"
+		}
+		return string(data)
+	}
+	gitIn(t, late, "init", "-q")
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast")
+	p.initialized()
+	dirs := []any{shared, plain, nested}
+	_, res := p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": dirs}))
+	s := res.str("sessionId")
+	p.commandsOf(s)
+	run := func(text string) string {
+		t.Helper()
+		ups, res := p.result(p.prompt(s, text))
+		require.Equal(t, "end_turn", res.str("stopReason"))
+		return agentText(ups)
+	}
+
+	run("write: " + filepath.Join(shared, "b.txt") + " :: two")
+	m := regexp.MustCompile("`([0-9a-f]{12})`").FindStringSubmatch(run("/rewind"))
+	require.NotNil(t, m)
+	first := m[1]
+	run("write: " + filepath.Join(plain, "c.txt") + " :: two")
+	run("write: " + filepath.Join(nested, "d.txt") + " :: two")
+	_, _ = p.result(p.request("session/resume", map[string]any{"sessionId": s, "cwd": cwd, "additionalDirectories": append(dirs, late)}))
+	run("write: " + filepath.Join(late, "e.txt") + " :: two")
+	require.Equal(t, "two", read(filepath.Join(shared, "b.txt")))
+
+	said := run("/rewind " + first + " code")
+	assert.Contains(t, said, "Restored 3 file(s):")
+	assert.Contains(t, said, "- "+filepath.Join(shared, "b.txt")+" (restored)")
+	assert.Contains(t, said, "- "+filepath.Join(plain, "c.txt")+" (restored)")
+	assert.Contains(t, said, "- sub/d.txt (removed)", "a directory inside cwd is cwd's")
+	assert.Equal(t, "one", read(filepath.Join(shared, "b.txt")), "a snapshot in cwd's repository")
+	assert.Equal(t, "one", read(filepath.Join(plain, "c.txt")), "the journal outside git")
+	assert.Equal(t, "(none)", read(filepath.Join(nested, "d.txt")))
+	assert.Equal(t, "two", read(filepath.Join(late, "e.txt")), "a directory added after the checkpoint is not touched")
+
+	undo := regexp.MustCompile("`/rewind ([0-9a-f]{12}) code`").FindStringSubmatch(said)
+	require.NotNil(t, undo, said)
+	run("/rewind " + undo[1] + " code")
+	for _, f := range []string{filepath.Join(shared, "b.txt"), filepath.Join(plain, "c.txt"), filepath.Join(nested, "d.txt"), filepath.Join(late, "e.txt")} {
+		assert.Equal(t, "two", read(f), "the rewind is undone: %s", f)
+	}
+
+	// Deleting the session removes its refs from every repository.
+	require.NotEmpty(t, strings.TrimSpace(gitIn(t, late, "for-each-ref", "refs/gopi/")))
+	_, _ = p.result(p.request("session/delete", map[string]any{"sessionId": s}))
+	assert.Empty(t, strings.TrimSpace(gitIn(t, base, "for-each-ref", "refs/gopi/")))
+	assert.Empty(t, strings.TrimSpace(gitIn(t, late, "for-each-ref", "refs/gopi/")))
+	assert.Equal(t, 0, p.exit())
 }

@@ -70,9 +70,13 @@ func (r *Repo) openIndex(ctx context.Context) (func(), error) {
 
 // indexName is the index file for this repository and scope in the
 // index directory: its name is a hash of the repository's git directory,
-// its work tree and the scope.
+// its work tree and the scope (with the folders it leaves out, if any).
 func (r *Repo) indexName() string {
-	sum := sha256.Sum256([]byte(r.g.gitDir + "\x00" + r.g.top + "\x00" + r.prefix))
+	key := r.g.gitDir + "\x00" + r.g.top + "\x00" + r.prefix
+	for _, e := range r.exclude {
+		key += "\x00" + e
+	}
+	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(r.indexDir, hex.EncodeToString(sum[:12]))
 }
 

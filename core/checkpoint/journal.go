@@ -24,6 +24,9 @@ import (
 type Journal struct {
 	dir  string // blobs/ and records/ live here
 	root string // the project's directory, its links followed: paths are relative to it
+	// exclude are folders below root left to another recorder (see
+	// [OpenJournal]), relative to it, slash-separated.
+	exclude []string
 
 	// mu guards seen and serialises writes.
 	mu   sync.Mutex
@@ -46,12 +49,21 @@ type journalRecord struct {
 	TooLarge bool `json:"tooLarge,omitempty"`
 }
 
-// OpenJournal is the journal kept in dir for the project in root.
-func OpenJournal(dir, root string) *Journal {
+// OpenJournal is the journal kept in dir for the project in root. The
+// files of the folders exclude (absolute paths below root) are left to
+// another recorder: never kept, and never restored, whatever a
+// checkpoint recorded of them.
+func OpenJournal(dir, root string, exclude ...string) *Journal {
 	if real, err := filepath.EvalSymlinks(root); err == nil {
 		root = real // the tools name the files they change with every link followed
 	}
-	return &Journal{dir: dir, root: root, seen: map[string]map[string]journalRecord{}}
+	j := &Journal{dir: dir, root: root, seen: map[string]map[string]journalRecord{}}
+	for _, e := range exclude {
+		if rel, ok := below(root, e); ok && rel != "" {
+			j.exclude = append(j.exclude, rel)
+		}
+	}
+	return j
 }
 
 func (j *Journal) recordsFile(cp string) string {
@@ -67,8 +79,8 @@ func (j *Journal) blobFile(sum string) string {
 // whether this was the checkpoint's first record.
 func (j *Journal) Record(cp, name string) (first bool, err error) {
 	rel, err := filepath.Rel(j.root, name)
-	if err != nil || rel == ".." || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator) {
-		return false, nil // outside the project: not the journal's
+	if err != nil || rel == ".." || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator) || inAny(j.exclude, filepath.ToSlash(rel)) {
+		return false, nil // outside the project, or another recorder's: not the journal's
 	}
 	pl, err := openPlacer(j.root)
 	if err != nil {
@@ -216,6 +228,9 @@ func (j *Journal) state(cps []string) (map[string]journalRecord, error) {
 			return nil, err
 		}
 		for _, r := range recs {
+			if inAny(j.exclude, r.Path) {
+				continue // another recorder's now
+			}
 			if _, ok := want[r.Path]; !ok {
 				want[r.Path] = r
 			}

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,38 +31,71 @@ const rewindEntryType = "gopi-rewind"
 // given up, and the prompt's checkpoint says so.
 const checkpointBudget = 3 * time.Second
 
-// checkpoints are the host's: the project's repository, and the
-// checkpoint a prompt took until its user message is stored.
+// checkpoints are the host's: each root's recorder (a repository, or
+// the reason there is none), and the checkpoint a prompt took until its
+// user message is stored.
 type checkpoints struct {
 	// mu guards the fields below; a snapshot or restore runs under it.
-	mu     sync.Mutex
-	opened bool
-	repo   *checkpoint.Repo // nil where there is no git work tree
-	why    string           // why there is none (then the journal records)
+	mu sync.Mutex
+	// recorders are the roots' repositories, by directory, opened once.
+	recorders map[string]*rootRecorder
 	// pending is the prompt's checkpoint, recorded with the run's first
 	// user message.
 	pending *checkpointRecord
-	// window is the prompt's journal checkpoint once its user message is
-	// stored: it is recorded when the run's write or edit first changes
-	// a file, so a prompt that changes nothing adds nothing.
+	// window is the prompt's checkpoint once its user message is stored,
+	// while a root of it is kept by the edit journal: write and edit keep
+	// a file there before they first change it; a checkpoint only the
+	// journal keeps is recorded then, so a prompt that changes nothing
+	// adds nothing.
 	window *journalWindow
-	// journals are the sessions' edit journals, by session id.
-	journals map[string]*checkpoint.Journal
+	// journals are the edit journals, by session id and root.
+	journals map[[2]string]*checkpoint.Journal
+}
+
+// rootRecorder is a root's repository; nil, with why, where there is none
+// (then the journal records).
+type rootRecorder struct {
+	repo *checkpoint.Repo
+	why  string
 }
 
 // checkpointRecord is a checkpoint as its session entry stores it.
 type checkpointRecord struct {
 	api.Checkpoint
-	// Commit is the snapshot's commit in the project's repository; ""
-	// when none was taken (Note says why).
+	// Commit is the snapshot's commit of the session's directory in the
+	// project's repository; "" when none was taken (Note says why).
 	Commit string `json:"commit,omitempty"`
-	// Journal: the checkpoint's files are in the session's edit journal
-	// (outside git, or when the snapshot failed: what write and edit
-	// changed).
+	// Journal: the session directory's files are in the session's edit
+	// journal (outside git, or when the snapshot failed: what write and
+	// edit changed).
 	Journal bool `json:"journal,omitempty"`
+	// Roots are the additional directories the checkpoint recorded, each
+	// as the session's directory is; a restore puts back these and no
+	// others.
+	Roots []rootCheckpoint `json:"roots,omitempty"`
 	// fallback: a journal checkpoint in a git work tree whose snapshot
 	// failed; it is recorded at once, so the client hears why.
 	fallback bool
+}
+
+// rootCheckpoint is what a checkpoint recorded of one root.
+type rootCheckpoint struct {
+	Dir     string `json:"dir"`
+	Commit  string `json:"commit,omitempty"`
+	Journal bool   `json:"journal,omitempty"`
+	// note says why nothing, or only the journal, recorded the root;
+	// fallback, that the journal stands in for a failed snapshot.
+	note     string
+	fallback bool
+}
+
+// recorded reports whether the root's files were recorded.
+func (rc rootCheckpoint) recorded() bool { return rc.Commit != "" || rc.Journal }
+
+// roots are everything the checkpoint recorded: the session's directory
+// first, then its additional directories.
+func (rec checkpointRecord) roots(cwd string) []rootCheckpoint {
+	return append([]rootCheckpoint{{Dir: cwd, Commit: rec.Commit, Journal: rec.Journal}}, rec.Roots...)
 }
 
 // journalNote is the note of a checkpoint kept by the edit journal.
@@ -71,71 +104,14 @@ const journalNote = "outside a git work tree only the changes of write and edit 
 // errCheckpointStreaming refuses a restore during a run.
 var errCheckpointStreaming = errors.New("wait for the current response to finish before restoring a checkpoint")
 
-// checkpointRepo opens the project's repository once; nil, with the
-// reason, where checkpoints cannot record files.
-func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
-	c := &h.cp
-	if !c.opened {
-		c.opened = true
-		cwd := filepath.Clean(h.opts.Cwd)
-		home, _ := os.UserHomeDir()
-		switch {
-		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
-			c.why = "the session works in the home directory or the root, where gopi takes no snapshots"
-		default:
-			// The index stays in the agent directory, the user's alone,
-			// for the next gopi that works here; without one that can
-			// keep it, in a temporary folder until gopi exits (said
-			// once).
-			o := checkpoint.Options{Report: h.opts.Report}
-			if h.opts.AgentDir != "" {
-				o.IndexDir = checkpoint.IndexDir(h.opts.AgentDir)
-			}
-			r, err := checkpoint.Open(ctx, cwd, o)
-			if err != nil {
-				c.why = "the project is not a git work tree"
-			} else {
-				c.repo = r
-			}
-		}
-	}
-	return c.repo, c.why
-}
-
-// closeCheckpoints ends the repository's use of its index (a temporary
-// one, without an agent directory, is removed).
-func (h *Host) closeCheckpoints() {
-	h.cp.mu.Lock()
-	defer h.cp.mu.Unlock()
-	if h.cp.repo != nil {
-		_ = h.cp.repo.Close()
-	}
-}
-
-// journal is the current session's edit journal, in the agent
-// directory; nil without one. c.mu is held.
-func (h *Host) journal() *checkpoint.Journal {
-	if h.opts.AgentDir == "" {
-		return nil
-	}
-	id := h.Store().ID()
-	if h.cp.journals == nil {
-		h.cp.journals = map[string]*checkpoint.Journal{}
-	}
-	j := h.cp.journals[id]
-	if j == nil {
-		j = checkpoint.OpenJournal(checkpoint.JournalDir(h.opts.AgentDir, id), h.opts.Cwd)
-		h.cp.journals[id] = j
-	}
-	return j
-}
-
 // journaller is the tool pipeline's journal: the host's checkpoints.
 type journaller struct{ h *Host }
 
 // Keep keeps what a write or edit call is about to change in the
-// prompt's journal checkpoint, which is recorded with the first file it
-// keeps. Outside journal mode, or for other tools, it does nothing.
+// prompt's checkpoint, when the journal keeps the root the file is in;
+// a checkpoint only the journal keeps is recorded with the first file
+// it keeps. For other tools, or files of roots a snapshot recorded, it
+// does nothing.
 func (jr journaller) Keep(ctx context.Context, call agent.Call) {
 	h := jr.h
 	if call.Name != tools.NameWrite && call.Name != tools.NameEdit {
@@ -144,8 +120,7 @@ func (jr journaller) Keep(ctx context.Context, call agent.Call) {
 	h.cp.mu.Lock()
 	defer h.cp.mu.Unlock()
 	w := h.cp.window
-	j := h.journal()
-	if w == nil || j == nil {
+	if w == nil || h.opts.AgentDir == "" {
 		return
 	}
 	target, ok := tools.CallTarget(ctx, h.opts.Cwd, call.Name, call.Args)
@@ -156,7 +131,20 @@ func (jr journaller) Keep(ctx context.Context, call agent.Call) {
 	if target.Real != "" {
 		name = target.Real
 	}
-	if _, err := j.Record(w.ID, name); err != nil {
+	// The file is the session directory's when it lies there, else the
+	// additional directory's that holds it: no two roots of a checkpoint
+	// hold the same file.
+	var root *rootCheckpoint
+	for _, rc := range w.roots(h.cwd()) {
+		if within(realDir(rc.Dir), name) {
+			root = &rc
+			break
+		}
+	}
+	if root == nil || !root.Journal {
+		return
+	}
+	if _, err := h.rootJournal(root.Dir).Record(w.ID, name); err != nil {
 		h.opts.Report(fmt.Errorf("checkpoint: %w", err))
 		return
 	}
@@ -173,15 +161,21 @@ func newCheckpointID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// snapshot records the files now as a checkpoint of trigger; c.mu is
-// held. With no repository, or a snapshot over budget, the checkpoint
-// has no commit and a note.
-func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, label string) checkpointRecord {
-	rec := newCheckpoint(newCheckpointID(), trigger, label)
-	repo, why := h.checkpointRepo(ctx)
+// recordRoot records a root's files now for checkpoint id: a snapshot
+// where the root is in a git work tree, else the edit journal, from the
+// first change of write or edit. With fallback, the journal also stands
+// in for a snapshot that failed or was given up. c.mu is held.
+func (h *Host) recordRoot(ctx context.Context, id, dir string, fallback bool) rootCheckpoint {
+	rc := rootCheckpoint{Dir: dir}
+	repo, why := h.rootRepo(ctx, dir)
+	j := h.rootJournal(dir)
 	if repo == nil {
-		rec.Note = why
-		return rec
+		if j == nil {
+			rc.note = why
+		} else {
+			rc.Journal, rc.note = true, journalNote
+		}
+		return rc
 	}
 	budget := checkpointBudget
 	if ms := h.opts.Settings.CheckpointBudgetMs; ms > 0 {
@@ -189,48 +183,90 @@ func (h *Host) snapshot(ctx context.Context, trigger api.CheckpointTrigger, labe
 	}
 	sctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	commit, err := repo.Snapshot(sctx, h.Store().ID()+"/"+rec.ID)
+	commit, err := repo.Snapshot(sctx, h.snapshotRef(id, dir))
 	switch {
 	case errors.Is(sctx.Err(), context.DeadlineExceeded):
-		rec.Note = fmt.Sprintf("the snapshot took longer than its %v budget and was given up", budget)
+		rc.note = fmt.Sprintf("the snapshot took longer than its %v budget and was given up", budget)
 	case err != nil:
-		rec.Note = fmt.Sprintf("the snapshot failed: %v", err)
+		rc.note = fmt.Sprintf("the snapshot failed: %v", err)
 	default:
-		rec.Commit = commit
+		rc.Commit = commit
+		return rc
+	}
+	if fallback && j != nil {
+		// No snapshot this time: the journal keeps what write and edit
+		// change in this prompt, and the checkpoint says so at once.
+		rc.Journal, rc.fallback = true, true
+		rc.note += "; for this prompt only the changes of write and edit are recorded, not those of commands"
+	}
+	return rc
+}
+
+// record records the files of every root now as a checkpoint of
+// trigger (see recordRoot). Its note says why a root is not recorded,
+// or only by the journal: the session directory's alone, an additional
+// directory's after its path. c.mu is held.
+func (h *Host) record(ctx context.Context, trigger api.CheckpointTrigger, label string, fallback bool) checkpointRecord {
+	rec := newCheckpoint(newCheckpointID(), trigger, label)
+	for i, dir := range h.checkpointRoots() {
+		rc := h.recordRoot(ctx, rec.ID, dir, fallback)
+		if i == 0 {
+			rec.Commit, rec.Journal, rec.Note, rec.fallback = rc.Commit, rc.Journal, rc.note, rc.fallback
+			continue
+		}
+		if rc.note != "" {
+			if rec.Note != "" {
+				rec.Note += "; "
+			}
+			rec.Note += dir + ": " + rc.note
+		}
+		if rc.recorded() {
+			rec.Roots = append(rec.Roots, rc)
+			rec.fallback = rec.fallback || rc.fallback
+		}
 	}
 	return rec
+}
+
+// recordedAny reports whether the checkpoint recorded the files of a
+// root; journaled, whether the journal keeps one; snapshotted, whether
+// a snapshot recorded one.
+func (rec checkpointRecord) recordedAny() bool {
+	return slices.ContainsFunc(rec.roots(""), rootCheckpoint.recorded)
+}
+
+func (rec checkpointRecord) journaled() bool {
+	return slices.ContainsFunc(rec.roots(""), func(rc rootCheckpoint) bool { return rc.Journal })
+}
+
+func (rec checkpointRecord) snapshotted() bool {
+	return slices.ContainsFunc(rec.roots(""), func(rc rootCheckpoint) bool { return rc.Commit != "" })
+}
+
+// journals reports whether the journal keeps the root dir's files under
+// the checkpoint.
+func (rec checkpointRecord) journals(cwd, dir string) bool {
+	for _, rc := range rec.roots(cwd) {
+		if rc.Dir == dir {
+			return rc.Journal
+		}
+	}
+	return false
 }
 
 // checkpointPrompt records the files before a prompt's run; the
 // checkpoint is stored with the run's first user message. Where no files
-// can be recorded (outside a git work tree) a prompt records nothing.
+// can be recorded (outside a git work tree, without a journal) a prompt
+// records nothing.
 func (h *Host) checkpointPrompt(ctx context.Context) {
 	h.cp.mu.Lock()
 	defer h.cp.mu.Unlock()
 	h.cp.window = nil
-	if repo, _ := h.checkpointRepo(ctx); repo == nil {
-		if h.journal() == nil {
-			return // nothing can be recorded: no entry, no event
-		}
-		rec := h.journalCheckpoint(api.TriggerPrompt, "")
-		h.cp.pending = &rec
-		return
-	}
-	rec := h.snapshot(ctx, api.TriggerPrompt, "")
-	if rec.Commit == "" && h.journal() != nil {
-		// No snapshot this time: the journal keeps what write and edit
-		// change in this prompt, and the checkpoint says so at once.
-		rec.Journal, rec.fallback = true, true
-		rec.Note += "; for this prompt only the changes of write and edit are recorded, not those of commands"
+	rec := h.record(ctx, api.TriggerPrompt, "", true)
+	if repo, _ := h.checkpointRepo(ctx); repo == nil && !rec.recordedAny() {
+		return // nothing can be recorded: no entry, no event
 	}
 	h.cp.pending = &rec
-}
-
-// journalCheckpoint is a new checkpoint kept by the edit journal.
-func (h *Host) journalCheckpoint(trigger api.CheckpointTrigger, label string) checkpointRecord {
-	rec := newCheckpoint(newCheckpointID(), trigger, label)
-	rec.Note, rec.Journal = journalNote, true
-	return rec
 }
 
 // newCheckpoint is a checkpoint record made now.
@@ -259,13 +295,15 @@ func (h *Host) checkpointUserMessage(store *session.Store, entryID string) {
 		return
 	}
 	rec.EntryID = entryID
-	if rec.Journal {
-		// Recorded when a file is first kept, or now when the snapshot
-		// failed.
+	if rec.journaled() {
+		// A checkpoint the journal alone keeps is recorded when a file
+		// is first kept; one a snapshot recorded, or whose snapshot
+		// failed, now.
+		stored := rec.fallback || rec.snapshotted()
 		h.cp.mu.Lock()
-		h.cp.window = &journalWindow{checkpointRecord: *rec, stored: rec.fallback}
+		h.cp.window = &journalWindow{checkpointRecord: *rec, stored: stored}
 		h.cp.mu.Unlock()
-		if !rec.fallback {
+		if !stored {
 			return
 		}
 	}
@@ -304,6 +342,26 @@ func checkpointRecords(store *session.Store) []checkpointRecord {
 	return out
 }
 
+// CheckpointDirs are the additional directories whose files the
+// checkpoints of the session file at path recorded by a snapshot: their
+// repositories hold the session's refs too. None when the file cannot be
+// read.
+func CheckpointDirs(path string) []string {
+	store, _, err := session.Open(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, rec := range checkpointRecords(store) {
+		for _, rc := range rec.Roots {
+			if rc.Commit != "" && !slices.Contains(out, rc.Dir) {
+				out = append(out, rc.Dir)
+			}
+		}
+	}
+	return out
+}
+
 func findCheckpoint(store *session.Store, id string) (checkpointRecord, error) {
 	for _, rec := range checkpointRecords(store) {
 		if rec.ID == id {
@@ -319,22 +377,18 @@ func (h *Host) CreateCheckpoint(ctx context.Context, p api.CreateCheckpointParam
 	h.cp.mu.Lock()
 	defer h.cp.mu.Unlock()
 	store := h.Store()
-	var rec checkpointRecord
-	if repo, why := h.checkpointRepo(ctx); repo != nil {
-		if rec = h.snapshot(ctx, api.TriggerManual, p.Label); rec.Commit == "" {
-			return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", rec.Note)
-		}
-	} else if h.journal() != nil {
-		// Later changes of write and edit are kept under it, until the
-		// next prompt.
-		rec = h.journalCheckpoint(api.TriggerManual, p.Label)
-		h.cp.window = &journalWindow{checkpointRecord: rec, stored: true}
-	} else {
-		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s, and sessions without an agent directory keep no journal", why)
+	rec := h.record(ctx, api.TriggerManual, p.Label, false)
+	if repo, _ := h.checkpointRepo(ctx); repo != nil && rec.Commit == "" {
+		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s", rec.Note)
+	}
+	if !rec.recordedAny() {
+		return api.CheckpointResult{}, fmt.Errorf("create_checkpoint: %s, and sessions without an agent directory keep no journal", rec.Note)
 	}
 	rec.EntryID = store.Leaf()
-	if h.cp.window != nil && h.cp.window.ID == rec.ID {
-		h.cp.window.EntryID = rec.EntryID
+	if rec.journaled() {
+		// Later changes of write and edit are kept under it, until the
+		// next prompt.
+		h.cp.window = &journalWindow{checkpointRecord: rec, stored: true}
 	}
 	h.storeCheckpoint(store, rec)
 	return api.CheckpointResult{Checkpoint: rec.Checkpoint}, nil
@@ -352,26 +406,44 @@ func (h *Host) ListCheckpoints(context.Context) (api.CheckpointsResult, error) {
 // DiffCheckpoint says how the files differ from a checkpoint: what
 // restoring its code would undo.
 func (h *Host) DiffCheckpoint(ctx context.Context, p api.CheckpointParams) (api.FileChangesResult, error) {
-	rec, repo, err := h.codeCheckpoint(ctx, p.CheckpointID)
+	rec, roots, err := h.codeCheckpoint(ctx, p.CheckpointID)
 	if err != nil {
 		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
 	}
-	var changes []checkpoint.Change
-	if rec.Journal {
-		h.cp.mu.Lock()
-		changes, err = h.journal().Changes(journalFrom(h.Store(), rec.ID))
-		h.cp.mu.Unlock()
-	} else {
-		changes, err = repo.Changes(ctx, rec.Commit)
+	store := h.Store()
+	files := []api.FileChange{}
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	for _, cr := range roots {
+		var changes []checkpoint.Change
+		err := cr.err
+		switch {
+		case err != nil:
+		case cr.journal != nil:
+			changes, err = cr.journal.Changes(journalFrom(store, rec.ID, h.cwd(), cr.Dir))
+		default:
+			changes, err = cr.repo.Changes(ctx, cr.Commit)
+		}
+		if err != nil {
+			return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", h.rootErr(roots, cr.Dir, err))
+		}
+		files = append(files, h.fileChanges(cr.Dir, changes)...)
 	}
-	if err != nil {
-		return api.FileChangesResult{}, fmt.Errorf("diff_checkpoint: %w", err)
-	}
-	return api.FileChangesResult{Files: fileChanges(changes)}, nil
+	return api.FileChangesResult{Files: files}, nil
 }
 
-// codeCheckpoint finds a checkpoint whose files were recorded.
-func (h *Host) codeCheckpoint(ctx context.Context, id string) (checkpointRecord, *checkpoint.Repo, error) {
+// codeRoot is a root whose files a checkpoint recorded, with what
+// restores it, or why nothing can.
+type codeRoot struct {
+	rootCheckpoint
+	repo    *checkpoint.Repo
+	journal *checkpoint.Journal
+	err     error
+}
+
+// codeCheckpoint finds a checkpoint whose files were recorded, and the
+// roots it recorded.
+func (h *Host) codeCheckpoint(ctx context.Context, id string) (checkpointRecord, []codeRoot, error) {
 	if id == "" {
 		return checkpointRecord{}, nil, errors.New(`"checkpointId" is required`)
 	}
@@ -379,31 +451,62 @@ func (h *Host) codeCheckpoint(ctx context.Context, id string) (checkpointRecord,
 	if err != nil {
 		return rec, nil, err
 	}
-	h.cp.mu.Lock()
-	repo, why := h.checkpointRepo(ctx)
-	j := h.journal()
-	h.cp.mu.Unlock()
-	switch {
-	case rec.Journal && j == nil:
-		return rec, nil, errors.New("this session keeps no journal (no agent directory)")
-	case rec.Journal:
-		return rec, nil, nil
-	case rec.Commit == "" && rec.Note != "":
-		return rec, nil, fmt.Errorf("checkpoint %s recorded no files: %s", id, rec.Note)
-	case repo == nil:
+	if !rec.recordedAny() {
+		if rec.Note != "" {
+			return rec, nil, fmt.Errorf("checkpoint %s recorded no files: %s", id, rec.Note)
+		}
+		_, why := h.lockedRepo(ctx)
 		return rec, nil, errors.New(why)
 	}
-	return rec, repo, nil
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	var out []codeRoot
+	for _, rc := range rec.roots(h.cwd()) {
+		if !rc.recorded() {
+			continue
+		}
+		cr := codeRoot{rootCheckpoint: rc}
+		if rc.Journal {
+			if cr.journal = h.rootJournal(rc.Dir); cr.journal == nil {
+				cr.err = errors.New("this session keeps no journal (no agent directory)")
+			}
+		} else if repo, why := h.rootRepo(ctx, rc.Dir); repo == nil {
+			cr.err = errors.New(why)
+		} else {
+			cr.repo = repo
+		}
+		out = append(out, cr)
+	}
+	if len(out) == 1 && out[0].err != nil {
+		return rec, nil, out[0].err
+	}
+	return rec, out, nil
 }
 
-// journalFrom are the ids of the session's journal checkpoints from id
-// on, oldest first: the windows whose first records say what the files
-// were at id.
-func journalFrom(store *session.Store, id string) []string {
+// lockedRepo is checkpointRepo under c.mu.
+func (h *Host) lockedRepo(ctx context.Context) (*checkpoint.Repo, string) {
+	h.cp.mu.Lock()
+	defer h.cp.mu.Unlock()
+	return h.checkpointRepo(ctx)
+}
+
+// rootErr names the root an error is about when the checkpoint has more
+// than one.
+func (h *Host) rootErr(roots []codeRoot, dir string, err error) error {
+	if len(roots) < 2 {
+		return err
+	}
+	return fmt.Errorf("%s: %w", dir, err)
+}
+
+// journalFrom are the ids of the session's checkpoints from id on whose
+// journal keeps the root dir, oldest first: the windows whose first
+// records say what the root's files were at id.
+func journalFrom(store *session.Store, id, cwd, dir string) []string {
 	var out []string
 	for _, rec := range checkpointRecords(store) {
 		if rec.ID == id || len(out) > 0 {
-			if rec.Journal {
+			if rec.journals(cwd, dir) {
 				out = append(out, rec.ID)
 			}
 		}
@@ -411,10 +514,17 @@ func journalFrom(store *session.Store, id string) []string {
 	return out
 }
 
-func fileChanges(cs []checkpoint.Change) []api.FileChange {
+// fileChanges words a root's changes for the client: paths relative to
+// the session's directory for its own files, absolute for an additional
+// directory's.
+func (h *Host) fileChanges(dir string, cs []checkpoint.Change) []api.FileChange {
 	out := make([]api.FileChange, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, api.FileChange{Path: c.Path, Status: c.Status, Binary: c.Binary, Diff: c.Diff})
+		p := c.Path
+		if dir != h.cwd() {
+			p = filepath.Join(dir, filepath.FromSlash(c.Path))
+		}
+		out = append(out, api.FileChange{Path: p, Status: c.Status, Binary: c.Binary, Diff: c.Diff})
 	}
 	return out
 }
@@ -445,37 +555,56 @@ func (h *Host) RestoreCheckpoint(ctx context.Context, p api.RestoreCheckpointPar
 	}
 	out := api.RestoreCheckpointResult{Files: []api.FileChange{}}
 	if what != api.RestoreConversation {
-		rec, repo, err := h.codeCheckpoint(ctx, p.CheckpointID)
+		rec, roots, err := h.codeCheckpoint(ctx, p.CheckpointID)
 		if err != nil {
 			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
 		}
-		undoID := newCheckpointID()
-		var changes []checkpoint.Change
-		// The undo checkpoint: the files as they were just before, in
-		// the journal or in a snapshot commit.
-		u := newCheckpoint(undoID, api.TriggerRestore, "before restoring "+rec.ID)
+		// The undo checkpoint: the files of the same roots as they were
+		// just before, in the journal or in snapshot commits.
+		u := newCheckpoint(newCheckpointID(), api.TriggerRestore, "before restoring "+rec.ID)
 		u.EntryID = store.Leaf()
-		var undone bool
+		var errs []error
 		h.cp.mu.Lock()
-		if rec.Journal {
-			changes, err = h.journal().Restore(journalFrom(store, rec.ID), undoID, p.DryRun)
-			u.Journal, u.Note = true, journalNote
-			undone = !p.DryRun && len(changes) > 0
-		} else {
-			changes, u.Commit, err = repo.Restore(ctx, rec.Commit, store.ID()+"/"+undoID, p.DryRun)
-			undone = u.Commit != ""
+		for _, cr := range roots {
+			if cr.err != nil {
+				errs = append(errs, h.rootErr(roots, cr.Dir, cr.err))
+				continue
+			}
+			uc := rootCheckpoint{Dir: cr.Dir}
+			var changes []checkpoint.Change
+			var err error
+			if cr.journal != nil {
+				changes, err = cr.journal.Restore(journalFrom(store, rec.ID, h.cwd(), cr.Dir), u.ID, p.DryRun)
+				uc.Journal = !p.DryRun && len(changes) > 0
+			} else {
+				changes, uc.Commit, err = cr.repo.Restore(ctx, cr.Commit, h.snapshotRef(u.ID, cr.Dir), p.DryRun)
+			}
+			out.Files = append(out.Files, h.fileChanges(cr.Dir, changes)...)
+			if err != nil {
+				errs = append(errs, h.rootErr(roots, cr.Dir, err))
+			}
+			switch {
+			case cr.Dir == h.cwd():
+				u.Commit, u.Journal = uc.Commit, uc.Journal
+				if uc.Journal {
+					u.Note = journalNote
+				}
+			case uc.recorded():
+				u.Roots = append(u.Roots, uc)
+			}
 		}
 		h.cp.mu.Unlock()
+		err = errors.Join(errs...)
+		undone := u.recordedAny()
 		if err != nil && !undone {
 			return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", err)
 		}
-		out.Files = fileChanges(changes)
 		if undone {
 			h.storeCheckpoint(store, u)
-			out.UndoCheckpointID = undoID
+			out.UndoCheckpointID = u.ID
 		}
 		if err != nil {
-			return out, fmt.Errorf("restore_checkpoint: some files were not restored (restore %s to undo the rest): %w", undoID, err)
+			return out, fmt.Errorf("restore_checkpoint: some files were not restored (restore %s to undo the rest): %w", u.ID, err)
 		}
 	}
 	if what == api.RestoreConversation && !p.DryRun {

@@ -7,8 +7,9 @@ import (
 
 // projectRoots are the project's directories besides Cwd: an ACP
 // session's additionalDirectories. The approval gate counts files in them
-// as the project's, and the system prompt names them; relative paths
-// stay Cwd's, and checkpoints record Cwd's tree alone.
+// as the project's, the system prompt names them, and checkpoints record
+// them as they record Cwd (see checkpointRoots); relative paths stay
+// Cwd's.
 type projectRoots struct {
 	mu   sync.Mutex // guards dirs
 	dirs []string
@@ -31,7 +32,8 @@ func (h *Host) AdditionalDirs() []string { return h.roots.get() }
 
 // SetAdditionalDirs makes dirs (absolute paths) the project's directories
 // besides Cwd, replacing those it had: for the approval gate's calls from
-// now on and the system prompt of the next run.
+// now on, the system prompt of the next run and the checkpoints from the
+// next one on.
 func (h *Host) SetAdditionalDirs(dirs []string) {
 	h.roots.set(dirs)
 	h.refreshSystemPrompt()
