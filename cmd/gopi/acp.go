@@ -33,6 +33,9 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		NewRuntime: func(_ context.Context, cfg acp.SessionConfig) (acp.Runtime, error) {
 			return ap.acpHost(a, cfg, "")
 		},
+		Fork: func(_ context.Context, src acp.Runtime, cfg acp.SessionConfig) (acp.Runtime, error) {
+			return ap.acpFork(a, src, cfg)
+		},
 		Auth:    acpAuth{ap.registry},
 		Version: version,
 		Report:  report,
@@ -63,6 +66,50 @@ func (ap *app) acpHost(a *args, cfg acp.SessionConfig, openID string) (acp.Runti
 		return nil, err
 	}
 	return acpRuntime{h}, nil
+}
+
+// acpFork builds the host of session/fork's copy of src: its current
+// branch in a new session of the same directory (pi's clone), stored
+// where src is (in memory with --no-session). The flags that name or
+// number the process's first session do not apply to it.
+func (ap *app) acpFork(a *args, src acp.Runtime, cfg acp.SessionConfig) (acp.Runtime, error) {
+	r, ok := src.(acpRuntime)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T", errNotGopiSession, src)
+	}
+	st, err := forkStore(r.Store())
+	if err != nil {
+		return nil, err
+	}
+	b := *a
+	b.continue_, b.session, b.resume, b.fork = false, "", false, ""
+	b.sessionIDSet, b.nameSet = false, false
+	b.forked, b.lent = st, cfg
+	h, err := ap.buildHost(&b, cfg.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	return acpRuntime{h}, nil
+}
+
+// forkStore copies src's current branch into a new session; a session
+// with no entries yet gives an empty one naming src as its parent.
+func forkStore(src *session.Store) (*session.Store, error) {
+	if src.Leaf() != "" {
+		st, err := src.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("copying the session: %w", err)
+		}
+		return st, nil
+	}
+	if src.File() == "" {
+		return session.InMemory(src.Cwd()), nil
+	}
+	st, err := session.Create(src.Dir(), src.Cwd(), session.Options{ParentSession: src.File()})
+	if err != nil {
+		return nil, fmt.Errorf("starting the fork: %w", err)
+	}
+	return st, nil
 }
 
 // acpSessions are the pi session files ACP's session methods reach, found

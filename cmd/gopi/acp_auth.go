@@ -62,6 +62,18 @@ func (a acpAuth) Missing(provider, id string) error {
 	return fmt.Errorf("gopi has no API key for %s (model %s/%s): %s, then authenticate", provider, provider, id, a.howTo(provider))
 }
 
+// Logout forgets the auth.json keys of the providers the methods cover:
+// the keys their descriptions have the user store. The environment's
+// stay (the editor gives them), as do other providers' entries and pi's
+// own sign-ins.
+func (a acpAuth) Logout() ([]string, error) {
+	providers := make([]string, 0, len(acpAuthFamilies))
+	for _, f := range acpAuthFamilies {
+		providers = append(providers, f.provider)
+	}
+	return a.registry.ForgetAPIKeys(providers...)
+}
+
 // howTo says how to give provider's key to gopi.
 func (a acpAuth) howTo(provider string) string {
 	entry := fmt.Sprintf(`store {"%s": {"type": "api_key", "key": "..."}} in %s`, provider, a.registry.AuthPath())

@@ -224,3 +224,66 @@ func TestACPPermissionDiffFromTheEditor(t *testing.T) {
 	assert.Equal(t, "saved line\n", string(data))
 	assert.Equal(t, 0, p.exit())
 }
+
+// callStatuses is the status sequence of the tool call id: the
+// tool_call's, then each tool_call_update's that sets one, with the
+// permission question marked "asked" where it came.
+func callStatuses(frames []record, id string) []string {
+	var out []string
+	for _, r := range frames {
+		if r.str("method") == "session/request_permission" {
+			if r.obj("params").obj("toolCall").str("toolCallId") == id {
+				out = append(out, "asked")
+			}
+			continue
+		}
+		u := upd(r)
+		if u.str("toolCallId") != id || u.str("status") == "" {
+			continue
+		}
+		out = append(out, u.str("sessionUpdate")+" "+u.str("status"))
+	}
+	return out
+}
+
+// A call waiting for permission is pending, and in_progress only once it
+// runs: a rejected write never shows in_progress (an editor that spins on
+// in_progress would show a denied call as running), an allowed one does,
+// after the answer; a call that needs no question goes to in_progress
+// at once.
+func TestACPPermissionStatusFollowsTheAnswer(t *testing.T) {
+	cwd := t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes")
+	s := p.started(cwd)
+	// statuses runs text, answering its question with optionID, and
+	// returns the statuses of its one call.
+	statuses := func(text, optionID string) []string {
+		t.Helper()
+		id := p.prompt(s, text)
+		before, req := p.asked()
+		require.Equal(t, "session/request_permission", req.str("method"))
+		p.choose(req, optionID)
+		after, _ := p.result(id)
+		frames := append(append(before, req), after...)
+		return callStatuses(frames, req.obj("params").obj("toolCall").str("toolCallId"))
+	}
+
+	assert.Equal(t, []string{"tool_call pending", "asked", "tool_call_update failed"},
+		statuses("write: denied.txt :: no", "reject_once"))
+	assert.NoFileExists(t, filepath.Join(cwd, "denied.txt"))
+
+	assert.Equal(t, []string{"tool_call pending", "asked", "tool_call_update in_progress", "tool_call_update completed"},
+		statuses("write: allowed.txt :: yes", "allow_once"))
+	assert.FileExists(t, filepath.Join(cwd, "allowed.txt"))
+
+	// No question under "writes" for a read.
+	ups, _ := p.result(p.prompt(s, "read: allowed.txt"))
+	var id string
+	for _, u := range ups {
+		if kind(u) == "tool_call" {
+			id = upd(u).str("toolCallId")
+		}
+	}
+	assert.Equal(t, []string{"tool_call pending", "tool_call_update in_progress", "tool_call_update completed"}, callStatuses(ups, id))
+	assert.Equal(t, 0, p.exit())
+}

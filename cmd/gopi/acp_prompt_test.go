@@ -203,6 +203,57 @@ func TestACPAuthentication(t *testing.T) {
 	assert.Equal(t, 0, q.exit())
 }
 
+// logout forgets the keys gopi's authentication methods have the user
+// store (auth.json's, for their providers) and nothing else: sessions and
+// prompts of that provider then answer auth-required as before the key
+// was stored, until it is stored again. A key in the environment the
+// editor gave gopi stays.
+func TestACPLogout(t *testing.T) {
+	cwd, agentDir := t.TempDir(), t.TempDir()
+	authFile := filepath.Join(agentDir, "auth.json")
+	require.NoError(t, os.WriteFile(authFile, []byte(`{"mistral": {"type": "api_key", "key": "sk-m"}, "anthropic": {"type": "api_key", "key": "sk-a"}}`), 0o600))
+	p := startACP(t, cwd, agentDir, "--model", "anthropic/claude-sonnet-4-5", "--no-session")
+	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1}))
+	assert.NotNil(t, res.obj("agentCapabilities").obj("auth")["logout"], "logout is advertised")
+	s := p.newSession(cwd)
+
+	_, res = p.result(p.request("logout", map[string]any{}))
+	assert.Empty(t, res)
+	data, err := os.ReadFile(authFile)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"mistral": {"type": "api_key", "key": "sk-m"}}`, string(data), "another provider's key stays")
+
+	e := p.failure(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}))
+	assert.EqualValues(t, -32000, e["code"])
+	assert.Contains(t, e.str("message"), "ANTHROPIC_API_KEY")
+	e = p.failure(p.prompt(s, "hello"))
+	assert.EqualValues(t, -32000, e["code"], "the open session's prompts need the key too")
+	e = p.failure(p.request("authenticate", map[string]any{"methodId": "anthropic"}))
+	assert.EqualValues(t, -32000, e["code"])
+
+	// Logging out again has nothing to forget; params may be left out.
+	p.nextID++
+	p.methods[float64(p.nextID)] = "logout"
+	p.write(map[string]any{"jsonrpc": "2.0", "id": p.nextID, "method": "logout"})
+	_, _ = p.result(float64(p.nextID))
+
+	require.NoError(t, os.WriteFile(authFile, []byte(`{"anthropic": {"type": "api_key", "key": "sk-again"}}`), 0o600))
+	_, _ = p.result(p.request("authenticate", map[string]any{"methodId": "anthropic"}))
+	p.newSession(cwd)
+	assert.Equal(t, 0, p.exit())
+
+	// A key from the environment is not gopi's to forget.
+	q := &aproc{proc: launchArgv(t, cwd, agentDir, rpc.FramingNewline, []string{"ANTHROPIC_API_KEY=sk-env"},
+		gopiBinary(t), "--mode", "acp", "--model", "anthropic/claude-sonnet-4-5", "--no-session"), methods: map[float64]string{}}
+	q.started(cwd)
+	_, _ = q.result(q.request("logout", map[string]any{}))
+	q.newSession(cwd)
+	data, err = os.ReadFile(authFile)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{}`, string(data))
+	assert.Equal(t, 0, q.exit())
+}
+
 // An editor that starts gopi --mode rpc and speaks ACP is served ACP;
 // pi's commands and other JSON-RPC initializes are not taken for it.
 func TestACPDetectedInRPCMode(t *testing.T) {

@@ -44,21 +44,29 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			return
 		}
 		acpSchemas = map[string]*jsonschema.Schema{}
-		compile := func(name string, doc map[string]any) {
-			doc["$schema"] = root["$schema"]
-			doc["$defs"] = root["$defs"]
-			b, err := json.Marshal(doc)
+		// The whole schema is compiled once; each definition used is a
+		// reference into it (compiling the 250 KB schema anew for each
+		// cost seconds under the race detector).
+		const base = "https://acp.invalid/schema.json"
+		compiler := jsonschema.NewCompiler()
+		if _, err := compiler.Compile(raw, base); err != nil {
+			acpSchemaErr = fmt.Errorf("compiling the schema: %w", err)
+			return
+		}
+		compileIn := func(base, name, pointer string) {
+			b, err := json.Marshal(map[string]any{"$schema": root["$schema"], "$ref": base + "#" + pointer})
 			if err != nil {
 				acpSchemaErr = err
 				return
 			}
-			s, err := jsonschema.NewCompiler().Compile(b)
+			s, err := compiler.Compile(b)
 			if err != nil {
 				acpSchemaErr = fmt.Errorf("compiling %q: %w", name, err)
 				return
 			}
 			acpSchemas[name] = s
 		}
+		compile := func(name, pointer string) { compileIn(base, name, pointer) }
 		// The schema's top level is anyOf [Agent, Client]: what an
 		// agent may send is the first.
 		branches, _ := root["anyOf"].([]any)
@@ -67,14 +75,29 @@ func acpSchema(t *testing.T, def string) *jsonschema.Schema {
 			acpSchemaErr = fmt.Errorf("the schema's first branch is %v, not Agent", agentSide["title"])
 			return
 		}
-		compile("", agentSide)
+		compile("", "/anyOf/0")
 		for _, d := range []string{"InitializeResponse", "NewSessionResponse", "PromptResponse", "SessionNotification", "Error",
 			"LoadSessionResponse", "ResumeSessionResponse", "ListSessionsResponse", "CloseSessionResponse", "DeleteSessionResponse",
-			"AuthenticateResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
-			compile(d, map[string]any{"$ref": "#/$defs/" + d})
+			"AuthenticateResponse", "LogoutResponse", "SetSessionModeResponse", "SetSessionConfigOptionResponse"} {
+			compile(d, "/$defs/"+d)
 		}
 		for _, d := range clientRequestDefs {
-			compile(d, map[string]any{"$ref": "#/$defs/" + d})
+			compile(d, "/$defs/"+d)
+		}
+		// What gopi serves of the unstable schema (session/fork), from
+		// its own file, named "unstable/<def>".
+		raw, err = os.ReadFile(filepath.Join("..", "..", "lspbridge", "acp", "testdata", "schema", "v1", "schema.unstable.json"))
+		if err != nil {
+			acpSchemaErr = err
+			return
+		}
+		const unstableBase = "https://acp.invalid/schema.unstable.json"
+		if _, err := compiler.Compile(raw, unstableBase); err != nil {
+			acpSchemaErr = fmt.Errorf("compiling the unstable schema: %w", err)
+			return
+		}
+		for _, d := range []string{"ForkSessionResponse"} {
+			compileIn(unstableBase, "unstable/"+d, "/$defs/"+d)
 		}
 	})
 	require.NoError(t, acpSchemaErr)
@@ -162,6 +185,8 @@ var resultDefs = map[string]string{
 	"session/close":  "CloseSessionResponse",
 	"session/delete": "DeleteSessionResponse",
 	"authenticate":   "AuthenticateResponse",
+	"logout":         "LogoutResponse",
+	"session/fork":   "unstable/ForkSessionResponse",
 	// The config and mode methods (acp_config_test.go); the older
 	// session/set_model's answer had only _meta, as set_mode's has.
 	"session/set_mode":          "SetSessionModeResponse",

@@ -59,6 +59,9 @@ type args struct {
 	// openID is the exact id of a stored session of the cwd to continue
 	// (ACP's session/load and session/resume); no flag sets it.
 	openID string
+	// forked is the copy an ACP session/fork made, the session to run;
+	// no flag sets it.
+	forked *session.Store
 	// lent is what an ACP client lends one session (its file system,
 	// terminals and MCP servers); no flag sets it.
 	lent acp.SessionConfig

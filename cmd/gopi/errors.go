@@ -21,6 +21,9 @@ var (
 	// errNoSessionMatch: --session or --fork named no session; the error
 	// names the argument.
 	errNoSessionMatch = errors.New("no session found matching")
+	// errNotGopiSession: an ACP session/fork of a runtime that is not a
+	// gopi host (a programming error).
+	errNotGopiSession = errors.New("the session to fork is not a gopi session")
 	// errListingOnly answers an extension's request while gopi only lists
 	// extensions.
 	errListingOnly = errors.New("gopi extensions list only loads extensions")

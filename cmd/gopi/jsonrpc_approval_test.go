@@ -191,3 +191,59 @@ func TestJSONRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// Issue 37, item 5, in the JSON-RPC dialect: an approved edit (here with
+// the user's own version of it) whose file became a link to a file
+// outside the project while window/showMessageRequest waited, and an
+// approved write of a new file where a dangling link appeared meanwhile,
+// both fail saying why; nothing outside is written or made.
+func TestJSONRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"key=1","newText":"key=2"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"new.txt","content":"pwned\n"}`)),
+		llmtest.Text("done"),
+	)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	conf, made := filepath.Join(outside, "conf.txt"), filepath.Join(outside, "made.txt")
+	require.NoError(t, os.WriteFile(conf, []byte("key=1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "conf.txt"), []byte("key=1\n"), 0o644))
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	p.request("pi/prompt", map[string]any{"message": "go"})
+	var asked []string
+	rs := p.until(func(r record) bool {
+		if r["method"] != "window/showMessageRequest" {
+			return event(r, "agent_end")
+		}
+		asked = append(asked, r.obj("params").str("message"))
+		result := map[string]any{"title": "Allow"}
+		switch r.obj("params").obj("details").str("toolCallId") {
+		case "e1":
+			require.NoError(t, os.Remove(filepath.Join(w.cwd, "conf.txt")))
+			require.NoError(t, os.Symlink(conf, filepath.Join(w.cwd, "conf.txt")))
+			result["content"] = "key=3\n"
+		case "w1":
+			require.NoError(t, os.Symlink(made, filepath.Join(w.cwd, "new.txt")))
+		}
+		p.write(map[string]any{"id": r["id"], "result": result})
+		return false
+	})
+	assert.Equal(t, []string{"Allow edit: conf.txt?", "Allow write: new.txt?"}, asked)
+	for id, want := range map[string]string{
+		"e1": filepath.Join(w.cwd, "conf.txt") + " changed while the approval question waited (it is now a link to " + conf + ")",
+		"w1": filepath.Join(w.cwd, "new.txt") + " changed while the approval question waited (it is now a link to " + made + ")",
+	} {
+		end := jsonrpcToolEnd(rs, id)
+		require.NotNil(t, end, p.transcript())
+		assert.Equal(t, true, end["isError"], id)
+		assert.Contains(t, resultText(end), want, id)
+		assert.Contains(t, resultText(end), "nothing was read or written", id)
+	}
+	data, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	assert.Equal(t, "key=1\n", string(data), "the file outside is byte-identical")
+	assert.NoFileExists(t, made)
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

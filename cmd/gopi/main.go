@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/checkpoint"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -81,6 +82,9 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// Last of all, after the session is closed: end what the commands gopi
 	// ran left running in the background, so no child outlives gopi.
 	defer tools.StopStarted(time.Second)
+	// And no snapshot index kept in a temporary folder (when the agent
+	// directory cannot keep it) outlives gopi either.
+	defer checkpoint.RemoveTemporaryIndexes()
 
 	app, err := setup(ctx, a, stderr)
 	var usage usageError

@@ -87,7 +87,9 @@ func TestJSONModeStreamsEvents(t *testing.T) {
 }
 
 func TestBadInputsGetClearErrors(t *testing.T) {
-	env(t)
+	_, agentDir := env(t)
+	// The 500 is retried, as pi retries it, without pi's seconds of backoff.
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "settings.json"), []byte(`{"retry":{"baseDelayMs":5}}`), 0o644))
 	var out, errb bytes.Buffer
 	assert.Equal(t, 2, run([]string{"--mode", "bogus"}, strings.NewReader(""), &out, &errb))
 	assert.Contains(t, errb.String(), `unknown mode "bogus"`)

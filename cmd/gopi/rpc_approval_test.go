@@ -395,3 +395,72 @@ func TestRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
 	assert.Contains(t, strings.ToLower(string(last.Body)), changed)
 	assert.Equal(t, 0, p.exit())
 }
+
+// Issue 37, item 5: what the user approved is the file they were shown.
+// conf.txt is a regular file when the question is asked and a link to a
+// file outside the project when the user answers; new.txt does not exist
+// when asked and is a link to another outside file when the user
+// answers. Both approved calls fail, the model reads why, and neither
+// outside file changes, nor does anything appear outside.
+func TestRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"key=1","newText":"key=2"}]}`)),
+		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"new.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w2", "write", `{"path":"sub/deep/new.txt","content":"pwned\n"}`)),
+		llmtest.ToolCalls(llmtest.Call("w3", "write", `{"path":"plain.txt","content":"fine\n"}`)),
+		llmtest.Text("done"),
+	)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	conf, other := filepath.Join(outside, "conf.txt"), filepath.Join(outside, "other.txt")
+	require.NoError(t, os.WriteFile(conf, []byte("key=1\n"), 0o644))
+	require.NoError(t, os.WriteFile(other, []byte("keep\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "conf.txt"), []byte("key=1\n"), 0o644))
+	p := w.start("--approval", "writes")
+
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	var titles []string
+	rs := p.until(func(r record) bool {
+		if !r.is("extension_ui_request") || r.str("method") != "select" {
+			return r.is("agent_end")
+		}
+		titles = append(titles, r.str("title"))
+		switch r.obj("details").str("toolCallId") {
+		case "e1": // the file is swapped for a link while the question waits
+			require.NoError(t, os.Remove(filepath.Join(w.cwd, "conf.txt")))
+			require.NoError(t, os.Symlink(conf, filepath.Join(w.cwd, "conf.txt")))
+		case "w1": // a link appears where there was no file
+			require.NoError(t, os.Symlink(other, filepath.Join(w.cwd, "new.txt")))
+		case "w2": // a missing directory appears as a link
+			require.NoError(t, os.Symlink(outside, filepath.Join(w.cwd, "sub")))
+		}
+		p.answer(r.str("id"), "Allow")
+		return false
+	})
+	assert.Equal(t, []string{"Allow edit: conf.txt?", "Allow write: new.txt?", "Allow write: sub/deep/new.txt?", "Allow write: plain.txt?"}, titles)
+
+	for _, c := range []struct{ id, path, now string }{
+		{"e1", filepath.Join(w.cwd, "conf.txt"), "a link to " + conf},
+		{"w1", filepath.Join(w.cwd, "new.txt"), "a link to " + other},
+		{"w2", filepath.Join(w.cwd, "sub"), "a link to " + outside},
+	} {
+		end := toolEnd(rs, c.id)
+		require.NotNil(t, end, p.transcript())
+		assert.Equal(t, true, end["isError"], c.id)
+		assert.Contains(t, resultText(end), c.path+" changed while the approval question waited (it is now "+c.now+"); "+
+			"the approval was for the file the question named, so nothing was read or written", c.id)
+	}
+	assert.Equal(t, "Successfully wrote 5 bytes to plain.txt", resultText(toolEnd(rs, "w3")), "an unchanged target is written")
+
+	data, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	assert.Equal(t, "key=1\n", string(data), "the file outside is byte-identical")
+	data, err = os.ReadFile(other)
+	require.NoError(t, err)
+	assert.Equal(t, "keep\n", string(data))
+	assert.NoDirExists(t, filepath.Join(outside, "deep"), "nothing was made outside")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2)
+	assert.Equal(t, 0, p.exit())
+}

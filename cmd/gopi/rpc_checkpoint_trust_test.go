@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -81,6 +82,19 @@ func noIndexIn(t *testing.T, tmp, agentDir string) {
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), e.Name())
 	}
+}
+
+// keyMode is the bits of the tests' private key: 0000 as in the issue,
+// which only root can read (so record) and write; for other accounts
+// bits as private that they can: 0400, or 0640 when the model writes it.
+func keyMode(written bool) os.FileMode {
+	switch {
+	case os.Geteuid() == 0:
+		return 0
+	case written:
+		return 0o640
+	}
+	return 0o400
 }
 
 func bashCall(t *testing.T, id, command string) llmtest.Turn {
@@ -175,7 +189,7 @@ func TestRPCCheckpointRestoreKeepsModes(t *testing.T) {
 	gitIn(t, w.cwd, "add", "-A")
 	gitIn(t, w.cwd, "commit", "-q", "-m", "start")
 	put(t, w.cwd, ".env.local", "SECRET=1\n", 0o600)
-	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", 0o000)
+	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", keyMode(false))
 	before := filesOf(t, w.cwd)
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "clean up"})
@@ -210,7 +224,7 @@ func TestRPCCheckpointJournalRestoreTrust(t *testing.T) {
 	put(t, w.cwd, "sub/f.txt", "project f\n", 0o644)
 	put(t, w.cwd, "a.txt", "project a\n", 0o644)
 	put(t, w.cwd, ".env.local", "SECRET=1\n", 0o600)
-	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", 0o000)
+	put(t, w.cwd, "key.pem", "-----BEGIN PRIVATE KEY-----\n", keyMode(true))
 	outsideBefore, before := filesOf(t, outside), filesOf(t, w.cwd)
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "change"})
@@ -226,4 +240,48 @@ func TestRPCCheckpointJournalRestoreTrust(t *testing.T) {
 	assert.Equal(t, afterTurn, filesOf(t, w.cwd), "the undo brings the links back")
 	assert.Equal(t, outsideBefore, filesOf(t, outside))
 	assert.Equal(t, 0, p.exit())
+}
+
+// Issue 37, 4: an agent directory that cannot keep the snapshot index
+// (a file where its folder must be) stops no checkpoint: gopi says so
+// once on stderr, keeps the index in a private temporary folder, and
+// removes it when it exits, on SIGTERM as on stdin's end.
+func TestRPCCheckpointIndexDirUnusable(t *testing.T) {
+	w := newWorld(t, bashCall(t, "b1", "echo changed > a.txt"), llmtest.Text("done"))
+	gitIn(t, w.cwd, "init", "-q", "-b", "main")
+	put(t, w.cwd, "a.txt", "project a\n", 0o644)
+	put(t, w.agentDir, "checkpoint-index", "not a folder\n", 0o644)
+	before := filesOf(t, w.cwd)
+	tmp := t.TempDir()
+	temporary := func() []string {
+		found, err := filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+		require.NoError(t, err)
+		for _, dir := range found {
+			info, err := os.Stat(dir)
+			require.NoError(t, err)
+			assert.Equal(t, fs.FileMode(0o700), info.Mode().Perm(), "the temporary folder is the user's alone")
+		}
+		return found
+	}
+
+	p := w.startIn(tmp)
+	p.ok("1", map[string]any{"type": "prompt", "message": "change a"})
+	p.idle()
+	p.ok("2", map[string]any{"type": "create_checkpoint", "label": "by hand"})
+	cps := decodeAs[struct{ Checkpoints []checkpointJSON }](t, p.ok("3", map[string]any{"type": "list_checkpoints"})).Checkpoints
+	require.Len(t, cps, 2)
+	assert.Empty(t, cps[0].Note, "the prompt's snapshot was taken: %s", p.transcript())
+	assert.Len(t, temporary(), 1, "one temporary index while gopi runs")
+	p.ok("4", map[string]any{"type": "restore_checkpoint", "checkpointId": cps[0].ID, "restore": "code"})
+	assert.Equal(t, before, filesOf(t, w.cwd))
+	p.signal(syscall.SIGTERM)
+	p.wait()
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), "the snapshot index cannot be kept"), "said once:\n%s", p.stderr.String())
+	assert.Empty(t, temporary(), "removed on SIGTERM")
+
+	p = w.startIn(tmp, "--continue")
+	p.ok("1", map[string]any{"type": "create_checkpoint"})
+	assert.Len(t, temporary(), 1)
+	assert.Equal(t, 0, p.exit())
+	assert.Empty(t, temporary(), "removed at stdin's end")
 }

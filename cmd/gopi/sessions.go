@@ -32,6 +32,9 @@ func openSession(a *args, customDir, agentDir, cwd string, stderr io.Writer, off
 }
 
 func pickSession(a *args, customDir, agentDir, cwd string, stderr io.Writer, off *sync.Once) (*session.Store, error) {
+	if a.forked != nil {
+		return a.forked, nil
+	}
 	if a.noSession {
 		if a.sessionIDSet {
 			return session.InMemoryWithID(cwd, a.sessionID)

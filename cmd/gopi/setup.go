@@ -116,6 +116,8 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
 	o.ToolOptions = r.shell
+	o.ToolStarting = a.lent.ToolStarting
+	o.AdditionalDirs = a.lent.AdditionalDirs
 	if o.Tools, err = tools.ByName(cwd, o.ToolSelection.ActiveBuiltins(), r.shell...); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gopi-dev/gopi/core/checkpoint"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -16,7 +17,8 @@ import (
 // process groups ended); nothing else interrupts that, a stdin EOF
 // included. A second signal, while it runs, ends gopi at once with status
 // 128+signal, as pi exits then, after a SIGKILL to every process group its
-// commands started, so that none outlives it. stop ends the watch; a
+// commands started, so that none outlives it, and with no temporary
+// snapshot index left behind. stop ends the watch; a
 // signal after it has its default effect.
 func shutdownOnSignal(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
@@ -39,6 +41,7 @@ func shutdownOnSignal(parent context.Context, sigs ...os.Signal) (ctx context.Co
 					continue
 				}
 				tools.StopStarted(0)
+				checkpoint.RemoveTemporaryIndexes()
 				code := 1
 				if s, ok := sig.(syscall.Signal); ok {
 					code = 128 + int(s)

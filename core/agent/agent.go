@@ -56,6 +56,12 @@ type Config struct {
 	// carrying reason. It is the extensions' tool_call and the approval
 	// gate; it must return when ctx is cancelled.
 	BeforeToolCall func(ctx context.Context, call *Call) (block bool, reason string)
+	// ToolStarting, if set, is told as each call's tool is about to run:
+	// after BeforeToolCall let the call through (so after any approval
+	// question), on the goroutine that runs it, before its first update.
+	// A call that is blocked, skipped or fails its checks never gets here:
+	// tool_execution_start comes before all of that.
+	ToolStarting func(ctx context.Context, call Call)
 	// AfterToolCall may replace a finished call's result (content, details,
 	// structured content, error flag) before it is reported.
 	AfterToolCall func(ctx context.Context, call Call, res Result) Result

@@ -278,13 +278,17 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 				out.result, out.isError = errorResult(fmt.Sprintf("Tool %s panicked: %v", p.call.Name, v)), true
 			}
 		}()
-		start := time.Now()
-		defer func() { d := time.Since(start); out.duration = &d }()
 		ctx := context.WithValue(r.ctx, callIDKey{}, p.call.ID)
 		if p.bind != nil {
 			ctx = p.bind(ctx)
 		}
-		res, err := p.tool.Run(ctx, Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}, update)
+		call := Call{ID: p.call.ID, Name: p.call.Name, Args: p.args}
+		if f := r.a.cfg.ToolStarting; f != nil {
+			f(ctx, call)
+		}
+		start := time.Now()
+		defer func() { d := time.Since(start); out.duration = &d }()
+		res, err := p.tool.Run(ctx, call, update)
 		if err != nil {
 			out.result, out.isError = errorResult(err.Error()), true
 			return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -447,6 +448,40 @@ func TestBeforeToolCallBlocks(t *testing.T) {
 	// A blocked call ends before the allowed ones run.
 	labels := rec.labels()
 	assert.Less(t, indexOf(labels, "tool_execution_end:c1"), indexOf(labels, "tool_execution_start:c2"))
+}
+
+// ToolStarting hears of the calls that run, after BeforeToolCall let them
+// through and before the tool does anything; a blocked call is never
+// started.
+func TestToolStartingAfterTheBeforeHook(t *testing.T) {
+	fm := newFakeModel(
+		toolTurn(callSpec{"c1", "rm", `{"path":"/"}`}, callSpec{"c2", "rm", `{"path":"/tmp"}`}),
+		textTurn("ok"),
+	)
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, s)
+	}
+	rm := &fakeTool{name: "rm", run: func(ctx context.Context, call Call, update func(Result)) (Result, error) {
+		note("run:" + call.ID)
+		return TextResult("removed"), nil
+	}}
+	a, _ := newTestAgent(t, fm, Config{
+		BeforeToolCall: func(ctx context.Context, call *Call) (bool, string) {
+			note("before:" + call.ID)
+			return strings.Contains(string(call.Args), `"/"`), "Blocked by user"
+		},
+		ToolStarting: func(ctx context.Context, call Call) {
+			id, _ := CallID(ctx)
+			assert.Equal(t, call.ID, id, "the call's own context")
+			note("starting:" + call.ID)
+		},
+	}, rm)
+	require.NoError(t, a.Prompt(context.Background(), llm.UserText("x")))
+	assert.Equal(t, []string{"before:c1", "before:c2", "starting:c2", "run:c2"}, order)
 }
 
 func TestBeforeToolCallDefaultReason(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // A command's response and the events its work emits share one stream, and
@@ -74,4 +76,25 @@ func withCommandID(ctx context.Context, id json.RawMessage) context.Context {
 func CommandID(ctx context.Context) json.RawMessage {
 	id, _ := ctx.Value(commandIDKey{}).(json.RawMessage)
 	return id
+}
+
+type queuedKey struct{}
+
+// withQueued records f ([Command.Queued]) in the command's context.
+func withQueued(ctx context.Context, f func(llm.Message)) context.Context {
+	if f == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, queuedKey{}, f)
+}
+
+// Queued tells the dialect that ran the command ctx belongs to which
+// message the command put in a queue (a prompt's follow-up or steer).
+// A Server calls it before the message is queued, so the dialect knows
+// it before the run can take it (the run's message_start carries the
+// same message). Nothing happens for a dialect that did not ask.
+func Queued(ctx context.Context, msg llm.Message) {
+	if f, _ := ctx.Value(queuedKey{}).(func(llm.Message)); f != nil {
+		f(msg)
+	}
 }

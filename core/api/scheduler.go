@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // Scheduler owns the order in which one connection's commands run, for
@@ -73,6 +75,11 @@ type Command struct {
 	// Reply's return counts as the write.
 	WrittenLater bool
 
+	// Queued, when set, hears the message the command put in one of the
+	// runtime's queues, before the run can take it ([Queued]): ACP tells
+	// a queued prompt's turn by it.
+	Queued func(msg llm.Message)
+
 	// BeforeStart and AfterStart, when set, run in arrival order just
 	// before the command's first step and once that step has succeeded
 	// (a long command's rest then runs alongside later commands).
@@ -120,7 +127,7 @@ func (s *Scheduler) Queue() *Call {
 // cmd.Reply hears the outcome. Every queued Call is run exactly once: the
 // commands behind it wait for its turn.
 func (c *Call) Run(srv Server, cmd Command) {
-	c.ctx = withCommandID(c.ctx, cmd.ID)
+	c.ctx = withQueued(withCommandID(c.ctx, cmd.ID), cmd.Queued)
 	s := c.s
 	s.mu.Lock()
 	closed := s.closed

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // Every test closes its Scheduler: no command's goroutine may outlive it.
@@ -375,4 +377,35 @@ func schedule(srv Server, name string, params json.RawMessage) (any, error) {
 	s.Queue().Run(srv, Command{Name: name, Params: params, Reply: func(data any, err error) { out <- outcome{"", data, err} }})
 	o := <-out
 	return o.data, o.err
+}
+
+// queuer is a Server whose prompt is queued: it tells the command's
+// dialect which message it queued.
+type queuer struct {
+	recorder
+	msg llm.Message
+}
+
+func (q *queuer) Prompt(ctx context.Context, p PromptParams) (DispositionResult, error) {
+	Queued(ctx, q.msg)
+	return DispositionResult{Disposition: DispositionQueued}, nil
+}
+
+// A command's Queued hears the message its Server queued, before the
+// reply; a command without one is not disturbed.
+func TestSchedulerTellsTheQueuedMessage(t *testing.T) {
+	q := &queuer{msg: llm.UserText("later")}
+	s := NewScheduler(context.Background(), 0)
+	defer s.Close()
+	var got llm.Message
+	done := make(chan struct{})
+	s.Queue().Run(q, Command{Name: CmdPrompt, Params: json.RawMessage(`{"message":"later"}`),
+		Queued: func(m llm.Message) { got = m },
+		Reply:  func(any, error) { close(done) }})
+	<-done
+	assert.Same(t, q.msg, got, "the very message queued")
+
+	done = make(chan struct{})
+	s.Queue().Run(q, Command{Name: CmdPrompt, Params: json.RawMessage(`{"message":"again"}`), Reply: func(any, error) { close(done) }})
+	<-done
 }

@@ -48,19 +48,44 @@ func gitB(b *testing.B, dir string, args ...string) {
 }
 
 // BenchmarkSnapshot20k is a prompt's checkpoint in a tree of 20,000
-// files: cold (a new process: every file hashed) and warm (the next
-// prompt, one file changed).
+// files: cold (the first gopi in the project: every file hashed), restart
+// (a new process where an earlier one kept its index and stat cache in
+// the agent directory, nothing changed) and warm (the next prompt, one
+// file changed).
 func BenchmarkSnapshot20k(b *testing.B) {
 	dir := benchTree(b, 20000)
 	ctx := context.Background()
-	o := Options{IndexDir: IndexDir(b.TempDir())} // as gopi runs: the index kept between processes
+	agentDirs := b.TempDir()
 	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			agentDir, err := os.MkdirTemp(agentDirs, "agent-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := Open(ctx, dir, Options{IndexDir: IndexDir(agentDir)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Snapshot(ctx, "bench/cold"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	o := Options{IndexDir: IndexDir(b.TempDir())} // as gopi runs: the index kept between processes
+	b.Run("restart", func(b *testing.B) {
+		r, err := Open(ctx, dir, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Snapshot(ctx, "bench/restart"); err != nil {
+			b.Fatal(err)
+		}
 		for b.Loop() {
 			r, err := Open(ctx, dir, o)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := r.Snapshot(ctx, "bench/cold"); err != nil {
+			if _, err := r.Snapshot(ctx, "bench/restart"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -430,6 +430,7 @@ func (j *Journal) Restore(cps []string, undo string, dryRun bool) ([]Change, err
 			errs = append(errs, fmt.Errorf("restoring %s: %w", c.rec.Path, err))
 		}
 	}
+	errs = append(errs, pl.settle())
 	return out, errors.Join(errs...)
 }
 

@@ -85,7 +85,7 @@ func TestJournalKindChanges(t *testing.T) {
 func TestJournalKeepsModes(t *testing.T) {
 	project, _, j := journalWorld(t)
 	write(t, project, ".env.local", "SECRET=1\n", 0o600)
-	write(t, project, "key.pem", "-----BEGIN KEY-----\n", 0o000)
+	write(t, project, "key.pem", "-----BEGIN KEY-----\n", keyMode())
 	write(t, project, "shared.txt", "for the group\n", 0o640)
 	record(t, j, "c1", project, ".env.local", "key.pem", "shared.txt")
 	before := exact(t, project)

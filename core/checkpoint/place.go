@@ -25,6 +25,10 @@ type placer struct {
 	inTheWay func(p string, info fs.FileInfo) error
 	// dirMode is the mode of a folder the placer makes.
 	dirMode func(p string) fs.FileMode
+	// made are the folders the placer made, each with the bits it must
+	// have: until settle gives them those, they are the user's alone
+	// and writable, so a folder recorded read-only can be filled.
+	made map[string]fs.FileMode
 }
 
 // entry is what a restore puts at a path: a file or a link.
@@ -167,15 +171,29 @@ func (pl *placer) makeDirs(p string) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-		perm := pl.dirMode(dir)
-		if err := pl.root.Mkdir(osName(dir), perm); err != nil {
+		if err := pl.root.Mkdir(osName(dir), 0o700); err != nil {
 			return err
 		}
-		if err := pl.root.Chmod(osName(dir), perm); err != nil { // past the umask
-			return err
+		if pl.made == nil {
+			pl.made = map[string]fs.FileMode{}
 		}
+		pl.made[dir] = pl.dirMode(dir)
 	}
 	return nil
+}
+
+// settle gives the folders the placer made their bits, once the files
+// are in them (past the umask, and never before: a folder recorded
+// read-only is filled first).
+func (pl *placer) settle() error {
+	var errs []error
+	for dir, perm := range pl.made {
+		if err := pl.root.Chmod(osName(dir), perm); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("setting the bits of %s: %w", dir, err))
+		}
+	}
+	clear(pl.made)
+	return errors.Join(errs...)
 }
 
 // put makes e.path hold e. A file or link there now is replaced by a
@@ -254,6 +272,9 @@ func tempName(p string) (string, error) {
 // boundedDirMode is the mode of a folder whose recorded bits are unknown:
 // 0755, but never more open than the folder it is made in.
 func (pl *placer) boundedDirMode(p string) fs.FileMode {
+	if perm, ok := pl.made[parent(p)]; ok {
+		return perm & 0o755 // not its bits yet: those it will have
+	}
 	info, err := pl.root.Lstat(osName(parent(p)))
 	if err != nil {
 		return 0o700

@@ -37,15 +37,22 @@ const RefPrefix = "refs/gopi/checkpoints/"
 // stash, branches and tags stay as they are; snapshots are commit objects
 // under [RefPrefix], built through an index of their own.
 type Repo struct {
-	g        *git
-	cwd      string // the scope's directory
-	prefix   string // cwd relative to the top, slash-separated; "" at the top
-	max      int64
-	indexDir string // see [Options]
+	g      *git
+	cwd    string // the scope's directory
+	prefix string // cwd relative to the top, slash-separated; "" at the top
+	max    int64
+	report func(error) // see [Options]
 
 	// mu serialises snapshots and restores, and guards the fields below.
-	mu    sync.Mutex
+	mu sync.Mutex
+	// indexDir is [Options.IndexDir] until it proves unusable: then ""
+	// and the index is a temporary one.
+	indexDir string
+
 	cache map[string]cached // by path relative to the top
+	// statsLoaded: the kept stat cache was read (see statcache.go);
+	// statsDirty: cache changed since it was read or written.
+	statsLoaded, statsDirty bool
 	// index is the file of the Repo's own index ("" before the first
 	// snapshot), indexed what it holds, indexSig the file as the Repo
 	// last saw it.
@@ -59,8 +66,13 @@ type Options struct {
 	// IndexDir is a folder of the user's alone (the agent directory's
 	// [IndexDir]) where the Repo keeps the index it builds snapshots in,
 	// one per repository and scope, so the next process starts from it.
-	// "" keeps it in a temporary file that Close removes.
+	// "" keeps it in a temporary folder of the user's alone that Close
+	// (or [RemoveTemporaryIndexes]) removes; so does an IndexDir that
+	// cannot be used (a file where a folder must be, no rights).
 	IndexDir string
+	// Report hears once that IndexDir could not be used and a temporary
+	// index is kept instead; nil says nothing.
+	Report func(error)
 }
 
 // cached is what a file looked like when it was last hashed.
@@ -110,7 +122,7 @@ func Open(ctx context.Context, dir string, o Options) (*Repo, error) {
 	if prefix == "." {
 		prefix = ""
 	}
-	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, cache: map[string]cached{}}, nil
+	return &Repo{g: g, cwd: real, prefix: prefix, max: DefaultMaxFileSize, indexDir: o.IndexDir, report: o.Report, cache: map[string]cached{}}, nil
 }
 
 // state is the scope's files as a snapshot sees them.
@@ -157,6 +169,7 @@ func (r *Repo) pathspec() string {
 // the object database.
 func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	st := state{files: map[string]fileEntry{}, skipped: map[string]bool{}, dirs: map[string]fs.FileMode{}}
+	r.loadStats()
 	tracked, err := r.g.run(ctx, nil, nil, "ls-files", "-z", "-s", "--", r.pathspec())
 	if err != nil {
 		return st, err
@@ -254,6 +267,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 		for _, p := range toHash {
 			if path.Base(p) == ".gitattributes" {
 				clear(r.cache)
+				r.statsDirty = true
 				break
 			}
 		}
@@ -266,6 +280,7 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			if lfs[p] {
 				st.skipped[p] = true
 				delete(r.cache, p)
+				r.statsDirty = true
 				continue
 			}
 			kept, keptInfo = append(kept, p), append(keptInfo, toHashInfo[i])
@@ -274,6 +289,16 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 	}
 	if len(toHash) > 0 {
 		ids, err := r.hashPaths(ctx, toHash, write)
+		if err != nil && ctx.Err() == nil {
+			// git stops at the first file it cannot read (a 0000 key,
+			// a file another user owns): those are left out, and left
+			// alone, as large ones are, and the rest is hashed again.
+			if toHash, toHashInfo = r.readable(toHash, toHashInfo, st.skipped); len(toHash) > 0 {
+				ids, err = r.hashPaths(ctx, toHash, write)
+			} else {
+				ids, err = nil, nil
+			}
+		}
 		if err != nil {
 			return st, err
 		}
@@ -286,10 +311,28 @@ func (r *Repo) scan(ctx context.Context, write bool) (state, error) {
 			// clean" files): it is hashed again next time.
 			if write && started.Sub(time.Unix(0, c.mtime)) > racyWindow {
 				r.cache[p] = c
+				r.statsDirty = true
 			}
 		}
 	}
 	return st, nil
+}
+
+// readable are the paths (and their infos) that can be opened for
+// reading; those that cannot go into skipped, except those gone since
+// they were listed, which are not there at all.
+func (r *Repo) readable(paths []string, infos []cached, skipped map[string]bool) ([]string, []cached) {
+	keptP, keptI := paths[:0], infos[:0]
+	for i, p := range paths {
+		if err := canRead(native(r.g.top, p)); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped[p] = true
+			}
+			continue
+		}
+		keptP, keptI = append(keptP, p), append(keptI, infos[i])
+	}
+	return keptP, keptI
 }
 
 // racyWindow is how old a file's modification must be for its hash to
@@ -430,8 +473,10 @@ func (r *Repo) writeTree(ctx context.Context, st state) (string, error) {
 	tree, err := r.updateIndex(ctx, st)
 	if err != nil {
 		r.dropIndex()
+		return "", err
 	}
-	return tree, err
+	r.saveStats()
+	return tree, nil
 }
 
 func (r *Repo) updateIndex(ctx context.Context, st state) (string, error) {
@@ -484,6 +529,7 @@ func (r *Repo) snapshot(ctx context.Context, ref string) (string, error) {
 		// A blob the cache vouched for may be gone (a gc after its
 		// checkpoints were pruned): hash everything again.
 		clear(r.cache)
+		r.statsDirty = true
 		if st, err = r.scan(ctx, true); err != nil {
 			return "", err
 		}
@@ -736,7 +782,9 @@ func (r *Repo) restore(ctx context.Context, pl *placer, cat *catFile, old, now s
 			errs = append(errs, fmt.Errorf("restoring %s: %w", p, err))
 		}
 		delete(r.cache, c.path)
+		r.statsDirty = true
 	}
+	errs = append(errs, pl.settle())
 	return errors.Join(errs...)
 }
 

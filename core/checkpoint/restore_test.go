@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,16 @@ func exact(t *testing.T, dir string) map[string]string {
 		return nil
 	}))
 	return out
+}
+
+// keyMode is the bits of the tests' private key: 0000 as in the issue,
+// which only root can read (and so record: see "Not yet" in
+// docs/checkpoints.md); 0400, as private, for other accounts.
+func keyMode() fs.FileMode {
+	if os.Geteuid() == 0 {
+		return 0
+	}
+	return 0o400
 }
 
 func link(t *testing.T, target, name string) {
@@ -162,6 +173,35 @@ func TestRestoreKindChanges(t *testing.T) {
 	assert.Equal(t, afterTurn, exact(t, dir))
 }
 
+// A folder recorded read-only is made writable for the user alone, filled,
+// and only then given its bits: an account other than root could not
+// put the files in it otherwise (root can, so this fails without that
+// only for other accounts).
+func TestRestoreMakesReadOnlyFolders(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	ro := filepath.Join(dir, "ro")
+	write(t, dir, "ro/a.txt", "read only\n", 0o444)
+	write(t, dir, "ro/in/b.txt", "deeper\n", 0o644)
+	require.NoError(t, os.Chmod(filepath.Join(ro, "in"), 0o555))
+	require.NoError(t, os.Chmod(ro, 0o555))
+	t.Cleanup(func() { // so the test's folder can be removed
+		_ = os.Chmod(filepath.Join(ro, "in"), 0o755)
+		_ = os.Chmod(ro, 0o755)
+	})
+	r, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	before := exact(t, dir)
+	require.NoError(t, os.Chmod(filepath.Join(ro, "in"), 0o755))
+	require.NoError(t, os.Chmod(ro, 0o755))
+	require.NoError(t, os.RemoveAll(ro))
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	assert.Equal(t, before, exact(t, dir))
+}
+
 // What a checkpoint does not record is never removed to make room: an
 // ignored file where a recorded folder must go stays, and the restore
 // says so and puts back the rest.
@@ -194,7 +234,7 @@ func TestRestoreKeepsModes(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	write(t, dir, ".env.local", "SECRET=1\n", 0o600)
-	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", 0o000)
+	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", keyMode())
 	write(t, dir, "tool.sh", "#!/bin/sh\n", 0o700)
 	write(t, dir, "shared.txt", "for the group\n", 0o640)
 	write(t, dir, "private/notes.txt", "notes\n", 0o600)
@@ -225,6 +265,37 @@ func TestRestoreKeepsModes(t *testing.T) {
 	_, _, err = r2.Restore(ctx, cp, "", false)
 	require.NoError(t, err)
 	assert.Equal(t, before, exact(t, dir))
+}
+
+// A file the user cannot read (a 0000 key for an account other than
+// root) stops no snapshot: it is left out, and left alone, and the rest
+// is recorded and comes back with its bits. (Root reads every file, so
+// this fails without that only for other accounts.)
+func TestUnreadableFilesLeftOut(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".env.local", "SECRET=1\n", 0o600)
+	write(t, dir, "key.pem", "-----BEGIN KEY-----\n", 0)
+	write(t, dir, "odd\nkey", "a newline in the name\n", 0)
+	r, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	for _, p := range []string{".env.local", "key.pem", "odd\nkey"} {
+		require.NoError(t, os.Remove(filepath.Join(dir, p)))
+	}
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	info, err := os.Stat(filepath.Join(dir, ".env.local"))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	if os.Geteuid() == 0 {
+		info, err := os.Stat(filepath.Join(dir, "key.pem"))
+		require.NoError(t, err, "root read it, so it was recorded")
+		assert.Equal(t, fs.FileMode(0), info.Mode().Perm())
+	} else {
+		assert.NoFileExists(t, filepath.Join(dir, "key.pem"), "never read, so never recorded")
+	}
 }
 
 // A checkpoint made before gopi recorded permission bits never widens
@@ -291,7 +362,7 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 		info, err := f.Info()
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), f.Name())
-		if !strings.HasSuffix(f.Name(), ".flock") {
+		if !strings.Contains(f.Name(), ".") { // not its lock or stat cache
 			indexes++
 		}
 	}
@@ -321,7 +392,7 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 	require.NoError(t, err)
 	indexes = 0
 	for _, f := range files {
-		if !strings.HasSuffix(f.Name(), ".flock") {
+		if !strings.Contains(f.Name(), ".") { // not its lock or stat cache
 			indexes++
 		}
 	}
@@ -333,8 +404,75 @@ func TestIndexKeptInTheAgentDir(t *testing.T) {
 	assert.Equal(t, gitT(t, dir, "rev-parse", cpA+"^{tree}"), gitT(t, dir, "rev-parse", cpC+"^{tree}"), "the next process starts from the index")
 }
 
-// Without an index directory the index is a temporary file, private,
-// and Close removes it.
+// The stat cache is kept beside the index: a new process trusts what
+// an earlier one hashed and hashes only what changed since. (A file
+// given other bytes with its size, time and inode kept shows it: the
+// cache vouches for the old blob.) A stat cache that is not understood
+// is ignored.
+func TestStatCacheKeptForTheNextProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	o := Options{IndexDir: IndexDir(t.TempDir())}
+	name := filepath.Join(dir, "keep.go")
+	old := time.Now().Add(-time.Hour) // past the racy window
+	require.NoError(t, os.Chtimes(name, old, old))
+	a, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cp, err := a.Snapshot(ctx, "s/a")
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	stats, err := filepath.Glob(filepath.Join(IndexDir(filepath.Dir(o.IndexDir)), "*.stat"))
+	require.NoError(t, err)
+	require.Len(t, stats, 1)
+	info, err := os.Stat(stats[0])
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(strings.ToUpper(string(data))), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Chtimes(name, old, old))
+	b, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cpB, err := b.Snapshot(ctx, "s/b")
+	require.NoError(t, err)
+	assert.Equal(t, gitT(t, dir, "rev-parse", cp+"^{tree}"), gitT(t, dir, "rev-parse", cpB+"^{tree}"), "nothing hashed again")
+
+	require.NoError(t, os.WriteFile(stats[0], []byte("something else\n"), 0o600))
+	c, err := Open(ctx, dir, o)
+	require.NoError(t, err)
+	cpC, err := c.Snapshot(ctx, "s/c")
+	require.NoError(t, err)
+	assert.NotEqual(t, gitT(t, dir, "rev-parse", cp+"^{tree}"), gitT(t, dir, "rev-parse", cpC+"^{tree}"), "everything hashed")
+}
+
+// temporaryIndexes are the temporary index folders in tmp, each checked
+// to be the user's alone.
+func temporaryIndexes(t *testing.T, tmp string) []string {
+	t.Helper()
+	found, err := filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	require.NoError(t, err)
+	for _, dir := range found {
+		info, err := os.Lstat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, fs.ModeDir|0o700, info.Mode(), dir)
+		files, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, f := range files {
+			info, err := f.Info()
+			require.NoError(t, err)
+			assert.Equal(t, fs.FileMode(0o600), info.Mode(), f.Name())
+		}
+	}
+	return found
+}
+
+// Without an index directory the index is a temporary one, private, and
+// Close removes it.
 func TestTemporaryIndexRemovedOnClose(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
@@ -344,16 +482,46 @@ func TestTemporaryIndexRemovedOnClose(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.Snapshot(ctx, "s/c1")
 	require.NoError(t, err)
-	found, err := filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	_, err = r.Snapshot(ctx, "s/c2")
 	require.NoError(t, err)
-	require.Len(t, found, 1)
-	info, err := os.Stat(found[0])
-	require.NoError(t, err)
-	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	require.Len(t, temporaryIndexes(t, tmp), 1, "one for the Repo's life")
 	require.NoError(t, r.Close())
-	found, err = filepath.Glob(filepath.Join(tmp, "gopi-checkpoint-index-*"))
+	assert.Empty(t, temporaryIndexes(t, tmp))
+}
+
+// An index directory that cannot be used (here below a regular file, as
+// under an agent directory that is a file) stops no snapshot: the Repo
+// says so once and keeps a temporary index, which
+// RemoveTemporaryIndexes removes even when the Repo is never closed.
+func TestUnusableIndexDirFallsBack(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := newRepo(t)
+	notADir := filepath.Join(t.TempDir(), "agent")
+	require.NoError(t, os.WriteFile(notADir, []byte("a file\n"), 0o644))
+	var told []error
+	r, err := Open(ctx, dir, Options{IndexDir: IndexDir(notADir), Report: func(err error) { told = append(told, err) }})
 	require.NoError(t, err)
-	assert.Empty(t, found)
+	cp, err := r.Snapshot(ctx, "s/c1")
+	require.NoError(t, err)
+	write(t, dir, "keep.go", "package keep // changed\n", 0o644)
+	cp2, err := r.Snapshot(ctx, "s/c2")
+	require.NoError(t, err)
+	require.Len(t, told, 1, "said once")
+	assert.Contains(t, told[0].Error(), "not a directory")
+	assert.Len(t, temporaryIndexes(t, tmp), 1)
+	changes, err := r.Changes(ctx, cp)
+	require.NoError(t, err)
+	assert.Equal(t, []Change{{Path: "keep.go", Status: "modified", Diff: changes[0].Diff}}, changes)
+	_, _, err = r.Restore(ctx, cp, "", false)
+	require.NoError(t, err)
+	changes, err = r.Changes(ctx, cp2)
+	require.NoError(t, err)
+	assert.Len(t, changes, 1)
+
+	RemoveTemporaryIndexes()
+	assert.Empty(t, temporaryIndexes(t, tmp))
 }
 
 func TestPermsMessageRoundTrip(t *testing.T) {

@@ -78,6 +78,7 @@ func (h *Host) toolPipeline() *gate.Pipeline {
 	h.approval = gate.NewApproval(gate.ApprovalConfig{
 		Mode:        h.opts.Approval,
 		Cwd:         h.opts.Cwd,
+		Roots:       h.roots.get,
 		ToolOptions: h.opts.ToolOptions,
 		Timeout:     h.opts.Settings.ApprovalTimeoutMs,
 		Client:      h.uiClient,

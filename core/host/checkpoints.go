@@ -83,10 +83,12 @@ func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
 		case cwd == string(filepath.Separator) || (home != "" && cwd == filepath.Clean(home)):
 			c.why = "the session works in the home directory or the root, where gopi takes no snapshots"
 		default:
-			var o checkpoint.Options
+			// The index stays in the agent directory, the user's alone,
+			// for the next gopi that works here; without one that can
+			// keep it, in a temporary folder until gopi exits (said
+			// once).
+			o := checkpoint.Options{Report: h.opts.Report}
 			if h.opts.AgentDir != "" {
-				// The index stays in the agent directory, the user's
-				// alone, for the next gopi that works here.
 				o.IndexDir = checkpoint.IndexDir(h.opts.AgentDir)
 			}
 			r, err := checkpoint.Open(ctx, cwd, o)

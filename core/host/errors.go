@@ -76,10 +76,6 @@ func (e *entryMissingError) Error() string {
 
 // pi's words for what extensions did, as clients and the model see them.
 var (
-	// errExtensionFailed blocks a tool call whose tool_call handlers failed.
-	errExtensionFailed = errors.New("Extension failed, blocking execution")
-	// errBlocked is a block without a reason.
-	errBlocked = errors.New("Blocked by extension")
 	// errStreamingDeliverAs is pi.sendUserMessage's during a run without
 	// deliverAs.
 	errStreamingDeliverAs = errors.New("Agent is already processing. Specify deliverAs ('steer' or 'followUp') to queue the message.")

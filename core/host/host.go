@@ -83,6 +83,16 @@ type Options struct {
 	UntrustedProject bool
 	// Approval is the tool approval gate ("" means off).
 	Approval ApprovalMode
+	// AdditionalDirs are directories of the project besides Cwd, as
+	// absolute paths (ACP's additionalDirectories): files in them are not
+	// "outside the project" to the approval gate, and the system prompt
+	// names them. Relative paths stay Cwd's; checkpoints record Cwd's
+	// tree alone.
+	AdditionalDirs []string
+	// ToolStarting, when set, is told the id of each tool call as its
+	// tool starts running: after the extensions' tool_call handlers and
+	// the approval gate let it through (ACP's in_progress).
+	ToolStarting func(toolCallID string)
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)
@@ -156,6 +166,7 @@ type Host struct {
 	// is its approval stage.
 	tools    *gate.Pipeline
 	approval *gate.Approval
+	roots    projectRoots // the project's directories besides Cwd (roots.go)
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
@@ -192,6 +203,7 @@ func New(opts Options) (*Host, error) {
 		retrySettings:      opts.Settings.retrySettings(),
 		compactionSettings: opts.Settings.compactionSettings(),
 	}
+	h.roots.set(opts.AdditionalDirs)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
@@ -200,6 +212,7 @@ func New(opts Options) (*Host, error) {
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall:   h.tools.Admit,
+		ToolStarting:     h.toolStarting,
 		AfterToolCall:    h.tools.Finish,
 		TransformContext: h.transformContext,
 		FinishMessage:    h.finishMessage,
@@ -342,6 +355,13 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		}
 	}
 	h.emit(ev)
+}
+
+// toolStarting passes a call about to run on to Options.ToolStarting.
+func (h *Host) toolStarting(_ context.Context, call agent.Call) {
+	if f := h.opts.ToolStarting; f != nil {
+		f(call.ID)
+	}
 }
 
 func (h *Host) emit(ev api.Event) {

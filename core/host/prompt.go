@@ -39,7 +39,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 		return started, h.promptAfterCompaction(ctx, done, msg)
 	}
 	if h.settle(ctx) {
-		return h.queue(p.StreamingBehavior, msg)
+		return h.queue(ctx, p.StreamingBehavior, msg)
 	}
 	return started, h.startPrompt(ctx, p, msg)
 }
@@ -70,7 +70,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	}
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.
-		_, err := h.queue(p.StreamingBehavior, msg)
+		_, err := h.queue(ctx, p.StreamingBehavior, msg)
 		return err
 	}
 	if err != nil {
@@ -154,11 +154,15 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 
 var queued = api.DispositionResult{Disposition: api.DispositionQueued}
 
-func (h *Host) queue(b api.StreamingBehavior, msg llm.Message) (api.DispositionResult, error) {
+// queue puts a prompt that came while a run streams in the queue b names;
+// the command's dialect hears of msg first (api.Queued).
+func (h *Host) queue(ctx context.Context, b api.StreamingBehavior, msg llm.Message) (api.DispositionResult, error) {
 	switch b {
 	case api.BehaviorSteer:
+		api.Queued(ctx, msg)
 		h.agent.Steer(msg)
 	case api.BehaviorFollowUp:
+		api.Queued(ctx, msg)
 		h.agent.FollowUp(msg)
 	default:
 		return api.DispositionResult{}, errStreaming

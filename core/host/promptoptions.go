@@ -139,6 +139,7 @@ func (h *Host) applyPromptOptions(o promptOptions) {
 		Skills:       resources.FormatSkillsForPrompt(skills),
 		MCPServers:   h.mcp.ServerLines(),
 		Cwd:          o.Cwd,
+		MoreDirs:     h.roots.get(),
 		Extra:        extra,
 	})
 	var prompt strings.Builder

@@ -57,6 +57,10 @@ type PromptOptions struct {
 	// the read tool is among Tools, so the model can open the files.
 	Skills string
 	Cwd    string
+	// MoreDirs are the project's directories besides Cwd (an ACP
+	// session's additionalDirectories), named after it when there are
+	// any.
+	MoreDirs []string
 	// Now is the date shown to the model; zero means time.Now().
 	Now time.Time
 	// Extra are sections extensions add (pi's systemPromptOptions
@@ -140,7 +144,15 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	add("cwd", "\nCurrent date: "+now.Format("2006-01-02")+"\nCurrent working directory: "+filepath.ToSlash(o.Cwd))
+	cwd := "\nCurrent date: " + now.Format("2006-01-02") + "\nCurrent working directory: " + filepath.ToSlash(o.Cwd)
+	if len(o.MoreDirs) > 0 {
+		dirs := make([]string, len(o.MoreDirs))
+		for i, d := range o.MoreDirs {
+			dirs[i] = filepath.ToSlash(d)
+		}
+		cwd += "\nAlso part of the project (use absolute paths): " + strings.Join(dirs, ", ")
+	}
+	add("cwd", cwd)
 	for _, x := range o.Extra {
 		if x.Text == "" || CheckSectionName(x.Name) != nil {
 			continue

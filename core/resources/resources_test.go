@@ -59,6 +59,9 @@ func TestSystemPrompt(t *testing.T) {
 	assert.True(t, strings.HasSuffix(p, "Current date: 2026-11-21\nCurrent working directory: /p"), p)
 	assert.Less(t, strings.Index(p, "EXTRA"), strings.Index(p, "# Project Context"))
 
+	more := systemPrompt(PromptOptions{Cwd: "/p", MoreDirs: []string{"/lib", "/docs"}, Now: now})
+	assert.True(t, strings.HasSuffix(more, "Current working directory: /p\nAlso part of the project (use absolute paths): /lib, /docs"), more)
+
 	custom := systemPrompt(PromptOptions{Custom: "You are a cat.", Tools: []ToolLine{{"read", "read files"}}, Cwd: "/p", Now: now, Skills: "\n<skills/>"})
 	assert.True(t, strings.HasPrefix(custom, "You are a cat."))
 	assert.NotContains(t, custom, "Tools you can call")

@@ -137,9 +137,6 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
 	}
-	if err := checkPin(ctx, abs); err != nil {
-		return agent.ErrorResult("Could not edit %s: %v.", a.Path, err), nil
-	}
 	info, err := t.c.fs.Stat(ctx, abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -174,9 +171,6 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
 	}
-	if err := checkPin(ctx, abs); err != nil {
-		return agent.ErrorResult("Could not write %s: %v", a.Path, err), nil
-	}
 	if err := t.c.fs.WriteFile(ctx, abs, []byte(mark+restoreLineEndings(updated, ending))); err != nil {
 		return agent.ErrorResult("Could not write %s: %v", a.Path, err), nil
 	}
@@ -198,9 +192,6 @@ func (t *editTool) replaceAll(ctx context.Context, abs, path, old, final string)
 	}
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
-	}
-	if err := checkPin(ctx, abs); err != nil {
-		return agent.ErrorResult("Could not write %s: %v", path, err), nil
 	}
 	if err := t.c.fs.WriteFile(ctx, abs, []byte(final)); err != nil {
 		return agent.ErrorResult("Could not write %s: %v", path, err), nil

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
@@ -10,6 +11,10 @@ var (
 	// ErrNotRegular: the path is a FIFO, device, socket or other special
 	// file, which the file tools neither read nor replace.
 	ErrNotRegular = regularfile.ErrNotRegular
+	// ErrChangedSinceApproval: the file an approved read, edit or write
+	// was to work on is not the one the question named, its path leading
+	// elsewhere since (see [Pin]); the error says what the path is now.
+	ErrChangedSinceApproval = atomicfile.ErrChanged
 	// ErrTooLarge: the file is over MaxWholeFile.
 	ErrTooLarge = errors.New("file too large to read whole")
 	// ErrUnknownTool: a tool name none of [AllNames]; the error names it

@@ -35,12 +35,20 @@ type FS interface {
 	MkdirAll(ctx context.Context, dir string) error
 }
 
-// LocalFS is [FS] on the local operating system.
+// LocalFS is [FS] on the local operating system. Its methods honour the
+// pin ctx holds ([WithPin]) for the file they are given: an approved call
+// works on the file its question named, or fails saying what its path
+// leads to now.
 type LocalFS struct{}
 
 var _ FS = LocalFS{}
 
-func (LocalFS) Stat(_ context.Context, name string) (fs.FileInfo, error) { return os.Stat(name) }
+func (LocalFS) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
+	if err := CheckPin(ctx, name); err != nil {
+		return nil, err
+	}
+	return os.Stat(name)
+}
 func (LocalFS) ReadDir(_ context.Context, name string) ([]fs.DirEntry, error) {
 	return os.ReadDir(name)
 }
@@ -53,7 +61,7 @@ const MaxWholeFile = 64 << 20
 func kindOf(m fs.FileMode) string { return regularfile.Kind(m) }
 
 func (LocalFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
-	f, err := regularfile.Open(name)
+	f, err := openPinned(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +82,31 @@ func (LocalFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 // Open refuses what is not a regular file without blocking on it (see
 // internal/regularfile).
 func (LocalFS) Open(ctx context.Context, name string) (io.ReadCloser, error) {
-	f, err := regularfile.Open(name)
+	f, err := openPinned(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return ctxReader{ctx: ctx, f: f}, nil
+}
+
+// openPinned opens name as regularfile.Open does; when ctx holds a pin
+// for it, the file opened must be the pinned one.
+func openPinned(ctx context.Context, name string) (*os.File, error) {
+	p, pinned := pinFor(ctx, name)
+	if pinned {
+		if err := p.Check(); err != nil {
+			return nil, pinError(err)
+		}
+	}
+	f, err := regularfile.Open(name)
+	if err != nil || !pinned {
+		return f, err
+	}
+	if err := p.Verify(f); err != nil {
+		f.Close()
+		return nil, pinError(err)
+	}
+	return f, nil
 }
 
 // ctxReader stops reading once ctx ends, so an abort ends a long read.
@@ -99,10 +127,26 @@ func (r ctxReader) Close() error { return r.f.Close() }
 // WriteFile writes through symlinks and keeps an existing file's mode,
 // owner and inode (rewriting it in place); a path that is not a regular
 // file is refused before anything opens it, so a FIFO cannot stall it.
-func (LocalFS) WriteFile(_ context.Context, name string, data []byte) error {
-	return atomicfile.WriteKeepingFile(name, data, ".gopi-write-*.tmp")
+// A pinned file is written only if it is still the pinned one, and a new
+// one only where nothing appeared since.
+func (LocalFS) WriteFile(ctx context.Context, name string, data []byte) error {
+	if p, ok := pinFor(ctx, name); ok {
+		return pinError(p.Write(data, newFilePerm))
+	}
+	return atomicfile.WriteKeepingFilePerm(name, data, ".gopi-write-*.tmp", newFilePerm)
 }
-func (LocalFS) MkdirAll(_ context.Context, dir string) error { return os.MkdirAll(dir, 0o755) }
+
+// MkdirAll makes dir and its parents; the directory of a pinned new file
+// is made below the directory pinned, through no link.
+func (LocalFS) MkdirAll(ctx context.Context, dir string) error {
+	if p, ok := ctx.Value(pinKey{}).(Pin); ok && filepath.Dir(p.p.Path()) == filepath.Clean(dir) {
+		return pinError(p.p.MkdirAll())
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+// newFilePerm is the mode of a file the tools create.
+const newFilePerm = 0o644
 
 // unicodeSpaces are the space characters models and macOS file names use
 // in place of a plain space.

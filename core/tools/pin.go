@@ -5,115 +5,111 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"path/filepath"
+
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
-// Pin is the file an approved edit or write was shown: the path it must
-// change, resolved through every link when the question was asked, and
-// the file that was there then (its device and inode), or none. The tool
-// checks the pin just before it touches the path, and refuses when the
-// path no longer reaches that file: a link put in its place or on its way
-// while the question waited, the file replaced by another. What the user
-// approved is the file they were shown, never where a link points later.
+// Pin is the file an approved read, edit or write may work on: what its
+// path led to when the approval question was asked, the file there or,
+// when there was none, the directory the file was to be made in. Handed
+// to the tool with [WithPin], it makes [LocalFS] refuse the call when the
+// path leads elsewhere since: a link put in the file's place or in a
+// directory's on the way, the file replaced by another or removed, a
+// file or link made where there was none. The refusal wraps
+// [ErrChangedSinceApproval] and says what the path is now; nothing is
+// read or written.
 type Pin struct {
-	path    string
-	existed bool
-	id      fileID
+	p atomicfile.Pin
 }
 
-// fileID tells one file from another on this machine.
-type fileID struct{ dev, ino uint64 }
+// pinnedTool reports whether the tool's approved calls are pinned.
+func pinnedTool(toolName string) bool {
+	return toolName == NameRead || toolName == NameEdit || toolName == NameWrite
+}
 
-// errPinMoved: a pinned path no longer reaches the file the question
-// showed; the error says what it reaches now.
-var errPinMoved = errors.New("changed while the question waited")
+// PinCall is the approved call of a read, edit or write whose target t
+// ([CallTarget]) the question named, made to work on that file: when a
+// link led to it, the path becomes the file's real one, so a link
+// changed afterwards cannot send the call elsewhere; and the pin of the
+// file as t found it, which [WithPin] hands the tool. ok is false for
+// other calls.
+func PinCall(toolName string, args json.RawMessage, t Target) (pinned json.RawMessage, p Pin, ok bool) {
+	if !pinnedTool(toolName) || !t.pinned {
+		return args, Pin{}, false
+	}
+	pinned = args
+	if t.Linked && t.Real != "" {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(args, &m) != nil || m == nil {
+			return args, Pin{}, false
+		}
+		path, err := json.Marshal(t.Real)
+		if err != nil {
+			return args, Pin{}, false
+		}
+		m["path"] = path
+		if pinned, err = json.Marshal(m); err != nil {
+			return args, Pin{}, false
+		}
+	}
+	return pinned, Pin{p: t.pin}, true
+}
 
-// PinTarget pins the target of an edit or write about to be asked about
-// (t is its [CallTarget]). Only the local disk is pinned: a client's file
-// system (ACP's) writes where the editor says. ok is false for other
-// tools and when the target cannot be worked out (the call then fails on
-// its own).
-func PinTarget(toolName string, t Target, opts ...Option) (Pin, bool) {
-	if toolName != NameEdit && toolName != NameWrite || t.Real == "" {
-		return Pin{}, false
+// opened is the path an approved call of the target's tool opens: its
+// real one when a link led to it (see [PinCall]), else Abs.
+func (t Target) opened() string {
+	if t.Linked && t.Real != "" {
+		return t.Real
 	}
-	if _, local := newConfig(opts).fs.(LocalFS); !local {
-		return Pin{}, false
-	}
-	p := Pin{path: t.Real}
-	info, err := os.Lstat(t.Real)
-	switch {
-	case err == nil:
-		p.existed, p.id = true, idOf(info)
-	case !errors.Is(err, fs.ErrNotExist):
-		return Pin{}, false
-	}
-	return p, true
+	return t.Abs
 }
 
 type pinKey struct{}
 
-// WithPin makes the edit or write run under ctx hold to p.
+// WithPin gives the tool that runs with ctx the pin of the file its call
+// was approved for.
 func WithPin(ctx context.Context, p Pin) context.Context {
 	return context.WithValue(ctx, pinKey{}, p)
 }
 
-// checkPin fails when ctx pins abs (as the tool resolves it, or the file
-// it reaches) and abs no longer reaches the pinned file.
-func checkPin(ctx context.Context, abs string) error {
+// pinFor is the pin ctx holds for the file at name, if any.
+func pinFor(ctx context.Context, name string) (atomicfile.Pin, bool) {
 	p, ok := ctx.Value(pinKey{}).(Pin)
-	if !ok {
-		return nil
+	if !ok || p.p.Path() != filepath.Clean(name) {
+		return atomicfile.Pin{}, false
 	}
-	return p.check(abs)
+	return p.p, true
 }
 
-func (p Pin) check(abs string) error {
-	// The call's path is the pinned one itself after the gate replaced
-	// a linked path by its target; a path that resolves elsewhere now
-	// went through a link that was not there.
-	real, err := RealPath(abs)
-	if err != nil {
-		return fmt.Errorf("%s %w: %w", abs, errPinMoved, err)
-	}
-	if real != p.path {
-		return fmt.Errorf("%s %w: it now leads to %s; nothing was written", abs, errPinMoved, real)
-	}
-	info, err := os.Lstat(p.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if p.existed {
-			return fmt.Errorf("%s %w: the file is gone; nothing was written", abs, errPinMoved)
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("%s %w: %w", abs, errPinMoved, err)
-	case info.Mode()&fs.ModeSymlink != 0:
-		dest, _ := os.Readlink(p.path)
-		return fmt.Errorf("%s %w: it is now a link to %s; nothing was written", abs, errPinMoved, dest)
-	case !p.existed:
-		return fmt.Errorf("%s %w: a file appeared there that the question did not show; nothing was written", abs, errPinMoved)
-	case idOf(info) != p.id:
-		return fmt.Errorf("%s %w: it was replaced by another file; nothing was written", abs, errPinMoved)
+// CheckPin reports whether name, when it is the file ctx holds a pin for
+// (see [WithPin]), still leads to the pinned file. [LocalFS] checks
+// every read and write itself, on the file it opened; an [FS] that
+// hands the work to another program (an editor writing its buffer) calls
+// CheckPin first.
+func CheckPin(ctx context.Context, name string) error {
+	if p, ok := pinFor(ctx, name); ok {
+		return pinError(p.Check())
 	}
 	return nil
 }
 
-// WithPath is a call's arguments with its "path" replaced by path.
-func WithPath(args json.RawMessage, path string) (json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil || m == nil {
-		return args, false
+// pinError words a pin's refusal for the model; other errors pass as
+// they are.
+func pinError(err error) error {
+	var c *atomicfile.ChangedError
+	if !errors.As(err, &c) {
+		return err
 	}
-	b, err := json.Marshal(path)
-	if err != nil {
-		return args, false
-	}
-	m["path"] = b
-	out, err := json.Marshal(m)
-	if err != nil {
-		return args, false
-	}
-	return out, true
+	return changedError{c}
 }
+
+// changedError is a pin's refusal as the model reads it.
+type changedError struct{ c *atomicfile.ChangedError }
+
+func (e changedError) Error() string {
+	return fmt.Sprintf("%s changed while the approval question waited (it is now %s); "+
+		"the approval was for the file the question named, so nothing was read or written", e.c.Path, e.c.Now)
+}
+
+func (e changedError) Unwrap() error { return e.c }

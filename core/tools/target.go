@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gopi-dev/gopi/internal/atomicfile"
 )
 
 // Target is the file or directory a file tool's call works on, as the
@@ -25,17 +27,22 @@ type Target struct {
 	// Linked: Real is reached through a symbolic link (one in the
 	// project's own path does not count).
 	Linked bool
-	// Outside: Real is not inside the project directory.
+	// Outside: Real is not inside the project: neither in the project
+	// directory nor in one of the extra roots CallTarget was given.
 	Outside bool
 
 	root string // the project directory, its links followed
+	// pin is what the path a read, edit or write opens once approved led
+	// to when the target was worked out (pinned); see [PinCall].
+	pin    atomicfile.Pin
+	pinned bool
 }
 
-// Shown is Real as a question names it: relative to the project when
-// inside it, else absolute.
+// Shown is Real as a question names it: relative to the project directory
+// when inside it, else absolute (an extra root's files too).
 func (t Target) Shown() string {
-	if !t.Outside && t.root != "" {
-		if rel, err := filepath.Rel(t.root, t.Real); err == nil {
+	if t.root != "" && t.Real != "" {
+		if rel, ok := within(t.root, t.Real); ok {
 			return rel
 		}
 	}
@@ -44,8 +51,10 @@ func (t Target) Shown() string {
 
 // CallTarget works out where a read, edit, write, ls, grep or find call
 // with a path argument lands on the local disk, cwd being the project
-// directory. ok is false for other calls and for calls without a path.
-func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage) (t Target, ok bool) {
+// directory (relative paths are its) and roots more directories that
+// belong to the project (an ACP session's additionalDirectories). ok is
+// false for other calls and for calls without a path.
+func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage, roots ...string) (t Target, ok bool) {
 	switch toolName {
 	case NameRead, NameEdit, NameWrite, NameLs, NameGrep, NameFind:
 	default:
@@ -66,6 +75,11 @@ func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage)
 		root = filepath.Clean(cwd)
 	}
 	t.root = root
+	defer func() {
+		if pinnedTool(toolName) {
+			t.pin, t.pinned = atomicfile.PinPath(t.opened()), true
+		}
+	}()
 	if t.Real, err = RealPath(t.Abs); err != nil {
 		t.Real = ""
 		return t, true
@@ -78,6 +92,16 @@ func CallTarget(ctx context.Context, cwd, toolName string, args json.RawMessage)
 	}
 	t.Linked = t.Real != plain
 	_, inside := within(root, t.Real)
+	for _, r := range roots {
+		if inside {
+			break
+		}
+		real, err := RealPath(r)
+		if err != nil {
+			real = filepath.Clean(r)
+		}
+		_, inside = within(real, t.Real)
+	}
 	t.Outside = !inside
 	return t, true
 }

@@ -74,3 +74,33 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// An extra root (an ACP session's additionalDirectories) is part of the
+// project: a path in it, or reached through a link into it, is not
+// outside; its files are shown by their absolute path.
+func TestCallTargetExtraRoots(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	proj, lib, other := filepath.Join(base, "proj"), filepath.Join(base, "lib"), filepath.Join(base, "other")
+	for _, d := range []string{proj, lib, other} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.Symlink(lib, filepath.Join(proj, "vendored")))
+	// The extra root named through a link of its own.
+	require.NoError(t, os.Symlink("lib", filepath.Join(base, "lib-link")))
+
+	write := func(path string, roots ...string) Target {
+		t.Helper()
+		got, ok := CallTarget(context.Background(), proj, "write", json.RawMessage(`{"path":`+quote(path)+`}`), roots...)
+		require.True(t, ok)
+		return got
+	}
+	assert.True(t, write(filepath.Join(lib, "a.go")).Outside, "without the root")
+	got := write(filepath.Join(lib, "a.go"), lib)
+	assert.False(t, got.Outside)
+	assert.Equal(t, filepath.Join(lib, "a.go"), got.Shown())
+	assert.False(t, write("vendored/a.go", filepath.Join(base, "lib-link")).Outside)
+	assert.True(t, write(filepath.Join(other, "x"), lib).Outside)
+	assert.True(t, write("../other/x", lib).Outside)
+	assert.Equal(t, "in.txt", write("in.txt", lib).Shown())
+}

@@ -47,14 +47,8 @@ func (t *writeTool) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
 	}
-	if err := checkPin(ctx, abs); err != nil {
-		return agent.ErrorResult("Cannot write %s: %v", a.Path, err), nil
-	}
 	if err := t.c.fs.MkdirAll(ctx, filepath.Dir(abs)); err != nil {
 		return agent.ErrorResult("Cannot create the directory for %s: %v", a.Path, err), nil
-	}
-	if err := checkPin(ctx, abs); err != nil {
-		return agent.ErrorResult("Cannot write %s: %v", a.Path, err), nil
 	}
 	if err := t.c.fs.WriteFile(ctx, abs, []byte(a.Content)); err != nil {
 		return agent.ErrorResult("Cannot write %s: %v", a.Path, err), nil

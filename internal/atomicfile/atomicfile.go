@@ -19,9 +19,6 @@ import (
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
 
-// ErrNotRegular marks a path that exists and is not a regular file.
-var ErrNotRegular = regularfile.ErrNotRegular
-
 // maxLinks bounds how many symlinks Target follows.
 const maxLinks = 40
 
@@ -133,6 +130,12 @@ func writeInPlace(target string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	return rewriteOpen(f, target, data)
+}
+
+// rewriteOpen truncates and rewrites f, opened for writing at target, if
+// it is a regular file, and closes it.
+func rewriteOpen(f *os.File, target string, data []byte) error {
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = fmt.Errorf("refusing to write %s: it is %s: %w", target, regularfile.Kind(info.Mode()), ErrNotRegular)

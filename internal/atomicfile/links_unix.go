@@ -17,3 +17,6 @@ func links(info fs.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// noFollow makes an open fail on a symbolic link instead of following it.
+const noFollow = syscall.O_NOFOLLOW

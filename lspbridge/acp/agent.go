@@ -27,9 +27,6 @@ type Runtime interface {
 	api.Server
 	// Subscribe delivers every event to f until unsubscribe is called.
 	Subscribe(f func(api.Event)) (unsubscribe func())
-	// WaitIdle returns once no prompt is in progress, or ctx ends, or the
-	// runtime closes.
-	WaitIdle(ctx context.Context)
 	// Close aborts what runs and releases the runtime.
 	Close(ctx context.Context) error
 	// History is the session's visible branch, root to leaf, as
@@ -43,6 +40,9 @@ type Runtime interface {
 	ApprovalMode() string
 	// SetApprovalMode changes it for the calls from now on.
 	SetApprovalMode(mode string) error
+	// SetAdditionalDirs makes dirs the session's further workspace roots
+	// (a session/load or resume of a session already open).
+	SetAdditionalDirs(dirs []string)
 }
 
 // SessionConfig is what a session's runtime is built from: its directory
@@ -53,11 +53,18 @@ type SessionConfig struct {
 	// MCPServers are the client's MCP servers for this session alone
 	// (session/new, load and resume), beside pi's own mcp.json.
 	MCPServers []mcp.Entry
+	// AdditionalDirs are the session's further workspace roots
+	// (additionalDirectories), absolute paths of existing directories.
+	AdditionalDirs []string
 	// FS, when set, is the file system the built-in file tools use (the
 	// client's, through fs/read_text_file and fs/write_text_file).
 	FS tools.FS
 	// Shell, when set, runs bash's commands (in the client's terminals).
 	Shell tools.Shell
+	// ToolStarting is to be told the id of each tool call as its tool
+	// starts running (after its permission question, if one was asked):
+	// the call's in_progress update.
+	ToolStarting func(toolCallID string)
 
 	// lent is what FS and Shell serve once the session is added.
 	lent *lent
@@ -70,6 +77,9 @@ type NewRuntime func(ctx context.Context, cfg SessionConfig) (Runtime, error)
 type Options struct {
 	// NewRuntime builds each session's runtime.
 	NewRuntime NewRuntime
+	// Fork makes session/fork's copies; nil leaves the method out (not
+	// advertised, and refused).
+	Fork Forker
 	// Sessions are the stored sessions session/load, list, resume and
 	// delete reach; nil when sessions are not stored (those methods are
 	// then not advertised, and refused).
@@ -170,8 +180,12 @@ func (a *conn) handle(m *message) {
 		err = a.closeSession(m)
 	case sdk.AgentMethodSessionDelete:
 		err = a.deleteSession(m)
+	case sdk.AgentMethodSessionFork:
+		err = a.fork(m)
 	case sdk.AgentMethodAuthenticate:
 		err = a.authenticate(m)
+	case sdk.AgentMethodLogout:
+		err = a.logout(m)
 	case sdk.AgentMethodSessionSetMode:
 		err = a.setMode(m)
 	case sdk.AgentMethodSessionSetConfigOption:
@@ -184,22 +198,13 @@ func (a *conn) handle(m *message) {
 			// ($/cancel_request among them, in this step).
 			return
 		}
-		if slices.Contains(notYet, method) {
-			err = errorf(codeMethodNotFound, "method not found: gopi does not implement %s yet (docs/acp.md lists what it supports)", method)
-		} else {
-			err = errorf(codeMethodNotFound, "method not found: %s", method)
-		}
+		err = errorf(codeMethodNotFound, "method not found: %s", method)
 	}
 	if err != nil && m.isCall() {
 		_ = a.w.fail(m.ID, asRPCError(err))
 	} else if err != nil {
 		a.opts.Report(fmt.Errorf("acp: %s: %w", method, err))
 	}
-}
-
-// notYet are the ACP v1 agent methods gopi does not serve yet.
-var notYet = []string{
-	"logout",
 }
 
 // decodeParams decodes m's params into v, first checking that every
@@ -263,6 +268,7 @@ func (a *conn) initialize(m *message) error {
 			SessionCapabilities: a.sessionCapabilities(),
 			McpCapabilities:     sdk.McpCapabilities{Http: true},
 			PromptCapabilities:  promptCapabilities,
+			Auth:                a.authCapabilities(),
 		},
 		AgentInfo:   &sdk.Implementation{Name: "gopi", Title: sdk.Ptr("gopi"), Version: a.opts.Version},
 		AuthMethods: a.authMethods(),
@@ -282,7 +288,11 @@ func (a *conn) newSession(m *message) error {
 	if !filepath.IsAbs(p.Cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", p.Cwd)
 	}
-	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers})
+	dirs, err := additionalDirs(p.AdditionalDirectories, filepath.Clean(p.Cwd))
+	if err != nil {
+		return err
+	}
+	cfg := a.lend(SessionConfig{Cwd: filepath.Clean(p.Cwd), MCPServers: servers, AdditionalDirs: dirs})
 	rt, err := a.opts.NewRuntime(a.ctx, cfg)
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
@@ -355,16 +365,15 @@ func (a *conn) prompt(m *message) error {
 	if err := a.needsAuth(a.ctx, s.rt); err != nil {
 		return err
 	}
-	if !s.begin() {
-		return errorf(codeInvalidRequest, "session %s is already answering a prompt: wait for its answer or send session/cancel", s.id)
-	}
 	// The place in the session's order is taken here, on the reading
 	// goroutine, so a session/cancel read after it comes after it.
 	id := m.ID
 	if rw, ok, err := parseRewind(in.text); ok {
 		if err != nil {
-			s.finish(id, nil, errorf(codeInvalidParams, "invalid params: %v", err), nil)
-			return nil
+			return errorf(codeInvalidParams, "invalid params: %v", err)
+		}
+		if !s.beginRewind() {
+			return errorf(codeInvalidRequest, "session %s is answering a prompt: send /rewind once it is answered, or session/cancel", s.id)
 		}
 		s.work.Add(1)
 		a.work.Go(func() {
@@ -373,11 +382,16 @@ func (a *conn) prompt(m *message) error {
 		})
 		return nil
 	}
+	if s.isRewinding() {
+		return errorf(codeInvalidRequest, "session %s is answering /rewind: wait for its answer or send session/cancel", s.id)
+	}
+	// A prompt sent while another is answered waits behind it (turns.go).
+	t := s.accept(id)
 	call := s.sched.Queue()
 	s.work.Add(1)
 	a.work.Go(func() {
 		defer s.work.Done()
-		s.answer(a.ctx, call, id, in)
+		s.answer(a.ctx, call, t, in)
 	})
 	return nil
 }

@@ -23,6 +23,10 @@ type Auth interface {
 	// Missing is nil when provider's model id has credentials (a model
 	// that needs none has them), else an error saying what to set.
 	Missing(provider, id string) error
+	// Logout forgets the credentials the methods have the user store
+	// for gopi (their keys in auth.json) and returns the providers whose
+	// key it forgot; keys gopi did not store (the environment's) stay.
+	Logout() ([]string, error)
 }
 
 // AuthMethod is one way to give gopi credentials.
@@ -55,6 +59,15 @@ func (a *conn) authMethods() []sdk.AuthMethod {
 	return out
 }
 
+// authCapabilities are initialize's auth: logout when there are methods
+// to log out of.
+func (a *conn) authCapabilities() sdk.AgentAuthCapabilities {
+	if a.opts.Auth == nil {
+		return sdk.AgentAuthCapabilities{}
+	}
+	return sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}}
+}
+
 // authenticate checks that the method's credentials are there now: there
 // is nothing to sign in to, the keys come from the environment or
 // auth.json, which the user edits.
@@ -74,6 +87,27 @@ func (a *conn) authenticate(m *message) error {
 		return &rpcError{Code: codeAuthRequired, Message: fmt.Sprintf("authentication required: %v", err), Data: map[string]string{"methodId": string(p.MethodId)}}
 	}
 	return a.w.result(m.ID, sdk.AuthenticateResponse{})
+}
+
+// logout is the schema's logout: the stored credentials of every method
+// initialize listed are forgotten, so new sessions (and prompts) of
+// those providers need authentication again, unless the environment
+// gopi was started with has their key.
+func (a *conn) logout(m *message) error {
+	if len(m.Params) == 0 || string(m.Params) == "null" {
+		m.Params = []byte("{}") // every field is optional
+	}
+	var p sdk.LogoutRequest
+	if err := decodeParams(m, &p); err != nil {
+		return err
+	}
+	if a.opts.Auth == nil {
+		return errorf(codeMethodNotFound, "method not found: logout: gopi advertised no authentication methods")
+	}
+	if _, err := a.opts.Auth.Logout(); err != nil {
+		return errorf(codeInternalError, "logout: %v", err)
+	}
+	return a.w.result(m.ID, sdk.LogoutResponse{})
 }
 
 // needsAuth is the auth-required error when rt's model has no

@@ -11,24 +11,17 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 )
 
-// promptRuntime is a fakeRuntime that takes a prompt and stays busy until
-// the test releases it.
+// promptRuntime is a fakeRuntime that takes a prompt and starts a run
+// once the prompt's response counts as written, as the host does; the
+// test ends it with agent_settled.
 type promptRuntime struct {
 	fakeRuntime
 	started chan struct{}
-	release chan struct{}
 }
 
-func (r *promptRuntime) Prompt(context.Context, api.PromptParams) (api.DispositionResult, error) {
-	close(r.started)
+func (r *promptRuntime) Prompt(ctx context.Context, _ api.PromptParams) (api.DispositionResult, error) {
+	api.AfterResponse(ctx, func() { close(r.started) })
 	return api.DispositionResult{Disposition: api.DispositionStarted}, nil
-}
-
-func (r *promptRuntime) WaitIdle(ctx context.Context) {
-	select {
-	case <-r.release:
-	case <-ctx.Done():
-	}
 }
 
 func (r *promptRuntime) GetSessionStats(context.Context) (api.SessionStats, error) {
@@ -41,7 +34,7 @@ func (r *promptRuntime) GetSessionStats(context.Context) (api.SessionStats, erro
 func TestCompactionUpdates(t *testing.T) {
 	schema := schemaFor(t, "SessionNotification")
 	for _, declared := range []bool{true, false} {
-		rt := &promptRuntime{started: make(chan struct{}), release: make(chan struct{})}
+		rt := &promptRuntime{started: make(chan struct{})}
 		c := serveRuntime(t, rt)
 		caps := map[string]any{}
 		if declared {
@@ -53,7 +46,7 @@ func TestCompactionUpdates(t *testing.T) {
 		<-rt.started
 		rt.emit(api.CompactionStart{Reason: "threshold"})
 		rt.emit(api.CompactionEnd{Reason: "threshold", Result: &api.CompactionResult{Summary: "What happened so far."}})
-		close(rt.release)
+		rt.emit(api.AgentSettled{})
 		var updates []map[string]any
 		for m := c.next(); m["id"] == nil; m = c.next() {
 			params := m["params"].(map[string]any)

@@ -12,6 +12,7 @@ import (
 
 func (f *fakeRuntime) ApprovalMode() string         { return "off" }
 func (f *fakeRuntime) SetApprovalMode(string) error { return nil }
+func (f *fakeRuntime) SetAdditionalDirs([]string)   {}
 func (f *fakeRuntime) GetAvailableModels(context.Context) (api.ModelsResult, error) {
 	return api.ModelsResult{}, nil
 }

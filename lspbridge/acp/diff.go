@@ -116,7 +116,7 @@ func (x *callExtras) file(path string) (content *string, read bool) {
 func (s *session) showTerminal(callID, terminalID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active {
+	if !s.sending() {
 		return
 	}
 	s.extras.mu.Lock()

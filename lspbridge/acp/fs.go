@@ -34,6 +34,7 @@ type lent struct {
 func (a *conn) lend(cfg SessionConfig) SessionConfig {
 	l := &lent{a: a, caps: a.caps.get()}
 	cfg.lent = l
+	cfg.ToolStarting = l.toolStarting
 	if l.caps.Fs.ReadTextFile || l.caps.Fs.WriteTextFile {
 		cfg.FS = clientFS{l: l}
 	}
@@ -52,6 +53,13 @@ func (l *lent) bind(s *session) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.s = s
+}
+
+// toolStarting tells the session that a tool call starts running.
+func (l *lent) toolStarting(callID string) {
+	if s := l.session(); s != nil {
+		s.toolStarting(callID)
+	}
 }
 
 // session is the session served, nil before bind.
@@ -131,11 +139,15 @@ func (f clientFS) Open(ctx context.Context, name string) (io.ReadCloser, error) 
 }
 
 // WriteFile writes text through the client; bytes that are not UTF-8
-// text go to the disk.
+// text go to the disk. The file an approved call was pinned to (see
+// tools.Pin) must still be that file when the client is asked.
 func (f clientFS) WriteFile(ctx context.Context, name string, data []byte) error {
 	s := f.l.session()
 	if s == nil || !f.l.caps.Fs.WriteTextFile || !utf8.Valid(data) {
 		return f.local.WriteFile(ctx, name, data)
+	}
+	if err := tools.CheckPin(ctx, name); err != nil {
+		return err
 	}
 	p := sdk.WriteTextFileRequest{SessionId: sdk.SessionId(s.id), Path: name, Content: string(data)}
 	if err := f.l.a.call(ctx, sdk.ClientMethodFsWriteTextFile, p, nil); err != nil {

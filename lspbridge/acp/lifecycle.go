@@ -55,6 +55,10 @@ var (
 func (a *conn) sessionCapabilities() sdk.SessionCapabilities {
 	var c sdk.SessionCapabilities
 	c.Close = &sdk.SessionCloseCapabilities{}
+	c.AdditionalDirectories = &sdk.SessionAdditionalDirectoriesCapabilities{}
+	if a.opts.Fork != nil {
+		c.Fork = &sdk.SessionForkCapabilities{}
+	}
 	if a.opts.Sessions != nil {
 		c.Resume = &sdk.SessionResumeCapabilities{}
 		c.List = &sdk.SessionListCapabilities{}
@@ -70,6 +74,7 @@ func (a *conn) load(m *message, replay bool) error {
 	method := *m.Method
 	var id sdk.SessionId
 	var cwd string
+	var moreDirs []string
 	servers, err := clientServers(m.Params)
 	if err != nil {
 		return err
@@ -79,18 +84,22 @@ func (a *conn) load(m *message, replay bool) error {
 		if err := decodeParams(m, &p, "sessionId", "cwd", "mcpServers"); err != nil {
 			return err
 		}
-		id, cwd = p.SessionId, p.Cwd
+		id, cwd, moreDirs = p.SessionId, p.Cwd, p.AdditionalDirectories
 	} else {
 		var p sdk.ResumeSessionRequest
 		if err := decodeParams(m, &p, "sessionId", "cwd"); err != nil {
 			return err
 		}
-		id, cwd = p.SessionId, p.Cwd
+		id, cwd, moreDirs = p.SessionId, p.Cwd, p.AdditionalDirectories
 	}
 	if !filepath.IsAbs(cwd) {
 		return errorf(codeInvalidParams, "invalid params: \"cwd\" must be an absolute path, not %q", cwd)
 	}
 	cwd = filepath.Clean(cwd)
+	dirs, err := additionalDirs(moreDirs, cwd)
+	if err != nil {
+		return err
+	}
 	if a.opts.Sessions == nil {
 		return errorf(codeMethodNotFound, "method not found: %s needs stored sessions, and this gopi runs with --no-session", method)
 	}
@@ -98,7 +107,7 @@ func (a *conn) load(m *message, replay bool) error {
 	s := a.sessions[string(id)]
 	a.mu.Unlock()
 	if s == nil {
-		cfg := a.lend(SessionConfig{Cwd: cwd, MCPServers: servers})
+		cfg := a.lend(SessionConfig{Cwd: cwd, MCPServers: servers, AdditionalDirs: dirs})
 		rt, err := a.opts.Sessions.Open(a.ctx, string(id), cfg)
 		switch {
 		case errors.Is(err, ErrUnknownSession):
@@ -116,6 +125,10 @@ func (a *conn) load(m *message, replay bool) error {
 	} else if s.cwd != cwd {
 		// Already open here: the same rule as for a stored one.
 		return errorf(codeInvalidParams, "invalid params: \"cwd\": session %s works in %s, not in %s", id, s.cwd, cwd)
+	} else {
+		// The request's list is the session's whole list from now on
+		// (none when it has none), as the schema has it.
+		s.rt.SetAdditionalDirs(dirs)
 	}
 	modes, opts, err := s.setup(a.ctx)
 	if err != nil {
@@ -145,7 +158,7 @@ func (s *session) replay(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active {
+	if len(s.turns) > 0 || s.rewinding {
 		return errorf(codeInvalidRequest, "session %s is answering a prompt: load it once the prompt is answered", s.id)
 	}
 	if st.SessionName != "" {

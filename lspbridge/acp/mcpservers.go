@@ -235,7 +235,7 @@ func (r *mcpReports) see(s api.MCPServer) {
 // mcpState follows a server's state; s.mu is held by the caller.
 func (s *session) mcpState(st api.MCPServerState) {
 	s.mcp.see(st.Server)
-	if s.active {
+	if s.sending() {
 		s.flushNotices()
 	}
 }

@@ -155,6 +155,11 @@ func permissionToolCall(cwd string, d api.ApprovalDetails) sdk.ToolCallUpdate {
 			t.title = a.Command
 		}
 	}
+	if d.OutsideProject {
+		// The file is in neither the session's directory nor one of its
+		// additionalDirectories (the resolved path, links followed).
+		t.title += " (outside the project: " + d.ResolvedPath + ")"
+	}
 	u := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(d.ToolCallID),
 		Title:      sdk.Ptr(t.title),

@@ -72,16 +72,22 @@ func (s *session) rewind(ctx context.Context, a *conn, id json.RawMessage, req r
 	say := func(text string) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.active {
+		if s.sending() {
 			s.update(sdk.UpdateAgentMessageText(text))
 		}
 	}
 	end := func(err error) {
-		if ctx.Err() != nil {
-			s.finish(id, sdk.Ptr(sdk.StopReasonCancelled), nil, nil)
-			return
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.rewinding = false
+		switch {
+		case ctx.Err() != nil:
+			s.respond(id, sdk.Ptr(sdk.StopReasonCancelled), nil, nil)
+		case err != nil:
+			s.respond(id, nil, err, nil)
+		default:
+			s.respond(id, sdk.Ptr(sdk.StopReasonEndTurn), nil, nil)
 		}
-		s.finish(id, sdk.Ptr(sdk.StopReasonEndTurn), err, nil)
 	}
 
 	list, err := runCommand[api.CheckpointsResult](s, api.CmdListCheckpoints, struct{}{})

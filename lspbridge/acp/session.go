@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -32,69 +31,24 @@ type session struct {
 	// mu guards the fields below, and is held while an update is
 	// written, so no update of a prompt can follow its answer.
 	mu sync.Mutex
-	// active is set while a prompt is being answered: only then do the
-	// runtime's events become session/update notifications.
-	active    bool
-	cancelled bool
-	// last is the last assistant message of the prompt's run: its stop
-	// reason is the prompt's.
-	last *llm.AssistantMessage
+	// turns are the prompts not answered yet, in arrival order
+	// (turns.go); run those whose messages are in the run now, which
+	// the runtime's events are the updates of.
+	turns []*turn
+	run   []*turn
+	// replied: the run's turns have had an assistant message since the
+	// last of them joined.
+	replied bool
+	// runEnded closes when run empties; nil while it is empty.
+	runEnded chan struct{}
+	// rewinding is set while a /rewind is answered (rewind.go), which
+	// stopRewind ends.
+	rewinding  bool
+	stopRewind context.CancelFunc
 	// mcp are the MCP servers' failures to tell the client.
 	mcp mcpReports
-	// stopRewind ends the /rewind being answered (rewind.go).
-	stopRewind context.CancelFunc
 	// compactions are told to a client that takes them (compaction.go).
 	compactions compactions
-}
-
-// begin marks a prompt in progress; false when one already is.
-func (s *session) begin() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active {
-		return false
-	}
-	s.active, s.cancelled, s.last = true, false, nil
-	s.flushNotices()
-	return true
-}
-
-// answer runs the prompt in call's place, waits for the run to settle
-// (retries, compaction and queued follow-ups included), then answers the
-// request with the stop reason. Nothing of the prompt is sent after that.
-func (s *session) answer(ctx context.Context, call *api.Call, id json.RawMessage, in promptInput) {
-	params, err := json.Marshal(api.PromptParams{Message: in.text, Images: in.images})
-	if err != nil {
-		s.finish(id, nil, err, nil)
-		return
-	}
-	out := make(chan error, 1)
-	var disposition api.Disposition
-	call.Run(s.rt, api.Command{
-		Name:   api.CmdPrompt,
-		Params: params,
-		ID:     id,
-		Reply: func(data any, err error) {
-			if r, ok := data.(api.DispositionResult); ok {
-				disposition = r.Disposition
-			}
-			out <- err
-		},
-	})
-	if err := <-out; err != nil {
-		if errors.Is(err, api.ErrNotStarted) {
-			s.finish(id, sdk.Ptr(sdk.StopReasonCancelled), nil, nil)
-			return
-		}
-		s.finish(id, nil, err, nil)
-		return
-	}
-	if disposition != api.DispositionHandled {
-		// The connection's end does not cut this wait short: shutdown
-		// aborts the run, and the runtime's close ends the wait.
-		s.rt.WaitIdle(context.WithoutCancel(ctx))
-	}
-	s.finish(id, nil, nil, s.usage(context.WithoutCancel(ctx)))
 }
 
 // usage is the session's usage_update after a run: the tokens in the
@@ -117,93 +71,6 @@ func (s *session) usage(ctx context.Context) *sdk.SessionUpdate {
 		// pi's costs are in US dollars (the models' prices).
 		Cost: &sdk.Cost{Amount: st.Cost, Currency: "USD"},
 	}}
-}
-
-// finish writes the prompt's answer and ends the prompt: with reason when
-// it is given, else the error, else the reason the run ended with. The
-// usage update, when there is one, comes just before the answer. gopi
-// has no limit on a prompt's model requests, so max_turn_requests is
-// never the answer.
-func (s *session) finish(id json.RawMessage, reason *sdk.StopReason, err error, usage *sdk.SessionUpdate) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if usage != nil && s.active {
-		s.update(*usage)
-	}
-	s.active = false
-	if err != nil && !s.cancelled {
-		_ = s.w.fail(id, asRPCError(err))
-		return
-	}
-	var r sdk.StopReason
-	switch {
-	case reason != nil:
-		r = *reason
-	case s.cancelled:
-		r = sdk.StopReasonCancelled
-	case s.last == nil:
-		r = sdk.StopReasonEndTurn
-	default:
-		switch s.last.StopReason {
-		case llm.StopLength:
-			r = sdk.StopReasonMaxTokens
-		case llm.StopAborted:
-			r = sdk.StopReasonCancelled
-		case llm.StopError:
-			if s.last.Refused {
-				// The model declined: the spec's refusal, not a failure.
-				r = sdk.StopReasonRefusal
-				break
-			}
-			msg := s.last.ErrorMessage
-			if msg == "" {
-				msg = "the model's reply failed"
-			}
-			_ = s.w.fail(id, &rpcError{Code: codeInternalError, Message: msg})
-			return
-		default:
-			r = sdk.StopReasonEndTurn
-		}
-	}
-	_ = s.w.result(id, sdk.PromptResponse{StopReason: r})
-}
-
-// cancel aborts the prompt in progress, if any; it is answered with
-// stopReason cancelled. The abort takes its place in the session's order,
-// after the prompt, so a prompt that has not started yet is cancelled
-// too.
-func (s *session) cancel() {
-	s.mu.Lock()
-	if !s.active {
-		s.mu.Unlock()
-		return
-	}
-	s.cancelled = true
-	if s.stopRewind != nil {
-		s.stopRewind()
-	}
-	s.mu.Unlock()
-	call := s.sched.Queue()
-	call.Run(s.rt, api.Command{Name: api.CmdAbort, Reply: func(_ any, err error) {
-		if err != nil && !errors.Is(err, api.ErrNotStarted) {
-			s.report(fmt.Errorf("acp: cancelling session %s: %w", s.id, err))
-		}
-	}})
-}
-
-// stop is the connection's end: commands not started yet are answered
-// as not started, and the run is aborted directly (the connection's
-// context, which the scheduler's commands run under, may be over).
-func (s *session) stop(report func(error)) {
-	s.mu.Lock()
-	if s.active {
-		s.cancelled = true
-	}
-	s.mu.Unlock()
-	s.sched.Close()
-	if err := s.rt.Abort(context.Background()); err != nil {
-		report(fmt.Errorf("acp: stopping session %s: %w", s.id, err))
-	}
 }
 
 // close releases the session's runtime once its prompts are answered.
@@ -239,9 +106,16 @@ func (s *session) event(ev api.Event) {
 	case api.CompactionStart, api.CompactionEnd:
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.active {
+		if s.sending() {
 			s.compactionEvent(ev)
 		}
+		return
+	case api.AgentSettled:
+		// The run is over: its turns are answered, after the usage.
+		usage := s.usage(context.Background())
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.settled(usage)
 		return
 	}
 	e, ok := ev.(agent.Event)
@@ -252,7 +126,13 @@ func (s *session) event(ev api.Event) {
 	diffs := s.extras.observe(s.cwd, e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active {
+	if e.Type == agent.EventMessageStart {
+		if _, ok := e.Message.(*llm.UserMessage); ok {
+			// A queued prompt's message: its turn begins.
+			s.joined(e.Message, func() *sdk.SessionUpdate { return s.usage(context.Background()) })
+		}
+	}
+	if !s.sending() {
 		return
 	}
 	switch e.Type {
@@ -269,11 +149,13 @@ func (s *session) event(ev api.Event) {
 		}
 	case agent.EventMessageEnd:
 		if m, ok := e.Message.(*llm.AssistantMessage); ok {
-			s.last = m
+			s.replyEnded(m)
 		}
 	case agent.EventToolExecutionStart:
+		// pending until the tool starts (toolStarting): an approval
+		// question, when the call needs one, comes first, and a call
+		// that is rejected or blocked never runs.
 		s.update(startToolCall(s.cwd, e.ToolCallID, e.ToolName, e.Args))
-		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	case agent.EventToolExecutionEnd:
 		status := sdk.ToolCallStatusCompleted
 		if e.IsError {
@@ -285,6 +167,18 @@ func (s *session) event(ev api.Event) {
 		}
 		s.update(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), opts...))
 	}
+}
+
+// toolStarting sends a tool call's in_progress, as its tool starts
+// running. It runs on the tool's goroutine, after the call's tool_call
+// and before its end.
+func (s *session) toolStarting(callID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sending() {
+		return
+	}
+	s.update(sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 }
 
 // titleUpdate is the session_info_update giving the session its title.

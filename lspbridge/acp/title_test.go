@@ -45,7 +45,6 @@ func (f *fakeRuntime) GetCommands(context.Context) (api.CommandsResult, error) {
 	return api.CommandsResult{}, errors.New("the stand-in has no commands")
 }
 
-func (f *fakeRuntime) WaitIdle(context.Context)    {}
 func (f *fakeRuntime) Close(context.Context) error { return nil }
 func (f *fakeRuntime) Abort(context.Context) error { return nil }
 func (f *fakeRuntime) History() []llm.Message      { return nil }

@@ -87,6 +87,10 @@ type ApprovalConfig struct {
 	Mode Mode
 	// Cwd is the project: targets outside it are named so.
 	Cwd string
+	// Roots, when set, are the project's directories besides Cwd now
+	// (an ACP client's additionalDirectories): files in them are the
+	// project's too.
+	Roots func() []string
 	// ToolOptions are the built-in tools' options (their file system): a
 	// question previews a change as the tool will make it.
 	ToolOptions []tools.Option
@@ -225,12 +229,14 @@ func (a *Approval) Before(ctx context.Context, c *Call) (bool, string) {
 			details.Change = &api.ProposedChange{Path: preview.Abs, Before: preview.Before, After: preview.After}
 		}
 	}
-	target, hasTarget := tools.CallTarget(ctx, a.cfg.Cwd, c.Name, c.Args)
+	var roots []string
+	if a.cfg.Roots != nil {
+		roots = a.cfg.Roots()
+	}
+	target, hasTarget := tools.CallTarget(ctx, a.cfg.Cwd, c.Name, c.Args, roots...)
 	if hasTarget {
 		details.ResolvedPath, details.OutsideProject = target.Real, target.Real != "" && target.Outside
 	}
-	// What the user is shown is what the call must find when it runs.
-	pin, pinned := tools.PinTarget(c.Name, target, a.cfg.ToolOptions...)
 	resp := client.Ask(ctx, api.UIRequest{
 		Method:  api.UISelect,
 		Title:   approvalTitle(c.Call, target),
@@ -258,10 +264,7 @@ func (a *Approval) Before(ctx context.Context, c *Call) (bool, string) {
 		takeUserVersion(c, preview, *resp.Content)
 	}
 	if hasTarget {
-		pinTarget(&c.Call, target)
-	}
-	if pinned {
-		c.Bind(func(ctx context.Context) context.Context { return tools.WithPin(ctx, pin) })
+		pinCall(c, target)
 	}
 	return false, ""
 }
@@ -312,22 +315,19 @@ func tellUserVersion(res agent.Result) agent.Result {
 	return res
 }
 
-// pinTarget makes an approved read, edit or write reached through a
-// symbolic link work on the file the question named: its path becomes
-// the resolved one, so a link changed while the question waited (or
-// before the call runs) cannot send it elsewhere.
-func pinTarget(call *agent.Call, t tools.Target) {
-	switch call.Name {
-	case tools.NameRead, tools.NameEdit, tools.NameWrite:
-	default:
+// pinCall makes an approved read, edit or write work on the file its
+// question named, target (tools.PinCall): a path reached through a link
+// becomes the file's own, and the tool runs holding the pin of the file as
+// the question found it, so a link changed or put in its place while the
+// question waited (or before the call runs) makes the call fail saying
+// so, instead of sending it elsewhere.
+func pinCall(c *Call, target tools.Target) {
+	args, pin, ok := tools.PinCall(c.Name, c.Args, target)
+	if !ok {
 		return
 	}
-	if !t.Linked || t.Real == "" {
-		return
-	}
-	if args, ok := tools.WithPath(call.Args, t.Real); ok {
-		call.Args = args
-	}
+	c.Args = args
+	c.Bind(func(ctx context.Context) context.Context { return tools.WithPin(ctx, pin) })
 }
 
 // approvalTitle names the tool and its target: "Allow bash: npm test?".

@@ -25,6 +25,9 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import * as acp from "@agentclientprotocol/sdk";
+// The unstable entrypoint, for session/fork (its app checks what gopi
+// answers against the unstable schema).
+import * as acpUnstable from "@agentclientprotocol/sdk/unstable";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const gopiBin = path.resolve(process.env.GOPI_BIN ?? path.join(here, "../../../bin/gopi"));
@@ -62,7 +65,7 @@ async function makeRoot(t) {
  * session/update is recorded in order. The test's cleanup closes stdin and
  * waits for gopi (killing it if it does not end).
  */
-function start(t, dirs, { args = ["--no-session"], serve } = {}) {
+function start(t, dirs, { args = ["--no-session"], serve, sdk = acp } = {}) {
 	const child = spawn(gopiBin, ["--mode", "acp", "--model", "faux/faux-fast", ...args], {
 		cwd: dirs.cwd,
 		env: {
@@ -82,9 +85,9 @@ function start(t, dirs, { args = ["--no-session"], serve } = {}) {
 
 	const updates = [];
 	const waiters = [];
-	const app = acp
+	const app = sdk
 		.client()
-		.onNotification(acp.methods.client.session.update, ({ params }) => {
+		.onNotification(sdk.methods.client.session.update, ({ params }) => {
 			updates.push(params);
 			for (const w of waiters.splice(0)) w();
 		});
@@ -92,7 +95,7 @@ function start(t, dirs, { args = ["--no-session"], serve } = {}) {
 	// are served by handlers serve registers on the app; the test then
 	// declares the matching capabilities in initialize.
 	serve?.(app);
-	const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
+	const conn = app.connect(sdk.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)));
 
 	const g = {
 		child,
@@ -230,6 +233,87 @@ test("session/cancel answers the prompt cancelled", async (t) => {
 	assert.equal((await pending).stopReason, "cancelled");
 	// The session is usable again.
 	assert.equal((await prompt(g, s, "reply: again")).stopReason, "end_turn");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("a prompt sent while one runs waits its turn; cancel ends both", async (t) => {
+	const dirs = await makeRoot(t);
+	const g = start(t, dirs);
+	await initialize(g);
+	const s = await newSession(g, dirs.cwd);
+	const gate = path.join(dirs.cwd, "gate");
+	const first = prompt(g, s, `bash: while [ ! -e ${gate} ]; do sleep 0.05; done; echo first`);
+	await g.waitUpdate(
+		(n) => n.sessionId === s && n.update.sessionUpdate === "tool_call_update" && n.update.status === "in_progress",
+		"the first prompt's command running",
+	);
+	const second = prompt(g, s, "reply: second");
+	await writeFile(gate, "");
+	assert.equal((await first).stopReason, "end_turn");
+	assert.equal((await second).stopReason, "end_turn");
+	const replies = text(of(g, s), "agent_message_chunk");
+	assert.match(replies, /Tool said: first.*second$/s, "each reply in its turn, in order");
+
+	// Cancelled while the second waits: both answer cancelled.
+	const mark = g.updates.length;
+	const running = prompt(g, s, "bash: sleep 60");
+	await g.waitUpdate(
+		(n) =>
+			g.updates.indexOf(n) >= mark &&
+			n.sessionId === s &&
+			n.update.sessionUpdate === "tool_call_update" &&
+			n.update.status === "in_progress",
+		"the third prompt's command running",
+	);
+	const waiting = prompt(g, s, "reply: never");
+	await g.agent.notify(acp.methods.agent.session.cancel, { sessionId: s });
+	assert.equal((await running).stopReason, "cancelled");
+	assert.equal((await waiting).stopReason, "cancelled");
+	assert.equal((await prompt(g, s, "reply: again")).stopReason, "end_turn");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+});
+
+test("session/fork (unstable): a copy of the history that goes on apart", async (t) => {
+	const dirs = await makeRoot(t);
+	const g = start(t, dirs, { args: [], sdk: acpUnstable });
+	const init = await g.request(acpUnstable.methods.agent.initialize, { protocolVersion: acpUnstable.PROTOCOL_VERSION, clientCapabilities: {} });
+	assert.ok(init.agentCapabilities.sessionCapabilities.fork, "fork is advertised");
+	const s = (await g.request(acpUnstable.methods.agent.session.new, { cwd: dirs.cwd, mcpServers: [] })).sessionId;
+	assert.equal((await prompt(g, s, "reply: before the fork")).stopReason, "end_turn");
+	const forked = await g.request(acpUnstable.methods.agent.session.fork, { sessionId: s, cwd: dirs.cwd, mcpServers: [] });
+	assert.notEqual(forked.sessionId, s);
+	assert.ok(forked.configOptions.length > 0);
+	const mark = g.updates.length;
+	assert.equal((await prompt(g, forked.sessionId, "reply: in the fork")).stopReason, "end_turn");
+	assert.equal(text(of(g, forked.sessionId, mark), "agent_message_chunk"), "in the fork");
+	assert.equal(of(g, s, mark).length, 0, "the original hears nothing of the fork");
+	assert.deepEqual(await g.stop(), { code: 0, signal: null });
+
+	// Loaded in another gopi, the fork has the shared history and its own turn.
+	const second = start(t, dirs, { args: [] });
+	await initialize(second);
+	await second.request(acp.methods.agent.session.load, { sessionId: forked.sessionId, cwd: dirs.cwd, mcpServers: [] });
+	const users = of(second, forked.sessionId)
+		.filter((u) => u.sessionUpdate === "user_message_chunk")
+		.map((u) => u.content.text);
+	assert.deepEqual(users, ["reply: before the fork", "reply: in the fork"]);
+	assert.deepEqual(await second.stop(), { code: 0, signal: null });
+});
+
+test("logout forgets the key stored in auth.json", async (t) => {
+	const dirs = await makeRoot(t);
+	const auth = path.join(dirs.agentDir, "auth.json");
+	await writeFile(auth, JSON.stringify({ anthropic: { type: "api_key", key: "sk-test" } }));
+	const g = start(t, dirs, { args: ["--no-session", "--model", "anthropic/claude-sonnet-4-5"] });
+	const init = await initialize(g);
+	assert.ok(init.agentCapabilities.auth?.logout, "logout is advertised");
+	await newSession(g, dirs.cwd);
+	assert.deepEqual(await g.request(acp.methods.agent.logout, {}), {});
+	assert.deepEqual(JSON.parse(await readFile(auth, "utf8")), {});
+	await assert.rejects(newSession(g, dirs.cwd), (err) => {
+		assert.match(err.message, /authentication required|-32000/i);
+		return true;
+	});
 	assert.deepEqual(await g.stop(), { code: 0, signal: null });
 });
 
@@ -450,6 +534,11 @@ test("permissions: bash asks with the whole command; allow runs it, reject does 
 		],
 	);
 	assert.equal(final.status, "completed");
+	assert.deepEqual(
+		toolCall(of(g, s)).after.map((u) => u.status).filter(Boolean),
+		["in_progress", "completed"],
+		"in progress once allowed",
+	);
 	assert.equal(contentText(final).trim(), "first line");
 	assert.ok(await exists(path.join(dirs.cwd, "allowed.txt")), "the allowed command ran");
 
@@ -462,6 +551,11 @@ test("permissions: bash asks with the whole command; allow runs it, reject does 
 	({ call, final } = toolCall(of(g, s, mark)));
 	assert.equal(req.toolCall.toolCallId, call.toolCallId);
 	assert.equal(final.status, "failed");
+	assert.deepEqual(
+		toolCall(of(g, s, mark)).after.map((u) => u.status).filter(Boolean),
+		["failed"],
+		"a rejected call was never in progress",
+	);
 	assert.match(contentText(final), /denied by the user/);
 	assert.match(text(of(g, s, mark), "agent_message_chunk"), /denied/, "the model was told");
 	assert.equal(await exists(path.join(dirs.cwd, "rejected.txt")), false, "the rejected command did not run");
