@@ -241,7 +241,8 @@ func (h *Host) activeToolNames() []string {
 // (an extension tool named like a built-in replaces it, as in pi), then
 // the MCP servers' direct tools, and rebuilds the system prompt; the MCP
 // servers extensions registered join the manager, or leave it, first.
-// The MCP manager calls it too, whenever a server's tools change.
+// The MCP state calls it too (mcpstate.Config.Changed), whenever a
+// server's tools change.
 func (h *Host) applyExtensionTools() {
 	regs := h.exts().Registrations()
 	h.mcp.SyncRegistered(regs.MCPServers)
