@@ -40,7 +40,11 @@ var allowed = map[string][]string{
 	"core/host":          {"core/*", "internal/atomicfile", "internal/fanout", "internal/homedir", "internal/regularfile"},
 	// The tool pipeline: given what it uses as small interfaces, never
 	// the host.
-	"core/host/gate":       {"core/agent", "core/api", "core/llm", "core/tools"},
+	"core/host/gate": {"core/agent", "core/api", "core/llm", "core/tools"},
+	// The MCP room: the servers' connections and registrations, what the
+	// client heard of them, tool_search; given what it uses, never the
+	// host.
+	"core/host/mcpstate":   {"core/agent", "core/api", "core/ext", "core/llm", "core/mcp", "core/resources", "core/tools"},
 	"internal/atomicfile":  {"internal/regularfile"},
 	"internal/regularfile": {},
 	"internal/lockdir":     {},

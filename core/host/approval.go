@@ -63,7 +63,7 @@ func (h *Host) findTool(name string) agent.Tool {
 			return t
 		}
 	}
-	for _, t := range h.searchableTools() {
+	for _, t := range h.mcp.Searchable() {
 		if t.Spec().Name == name {
 			return t
 		}

@@ -16,8 +16,8 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -241,10 +241,11 @@ func (h *Host) activeToolNames() []string {
 // (an extension tool named like a built-in replaces it, as in pi), then
 // the MCP servers' direct tools, and rebuilds the system prompt; the MCP
 // servers extensions registered join the manager, or leave it, first.
-// The MCP manager calls it too, whenever a server's tools change.
+// The MCP state calls it too (mcpstate.Config.Changed), whenever a
+// server's tools change.
 func (h *Host) applyExtensionTools() {
 	regs := h.exts().Registrations()
-	h.syncRegisteredMCP(regs.MCPServers)
+	h.mcp.SyncRegistered(regs.MCPServers)
 	sel := h.opts.ToolSelection
 	// A tool --tools or --exclude-tools leaves out is not registered at
 	// all, an extension's included (as in pi).
@@ -265,7 +266,7 @@ func (h *Host) applyExtensionTools() {
 	// tool to the model, tool_search, get_mcp_servers and getAllTools.
 	// Every extension tool counts, whatever the tool selection: a tool's
 	// name does not depend on the flags of a run.
-	reserved := []string{toolSearchName}
+	var reserved []string
 	for _, t := range builtins {
 		reserved = append(reserved, t.Spec().Name)
 	}
@@ -289,11 +290,7 @@ func (h *Host) applyExtensionTools() {
 	// The MCP servers' direct tools come last, and tool_search when a
 	// server has tools to search; a name taken already keeps its tool.
 	var mcpTools []agent.Tool
-	direct := h.mcpTools()
-	if h.toolSearchWanted() {
-		direct = append(direct, toolSearch{h})
-	}
-	for _, t := range direct {
+	for _, t := range h.mcp.Declared() {
 		name := t.Spec().Name
 		if !slices.ContainsFunc(all, func(o agent.Tool) bool { return o.Spec().Name == name }) {
 			all = append(all, t)
@@ -351,7 +348,7 @@ func (h *Host) applyExtensionTools() {
 	}
 	if renamed {
 		// Clients hear of the servers whose tools it renamed.
-		h.announceMCP()
+		h.mcp.Announce()
 	}
 }
 
@@ -402,56 +399,23 @@ func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
 	infos := make([]ext.ToolInfo, 0, len(all))
 	taken := map[string]bool{}
 	for _, t := range all {
-		if isMCPTool(t) {
+		if mcpstate.IsMCPTool(t) {
 			continue // below, with the others
 		}
 		s := t.Spec()
 		taken[s.Name] = true
 		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
 			Exposure: "direct", SourceInfo: builtinSource(s.Name)}
-		switch t := t.(type) {
-		case extTool:
-			info.SourceInfo = t.def.SourceInfo
-		case toolSearch:
+		if et, ok := t.(extTool); ok {
+			info.SourceInfo = et.def.SourceInfo
+		} else if mcpstate.IsToolSearch(t) {
 			// pi's tool_search comes with its built-in extension
 			// tool-search, declared but not callable by other tools.
 			info.Exposure, info.SourceInfo = "model-only", builtinSource("tool-search")
 		}
 		infos = append(infos, info)
 	}
-	sel := h.opts.ToolSelection
-	for _, t := range h.mcp.Tools() {
-		s := t.Spec()
-		if taken[s.Name] || !sel.MCPAllowed(s.Name) {
-			continue
-		}
-		exposure := t.Exposure()
-		if exposure == mcp.ExposureCodemode {
-			// pi registers codemode tools as deferred ones; gopi reaches
-			// them through tool_search alike.
-			exposure = mcp.ExposureDeferred
-		}
-		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
-			Exposure: string(exposure), Namespace: t.Namespace(), SourceInfo: builtinSource("mcp")}
-		if a := t.Annotations(); a != (mcp.Annotations{}) {
-			info.Annotations = a
-		}
-		infos = append(infos, info)
-	}
-	// The resource tools, as pi's MCP extension registers them: read-only.
-	for _, t := range h.resourceTools() {
-		s := t.Spec()
-		if taken[s.Name] {
-			continue
-		}
-		exposure := t.Exposure()
-		if exposure == mcp.ExposureCodemode {
-			exposure = mcp.ExposureDeferred
-		}
-		infos = append(infos, ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
-			Exposure: string(exposure), SourceInfo: builtinSource("mcp"), Annotations: mcp.Annotations{ReadOnlyHint: true}})
-	}
-	return infos
+	return append(infos, h.mcp.ToolInfos(taken, builtinSource("mcp"))...)
 }
 
 // builtinSource is pi 1.5's sourceInfo of a tool it ships, as

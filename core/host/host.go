@@ -13,6 +13,7 @@ import (
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/gate"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -177,14 +178,9 @@ type Host struct {
 	extStop        chan struct{} // closes when the extensions stop
 	extReady       chan struct{} // closes once they loaded and saw session_start
 
-	// mcp connects the MCP servers (mcp.go); nil without any, and
-	// without extensions that may register some.
-	mcp    *mcp.Manager
-	extMCP extMCP     // the servers extensions registered (mcp_registered.go)
-	mcpMu  sync.Mutex // serializes mcp_server_state events; guards mcpSent
-	// mcpSent is each MCP server as the client last heard of it
-	// (announceMCP).
-	mcpSent map[string]api.MCPServer
+	// mcp is the MCP room: the servers' connections and registrations,
+	// what the client heard of them, tool_search (core/host/mcpstate).
+	mcp *mcpstate.State
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -212,6 +208,7 @@ func New(opts Options) (*Host, error) {
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
 	h.tools = h.toolPipeline()
+	h.mcp = h.mcpState()
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall:   h.tools.Admit,
@@ -221,7 +218,7 @@ func New(opts Options) (*Host, error) {
 		FinishMessage:    h.finishMessage,
 		TurnBoundary:     h.turnBoundary,
 		AfterTurnEnd:     h.afterTurnEnd,
-		RequestTools:     h.requestTools,
+		RequestTools:     h.mcp.RequestTools,
 		OnQueueChange:    h.queueChanged,
 		SteeringMode:     queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),
@@ -274,7 +271,7 @@ func New(opts Options) (*Host, error) {
 	h.loadResources()
 	h.refreshSystemPrompt()
 	// The manager is there before the extensions, which may add servers.
-	h.startMCP()
+	h.mcp.Start()
 	h.startExtensions()
 	return h, nil
 }
@@ -380,7 +377,7 @@ func (h *Host) Subscribe(f func(api.Event)) func() {
 	h.subscribedOnce.Do(func() {
 		close(h.subscribed)
 		// What the MCP servers did before anyone listened.
-		h.announceMCP()
+		h.mcp.Subscribed()
 	})
 	return unsubscribe
 }
@@ -456,7 +453,7 @@ func (h *Host) Close(ctx context.Context) error {
 		close(done)
 	}()
 	// The MCP servers stop however the wait ends: none outlives the host.
-	defer h.closeMCP()
+	defer h.mcp.Close()
 	select {
 	case <-done:
 		h.closeCheckpoints()

@@ -170,7 +170,7 @@ func TestMCPDeferredTools(t *testing.T) {
 	require.Eventually(t, func() bool { return slices.Contains(names(h.agent.Tools()), "tool_search") },
 		10*time.Second, 10*time.Millisecond)
 	assert.NotContains(t, names(h.agent.Tools()), "mcp__d__echo")
-	assert.Empty(t, h.requestTools(ctx, h.agent.Messages(), nil))
+	assert.Empty(t, h.mcp.RequestTools(ctx, h.agent.Messages(), nil))
 	// The system prompt lists the server with deferred tools, not the
 	// hidden one.
 	require.Eventually(t, func() bool {
@@ -190,7 +190,7 @@ func TestMCPDeferredTools(t *testing.T) {
 	assert.False(t, res.IsError)
 	assert.Contains(t, res.Content.Text(), "mcp__d__echo")
 	assert.JSONEq(t, `{"query": "echo", "loadedTools": ["mcp__d__echo"]}`, string(res.Details))
-	assert.Contains(t, names(h.requestTools(ctx, h.agent.Messages(), nil)), "mcp__d__echo")
+	assert.Contains(t, names(h.mcp.RequestTools(ctx, h.agent.Messages(), nil)), "mcp__d__echo")
 
 	require.NoError(t, h.PromptAndWait(ctx, `call: mcp__d__echo {"text": "hello"}`, nil))
 	res = lastResult()
@@ -201,11 +201,11 @@ func TestMCPDeferredTools(t *testing.T) {
 	require.NoError(t, h.PromptAndWait(ctx, `call: tool_search {"query": "fail"}`, nil))
 	res = lastResult()
 	assert.JSONEq(t, `{"query": "fail", "loadedTools": []}`, string(res.Details))
-	assert.NotContains(t, names(h.requestTools(ctx, h.agent.Messages(), nil)), "mcp__d__fail")
+	assert.NotContains(t, names(h.mcp.RequestTools(ctx, h.agent.Messages(), nil)), "mcp__d__fail")
 
 	// Without the search in the transcript (another branch), the tool is
 	// not declared.
-	assert.Empty(t, h.requestTools(ctx, nil, nil))
+	assert.Empty(t, h.mcp.RequestTools(ctx, nil, nil))
 }
 
 // Issue 29, resources: a direct server with resources gets the resource
@@ -311,9 +311,7 @@ func TestMCPDeferredToolsAreAskedAbout(t *testing.T) {
 		Report:     func(error) {}})
 	require.NoError(t, err)
 	defer func() { _ = h.Close(context.Background()) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h.mcpWaitAll(ctx)
+	mcpServerStates(t, h)
 	assert.True(t, h.approval.Needs("mcp__d__slow"))
 	assert.False(t, h.approval.Needs("mcp__d__echo"), "read-only")
 	assert.False(t, h.approval.Needs("read_mcp_resource"), "read-only")
@@ -337,7 +335,7 @@ func TestMCPLoadedToolsSurviveCompaction(t *testing.T) {
 
 	declared := func() []string {
 		var out []string
-		for _, tl := range h.requestTools(ctx, h.agent.Messages(), nil) {
+		for _, tl := range h.mcp.RequestTools(ctx, h.agent.Messages(), nil) {
 			out = append(out, tl.Spec().Name)
 		}
 		return out
@@ -389,7 +387,7 @@ func TestMCPServerStateEvents(t *testing.T) {
 	defer func() { _ = h.Close(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(t, h.mcp.Wait(ctx, nil))
+	mcpServerStates(t, h)
 
 	events := make(chan api.MCPServerState, 100)
 	defer h.Subscribe(func(ev api.Event) {

@@ -61,7 +61,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
-	h.mcpFirst(ctx)
+	h.mcp.WaitFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
 	h.checkpointPrompt(ctx)
 	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })

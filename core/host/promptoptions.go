@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/tools"
@@ -65,7 +66,7 @@ func (h *Host) promptTools() ([]resources.ToolLine, map[string][]string) {
 	var lines []resources.ToolLine
 	for _, t := range h.ext.all {
 		name := t.Spec().Name
-		if isMCPTool(t) || !slices.Contains(active, name) {
+		if mcpstate.IsMCPTool(t) || !slices.Contains(active, name) {
 			// MCP tools are declared, not described in the prompt.
 			continue
 		}
@@ -136,7 +137,7 @@ func (h *Host) applyPromptOptions(o promptOptions) {
 		Guidelines:   guidelines,
 		ContextFiles: o.ContextFiles,
 		Skills:       resources.FormatSkillsForPrompt(skills),
-		MCPServers:   h.mcpServerLines(),
+		MCPServers:   h.mcp.ServerLines(),
 		Cwd:          o.Cwd,
 		MoreDirs:     h.roots.get(),
 		Extra:        extra,

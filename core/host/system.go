@@ -36,7 +36,7 @@ func (h *Host) systemPatch(store *session.Store) *llm.SystemMessage {
 	for _, t := range tools {
 		specs = append(specs, t.Spec())
 	}
-	for _, t := range h.loadedSearchable(h.agent.Messages()) {
+	for _, t := range h.mcp.Loaded(h.agent.Messages()) {
 		if spec := t.Spec(); !slices.ContainsFunc(specs, func(o llm.ToolSpec) bool { return o.Name == spec.Name }) {
 			specs = append(specs, spec)
 		}

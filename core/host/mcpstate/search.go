@@ -1,4 +1,4 @@
-package host
+package mcpstate
 
 import (
 	"cmp"
@@ -16,8 +16,8 @@ import (
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
-// toolSearchName is the tool that loads deferred MCP tools (pi's name).
-const toolSearchName = "tool_search"
+// ToolSearchName is the tool that loads deferred MCP tools (pi's name).
+const ToolSearchName = "tool_search"
 
 // toolSearchLimit is how many tools one search loads unless told.
 const toolSearchLimit = 5
@@ -55,22 +55,24 @@ func searchable(t exposedTool, sel tools.Selection) bool {
 	case mcp.ExposureDeferred, mcp.ExposureCodemode:
 		return true
 	case mcp.ExposureDirect:
-		return !sel.MCPDeclared(name) && sel.Allowed(toolSearchName)
+		return !sel.MCPDeclared(name) && sel.Allowed(ToolSearchName)
 	}
 	return false
 }
 
-// searchableTools are the tools tool_search can load: the connected
-// servers' tools and the resource tools that are reached through it.
-func (h *Host) searchableTools() []agent.Tool {
+// Searchable are the tools tool_search can load: the connected servers'
+// tools and the resource tools that are reached through it. The model may
+// call them once a search loaded them, though they are not among the
+// run's tools.
+func (s *State) Searchable() []agent.Tool {
 	var out []agent.Tool
-	sel := h.opts.ToolSelection
-	for _, t := range h.mcp.Tools() {
+	sel := s.cfg.Selection
+	for _, t := range s.mgr.Tools() {
 		if searchable(t, sel) {
 			out = append(out, t)
 		}
 	}
-	for _, t := range h.resourceTools() {
+	for _, t := range s.resourceTools() {
 		if searchable(t, sel) {
 			out = append(out, t)
 		}
@@ -80,36 +82,36 @@ func (h *Host) searchableTools() []agent.Tool {
 
 // toolSearchWanted reports whether tool_search is declared: some
 // connected server has tools it can load, and --exclude-tools leaves it.
-func (h *Host) toolSearchWanted() bool {
-	if ex := h.opts.ToolSelection.Exclude; ex != nil && ex(toolSearchName) {
+func (s *State) toolSearchWanted() bool {
+	if ex := s.cfg.Selection.Exclude; ex != nil && ex(ToolSearchName) {
 		return false
 	}
-	return len(h.searchableTools()) > 0
+	return len(s.Searchable()) > 0
 }
 
-// mcpServerLines are the servers the system prompt's mcp_servers section
+// ServerLines are the servers the system prompt's mcp_servers section
 // lists: those with tools that tool_search loads (connected), or that may
 // have some (still connecting, by their configuration), each with its
 // summary. None when tool_search is excluded.
-func (h *Host) mcpServerLines() []resources.MCPServerLine {
-	if h.mcp.Empty() {
+func (s *State) ServerLines() []resources.MCPServerLine {
+	if s.mgr.Empty() {
 		return nil
 	}
-	if ex := h.opts.ToolSelection.Exclude; ex != nil && ex(toolSearchName) {
+	if ex := s.cfg.Selection.Exclude; ex != nil && ex(ToolSearchName) {
 		return nil
 	}
 	has := map[string]bool{}
-	for _, t := range h.searchableTools() {
+	for _, t := range s.Searchable() {
 		for _, server := range toolServers(t) {
 			has[server] = true
 		}
 	}
 	config := map[string]mcp.Server{}
-	for _, e := range h.mcpEntries() {
+	for _, e := range s.entries() {
 		config[e.Name] = e.Server
 	}
 	var out []resources.MCPServerLine
-	for _, st := range h.mcp.Statuses() {
+	for _, st := range s.mgr.Statuses() {
 		listed := has[st.Name]
 		if st.State == mcp.StateConnecting {
 			listed = config[st.Name].MayExpose(mcp.ExposureDeferred, mcp.ExposureCodemode)
@@ -121,20 +123,20 @@ func (h *Host) mcpServerLines() []resources.MCPServerLine {
 	return out
 }
 
-// requestTools is the agent's RequestTools: the run's tools, and the MCP
-// tools the transcript loaded.
-func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
+// RequestTools is the agent's RequestTools: the run's tools, and the MCP
+// tools the transcript msgs loaded.
+func (s *State) RequestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
 	loaded := loadedTools(msgs)
 	if len(loaded) == 0 {
 		return tools
 	}
-	found := pickLoaded(h.searchableTools(), loaded)
+	found := pickLoaded(s.Searchable(), loaded)
 	if len(found) < len(loaded) {
 		// A server whose tools the branch loaded may still be
 		// connecting (a resumed session's first prompt does not wait
 		// for it): wait for the servers as tool_search does.
-		h.mcpWaitAll(ctx)
-		found = pickLoaded(h.searchableTools(), loaded)
+		s.waitAll(ctx)
+		found = pickLoaded(s.Searchable(), loaded)
 	}
 	for _, t := range found {
 		name := t.Spec().Name
@@ -146,16 +148,18 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 	return tools
 }
 
-// loadedSearchable are the searchable tools msgs loaded.
-func (h *Host) loadedSearchable(msgs []llm.Message) []agent.Tool {
-	if h.mcp.Empty() {
+// Loaded are the searchable tools the transcript msgs loaded: the host
+// records them with the run's tools, so that a compaction that summarizes
+// the searches keeps them.
+func (s *State) Loaded(msgs []llm.Message) []agent.Tool {
+	if s.mgr.Empty() {
 		return nil
 	}
 	loaded := loadedTools(msgs)
 	if len(loaded) == 0 {
 		return nil
 	}
-	return pickLoaded(h.searchableTools(), loaded)
+	return pickLoaded(s.Searchable(), loaded)
 }
 
 // pickLoaded are the tools of searchable that loaded names.
@@ -190,7 +194,7 @@ func loadedTools(msgs []llm.Message) map[string]bool {
 	}
 	for _, m := range msgs {
 		tr, ok := m.(*llm.ToolResultMessage)
-		if !ok || tr.ToolName != toolSearchName || tr.IsError {
+		if !ok || tr.ToolName != ToolSearchName || tr.IsError {
 			continue
 		}
 		var d toolSearchDetails
@@ -210,22 +214,15 @@ func isMCPToolName(name string) bool {
 	return strings.HasPrefix(name, tools.MCPPrefix) || slices.Contains(mcp.ResourceToolNames, name)
 }
 
-// mcpWaitAll waits, at most mcpWait, until no server is connecting.
-func (h *Host) mcpWaitAll(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, mcpWait)
-	defer cancel()
-	_ = h.mcp.Wait(ctx, func(string, mcp.Server) bool { return true })
-}
-
 // toolSearch is the built-in tool_search: it ranks the searchable MCP
 // tools against a query and loads the best for the next model request.
-type toolSearch struct{ h *Host }
+type toolSearch struct{ s *State }
 
 var _ agent.Tool = toolSearch{}
 
 func (toolSearch) Spec() llm.ToolSpec {
 	return llm.ToolSpec{
-		Name:        toolSearchName,
+		Name:        ToolSearchName,
 		Description: strings.TrimSpace(toolSearchDescription),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"The capability you need, or a tool's name"},` +
@@ -250,12 +247,12 @@ func (t toolSearch) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	}
 	// Like pi, a search waits for every server, bounded as a prompt's
 	// wait for direct servers is.
-	t.h.mcpWaitAll(ctx)
+	t.s.waitAll(ctx)
 	summaries := map[string]string{}
-	for _, st := range t.h.mcp.Statuses() {
+	for _, st := range t.s.mgr.Statuses() {
 		summaries[st.Name] = st.Summary
 	}
-	found := rankTools(in.Query, t.h.searchableTools(), summaries)
+	found := rankTools(in.Query, t.s.Searchable(), summaries)
 	if len(found) > in.Limit {
 		found = found[:in.Limit]
 	}

@@ -1,7 +1,6 @@
-package host
+package mcpstate
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,12 +14,13 @@ import (
 // extension host keeps them as pi's runtime does (who registered which,
 // what pi.getMcpServers() lists, the mcp_servers_change event), checking
 // each config with gopi's validation first (validateMcpServer, so the
-// call throws gopi's message); the extensions' registrations list them,
-// and the host serves them as pi's MCP extension does: beside the
-// mcp.json servers, which take precedence over one of the same name.
+// call throws gopi's message: [Validate]); the extensions' registrations
+// list them, and the state serves them as pi's MCP extension does: beside
+// the mcp.json servers, which take precedence over one of the same name.
 
-// extMCP is what the manager has of the servers extensions registered.
-type extMCP struct {
+// registered is what the manager has of the servers extensions
+// registered.
+type registered struct {
 	mu sync.Mutex // guards the fields below
 	// entries are the servers added to the manager, in registration
 	// order: Scope extension, Source the extension's path.
@@ -32,14 +32,14 @@ type extMCP struct {
 	said map[string]bool
 }
 
-// extValidateMCPServer is pi.registerMcpServer's check of its config:
-// core/mcp's, whose message the call throws; a valid config comes back as
-// pi's validation leaves it.
-func (h *Host) extValidateMCPServer(_ context.Context, a ext.MCPServer) (ext.ValidateMCPServerResult, error) {
+// Validate is pi.registerMcpServer's check of its config: core/mcp's,
+// whose message the call throws; a valid config comes back as pi's
+// validation leaves it.
+func Validate(a ext.MCPServer) ext.ValidateMCPServerResult {
 	if _, err := mcp.ValidateServer(a.Name, a.Config); err != nil {
-		return ext.ValidateMCPServerResult{Error: invalidRegistration(a, err)}, nil
+		return ext.ValidateMCPServerResult{Error: invalidRegistration(a, err)}
 	}
-	return ext.ValidateMCPServerResult{Config: mcp.ResolveAliases(a.Config)}, nil
+	return ext.ValidateMCPServerResult{Config: mcp.ResolveAliases(a.Config)}
 }
 
 // invalidRegistration is pi's message for an invalid config.
@@ -47,24 +47,24 @@ func invalidRegistration(a ext.MCPServer, err error) string {
 	return fmt.Sprintf("Invalid MCP server registered by extension %q: %v", a.ExtensionPath, err)
 }
 
-// syncRegisteredMCP gives the manager the servers regs (the extensions'
+// SyncRegistered gives the manager the servers regs (the extensions'
 // registrations now) name: a server that is new, or registered again with
 // another config, starts; one no longer registered stops. One that
 // mcp.json defines already (a name that differs at most in "-" and "_")
-// is left to mcp.json's, as in pi.
-func (h *Host) syncRegisteredMCP(regs []ext.MCPServer) {
+// is left to mcp.json's, as in pi. Each problem is reported once.
+func (s *State) SyncRegistered(regs []ext.MCPServer) {
 	var problems []func()
-	h.extMCP.mu.Lock()
+	s.registered.mu.Lock()
 	var next []mcp.Entry
 	configs := map[string]string{}
 	for _, r := range regs {
-		e, problem := h.registeredEntry(r)
+		e, problem := s.registeredEntry(r)
 		if problem != nil {
-			if key := r.ExtensionPath + "\x00" + r.Name + "\x00" + problem.key; !h.extMCP.said[key] {
-				if h.extMCP.said == nil {
-					h.extMCP.said = map[string]bool{}
+			if key := r.ExtensionPath + "\x00" + r.Name + "\x00" + problem.key; !s.registered.said[key] {
+				if s.registered.said == nil {
+					s.registered.said = map[string]bool{}
 				}
-				h.extMCP.said[key] = true
+				s.registered.said[key] = true
 				if problem.report != nil {
 					problems = append(problems, problem.report)
 				}
@@ -74,27 +74,27 @@ func (h *Host) syncRegisteredMCP(regs []ext.MCPServer) {
 		next = append(next, e)
 		configs[e.Name] = string(r.Config)
 	}
-	for _, e := range h.extMCP.entries {
-		if configs[e.Name] != h.extMCP.configs[e.Name] {
-			h.mcp.Remove(e.Name)
+	for _, e := range s.registered.entries {
+		if configs[e.Name] != s.registered.configs[e.Name] {
+			s.mgr.Remove(e.Name)
 		}
 	}
 	for _, e := range next {
-		if old, ok := h.extMCP.configs[e.Name]; ok && old == configs[e.Name] {
+		if old, ok := s.registered.configs[e.Name]; ok && old == configs[e.Name] {
 			continue
 		}
-		if err := h.mcp.Add(e); err != nil {
+		if err := s.mgr.Add(e); err != nil {
 			if !errors.Is(err, mcp.ErrClosed) {
-				problems = append(problems, func() { h.opts.Report(err) })
+				problems = append(problems, func() { s.cfg.Report(err) })
 			}
 			continue
 		}
 		if names := codemodeServers([]mcp.Entry{e}); len(names) > 0 {
-			problems = append(problems, func() { h.opts.Report(codemodeNote(names)) })
+			problems = append(problems, func() { s.cfg.Report(codemodeNote(names)) })
 		}
 	}
-	h.extMCP.entries, h.extMCP.configs = next, configs
-	h.extMCP.mu.Unlock()
+	s.registered.entries, s.registered.configs = next, configs
+	s.registered.mu.Unlock()
 	for _, report := range problems {
 		report()
 	}
@@ -109,43 +109,35 @@ type registrationProblem struct {
 }
 
 // registeredEntry is r as the manager serves it, or why it does not.
-func (h *Host) registeredEntry(r ext.MCPServer) (mcp.Entry, *registrationProblem) {
-	s, err := mcp.ValidateServer(r.Name, r.Config)
+func (s *State) registeredEntry(r ext.MCPServer) (mcp.Entry, *registrationProblem) {
+	srv, err := mcp.ValidateServer(r.Name, r.Config)
 	if err != nil {
 		// validateMcpServer could not answer (the host registered it
 		// before gopi was there to ask): reported instead of thrown.
 		return mcp.Entry{}, &registrationProblem{"invalid", func() {
-			h.extError(ext.ErrorEvent{ExtensionPath: r.ExtensionPath, Event: registerMCPEvent, Error: invalidRegistration(r, err)})
+			s.cfg.ExtError(ext.ErrorEvent{ExtensionPath: r.ExtensionPath, Event: registerEvent, Error: invalidRegistration(r, err)})
 		}}
 	}
-	if i := slices.IndexFunc(h.opts.MCPServers, func(c mcp.Entry) bool { return mcp.Namespace(c.Name) == mcp.Namespace(r.Name) }); i >= 0 {
-		c := h.opts.MCPServers[i]
+	if i := slices.IndexFunc(s.cfg.Servers, func(c mcp.Entry) bool { return mcp.Namespace(c.Name) == mcp.Namespace(r.Name) }); i >= 0 {
+		c := s.cfg.Servers[i]
 		return mcp.Entry{}, &registrationProblem{"overridden", func() {
-			h.opts.Report(fmt.Errorf("mcp: %q registered by %s is overridden by %q in %s", r.Name, r.ExtensionPath, c.Name, c.Source))
+			s.cfg.Report(fmt.Errorf("mcp: %q registered by %s is overridden by %q in %s", r.Name, r.ExtensionPath, c.Name, c.Source))
 		}}
 	}
-	if h.mcp == nil {
+	if s.mgr == nil {
 		// --no-mcp. As in pi, unless an extension says it connects
 		// registered servers itself (it handles mcp_servers_change).
-		if h.exts().Handles(ext.EventMCPServersChange) {
+		if !s.noExtensions() && s.cfg.Extensions.Handles(ext.EventMCPServersChange) {
 			return mcp.Entry{}, &registrationProblem{key: "off"}
 		}
 		return mcp.Entry{}, &registrationProblem{"off", func() {
-			h.extError(ext.ErrorEvent{ExtensionPath: r.ExtensionPath, Event: registerMCPEvent,
+			s.cfg.ExtError(ext.ErrorEvent{ExtensionPath: r.ExtensionPath, Event: registerEvent,
 				Error: fmt.Sprintf("MCP server %q is registered, but --no-mcp is set, so gopi connects no MCP server", r.Name)})
 		}}
 	}
-	return mcp.Entry{Name: r.Name, Server: s, Source: r.ExtensionPath, Scope: mcp.ScopeExtension}, nil
+	return mcp.Entry{Name: r.Name, Server: srv, Source: r.ExtensionPath, Scope: mcp.ScopeExtension}, nil
 }
 
-// registerMCPEvent is the event of an extension_error about a registered
+// registerEvent is the event of an extension_error about a registered
 // server (pi's).
-const registerMCPEvent = "register_mcp_server"
-
-// mcpEntries are the session's MCP servers as the manager has them:
-// mcp.json's, then those extensions registered.
-func (h *Host) mcpEntries() []mcp.Entry {
-	h.extMCP.mu.Lock()
-	defer h.extMCP.mu.Unlock()
-	return append(slices.Clip(h.opts.MCPServers), h.extMCP.entries...)
-}
+const registerEvent = "register_mcp_server"
