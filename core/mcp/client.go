@@ -70,9 +70,8 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the manager and its transports start
 
-	progressMu sync.Mutex // guards the two fields below
-	progress   map[string]func()
-	lastToken  int
+	// progress are the progress tokens of the calls under way.
+	progress progressTokens
 
 	// toolsGen counts the changes that may change a tool's name: a
 	// server's tool list, the servers, the reserved names. Each change

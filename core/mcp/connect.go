@@ -130,7 +130,7 @@ func (s *server) connectOnce(outcome *httpOutcome) (*sdk.ClientSession, error) {
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			if req.Params != nil {
-				s.m.progressed(req.Params.ProgressToken)
+				s.m.progress.progressed(req.Params.ProgressToken)
 			}
 		},
 	})

@@ -5,37 +5,46 @@ package mcp
 
 import (
 	"fmt"
+	"sync"
 )
 
-// watchProgress gives a call its progress token: each progress
-// notification that names it calls f.
-func (m *Manager) watchProgress(f func()) string {
-	m.progressMu.Lock()
-	defer m.progressMu.Unlock()
-	m.lastToken++
-	token := fmt.Sprintf("gopi-%d", m.lastToken)
-	if m.progress == nil {
-		m.progress = map[string]func(){}
+// progressTokens are the tokens of the calls under way that watch for
+// progress; the manager holds one set for all its servers.
+type progressTokens struct {
+	mu    sync.Mutex // guards the two fields below
+	funcs map[string]func()
+	last  int
+}
+
+// watch gives a call its progress token: each progress notification that
+// names it calls f.
+func (p *progressTokens) watch(f func()) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last++
+	token := fmt.Sprintf("gopi-%d", p.last)
+	if p.funcs == nil {
+		p.funcs = map[string]func(){}
 	}
-	m.progress[token] = f
+	p.funcs[token] = f
 	return token
 }
 
-func (m *Manager) unwatchProgress(token string) {
-	m.progressMu.Lock()
-	defer m.progressMu.Unlock()
-	delete(m.progress, token)
+func (p *progressTokens) unwatch(token string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.funcs, token)
 }
 
 // progressed is a progress notification's arrival.
-func (m *Manager) progressed(token any) {
+func (p *progressTokens) progressed(token any) {
 	t, ok := token.(string)
 	if !ok {
 		return
 	}
-	m.progressMu.Lock()
-	f := m.progress[t]
-	m.progressMu.Unlock()
+	p.mu.Lock()
+	f := p.funcs[t]
+	p.mu.Unlock()
 	if f != nil {
 		f()
 	}
