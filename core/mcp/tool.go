@@ -105,8 +105,8 @@ func (t *Tool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (
 	timer := time.AfterFunc(timeout, func() { cancel(errTimedOut) })
 	defer timer.Stop()
 	defer context.AfterFunc(s.m.ctx, func() { cancel(context.Canceled) })()
-	token := s.m.watchProgress(func() { timer.Reset(timeout) })
-	defer s.m.unwatchProgress(token)
+	token := s.m.progress.watch(func() { timer.Reset(timeout) })
+	defer s.m.progress.unwatch(token)
 
 	ended := func(err error) agent.Result {
 		switch {
