@@ -243,7 +243,10 @@ func (h *Host) activeToolNames() []string {
 // servers extensions registered join the manager, or leave it, first.
 // The MCP state calls it too (mcpstate.Config.Changed), whenever a
 // server's tools change.
-func (h *Host) applyExtensionTools() {
+func (h *Host) applyExtensionTools() { h.toolPasses.run(h.applyTools) }
+
+// applyTools is one pass of applyExtensionTools.
+func (h *Host) applyTools() {
 	regs := h.exts().Registrations()
 	h.mcp.SyncRegistered(regs.MCPServers)
 	sel := h.opts.ToolSelection

@@ -169,8 +169,10 @@ type Host struct {
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
 	held     heldMessages // messages waiting for a point of the run (held.go)
 
-	ext   extState       // the extensions' tools and dialogs (extensions.go)
-	extWG sync.WaitGroup // extension work the host started
+	ext extState // the extensions' tools and dialogs (extensions.go)
+	// toolPasses keeps applyExtensionTools from running twice at once.
+	toolPasses passes
+	extWG      sync.WaitGroup // extension work the host started
 	// subscribed closes at the first Subscribe: extension errors from
 	// loading wait for someone to hear them.
 	subscribed     chan struct{}
