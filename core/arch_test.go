@@ -40,7 +40,10 @@ var allowed = map[string][]string{
 	"core/host":          {"core/*", "internal/atomicfile", "internal/fanout", "internal/homedir", "internal/regularfile"},
 	// The tool pipeline: given what it uses as small interfaces, never
 	// the host.
-	"core/host/gate":       {"core/agent", "core/api", "core/llm", "core/tools"},
+	"core/host/gate": {"core/agent", "core/api", "core/llm", "core/tools"},
+	// The prompt's life: given what it uses as small interfaces, never
+	// the host.
+	"core/host/run":        {"core/agent", "core/llm"},
 	"internal/atomicfile":  {"internal/regularfile"},
 	"internal/regularfile": {},
 	"internal/lockdir":     {},

@@ -11,6 +11,7 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -57,7 +58,7 @@ func DefaultRetrySettings() RetrySettings {
 // the run. It runs in a goroutine the host owns.
 func (h *Host) drive(run func()) {
 	defer func() {
-		done := h.run.endDrive()
+		done := h.run.EndDrive()
 		// A bash command the user ran during the run joins the transcript
 		// now, so it is saved even if no prompt follows (pi holds it for
 		// the next prompt and loses it when none comes).
@@ -123,15 +124,8 @@ func (h *Host) afterRunGuarded() (next func()) {
 	return h.afterRun()
 }
 
-// settle reports whether a prompt is in progress: streaming, waiting to
-// retry or compacting. It first waits out runSettling, the moment after a
-// run's agent_end while the agent winds down and the drive decides there
-// is nothing more to do: a client that has seen agent_end may prompt at
-// once. ctx ending counts as in progress.
-func (h *Host) settle(ctx context.Context) bool {
-	p, ok := h.run.await(ctx, func(p runPhase) bool { return p != runSettling })
-	return !ok || p != runIdle
-}
+// settle reports whether a prompt is in progress (see [run.State.Settle]).
+func (h *Host) settle(ctx context.Context) bool { return h.run.Settle(ctx) }
 
 // afterRun looks at how the run ended and returns the next part to run,
 // or nil when the prompt is over.
@@ -223,9 +217,9 @@ func (h *Host) retry(last *llm.AssistantMessage) (next func(), handled bool) {
 	h.dropLastAssistant()
 
 	ctx, cancel := context.WithCancel(h.ctx)
-	h.run.waitRetry(cancel)
+	h.run.WaitRetry(cancel)
 	defer func() {
-		h.run.retryOver()
+		h.run.RetryOver()
 		cancel()
 	}()
 	t := time.NewTimer(delay)
@@ -280,7 +274,7 @@ func (h *Host) dropLastAssistant() {
 // AbortRetry cancels a retry's wait; the prompt then ends with
 // auto_retry_end success false.
 func (h *Host) AbortRetry(context.Context) error {
-	h.run.cancelRetry()
+	h.run.CancelRetry()
 	return nil
 }
 
@@ -438,14 +432,14 @@ func (h *Host) compactionEnded(reason string, end api.AutoCompactionEnd) {
 func (h *Host) summaryWork(ctx context.Context) (_ context.Context, release func(), ok bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(h.ctx, func() { cancel(errCompactionAborted) })
-	if !h.run.claimSummary(func() { cancel(errCompactionAborted) }) {
+	if !h.run.ClaimSummary(func() { cancel(errCompactionAborted) }) {
 		stop()
 		cancel(nil)
 		return ctx, nil, false
 	}
 	return ctx, func() {
 		stop()
-		h.run.releaseSummary()
+		h.run.ReleaseSummary()
 		cancel(nil)
 	}, true
 }
@@ -578,18 +572,18 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	// An abort read right behind compact must reach it even before the
 	// summariser has started.
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &manualCompaction{done: make(chan struct{}), cancel: func() { cancel(errCompactionAborted) }}
-	if !h.run.registerManual(c) {
+	c := &run.ManualCompaction{Done: make(chan struct{}), Cancel: func() { cancel(errCompactionAborted) }}
+	if !h.run.RegisterManual(c) {
 		cancel(nil)
 		return nil, errCompactionRunning
 	}
 	return func() (api.CompactionResult, error) {
 		defer func() {
-			h.run.endManual()
+			h.run.EndManual()
 			// A prompt waiting for this compaction starts once compact's
 			// answer is out, so the client reads that answer before the
 			// prompt's events.
-			api.AfterResponse(ctx, func() { close(c.done) })
+			api.AfterResponse(ctx, func() { close(c.Done) })
 			cancel(nil)
 		}()
 		h.compactionStarted("manual")
@@ -607,20 +601,9 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 	}, nil
 }
 
-// manualCompaction is a compact command from its start step to its end.
-type manualCompaction struct {
-	done   chan struct{} // closed when the compaction has ended
-	cancel func()        // aborts it
-}
-
-// waitingPrompt is a prompt that waits for a manual compaction to end.
-type waitingPrompt struct {
-	aborted bool // an abort arrived while it waited; guarded by runState.mu
-}
-
 // pendingCompaction is the channel closed when the registered manual
 // compaction ends, or nil.
-func (h *Host) pendingCompaction() <-chan struct{} { return h.run.manualDone() }
+func (h *Host) pendingCompaction() <-chan struct{} { return h.run.ManualDone() }
 
 // latestCompaction is the time of the newest compaction on the path.
 func latestCompaction(path []session.Entry) (int64, bool) {
@@ -636,7 +619,7 @@ func latestCompaction(path []session.Entry) (int64, bool) {
 	return 0, false
 }
 
-func (h *Host) compacting() bool { return h.run.compacting() }
+func (h *Host) compacting() bool { return h.run.Compacting() }
 
 func (h *Host) autoCompaction() bool {
 	h.driveMu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host/run"
 )
 
 // The texts below are pi's answers, word for word: clients show them and
@@ -12,8 +13,8 @@ import (
 // why their capitals and full stops stay).
 var (
 	// errStreaming answers a prompt sent during a run without a
-	// streamingBehavior.
-	errStreaming = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+	// streamingBehavior (the run's own refusal).
+	errStreaming = run.ErrStreaming
 	// errNoModel answers a prompt with no model selected.
 	errNoModel = errors.New("No model selected. Use set_model or start gopi with --model.")
 	// errEmptyPrompt answers a prompt with neither text nor images.

@@ -16,6 +16,7 @@ import (
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/resources"
@@ -103,7 +104,7 @@ func (h *Host) WaitIdle(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
-	h.run.await(ctx, func(p runPhase) bool { return p == runIdle })
+	h.run.Await(ctx, func(p run.Phase) bool { return p == run.Idle })
 }
 
 // extensionsFirst waits for the extensions to load before a command that
@@ -169,7 +170,7 @@ func (h *Host) extSnapshot() *ext.State {
 	h.ext.mu.Unlock()
 	infos := h.allToolInfos(all)
 	cmds := h.commands()
-	busy := h.agent.IsStreaming() || h.run.driving()
+	busy := h.agent.IsStreaming() || h.run.Driving()
 	snap := ext.Snapshot{
 		Cwd:             h.opts.Cwd,
 		Model:           model,
@@ -990,9 +991,9 @@ func (h *Host) extSendMessage(a ext.SendMessageParams) {
 	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
-		hold(&h.held, &h.held.nextTurn, llm.Message(msg))
+		h.held.HoldNextTurn(msg)
 	case busy && noTurn:
-		hold(&h.held, &h.held.custom, msg)
+		h.held.HoldCustom(msg)
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
@@ -1018,7 +1019,7 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 // session and the transcript, each reported as a message; it says whether
 // there were any.
 func (h *Host) flushPendingCustom() bool {
-	pending := takeHeld(&h.held, &h.held.custom)
+	pending := h.held.TakeCustom()
 	for _, msg := range pending {
 		h.appendCustom(msg)
 	}
@@ -1027,7 +1028,7 @@ func (h *Host) flushPendingCustom() bool {
 
 // pendingCustomCount is how many custom messages wait for the turn's end.
 func (h *Host) pendingCustomCount() int {
-	return h.held.customCount()
+	return h.held.CustomCount()
 }
 
 // afterTurnEnd is the agent's AfterTurnEnd: the custom messages held

@@ -13,6 +13,7 @@ import (
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/gate"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -132,8 +133,8 @@ type Host struct {
 
 	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
 	// run is the prompt in progress: its run plus the retries and
-	// compactions that follow it (runstate.go, drive.go).
-	run runState
+	// compactions that follow it (core/host/run, drive.go).
+	run run.State
 
 	mu    sync.Mutex // guards the fields below, through skills
 	store *session.Store
@@ -166,7 +167,7 @@ type Host struct {
 	tools    *gate.Pipeline
 	approval *gate.Approval
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
-	held     heldMessages // messages waiting for a point of the run (held.go)
+	held     run.Held     // messages waiting for a point of the run
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
 	extWG sync.WaitGroup // extension work the host started
@@ -341,7 +342,7 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		// The agent still counts as streaming for a moment after it
 		// delivered agent_end; a client that saw agent_end must be able
 		// to prompt at once, so the prompt settles (see settle).
-		h.run.agentEvent(ev.Type == agent.EventAgentEnd)
+		h.run.AgentEvent(ev.Type == agent.EventAgentEnd)
 	}
 	if ev.Type == agent.EventAgentEnd {
 		ev.WillRetry = h.willContinue(ev.Messages)
@@ -398,13 +399,13 @@ func (h *Host) Store() *session.Store {
 // Run sends one user message and waits for the run to end, without the
 // retries and compactions a prompt's drive adds.
 func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
-	run, err := h.run.beginDrive(func() (func(), error) {
+	run, err := h.run.BeginDrive(func() (func(), error) {
 		return h.agent.StartPrompt(ctx, llm.UserText(text, images...))
 	})
 	if err != nil {
 		return err
 	}
-	defer func() { close(h.run.endDrive()) }()
+	defer func() { close(h.run.EndDrive()) }()
 	run()
 	return nil
 }
@@ -449,7 +450,7 @@ func (h *Host) Close(ctx context.Context) error {
 		h.bashCancel()
 	}
 	h.mu.Unlock()
-	h.run.cancelPauses()
+	h.run.CancelPauses()
 	done := make(chan struct{})
 	go func() {
 		h.runs.Wait()

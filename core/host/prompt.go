@@ -9,6 +9,7 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -64,7 +65,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	h.mcpFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
 	h.checkpointPrompt(ctx)
-	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
+	run, err := h.run.BeginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
 		h.dropPendingCheckpoint()
 	}
@@ -96,7 +97,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
 	base, baseJSON := h.refreshSystemPrompt()
-	extra := takeHeld(&h.held, &h.held.nextTurn)
+	extra := h.held.TakeNextTurn()
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
 	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
@@ -111,8 +112,8 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
-	w := &waitingPrompt{}
-	if err := h.run.beginWaiting(w); err != nil {
+	w := &run.WaitingPrompt{}
+	if err := h.run.BeginWaiting(w); err != nil {
 		return err // another prompt already waits for the compaction
 	}
 	h.driveMu.Lock()
@@ -128,8 +129,8 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 // awaitCompaction waits for the manual compaction a prompt arrived
 // behind and claims the prompt's run; nil when there is nothing to run
 // (the host closed, the claim failed, or a panic).
-func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.Message) (run func()) {
-	defer h.run.dropWaiting(w)
+func (h *Host) awaitCompaction(done <-chan struct{}, w *run.WaitingPrompt, msg llm.Message) (run func()) {
+	defer h.run.DropWaiting(w)
 	defer h.survive("the prompt waiting for compaction", func(error) { run = nil })
 	select {
 	case <-done:
@@ -139,7 +140,7 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 	msgs := h.runMessages(h.ctx, msg)
 	// Claimed under the run state's lock, so an abort either marked the
 	// prompt before or finds its run.
-	run, aborted, err := h.run.claimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
+	run, aborted, err := h.run.ClaimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
 		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
 		return nil
@@ -243,7 +244,7 @@ const abortWait = 10 * time.Second
 // Abort stops the running prompt and answers once the run has ended (its
 // agent_end is on the wire before the response, as in pi).
 func (h *Host) Abort(ctx context.Context) error {
-	done := h.run.abort()
+	done := h.run.Abort()
 	h.agent.Abort()
 	// Extensions' ctx.signal aborts with the run.
 	h.exts().Notify(ext.HostRunAbort, ext.Empty{})

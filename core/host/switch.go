@@ -146,7 +146,7 @@ func (h *Host) adopt(next *session.Store) error {
 	h.mu.Lock()
 	h.store = next
 	h.mu.Unlock()
-	h.held.dropBash()
+	h.held.DropBash()
 	h.driveMu.Lock()
 	h.retryAttempt = 0
 	h.overflowTried = false
