@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"core/host/gate": {"core/agent", "core/api", "core/llm", "core/tools"},
 	// The prompt's life: given what it uses as small interfaces, never
 	// the host.
-	"core/host/run":        {"core/agent", "core/llm"},
+	"core/host/run":        {"core/agent", "core/api", "core/compaction", "core/llm"},
 	"internal/atomicfile":  {"internal/regularfile"},
 	"internal/regularfile": {},
 	"internal/lockdir":     {},

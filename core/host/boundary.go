@@ -113,7 +113,7 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (ext.Bounda
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
 	pending := append(steer, follow...)
-	custom := h.held.CustomNow()
+	custom := h.run.CustomNow()
 	held := len(custom)
 	for _, m := range custom {
 		pending = append(pending, m)

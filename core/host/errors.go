@@ -24,15 +24,15 @@ var (
 
 	// errCompactionAborted is the cause a compaction or tree summary is
 	// cancelled with (abort, or the host closing).
-	errCompactionAborted = errors.New("Compaction cancelled")
+	errCompactionAborted = run.ErrCompactionAborted
 	// errCompactionRunning answers a compaction asked during another.
-	errCompactionRunning = errors.New("A compaction is already running")
+	errCompactionRunning = run.ErrCompactionRunning
 	// errNoModelToCompact answers a compaction with no model selected.
 	errNoModelToCompact = errors.New("No model selected.")
 	// errAlreadyCompacted: the branch ends in a compaction already.
 	errAlreadyCompacted = errors.New("Already compacted")
 	// errNothingToCompact: the branch is too short to summarise anything.
-	errNothingToCompact = errors.New("Nothing to compact (session too small)")
+	errNothingToCompact = run.ErrNothingToCompact
 
 	// errNothingToExport answers an export before any message.
 	errNothingToExport = errors.New("Nothing to export yet - start a conversation first")

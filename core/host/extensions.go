@@ -987,13 +987,13 @@ func (h *Host) extSendMessage(a ext.SendMessageParams) {
 		CustomType: a.Message.CustomType, Content: customContent(a.Message.Content), Display: a.Message.Display,
 		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
 	}
-	busy := h.settle(h.ctx)
+	busy := h.run.Settle(h.ctx)
 	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
-		h.held.HoldNextTurn(msg)
+		h.run.HoldNextTurn(msg)
 	case busy && noTurn:
-		h.held.HoldCustom(msg)
+		h.run.HoldCustom(msg)
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
@@ -1019,7 +1019,7 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 // session and the transcript, each reported as a message; it says whether
 // there were any.
 func (h *Host) flushPendingCustom() bool {
-	pending := h.held.TakeCustom()
+	pending := h.run.TakeCustom()
 	for _, msg := range pending {
 		h.appendCustom(msg)
 	}
@@ -1028,7 +1028,7 @@ func (h *Host) flushPendingCustom() bool {
 
 // pendingCustomCount is how many custom messages wait for the turn's end.
 func (h *Host) pendingCustomCount() int {
-	return h.held.CustomCount()
+	return h.run.CustomCount()
 }
 
 // afterTurnEnd is the agent's AfterTurnEnd: the custom messages held
@@ -1054,7 +1054,7 @@ func (h *Host) extSendUserMessage(a ext.SendUserMessageParams) {
 		}
 	}
 	msg := llm.UserText(text, images...)
-	if h.settle(h.ctx) {
+	if h.run.Settle(h.ctx) {
 		switch a.Options.DeliverAs {
 		case "followUp":
 			h.agent.FollowUp(msg)

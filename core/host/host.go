@@ -10,7 +10,6 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/host/run"
@@ -133,8 +132,9 @@ type Host struct {
 
 	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
 	// run is the prompt in progress: its run plus the retries and
-	// compactions that follow it (core/host/run, drive.go).
-	run run.State
+	// compactions that follow it, and the messages held for a point of it
+	// (core/host/run).
+	run *run.Run
 
 	mu    sync.Mutex // guards the fields below, through skills
 	store *session.Store
@@ -152,13 +152,6 @@ type Host struct {
 	templates []resources.Template
 	skills    []resources.Skill
 
-	// The drive's settings and counters (drive.go).
-	driveMu            sync.Mutex // guards the four fields below
-	retrySettings      RetrySettings
-	retryAttempt       int
-	compactionSettings compaction.Settings
-	overflowTried      bool // one compact-and-retry per overflow
-
 	clientMu sync.Mutex // guards client
 	client   api.Client // receives the host's UI requests (Bind)
 
@@ -167,7 +160,6 @@ type Host struct {
 	tools    *gate.Pipeline
 	approval *gate.Approval
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
-	held     run.Held     // messages waiting for a point of the run
 
 	ext   extState       // the extensions' tools and dialogs (extensions.go)
 	extWG sync.WaitGroup // extension work the host started
@@ -203,11 +195,7 @@ func New(opts Options) (*Host, error) {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	h := &Host{
-		opts: opts, store: opts.Store,
-		retrySettings:      opts.Settings.retrySettings(),
-		compactionSettings: opts.Settings.compactionSettings(),
-	}
+	h := &Host{opts: opts, store: opts.Store}
 	h.roots.set(opts.AdditionalDirs)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -238,6 +226,12 @@ func New(opts Options) (*Host, error) {
 		// steering message is delivered; gopi does the same.
 		SteerKeepsTools: true,
 		Report:          opts.Report,
+	})
+	h.run = run.New(run.Config{
+		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h},
+		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
+		Retry:      opts.Settings.retrySettings(),
+		Compaction: opts.Settings.compactionSettings(),
 	})
 	h.agent.Subscribe(h.onAgentEvent)
 
@@ -345,7 +339,7 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		h.run.AgentEvent(ev.Type == agent.EventAgentEnd)
 	}
 	if ev.Type == agent.EventAgentEnd {
-		ev.WillRetry = h.willContinue(ev.Messages)
+		ev.WillRetry = h.run.WillContinue(ev.Messages)
 	}
 	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
 		h.mu.Lock()
@@ -399,14 +393,14 @@ func (h *Host) Store() *session.Store {
 // Run sends one user message and waits for the run to end, without the
 // retries and compactions a prompt's drive adds.
 func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
-	run, err := h.run.BeginDrive(func() (func(), error) {
+	runIt, err := h.run.BeginDrive(func() (func(), error) {
 		return h.agent.StartPrompt(ctx, llm.UserText(text, images...))
 	})
 	if err != nil {
 		return err
 	}
 	defer func() { close(h.run.EndDrive()) }()
-	run()
+	runIt()
 	return nil
 }
 
@@ -429,15 +423,7 @@ func (h *Host) LastAssistantText() (string, bool) {
 }
 
 // LastAssistant is the latest assistant message, or nil.
-func (h *Host) LastAssistant() *llm.AssistantMessage {
-	msgs := h.agent.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if a, ok := msgs[i].(*llm.AssistantMessage); ok {
-			return a
-		}
-	}
-	return nil
-}
+func (h *Host) LastAssistant() *llm.AssistantMessage { return run.LastAssistant(h.agent.Messages()) }
 
 // Close aborts any run and bash command and waits for them to finish;
 // the session file is complete when it returns.

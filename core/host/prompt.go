@@ -39,7 +39,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	if done := h.pendingCompaction(); done != nil {
 		return started, h.promptAfterCompaction(ctx, done, msg)
 	}
-	if h.settle(ctx) {
+	if h.run.Settle(ctx) {
 		return h.queue(ctx, p.StreamingBehavior, msg)
 	}
 	return started, h.startPrompt(ctx, p, msg)
@@ -77,10 +77,8 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err != nil {
 		return err
 	}
-	h.driveMu.Lock()
-	h.overflowTried = false
-	h.driveMu.Unlock()
-	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
+	h.run.Fresh()
+	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.run.Drive(run) }) })
 	return nil
 }
 
@@ -97,7 +95,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
 	base, baseJSON := h.refreshSystemPrompt()
-	extra := h.held.TakeNextTurn()
+	extra := h.run.TakeNextTurn()
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
 	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
@@ -116,12 +114,10 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	if err := h.run.BeginWaiting(w); err != nil {
 		return err // another prompt already waits for the compaction
 	}
-	h.driveMu.Lock()
-	h.overflowTried = false
-	h.driveMu.Unlock()
+	h.run.Fresh()
 	api.AfterResponse(ctx, func() {
-		// With a nil run, drive only ends the prompt.
-		h.runs.Go(func() { h.drive(h.awaitCompaction(done, w, msg)) })
+		// With a nil run, Drive only ends the prompt.
+		h.runs.Go(func() { h.run.Drive(h.awaitCompaction(done, w, msg)) })
 	})
 	return nil
 }

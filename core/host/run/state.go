@@ -46,8 +46,8 @@ func (p Phase) String() string {
 }
 
 // State owns the prompt in progress: its phase, which the drive
-// (drive.go), the agent's events and the compactions change, and the
-// cancels that abort interrupts. Every change closes the channel state
+// ([Run.Drive]), the agent's events and the compactions change, and the
+// cancels that abort interrupts. Every change closes the channel Now
 // returned, so a waiter selects on it instead of polling. Its lock is
 // taken before the agent's (a run is claimed under it) and never with
 // Host.mu.
