@@ -88,7 +88,6 @@ var (
 var (
 	errReloadRunning  = errors.New("ctx.reload(): cannot reload while the agent is running; wait for it (ctx.waitForIdle())")
 	errBashOperations = errors.New("an extension supplies its own bash operations (JavaScript), which gopi cannot run; the command was not run")
-	errMessageEndRole = errors.New("message_end handlers must return a message with the same role")
 	errProviderCode   = errors.New("JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)")
 	errNoEntry        = errors.New("no entry")
 )

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -516,41 +515,6 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 	return r, nil
 }
 
-// transformContext runs the context handlers before each model call.
-func (h *Host) transformContext(ctx context.Context, msgs []llm.Message) []llm.Message {
-	m := h.exts()
-	if !m.Handles("context") {
-		return msgs
-	}
-	raw, err := json.Marshal(msgs)
-	if err != nil {
-		return msgs
-	}
-	out, err := m.Context(ctx, raw, h.extSnapshot())
-	if err != nil {
-		h.extFailed("context", err)
-		return msgs
-	}
-	if out == nil {
-		return msgs
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(out, &items); err != nil {
-		h.extFailed("context", fmt.Errorf("the handlers returned messages gopi cannot read: %w", err))
-		return msgs
-	}
-	next := make([]llm.Message, 0, len(items))
-	for _, it := range items {
-		msg, err := llm.UnmarshalMessage(it)
-		if err != nil {
-			h.extFailed("context", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
-			return msgs
-		}
-		next = append(next, msg)
-	}
-	return next
-}
-
 // extPrompt runs what extensions do with a prompt before gopi does: an
 // extension command ("/name args") runs at once, even during a run, and
 // the input handlers may transform or consume the text. handled means
@@ -1015,33 +979,6 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 	h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
 }
 
-// flushPendingCustom adds the custom messages held during a run to the
-// session and the transcript, each reported as a message; it says whether
-// there were any.
-func (h *Host) flushPendingCustom() bool {
-	pending := h.run.TakeCustom()
-	for _, msg := range pending {
-		h.appendCustom(msg)
-	}
-	return len(pending) > 0
-}
-
-// pendingCustomCount is how many custom messages wait for the turn's end.
-func (h *Host) pendingCustomCount() int {
-	return h.run.CustomCount()
-}
-
-// afterTurnEnd is the agent's AfterTurnEnd: the custom messages held
-// during the turn join the session once its tool results are in (and
-// after turn_end's handlers, which may have sent some), so the next
-// request sees them.
-func (h *Host) afterTurnEnd(context.Context) []llm.Message {
-	if !h.flushPendingCustom() {
-		return nil
-	}
-	return h.agent.Messages()
-}
-
 // extSendUserMessage is pi.sendUserMessage: a user message, as if typed,
 // that always leads to a turn; during a run deliverAs says how it queues.
 func (h *Host) extSendUserMessage(a ext.SendUserMessageParams) {
@@ -1150,38 +1087,6 @@ func nonNil(msgs []llm.Message) []llm.Message {
 		return []llm.Message{}
 	}
 	return msgs
-}
-
-// finishMessage runs the message_end handlers over a message that just
-// ended; a replacement of the same role takes its place in the
-// transcript, the session and the event the client sees.
-func (h *Host) finishMessage(ctx context.Context, msg llm.Message) llm.Message {
-	m := h.exts()
-	if !m.Handles("message_end") {
-		return msg
-	}
-	raw, err := json.Marshal(msg)
-	if err != nil {
-		return msg
-	}
-	out, err := m.MessageEnd(ctx, raw, h.extSnapshot())
-	if err != nil {
-		h.extFailed("message_end", err)
-		return msg
-	}
-	if out == nil {
-		return msg
-	}
-	next, err := llm.UnmarshalMessage(out)
-	if err != nil {
-		h.extFailed("message_end", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
-		return msg
-	}
-	if reflect.TypeOf(next) != reflect.TypeOf(msg) {
-		h.extFailed("message_end", errMessageEndRole)
-		return msg
-	}
-	return next
 }
 
 // discoverResources adds the skills and prompt templates extensions offer

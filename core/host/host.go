@@ -203,18 +203,21 @@ func New(opts Options) (*Host, error) {
 	h.tools = h.toolPipeline()
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		BeforeToolCall:   h.tools.Admit,
-		ToolStarting:     h.toolStarting,
-		AfterToolCall:    h.tools.Finish,
-		TransformContext: h.transformContext,
-		FinishMessage:    h.finishMessage,
-		TurnBoundary:     h.turnBoundary,
-		AfterTurnEnd:     h.afterTurnEnd,
-		RequestTools:     h.requestTools,
-		OnQueueChange:    h.queueChanged,
-		SteeringMode:     queueMode(opts.Settings.SteeringMode),
-		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),
-		Providers:        opts.Providers.Lookup,
+		BeforeToolCall: h.tools.Admit,
+		ToolStarting:   h.toolStarting,
+		AfterToolCall:  h.tools.Finish,
+		// The run's hooks are the run's (core/host/run), built below.
+		TransformContext: func(ctx context.Context, msgs []llm.Message) []llm.Message {
+			return h.run.TransformContext(ctx, msgs)
+		},
+		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
+		TurnBoundary:  h.turnBoundary,
+		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
+		RequestTools:  h.requestTools,
+		OnQueueChange: h.queueChanged,
+		SteeringMode:  queueMode(opts.Settings.SteeringMode),
+		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
+		Providers:     opts.Providers.Lookup,
 		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
 			if m.API == llm.APIFaux {
 				return llm.Auth{}, nil
@@ -228,7 +231,7 @@ func New(opts Options) (*Host, error) {
 		Report:          opts.Report,
 	})
 	h.run = run.New(run.Config{
-		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h},
+		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.hooks(),
 		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
 		Retry:      opts.Settings.retrySettings(),
 		Compaction: opts.Settings.compactionSettings(),

@@ -88,7 +88,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 // before_agent_start's).
 func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	h.flushPendingBash()
-	h.flushPendingCustom()
+	h.run.FlushCustom()
 	if h.exts().Empty() {
 		return h.withSystem(msg)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/llm"
 )
 
 // runHost is what the run tells the host: the events, and the problems
@@ -13,6 +14,8 @@ type runHost struct{ h *Host }
 
 func (r runHost) Emit(ev api.Event) { r.h.emit(ev) }
 func (r runHost) Report(err error)  { r.h.opts.Report(err) }
+
+func (r runHost) HookFailed(event string, err error) { r.h.extFailed(event, err) }
 
 // runSession is the session's side of the run (run.Session).
 type runSession struct{ h *Host }
@@ -27,6 +30,8 @@ func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorM
 	r.h.extEvent(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
 }
 
+func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
+
 func (r runSession) BeforeSettle() func() { return r.h.beforeSettle() }
 
 func (r runSession) Ending() {
@@ -35,7 +40,7 @@ func (r runSession) Ending() {
 	// now, so it is saved even if no prompt follows (pi holds it for the
 	// next prompt and loses it when none comes).
 	h.flushPendingBash()
-	h.flushPendingCustom()
+	h.run.FlushCustom()
 	// Extensions' handlers of the run's events finish first (a dialog an
 	// agent_end handler opened is answered), as pi awaits them.
 	h.drainExtensions()

@@ -35,6 +35,9 @@ type Host interface {
 	Emit(api.Event)
 	// Report hands over a problem the run survived.
 	Report(error)
+	// HookFailed reports an extension hook call that failed (an
+	// extension_error).
+	HookFailed(event string, err error)
 }
 
 // Session is the session's side of a run: its compaction, and what it
@@ -55,6 +58,9 @@ type Session interface {
 	// be over (agent_before_settle) and returns the run it asked for, or
 	// nil.
 	BeforeSettle() func()
+	// AppendCustom adds an extension's message to the session and the
+	// transcript, reported to the client as a message.
+	AppendCustom(*llm.CustomMessage)
 	// Ending is told the prompt is over, before agent_settled: what
 	// waited for the run's end joins the transcript, and the handlers of
 	// the run's events finish.
@@ -68,6 +74,7 @@ type Config struct {
 	Agent   Agent
 	Host    Host
 	Session Session
+	Hooks   Hooks
 	// Restart claims the agent again after a retry's wait, or for
 	// messages still queued; nil means Agent.StartContinue.
 	Restart    func(context.Context) (func(), error)
@@ -86,6 +93,7 @@ type Run struct {
 	agent   Agent
 	host    Host
 	session Session
+	hooks   Hooks
 	restart func(context.Context) (func(), error)
 
 	mu sync.Mutex // guards the fields below; never held with State.mu
@@ -101,7 +109,7 @@ type Run struct {
 
 // New is the run of a host.
 func New(c Config) *Run {
-	r := &Run{ctx: c.Ctx, agent: c.Agent, host: c.Host, session: c.Session, restart: c.Restart,
+	r := &Run{ctx: c.Ctx, agent: c.Agent, host: c.Host, session: c.Session, hooks: c.Hooks, restart: c.Restart,
 		retry: c.Retry, compaction: c.Compaction}
 	if r.restart == nil {
 		r.restart = c.Agent.StartContinue
