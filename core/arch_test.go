@@ -44,7 +44,10 @@ var allowed = map[string][]string{
 	// The MCP room: the servers' connections and registrations, what the
 	// client heard of them, tool_search; given what it uses, never the
 	// host.
-	"core/host/mcpstate":   {"core/agent", "core/api", "core/ext", "core/llm", "core/mcp", "core/resources", "core/tools"},
+	"core/host/mcpstate": {"core/agent", "core/api", "core/ext", "core/llm", "core/mcp", "core/resources", "core/tools"},
+	// The prompt's life: given what it uses as small interfaces, never
+	// the host.
+	"core/host/run":        {"core/agent", "core/api", "core/compaction", "core/llm"},
 	"internal/atomicfile":  {"internal/regularfile"},
 	"internal/regularfile": {},
 	"internal/lockdir":     {},

@@ -27,4 +27,7 @@ var (
 	// command called.
 	errNoTool    = errors.New("no extension provides the tool")
 	errNoCommand = errors.New("no extension provides the command")
+	// ErrMessageEndRole: a message_end handler replaced a message with
+	// one of another role, which gopi does not take.
+	ErrMessageEndRole = errors.New("message_end handlers must return a message with the same role")
 )

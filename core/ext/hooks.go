@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
@@ -12,7 +13,8 @@ import (
 // Hooks are the extensions' handlers as gopi's runtime calls them: typed
 // values in, typed values out, the JSON of the pipe kept here. The
 // runtime's parts declare the methods they use as interfaces of their own
-// (core/host/gate's Hooks, for tool_call and tool_result). With no
+// (core/host/gate's Hooks, for tool_call and tool_result; core/host/run's,
+// for context and message_end). With no
 // extension, or none that listens, every method returns what it was
 // given, so a Hooks over an empty [Manager] is the no-op value.
 type Hooks struct {
@@ -85,4 +87,61 @@ func (h Hooks) ToolResult(ctx context.Context, call agent.Call, res agent.Result
 		res.IsError = *patch.IsError
 	}
 	return res, unread
+}
+
+// Context runs the context handlers over the messages of a model request
+// about to go, and returns the messages they leave. An error (the call
+// failed, or what the handlers returned cannot be read) comes with msgs
+// as they were.
+func (h Hooks) Context(ctx context.Context, msgs []llm.Message) ([]llm.Message, error) {
+	if !h.M.Handles("context") {
+		return msgs, nil
+	}
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		return msgs, nil
+	}
+	out, err := h.M.Context(ctx, raw, h.State())
+	if err != nil || out == nil {
+		return msgs, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(out, &items); err != nil {
+		return msgs, fmt.Errorf("the handlers returned messages gopi cannot read: %w", err)
+	}
+	next := make([]llm.Message, 0, len(items))
+	for _, it := range items {
+		msg, err := llm.UnmarshalMessage(it)
+		if err != nil {
+			return msgs, fmt.Errorf("the handlers returned a message gopi cannot read: %w", err)
+		}
+		next = append(next, msg)
+	}
+	return next, nil
+}
+
+// MessageEnd runs the message_end handlers over a message that just
+// ended and returns the message that takes its place: a replacement of
+// the same role, or msg. An error (the call failed, or a replacement gopi
+// cannot read or of another role) comes with msg.
+func (h Hooks) MessageEnd(ctx context.Context, msg llm.Message) (llm.Message, error) {
+	if !h.M.Handles("message_end") {
+		return msg, nil
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return msg, nil
+	}
+	out, err := h.M.MessageEnd(ctx, raw, h.State())
+	if err != nil || out == nil {
+		return msg, err
+	}
+	next, err := llm.UnmarshalMessage(out)
+	if err != nil {
+		return msg, fmt.Errorf("the handlers returned a message gopi cannot read: %w", err)
+	}
+	if reflect.TypeOf(next) != reflect.TypeOf(msg) {
+		return msg, ErrMessageEndRole
+	}
+	return next, nil
 }

@@ -125,7 +125,7 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 		return
 	}
 	if h.agent.IsStreaming() {
-		hold(&h.held, &h.held.bash, m)
+		h.run.HoldBash(m)
 		return
 	}
 	h.appendMessage(m)
@@ -134,7 +134,7 @@ func (h *Host) recordBash(store *session.Store, m *llm.BashExecutionMessage) {
 // flushPendingBash adds bash results held during a run (called when the
 // run settles, and before the next prompt starts).
 func (h *Host) flushPendingBash() {
-	for _, m := range takeHeld(&h.held, &h.held.bash) {
+	for _, m := range h.run.TakeBash() {
 		h.appendMessage(m)
 	}
 }

@@ -113,7 +113,7 @@ func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (ext.Bounda
 	llmMsgs := session.ConvertToLLM(c.Messages)
 	steer, follow := h.agent.Queued()
 	pending := append(steer, follow...)
-	custom := h.held.customNow()
+	custom := h.run.CustomNow()
 	held := len(custom)
 	for _, m := range custom {
 		pending = append(pending, m)
@@ -198,7 +198,7 @@ func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.
 		return rebuilt, false
 	}
 	steer, follow := h.agent.QueueCounts()
-	if !canContinue(typ, session.ConvertToLLM(msgs), steer+follow, h.pendingCustomCount()) {
+	if !canContinue(typ, session.ConvertToLLM(msgs), steer+follow, h.run.CustomCount()) {
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: typ + " requested continuation without runnable model context"})
 		return rebuilt, false
 	}
@@ -299,7 +299,7 @@ func (h *Host) beforeSettle() func() {
 		outcome = outcomeOf(last)
 	}
 	_, more := h.runBoundary(h.ctx, ext.AgentBeforeSettleEvent{Outcome: outcome})
-	h.flushPendingCustom()
+	h.run.FlushCustom()
 	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
 		more = true
 	}

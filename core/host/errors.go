@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host/run"
 )
 
 // The texts below are pi's answers, word for word: clients show them and
@@ -12,8 +13,8 @@ import (
 // why their capitals and full stops stay).
 var (
 	// errStreaming answers a prompt sent during a run without a
-	// streamingBehavior.
-	errStreaming = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+	// streamingBehavior (the run's own refusal).
+	errStreaming = run.ErrStreaming
 	// errNoModel answers a prompt with no model selected.
 	errNoModel = errors.New("No model selected. Use set_model or start gopi with --model.")
 	// errEmptyPrompt answers a prompt with neither text nor images.
@@ -23,15 +24,15 @@ var (
 
 	// errCompactionAborted is the cause a compaction or tree summary is
 	// cancelled with (abort, or the host closing).
-	errCompactionAborted = errors.New("Compaction cancelled")
+	errCompactionAborted = run.ErrCompactionAborted
 	// errCompactionRunning answers a compaction asked during another.
-	errCompactionRunning = errors.New("A compaction is already running")
+	errCompactionRunning = run.ErrCompactionRunning
 	// errNoModelToCompact answers a compaction with no model selected.
 	errNoModelToCompact = errors.New("No model selected.")
 	// errAlreadyCompacted: the branch ends in a compaction already.
 	errAlreadyCompacted = errors.New("Already compacted")
 	// errNothingToCompact: the branch is too short to summarise anything.
-	errNothingToCompact = errors.New("Nothing to compact (session too small)")
+	errNothingToCompact = run.ErrNothingToCompact
 
 	// errNothingToExport answers an export before any message.
 	errNothingToExport = errors.New("Nothing to export yet - start a conversation first")
@@ -87,7 +88,6 @@ var (
 var (
 	errReloadRunning  = errors.New("ctx.reload(): cannot reload while the agent is running; wait for it (ctx.waitForIdle())")
 	errBashOperations = errors.New("an extension supplies its own bash operations (JavaScript), which gopi cannot run; the command was not run")
-	errMessageEndRole = errors.New("message_end handlers must return a message with the same role")
 	errProviderCode   = errors.New("JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)")
 	errNoEntry        = errors.New("no entry")
 )

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
@@ -103,7 +103,7 @@ func (h *Host) WaitIdle(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
-	h.run.await(ctx, func(p runPhase) bool { return p == runIdle })
+	h.run.Await(ctx, func(p run.Phase) bool { return p == run.Idle })
 }
 
 // extensionsFirst waits for the extensions to load before a command that
@@ -169,7 +169,7 @@ func (h *Host) extSnapshot() *ext.State {
 	h.ext.mu.Unlock()
 	infos := h.allToolInfos(all)
 	cmds := h.commands()
-	busy := h.agent.IsStreaming() || h.run.driving()
+	busy := h.agent.IsStreaming() || h.run.Driving()
 	snap := ext.Snapshot{
 		Cwd:             h.opts.Cwd,
 		Model:           model,
@@ -480,41 +480,6 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 		r.StructuredContent = o.StructuredContent
 	}
 	return r, nil
-}
-
-// transformContext runs the context handlers before each model call.
-func (h *Host) transformContext(ctx context.Context, msgs []llm.Message) []llm.Message {
-	m := h.exts()
-	if !m.Handles("context") {
-		return msgs
-	}
-	raw, err := json.Marshal(msgs)
-	if err != nil {
-		return msgs
-	}
-	out, err := m.Context(ctx, raw, h.extSnapshot())
-	if err != nil {
-		h.extFailed("context", err)
-		return msgs
-	}
-	if out == nil {
-		return msgs
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(out, &items); err != nil {
-		h.extFailed("context", fmt.Errorf("the handlers returned messages gopi cannot read: %w", err))
-		return msgs
-	}
-	next := make([]llm.Message, 0, len(items))
-	for _, it := range items {
-		msg, err := llm.UnmarshalMessage(it)
-		if err != nil {
-			h.extFailed("context", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
-			return msgs
-		}
-		next = append(next, msg)
-	}
-	return next
 }
 
 // extPrompt runs what extensions do with a prompt before gopi does: an
@@ -953,13 +918,13 @@ func (h *Host) extSendMessage(a ext.SendMessageParams) {
 		CustomType: a.Message.CustomType, Content: customContent(a.Message.Content), Display: a.Message.Display,
 		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
 	}
-	busy := h.settle(h.ctx)
+	busy := h.run.Settle(h.ctx)
 	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
 	switch {
 	case a.Options.DeliverAs == "nextTurn":
-		hold(&h.held, &h.held.nextTurn, llm.Message(msg))
+		h.run.HoldNextTurn(msg)
 	case busy && noTurn:
-		hold(&h.held, &h.held.custom, msg)
+		h.run.HoldCustom(msg)
 	case busy && a.Options.DeliverAs == "followUp":
 		h.agent.FollowUp(msg)
 	case busy:
@@ -981,33 +946,6 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 	h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
 }
 
-// flushPendingCustom adds the custom messages held during a run to the
-// session and the transcript, each reported as a message; it says whether
-// there were any.
-func (h *Host) flushPendingCustom() bool {
-	pending := takeHeld(&h.held, &h.held.custom)
-	for _, msg := range pending {
-		h.appendCustom(msg)
-	}
-	return len(pending) > 0
-}
-
-// pendingCustomCount is how many custom messages wait for the turn's end.
-func (h *Host) pendingCustomCount() int {
-	return h.held.customCount()
-}
-
-// afterTurnEnd is the agent's AfterTurnEnd: the custom messages held
-// during the turn join the session once its tool results are in (and
-// after turn_end's handlers, which may have sent some), so the next
-// request sees them.
-func (h *Host) afterTurnEnd(context.Context) []llm.Message {
-	if !h.flushPendingCustom() {
-		return nil
-	}
-	return h.agent.Messages()
-}
-
 // extSendUserMessage is pi.sendUserMessage: a user message, as if typed,
 // that always leads to a turn; during a run deliverAs says how it queues.
 func (h *Host) extSendUserMessage(a ext.SendUserMessageParams) {
@@ -1020,7 +958,7 @@ func (h *Host) extSendUserMessage(a ext.SendUserMessageParams) {
 		}
 	}
 	msg := llm.UserText(text, images...)
-	if h.settle(h.ctx) {
+	if h.run.Settle(h.ctx) {
 		switch a.Options.DeliverAs {
 		case "followUp":
 			h.agent.FollowUp(msg)
@@ -1116,38 +1054,6 @@ func nonNil(msgs []llm.Message) []llm.Message {
 		return []llm.Message{}
 	}
 	return msgs
-}
-
-// finishMessage runs the message_end handlers over a message that just
-// ended; a replacement of the same role takes its place in the
-// transcript, the session and the event the client sees.
-func (h *Host) finishMessage(ctx context.Context, msg llm.Message) llm.Message {
-	m := h.exts()
-	if !m.Handles("message_end") {
-		return msg
-	}
-	raw, err := json.Marshal(msg)
-	if err != nil {
-		return msg
-	}
-	out, err := m.MessageEnd(ctx, raw, h.extSnapshot())
-	if err != nil {
-		h.extFailed("message_end", err)
-		return msg
-	}
-	if out == nil {
-		return msg
-	}
-	next, err := llm.UnmarshalMessage(out)
-	if err != nil {
-		h.extFailed("message_end", fmt.Errorf("the handlers returned a message gopi cannot read: %w", err))
-		return msg
-	}
-	if reflect.TypeOf(next) != reflect.TypeOf(msg) {
-		h.extFailed("message_end", errMessageEndRole)
-		return msg
-	}
-	return next
 }
 
 // discoverResources adds the skills and prompt templates extensions offer

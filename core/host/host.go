@@ -10,10 +10,10 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
 	"github.com/gopi-dev/gopi/core/models"
@@ -133,8 +133,9 @@ type Host struct {
 
 	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
 	// run is the prompt in progress: its run plus the retries and
-	// compactions that follow it (runstate.go, drive.go).
-	run runState
+	// compactions that follow it, and the messages held for a point of it
+	// (core/host/run).
+	run *run.Run
 
 	mu    sync.Mutex // guards the fields below, through skills
 	store *session.Store
@@ -152,13 +153,6 @@ type Host struct {
 	templates []resources.Template
 	skills    []resources.Skill
 
-	// The drive's settings and counters (drive.go).
-	driveMu            sync.Mutex // guards the four fields below
-	retrySettings      RetrySettings
-	retryAttempt       int
-	compactionSettings compaction.Settings
-	overflowTried      bool // one compact-and-retry per overflow
-
 	clientMu sync.Mutex // guards client
 	client   api.Client // receives the host's UI requests (Bind)
 
@@ -167,7 +161,6 @@ type Host struct {
 	tools    *gate.Pipeline
 	approval *gate.Approval
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
-	held     heldMessages // messages waiting for a point of the run (held.go)
 
 	ext extState // the extensions' tools and dialogs (extensions.go)
 	// toolPasses keeps applyExtensionTools from running twice at once.
@@ -200,11 +193,7 @@ func New(opts Options) (*Host, error) {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	h := &Host{
-		opts: opts, store: opts.Store,
-		retrySettings:      opts.Settings.retrySettings(),
-		compactionSettings: opts.Settings.compactionSettings(),
-	}
+	h := &Host{opts: opts, store: opts.Store}
 	h.roots.set(opts.AdditionalDirs)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -213,18 +202,21 @@ func New(opts Options) (*Host, error) {
 	h.mcp = h.mcpState()
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
-		BeforeToolCall:   h.tools.Admit,
-		ToolStarting:     h.toolStarting,
-		AfterToolCall:    h.tools.Finish,
-		TransformContext: h.transformContext,
-		FinishMessage:    h.finishMessage,
-		TurnBoundary:     h.turnBoundary,
-		AfterTurnEnd:     h.afterTurnEnd,
-		RequestTools:     h.mcp.RequestTools,
-		OnQueueChange:    h.queueChanged,
-		SteeringMode:     queueMode(opts.Settings.SteeringMode),
-		FollowUpMode:     queueMode(opts.Settings.FollowUpMode),
-		Providers:        opts.Providers.Lookup,
+		BeforeToolCall: h.tools.Admit,
+		ToolStarting:   h.toolStarting,
+		AfterToolCall:  h.tools.Finish,
+		// The run's hooks are the run's (core/host/run), built below.
+		TransformContext: func(ctx context.Context, msgs []llm.Message) []llm.Message {
+			return h.run.TransformContext(ctx, msgs)
+		},
+		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
+		TurnBoundary:  h.turnBoundary,
+		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
+		RequestTools:  h.mcp.RequestTools,
+		OnQueueChange: h.queueChanged,
+		SteeringMode:  queueMode(opts.Settings.SteeringMode),
+		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
+		Providers:     opts.Providers.Lookup,
 		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
 			if m.API == llm.APIFaux {
 				return llm.Auth{}, nil
@@ -236,6 +228,12 @@ func New(opts Options) (*Host, error) {
 		// steering message is delivered; gopi does the same.
 		SteerKeepsTools: true,
 		Report:          opts.Report,
+	})
+	h.run = run.New(run.Config{
+		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.hooks(),
+		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
+		Retry:      opts.Settings.retrySettings(),
+		Compaction: opts.Settings.compactionSettings(),
 	})
 	h.agent.Subscribe(h.onAgentEvent)
 
@@ -340,10 +338,10 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		// The agent still counts as streaming for a moment after it
 		// delivered agent_end; a client that saw agent_end must be able
 		// to prompt at once, so the prompt settles (see settle).
-		h.run.agentEvent(ev.Type == agent.EventAgentEnd)
+		h.run.AgentEvent(ev.Type == agent.EventAgentEnd)
 	}
 	if ev.Type == agent.EventAgentEnd {
-		ev.WillRetry = h.willContinue(ev.Messages)
+		ev.WillRetry = h.run.WillContinue(ev.Messages)
 	}
 	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
 		h.mu.Lock()
@@ -397,14 +395,14 @@ func (h *Host) Store() *session.Store {
 // Run sends one user message and waits for the run to end, without the
 // retries and compactions a prompt's drive adds.
 func (h *Host) Run(ctx context.Context, text string, images []llm.ImageContent) error {
-	run, err := h.run.beginDrive(func() (func(), error) {
+	runIt, err := h.run.BeginDrive(func() (func(), error) {
 		return h.agent.StartPrompt(ctx, llm.UserText(text, images...))
 	})
 	if err != nil {
 		return err
 	}
-	defer func() { close(h.run.endDrive()) }()
-	run()
+	defer func() { close(h.run.EndDrive()) }()
+	runIt()
 	return nil
 }
 
@@ -427,15 +425,7 @@ func (h *Host) LastAssistantText() (string, bool) {
 }
 
 // LastAssistant is the latest assistant message, or nil.
-func (h *Host) LastAssistant() *llm.AssistantMessage {
-	msgs := h.agent.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if a, ok := msgs[i].(*llm.AssistantMessage); ok {
-			return a
-		}
-	}
-	return nil
-}
+func (h *Host) LastAssistant() *llm.AssistantMessage { return run.LastAssistant(h.agent.Messages()) }
 
 // Close aborts any run and bash command and waits for them to finish;
 // the session file is complete when it returns.
@@ -448,7 +438,7 @@ func (h *Host) Close(ctx context.Context) error {
 		h.bashCancel()
 	}
 	h.mu.Unlock()
-	h.run.cancelPauses()
+	h.run.CancelPauses()
 	done := make(chan struct{})
 	go func() {
 		h.runs.Wait()
@@ -486,4 +476,42 @@ func thinkingFor(s Settings, m *llm.Model) llm.ThinkingLevel {
 		return l
 	}
 	return models.DefaultThinking
+}
+
+// runHost is what the run tells the host: the events, and the problems
+// it survived.
+type runHost struct{ h *Host }
+
+func (r runHost) Emit(ev api.Event) { r.h.emit(ev) }
+func (r runHost) Report(err error)  { r.h.opts.Report(err) }
+
+func (r runHost) HookFailed(event string, err error) { r.h.extFailed(event, err) }
+
+// runSession is the session's side of the run (run.Session).
+type runSession struct{ h *Host }
+
+func (r runSession) Compact(ctx context.Context, reason, instructions string) (*api.CompactionResult, error) {
+	return r.h.compactNow(ctx, reason, instructions)
+}
+
+func (r runSession) LastCompaction() (int64, bool) { return latestCompaction(r.h.Store().Path()) }
+
+func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorMessage *string) {
+	r.h.extEvent(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
+}
+
+func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
+
+func (r runSession) BeforeSettle() func() { return r.h.beforeSettle() }
+
+func (r runSession) Ending() {
+	h := r.h
+	// A bash command the user ran during the run joins the transcript
+	// now, so it is saved even if no prompt follows (pi holds it for the
+	// next prompt and loses it when none comes).
+	h.flushPendingBash()
+	h.run.FlushCustom()
+	// Extensions' handlers of the run's events finish first (a dialog an
+	// agent_end handler opened is answered), as pi awaits them.
+	h.drainExtensions()
 }

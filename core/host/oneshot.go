@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -21,11 +22,11 @@ func (h *Host) PromptAndWait(ctx context.Context, text string, images []llm.Imag
 	for {
 		// A drive's end is its done channel (closed after agent_settled);
 		// without a drive, the next change of the run state.
-		p, done, wait := h.run.state()
+		p, done, wait := h.run.Now()
 		switch {
 		case done != nil:
 			wait = done
-		case p == runIdle:
+		case p == run.Idle:
 			return ctx.Err()
 		}
 		select {

@@ -1,29 +1,15 @@
 package host
 
-import "github.com/gopi-dev/gopi/core/api"
+import (
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/host/run"
+)
 
-// internalSource names gopi itself as the origin of an extension_error
-// event that reports an internal failure (clients already show those and
-// go on).
-const internalSource = "gopi"
-
-// survive is deferred by code that runs in the host's own goroutines (the
-// drive loop, retries, compaction). A panic there is a bug; it must not
-// take the process and the session down. survive reports it with its stack
-// (stderr), tells the client with an extension_error event, and runs
-// cleanup so the protocol's promises still hold (an auto_*_end for every
-// auto_*_start).
+// survive is deferred by code that runs in the host's own goroutines
+// (the extensions' start, their routes): a panic there is a bug, and must
+// not take the process and the session down (see [run.Survived]).
 func (h *Host) survive(where string, cleanup func(err error)) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	err, report := api.Panicked(where, v)
-	h.opts.Report(report)
-	if cleanup != nil {
-		cleanup(err)
-	}
-	h.emit(api.ExtensionError{ExtensionPath: internalSource, Event: where, Error: err.Error()})
+	run.Survived(recover(), runHost{h}, where, cleanup)
 }
 
 var _ api.Reporter = (*Host)(nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -38,7 +39,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	if done := h.pendingCompaction(); done != nil {
 		return started, h.promptAfterCompaction(ctx, done, msg)
 	}
-	if h.settle(ctx) {
+	if h.run.Settle(ctx) {
 		return h.queue(ctx, p.StreamingBehavior, msg)
 	}
 	return started, h.startPrompt(ctx, p, msg)
@@ -64,7 +65,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	h.mcp.WaitFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
 	h.checkpointPrompt(ctx)
-	run, err := h.run.beginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
+	run, err := h.run.BeginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
 		h.dropPendingCheckpoint()
 	}
@@ -76,10 +77,8 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	if err != nil {
 		return err
 	}
-	h.driveMu.Lock()
-	h.overflowTried = false
-	h.driveMu.Unlock()
-	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.drive(run) }) })
+	h.run.Fresh()
+	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.run.Drive(run) }) })
 	return nil
 }
 
@@ -89,14 +88,14 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 // before_agent_start's).
 func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	h.flushPendingBash()
-	h.flushPendingCustom()
+	h.run.FlushCustom()
 	if h.exts().Empty() {
 		return h.withSystem(msg)
 	}
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
 	base, baseJSON := h.refreshSystemPrompt()
-	extra := takeHeld(&h.held, &h.held.nextTurn)
+	extra := h.run.TakeNextTurn()
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
 	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
@@ -111,16 +110,14 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 	if err := h.readyToPrompt(); err != nil {
 		return err
 	}
-	w := &waitingPrompt{}
-	if err := h.run.beginWaiting(w); err != nil {
+	w := &run.WaitingPrompt{}
+	if err := h.run.BeginWaiting(w); err != nil {
 		return err // another prompt already waits for the compaction
 	}
-	h.driveMu.Lock()
-	h.overflowTried = false
-	h.driveMu.Unlock()
+	h.run.Fresh()
 	api.AfterResponse(ctx, func() {
-		// With a nil run, drive only ends the prompt.
-		h.runs.Go(func() { h.drive(h.awaitCompaction(done, w, msg)) })
+		// With a nil run, Drive only ends the prompt.
+		h.runs.Go(func() { h.run.Drive(h.awaitCompaction(done, w, msg)) })
 	})
 	return nil
 }
@@ -128,8 +125,8 @@ func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, 
 // awaitCompaction waits for the manual compaction a prompt arrived
 // behind and claims the prompt's run; nil when there is nothing to run
 // (the host closed, the claim failed, or a panic).
-func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.Message) (run func()) {
-	defer h.run.dropWaiting(w)
+func (h *Host) awaitCompaction(done <-chan struct{}, w *run.WaitingPrompt, msg llm.Message) (run func()) {
+	defer h.run.DropWaiting(w)
 	defer h.survive("the prompt waiting for compaction", func(error) { run = nil })
 	select {
 	case <-done:
@@ -139,7 +136,7 @@ func (h *Host) awaitCompaction(done <-chan struct{}, w *waitingPrompt, msg llm.M
 	msgs := h.runMessages(h.ctx, msg)
 	// Claimed under the run state's lock, so an abort either marked the
 	// prompt before or finds its run.
-	run, aborted, err := h.run.claimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
+	run, aborted, err := h.run.ClaimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
 		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
 		return nil
@@ -243,7 +240,7 @@ const abortWait = 10 * time.Second
 // Abort stops the running prompt and answers once the run has ended (its
 // agent_end is on the wire before the response, as in pi).
 func (h *Host) Abort(ctx context.Context) error {
-	done := h.run.abort()
+	done := h.run.Abort()
 	h.agent.Abort()
 	// Extensions' ctx.signal aborts with the run.
 	h.exts().Notify(ext.HostRunAbort, ext.Empty{})

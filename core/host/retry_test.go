@@ -68,15 +68,3 @@ func TestRetryRestartFailureEndsTheRetry(t *testing.T) {
 	require.NoError(t, h.PromptAndWait(ctx, "again", nil))
 	assert.Len(t, rec.retryEvents(), 2, "no retry event after a plain success")
 }
-
-// A failed reply that no provider classified (it carries no Failure, as
-// replies read back from a session file) is not retried, whatever its text.
-func TestUnclassifiedFailureIsNotRetried(t *testing.T) {
-	h, _ := newRetryHost(t)
-	m := &llm.AssistantMessage{StopReason: llm.StopError, ErrorMessage: "529 overloaded timeout"}
-	assert.False(t, h.isRetryable(m))
-	m.Failure = &llm.ProviderError{Status: 529}
-	assert.True(t, h.isRetryable(m))
-	m.Failure = &llm.ProviderError{Status: 400, Message: "timeout 529"}
-	assert.False(t, h.isRetryable(m))
-}

@@ -21,7 +21,7 @@ func (h *Host) GetState(ctx context.Context) (api.State, error) {
 	return api.State{
 		Model:                 h.agent.Model(),
 		ThinkingLevel:         h.agent.ThinkingLevel(),
-		IsStreaming:           h.settle(ctx),
+		IsStreaming:           h.run.Settle(ctx),
 		IsCompacting:          h.compacting(),
 		SteeringMode:          api.QueueMode(h.agent.SteeringMode()),
 		FollowUpMode:          api.QueueMode(h.agent.FollowUpMode()),

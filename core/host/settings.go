@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/gopi-dev/gopi/core/compaction"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/internal/homedir"
 	"github.com/gopi-dev/gopi/internal/regularfile"
@@ -141,6 +142,12 @@ func overDefaults[T any](raw json.RawMessage, defaults T) T {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// RetrySettings are settings.json's "retry" object (the run's).
+type RetrySettings = run.RetrySettings
+
+// DefaultRetrySettings are pi's: on, 3 retries, 2 s doubling.
+func DefaultRetrySettings() RetrySettings { return run.DefaultRetrySettings() }
 
 // retrySettings is the "retry" object, or pi's defaults when there is
 // none.

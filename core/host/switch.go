@@ -146,11 +146,8 @@ func (h *Host) adopt(next *session.Store) error {
 	h.mu.Lock()
 	h.store = next
 	h.mu.Unlock()
-	h.held.dropBash()
-	h.driveMu.Lock()
-	h.retryAttempt = 0
-	h.overflowTried = false
-	h.driveMu.Unlock()
+	h.run.DropBash()
+	h.run.Reset()
 
 	model := h.agent.Model()
 	level := h.agent.ThinkingLevel()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 )
@@ -32,7 +33,7 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	if h.agent.IsStreaming() {
 		return NavigateResult{}, errNavigateStreaming
 	}
-	ctx, release, ok := h.summaryWork(ctx)
+	ctx, release, ok := h.run.SummaryWork(ctx)
 	if !ok {
 		return NavigateResult{}, errNavigateBusy
 	}
@@ -180,10 +181,8 @@ func (h *Host) summarizeBranch(ctx context.Context, model *llm.Model, leaving []
 			return compaction.BranchSummary{}, fmt.Errorf("no API key for %s: %w", model.Provider, err)
 		}
 	}
-	h.driveMu.Lock()
-	reserve := h.compactionSettings.ReserveTokens
-	h.driveMu.Unlock()
-	return retrySummary(ctx, h, "branchSummary", "", func() (compaction.BranchSummary, error) {
+	reserve := h.run.CompactionSettings().ReserveTokens
+	return run.RetrySummary(ctx, h.run, "branchSummary", "", func() (compaction.BranchSummary, error) {
 		return compaction.SummarizeBranch(ctx, provider, model, auth, leaving, instructions, replace, reserve*8/10)
 	})
 }

@@ -1,4 +1,4 @@
-package host
+package run
 
 import (
 	"context"
@@ -11,22 +11,22 @@ import (
 
 func claimed() (func(), error) { return func() {}, nil }
 
-func phaseOf(s *runState) runPhase {
-	p, _, _ := s.state()
+func phaseOf(s *State) Phase {
+	p, _, _ := s.Now()
 	return p
 }
 
 // decided is settle's question: any phase but the one it waits out.
-func decided(p runPhase) bool { return p != runSettling }
+func decided(p Phase) bool { return p != Settling }
 
 // awaitAsync runs s.await in a goroutine the test waits for.
-func awaitAsync(t *testing.T, s *runState, ok func(runPhase) bool) <-chan runPhase {
+func awaitAsync(t *testing.T, s *State, ok func(Phase) bool) <-chan Phase {
 	t.Helper()
-	out := make(chan runPhase, 1)
+	out := make(chan Phase, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	go func() {
 		defer cancel()
-		p, done := s.await(ctx, ok)
+		p, done := s.Await(ctx, ok)
 		if !done {
 			t.Errorf("await gave up in phase %v", p)
 		}
@@ -36,8 +36,8 @@ func awaitAsync(t *testing.T, s *runState, ok func(runPhase) bool) <-chan runPha
 }
 
 // notYet fails if the waiter has returned: it must be asleep until the
-// state changes, not decide on its own.
-func notYet(t *testing.T, got <-chan runPhase) {
+// Now changes, not decide on its own.
+func notYet(t *testing.T, got <-chan Phase) {
 	t.Helper()
 	select {
 	case p := <-got:
@@ -49,27 +49,27 @@ func notYet(t *testing.T, got <-chan runPhase) {
 // The moment after agent_end is undecided: a waiter sleeps through it and
 // wakes when the drive ends (idle) or another run starts (running).
 func TestRunStateSettlingWakesWaiters(t *testing.T) {
-	var s runState
-	if _, err := s.beginDrive(claimed); err != nil {
+	var s State
+	if _, err := s.BeginDrive(claimed); err != nil {
 		t.Fatal(err)
 	}
-	if p := phaseOf(&s); p != runRunning {
+	if p := phaseOf(&s); p != Running {
 		t.Fatalf("after the claim: %v, want running", p)
 	}
-	s.agentEvent(false)
-	s.agentEvent(true)
+	s.AgentEvent(false)
+	s.AgentEvent(true)
 	got := awaitAsync(t, &s, decided)
 	notYet(t, got)
-	s.agentEvent(false) // a continued run starts
-	if p := <-got; p != runRunning {
+	s.AgentEvent(false) // a continued run starts
+	if p := <-got; p != Running {
 		t.Fatalf("woke in %v, want running", p)
 	}
 
-	s.agentEvent(true)
+	s.AgentEvent(true)
 	got = awaitAsync(t, &s, decided)
 	notYet(t, got)
-	done := s.endDrive()
-	if p := <-got; p != runIdle {
+	done := s.EndDrive()
+	if p := <-got; p != Idle {
 		t.Fatalf("woke in %v, want idle", p)
 	}
 	close(done)
@@ -78,60 +78,60 @@ func TestRunStateSettlingWakesWaiters(t *testing.T) {
 // A retry's wait and a compaction are decided phases, and compacting
 // overlays whatever the drive is doing.
 func TestRunStatePauses(t *testing.T) {
-	var s runState
-	_, _ = s.beginDrive(claimed)
-	s.agentEvent(true)
+	var s State
+	_, _ = s.BeginDrive(claimed)
+	s.AgentEvent(true)
 	ctx, cancel := context.WithCancel(t.Context())
-	s.waitRetry(cancel)
-	if p := phaseOf(&s); p != runRetryWait {
+	s.WaitRetry(cancel)
+	if p := phaseOf(&s); p != RetryWait {
 		t.Fatalf("waiting to retry: %v", p)
 	}
-	if !s.claimSummary(func() {}) {
+	if !s.ClaimSummary(func() {}) {
 		t.Fatal("the summary slot was free")
 	}
-	if s.claimSummary(func() {}) {
+	if s.ClaimSummary(func() {}) {
 		t.Fatal("the summary slot was taken twice")
 	}
-	if p := phaseOf(&s); p != runCompacting || !s.compacting() {
+	if p := phaseOf(&s); p != Compacting || !s.Compacting() {
 		t.Fatalf("with the summary slot taken: %v", p)
 	}
-	if done := s.abort(); done == nil {
+	if done := s.Abort(); done == nil {
 		t.Fatal("abort gave no drive to wait for")
 	}
 	if ctx.Err() == nil {
 		t.Fatal("abort left the retry's wait running")
 	}
-	s.releaseSummary()
-	s.retryOver()
-	if p := phaseOf(&s); p != runSettling {
+	s.ReleaseSummary()
+	s.RetryOver()
+	if p := phaseOf(&s); p != Settling {
 		t.Fatalf("after the retry's wait: %v, want settling", p)
 	}
-	close(s.endDrive())
-	if p := phaseOf(&s); p != runIdle || s.driving() {
+	close(s.EndDrive())
+	if p := phaseOf(&s); p != Idle || s.Driving() {
 		t.Fatalf("after the drive: %v", p)
 	}
 }
 
 // One prompt at a time: a second claim fails without touching the agent.
 func TestRunStateOneDrive(t *testing.T) {
-	var s runState
-	_, _ = s.beginDrive(claimed)
+	var s State
+	_, _ = s.BeginDrive(claimed)
 	called := false
-	_, err := s.beginDrive(func() (func(), error) { called = true; return claimed() })
+	_, err := s.BeginDrive(func() (func(), error) { called = true; return claimed() })
 	if !errors.Is(err, agent.ErrBusy) || called {
 		t.Fatalf("second drive: err %v, claim called %v", err, called)
 	}
-	if err := s.beginWaiting(&waitingPrompt{}); !errors.Is(err, errStreaming) {
+	if err := s.BeginWaiting(&WaitingPrompt{}); !errors.Is(err, ErrStreaming) {
 		t.Fatalf("waiting prompt during a drive: %v", err)
 	}
-	close(s.endDrive())
+	close(s.EndDrive())
 
 	// A failed claim leaves the host idle.
 	boom := errors.New("boom")
-	if _, err := s.beginDrive(func() (func(), error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := s.BeginDrive(func() (func(), error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("failed claim: %v", err)
 	}
-	if s.driving() {
+	if s.Driving() {
 		t.Fatal("a failed claim left a drive")
 	}
 }
@@ -139,41 +139,41 @@ func TestRunStateOneDrive(t *testing.T) {
 // A prompt accepted during a manual compaction counts as in progress at
 // once, and an abort before its claim is reported by the claim.
 func TestRunStateWaitingPrompt(t *testing.T) {
-	var s runState
-	c := &manualCompaction{done: make(chan struct{}), cancel: func() {}}
-	if !s.registerManual(c) {
+	var s State
+	c := &ManualCompaction{Done: make(chan struct{}), Cancel: func() {}}
+	if !s.RegisterManual(c) {
 		t.Fatal("registering the compaction")
 	}
-	w := &waitingPrompt{}
-	if err := s.beginWaiting(w); err != nil {
+	w := &WaitingPrompt{}
+	if err := s.BeginWaiting(w); err != nil {
 		t.Fatal(err)
 	}
-	if p := phaseOf(&s); p != runCompacting {
+	if p := phaseOf(&s); p != Compacting {
 		t.Fatalf("prompt behind a compaction: %v", p)
 	}
-	_ = s.abort()
-	s.endManual()
-	if p := phaseOf(&s); p != runSettling {
+	_ = s.Abort()
+	s.EndManual()
+	if p := phaseOf(&s); p != Settling {
 		t.Fatalf("after the compaction: %v, want settling", p)
 	}
-	_, aborted, err := s.claimWaiting(w, claimed)
+	_, aborted, err := s.ClaimWaiting(w, claimed)
 	if err != nil || !aborted {
 		t.Fatalf("claim: aborted %v, err %v", aborted, err)
 	}
-	if p := phaseOf(&s); p != runRunning {
+	if p := phaseOf(&s); p != Running {
 		t.Fatalf("after the claim: %v", p)
 	}
-	close(s.endDrive())
+	close(s.EndDrive())
 }
 
 // A waiter gives up when its context ends.
 func TestRunStateAwaitCancelled(t *testing.T) {
-	var s runState
-	_, _ = s.beginDrive(claimed)
+	var s State
+	_, _ = s.BeginDrive(claimed)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, ok := s.await(ctx, func(p runPhase) bool { return p == runIdle }); ok {
+	if _, ok := s.Await(ctx, func(p Phase) bool { return p == Idle }); ok {
 		t.Fatal("await reported idle during a drive")
 	}
-	close(s.endDrive())
+	close(s.EndDrive())
 }
