@@ -146,6 +146,21 @@ type State struct {
 	AutoCompactionEnabled bool              `json:"autoCompactionEnabled"`
 	MessageCount          int               `json:"messageCount"`
 	PendingMessageCount   int               `json:"pendingMessageCount"`
+	// Sandbox is gopi's own (pi has none): the sandbox the model's
+	// commands run in. Absent when the host was given none.
+	Sandbox *SandboxState `json:"sandbox,omitempty"`
+}
+
+// SandboxState is get_state's "sandbox": the mode (off, read-only,
+// workspace-write), whether commands reach the network, what confines
+// them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode is
+// off or cannot be enforced) and, when it cannot, why (commands are then
+// refused).
+type SandboxState struct {
+	Mode    string   `json:"mode"`
+	Network bool     `json:"network"`
+	Layers  []string `json:"layers"`
+	Problem string   `json:"problem,omitempty"`
 }
 
 // MessagesResult is "get_messages"'s data.

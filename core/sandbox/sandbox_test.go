@@ -264,3 +264,34 @@ func resetProbe(t *testing.T) {
 	probe = sync.OnceValue(probeKernel)
 	t.Cleanup(func() { probe = sync.OnceValue(probeKernel) })
 }
+
+// BenchmarkStart is the mechanism's own cost: /bin/true started as it
+// is, and through this package's test binary as the launcher (small, so
+// the figure is the confinement's; cmd/gopi's BenchmarkSandboxStart
+// measures gopi as the launcher).
+func BenchmarkStart(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name   string
+		policy Policy
+	}{
+		{"unconfined", Policy{Mode: Off}},
+		{"workspace-write", Policy{Mode: WorkspaceWrite, WritableRoots: []string{dir}, TempDir: dir}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			sb := New(c.policy, WithLauncher(os.Args[0]))
+			if sb.Problem() != nil {
+				b.Skip(sb.Problem())
+			}
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if err := sb.Confine(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
