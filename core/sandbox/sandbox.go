@@ -7,18 +7,40 @@
 // the file system and TCP, and a seccomp filter that closes every other
 // kind of socket. The restriction is the process's and every child's, and
 // none of them can lift it. A binary that imports this package serves as
-// the launcher (see init in launch_linux.go).
+// the launcher (package core/sandbox/launch).
 package sandbox
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gopi-dev/gopi/core/sandbox/launch"
 )
+
+// LauncherArg, as a binary's first argument, makes it the launcher
+// (package core/sandbox/launch, which every binary that imports this
+// package includes).
+const LauncherArg = launch.Arg
+
+// TestABIEnv is a test hook: a number in it caps the Landlock ABI gopi
+// believes the kernel has (0: no Landlock). It can only make gopi refuse
+// more, never confine less than the kernel allows.
+const TestABIEnv = launch.TestABIEnv
+
+// support is what this kernel offers a sandbox.
+type support struct {
+	landlockABI int
+	seccomp     bool
+	// why is set when the sandbox cannot work here at all (another OS).
+	why string
+}
 
 // Mode is how much a confined command may change.
 type Mode string
@@ -175,6 +197,12 @@ type Sandbox struct {
 	// followed, what the file tools' writes are checked against.
 	writable []string
 	tmp      string
+	// ruleset is the Landlock ruleset every command's launcher inherits
+	// and enforces (close-on-exec here), flags its restrict flags, and
+	// progs the seccomp programs it loads, hex-encoded.
+	ruleset *os.File
+	flags   uint32
+	progs   []string
 }
 
 // Option configures [New].
@@ -206,7 +234,8 @@ func New(p Policy, opts ...Option) *Sandbox {
 		}
 		s.exe = exe
 	}
-	s.layers, s.problem = check(p, probe())
+	sup := probe()
+	s.layers, s.problem = check(p, sup)
 	if s.problem != nil {
 		return s
 	}
@@ -218,8 +247,18 @@ func New(p Policy, opts ...Option) *Sandbox {
 			return s
 		}
 	}
-	for _, r := range append(slices.Clone(p.WritableRoots), s.tmp) {
+	write := append(slices.Clone(p.WritableRoots), s.tmp)
+	for _, r := range write {
 		s.writable = append(s.writable, realPath(r))
+	}
+	ruleset, flags, progs, err := prepare(sup.landlockABI, p.Network, write)
+	if err != nil {
+		s.problem = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return s
+	}
+	s.ruleset, s.flags = ruleset, flags
+	for _, prog := range progs {
+		s.progs = append(s.progs, hex.EncodeToString(prog))
 	}
 	return s
 }
@@ -275,7 +314,9 @@ func (s *Sandbox) TempDir() string { return s.tmp }
 
 // Confine makes cmd (built by exec.Command, not started) run under the
 // policy: it starts the launcher, which confines itself and then executes
-// what cmd named, with $TMPDIR set to the temp dir. With the mode off it
+// what cmd named, with $TMPDIR set to the temp dir. The Landlock
+// ruleset and the seccomp programs are built once, by [New]; the
+// launcher only enforces them. With the mode off it
 // changes nothing. It fails, and cmd must not be started, when the mode
 // cannot be enforced here.
 func (s *Sandbox) Confine(cmd *exec.Cmd) error {
@@ -288,13 +329,11 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
-	tmp := s.tmp
-	args := []string{s.exe, LauncherArg}
-	if !s.policy.Network {
-		args = append(args, flagNoNetwork)
-	}
-	for _, r := range append(slices.Clone(s.policy.WritableRoots), tmp) {
-		args = append(args, flagWrite, r)
+	fd := 3 + len(cmd.ExtraFiles) // the ruleset's number in the launcher
+	cmd.ExtraFiles = append(cmd.ExtraFiles, s.ruleset)
+	args := []string{s.exe, LauncherArg, launch.FlagRuleset, strconv.Itoa(fd), strconv.FormatUint(uint64(s.flags), 10)}
+	for _, p := range s.progs {
+		args = append(args, launch.FlagSeccomp, p)
 	}
 	args = append(args, "--", cmd.Path)
 	cmd.Args = append(args, cmd.Args...)
@@ -305,7 +344,7 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	}
 	cmd.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "TMPDIR=")
-	}), "TMPDIR="+tmp)
+	}), "TMPDIR="+s.tmp)
 	return nil
 }
 

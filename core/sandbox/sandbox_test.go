@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/sandbox/launch"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -221,18 +223,25 @@ func TestFailsClosedWithoutLandlock(t *testing.T) {
 	}
 }
 
-// TestTheLauncherFailsClosed: a launcher on a kernel it believes lacks
-// Landlock does not run the command.
+// TestTheLauncherFailsClosed: a launcher that cannot confine itself (on
+// a kernel it believes lacks Landlock, or given no ruleset) exits 126
+// and does not run the command.
 func TestTheLauncherFailsClosed(t *testing.T) {
 	l := newLayout(t)
-	cmd := exec.Command(os.Args[0], LauncherArg, flagNoNetwork, flagWrite, l.project, "--", "/bin/bash", "bash", "-c", "echo ran")
-	cmd.Env = append(os.Environ(), TestABIEnv+"=0")
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit)
-	assert.Equal(t, 126, exit.ExitCode())
-	assert.NotContains(t, string(out), "ran")
-	assert.Contains(t, string(out), "the command did not run")
+	sb := newSandbox(t, WorkspaceWrite, false, l)
+	marker := filepath.Join(l.project, "ran")
+	cmd := exec.Command("/bin/bash", "-c", "touch "+marker)
+	require.NoError(t, sb.Confine(cmd))
+	cmd.Env = append(cmd.Env, TestABIEnv+"=0")
+	bare := exec.Command(os.Args[0], LauncherArg, "--", "/bin/bash", "bash", "-c", "touch "+marker)
+	for _, c := range []*exec.Cmd{cmd, bare} {
+		out, err := c.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, launch.FailedStatus, exit.ExitCode())
+		assert.Contains(t, string(out), "the command did not run")
+		assert.NoFileExists(t, marker)
+	}
 }
 
 func TestCheckWrite(t *testing.T) {
