@@ -122,11 +122,12 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		if err := sb.Problem(); err != nil {
 			fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), err)
 		}
+		// get_state says so; with the mode off it stays pi's.
+		st := sb.State()
+		o.Sandbox = &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
 	} else if a.lent.Shell != nil {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
-	st := sb.State()
-	o.Sandbox = &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
 	o.ToolOptions = r.shell
 	o.ToolStarting = a.lent.ToolStarting
 	o.AdditionalDirs = a.lent.AdditionalDirs

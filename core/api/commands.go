@@ -147,14 +147,15 @@ type State struct {
 	MessageCount          int               `json:"messageCount"`
 	PendingMessageCount   int               `json:"pendingMessageCount"`
 	// Sandbox is gopi's own (pi has none): the sandbox the model's
-	// commands run in. Absent when the host was given none.
+	// commands run in. Absent with the mode off (and when the host was
+	// given none), so get_state stays pi's.
 	Sandbox *SandboxState `json:"sandbox,omitempty"`
 }
 
-// SandboxState is get_state's "sandbox": the mode (off, read-only,
+// SandboxState is get_state's "sandbox": the mode (read-only,
 // workspace-write), whether commands reach the network, what confines
-// them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode is
-// off or cannot be enforced) and, when it cannot, why (commands are then
+// them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
+// cannot be enforced) and, when it cannot, why (commands are then
 // refused).
 type SandboxState struct {
 	Mode    string   `json:"mode"`

@@ -1086,7 +1086,8 @@ export interface State {
 	pendingMessageCount: number;
 	/**
 	 * Sandbox is gopi's own (pi has none): the sandbox the model's
-	 * commands run in. Absent when the host was given none.
+	 * commands run in. Absent with the mode off (and when the host was
+	 * given none), so get_state stays pi's.
 	 */
 	sandbox?: SandboxState;
 }
@@ -1095,10 +1096,10 @@ export interface State {
 export type QueueMode = "all" | "one-at-a-time";
 
 /**
- * SandboxState is get_state's "sandbox": the mode (off, read-only,
+ * SandboxState is get_state's "sandbox": the mode (read-only,
  * workspace-write), whether commands reach the network, what confines
- * them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode is
- * off or cannot be enforced) and, when it cannot, why (commands are then
+ * them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
+ * cannot be enforced) and, when it cannot, why (commands are then
  * refused).
  */
 export interface SandboxState {
