@@ -124,7 +124,7 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	var out agent.Result
 	if *res.ExitCode != 0 {
 		status := fmt.Sprintf("Command exited with code %d", *res.ExitCode)
-		if sb != nil && deniedLike(res.FullOutput+res.Output) {
+		if sb != nil && (deniedLike(res.Output) || deniedLike(res.FullOutput)) {
 			status += "\n\n" + sb.Describe()
 		}
 		out = agent.ErrorResult("%s", withStatus(text, status))
