@@ -7,10 +7,12 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // line diffs for the edit tool
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // ** globs: find tool, --models scopes
 	github.com/coder/acp-go-sdk v0.13.5 // ACP wire types (acp), generated from the official schema; named explicitly: the proxy lists versions up to v0.13.0 only
+	github.com/elastic/go-seccomp-bpf v1.6.0 // the sandbox's seccomp filter: sockets other than Unix ones closed (core/sandbox)
 	github.com/go-git/go-git/v5 v5.19.3 // only plumbing/format/gitignore: .gitignore rules for the Go grep/find fallback
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // json/v2: the codec go.lsp.dev/protocol's types marshal through
 	github.com/google/uuid v1.6.0 // uuidv7 session ids, UI request ids
 	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup; also checks every ACP frame against the vendored schema in the tests
+	github.com/landlock-lsm/go-landlock v0.11.2 // the sandbox's Landlock rules: writes and TCP (core/sandbox)
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // official SDK: MCP client and its OAuth sign-in (core/mcp), and the test servers under core/mcp/testdata
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
@@ -20,7 +22,9 @@ require (
 	go.lsp.dev/protocol v1.0.1 // LSP wire types the bridge reads and writes (initialize, dialogs, progress, cancel); pinned: @latest resolves to an old v0.12.0
 	go.uber.org/goleak v1.3.0 // tests: no goroutine outlives a test
 	go.yaml.in/yaml/v3 v3.0.6 // frontmatter of prompt templates and skills (maintained fork of gopkg.in/yaml.v3)
+	golang.org/x/net v0.61.0 // only bpf: the sandbox's architecture guard, a seccomp filter (already in the module graph)
 	golang.org/x/oauth2 v0.37.0 // OAuth token types and refresh for MCP sign-ins (the Go MCP SDK's own choice)
+	golang.org/x/sys v0.49.0 // prctl and seccomp(2) for the sandbox's launcher (already in the module graph)
 	golang.org/x/term v0.47.0 // gopi mcp login: whether stdin is a terminal to paste a redirect URL into (the version already in the module graph)
 	golang.org/x/text v0.43.0 // Unicode normalisation for the edit tool's loose matching
 	google.golang.org/genai v1.77.0 // official SDK: google-generative-ai provider
@@ -67,9 +71,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/api v0.304.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect
@@ -86,6 +88,7 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
 	honnef.co/go/tools v0.8.2 // indirect; staticcheck 2026.2.2, pinned here so `go tool staticcheck` needs only the module proxy
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect; go-landlock's, never called: the launcher confines its one thread and executes
 )
 
 // `make lint` runs `go tool staticcheck ./...`: the version is pinned above

@@ -60,6 +60,8 @@ var allowed = map[string][]string{
 	"lspbridge":            {"core/api", "core/agent", "rpc", "internal/rpccodec"},
 	"lspbridge/acp":        {"core/api", "core/agent", "core/llm", "core/mcp", "core/tools", "rpc"},
 	"core/checkpoint":      {},
+	"core/sandbox":         {"core/sandbox/launch"},
+	"core/sandbox/launch":  {},
 
 	// go generate's tool for core/ext: it reads the protocol, nothing else.
 	"core/ext/internal/gen": {"core/ext"},

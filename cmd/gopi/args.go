@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/lspbridge/acp"
@@ -33,6 +34,7 @@ type args struct {
 	tools          []string
 	thinking       string
 	approval       string
+	sandbox        string
 	listModels     bool
 	listPattern    string
 	noContextFiles bool
@@ -198,6 +200,13 @@ func parseArgs(argv []string) *args {
 			a.thinking, _ = next(&i)
 		case "--approval":
 			a.approval, _ = next(&i)
+		case "--sandbox":
+			if v, ok := next(&i); ok {
+				if _, err := sandbox.ParseMode(v); err != nil {
+					a.errors = append(a.errors, fmt.Sprintf("--sandbox: %v", err))
+				}
+				a.sandbox = v
+			}
 		case "--print", "-p":
 			a.print = true
 			if i+1 < len(argv) {
@@ -320,7 +329,7 @@ func takesValue(flag string) bool {
 	switch flag {
 	case "--mode", "--provider", "--model", "--api-key", "--system-prompt", "--append-system-prompt",
 		"--session", "--session-dir", "--models", "--tools", "--thinking", "--approval",
-		"--prompt-template", "--skill", "--extension", "--name", "--session-id", "--fork",
+		"--sandbox", "--prompt-template", "--skill", "--extension", "--name", "--session-id", "--fork",
 		"--exclude-tools", "--export", "--theme", "--use-theme", "--tui-mode":
 		return true
 	}
@@ -331,7 +340,7 @@ func takesValue(flag string) bool {
 var knownFlags = []string{
 	"--help", "--version", "--mode", "--continue", "--provider", "--model", "--api-key",
 	"--system-prompt", "--append-system-prompt", "--no-session", "--session", "--session-dir",
-	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--print", "--list-models",
+	"--models", "--no-tools", "--tools", "--thinking", "--approval", "--sandbox", "--print", "--list-models",
 	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
 	"--no-extensions", "--approve", "--no-approve", "--resume", "--name", "--session-id", "--fork",
 	"--no-builtin-tools", "--exclude-tools", "--no-skills", "--no-prompt-templates", "--no-mcp",
@@ -426,6 +435,10 @@ Tools and prompt:
   --no-builtin-tools, -nbt           no built-in tool by default; extension tools stay
   --no-tools, -nt                    no tool at all, built-in or extension (--tools still adds)
   --approval off|writes|all          ask the client before tools run (default off)
+  --sandbox off|read-only|workspace-write
+                                     confine the bash tool's commands (Linux): write only in
+                                     the project and $TMPDIR, or only $TMPDIR; no network
+                                     unless settings say so (default off; docs/security.md)
   --system-prompt TEXT               replace the system prompt
   --append-system-prompt TEXT        add to the system prompt
   --no-context-files, -nc            ignore AGENTS.md / CLAUDE.md

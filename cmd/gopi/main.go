@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/checkpoint"
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -22,6 +23,10 @@ import (
 var version = "dev"
 
 func main() {
+	// gopi started as the sandbox's launcher (first argument
+	// sandbox.LauncherArg) never gets here: core/sandbox's init confines
+	// the process and executes the command before the packages that need
+	// more are initialised, which keeps a confined command's start cheap.
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -79,6 +84,9 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer startProfiles(stderr)()
 	ctx, stop := shutdownOnSignal(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// After the commands are ended: the sandbox's temp dir goes, with
+	// what they left in it.
+	defer sandbox.RemoveTempDirs()
 	// Last of all, after the session is closed: end what the commands gopi
 	// ran left running in the background, so no child outlives gopi.
 	defer tools.StopStarted(time.Second)

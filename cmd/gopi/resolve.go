@@ -10,6 +10,7 @@ import (
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/models"
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -30,6 +31,9 @@ type resolved struct {
 	shell []tools.Option
 	// sessionDir is where sessions go; "" means the agent dir's default.
 	sessionDir string
+	// sandbox is the policy the model's commands run under (--sandbox
+	// and the settings' "sandbox", which a project may only tighten).
+	sandbox sandbox.Policy
 }
 
 // loadSettings reads the user's settings and, when the project in cwd is
@@ -58,6 +62,16 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 	approval, err := host.ParseApproval(cmp.Or(a.approval, settings.Approval))
 	if err != nil {
 		return resolved{}, err
+	}
+	if settings.SandboxErr != nil {
+		return resolved{}, settings.SandboxErr
+	}
+	policy, notes, err := sandbox.Resolve(a.sandbox, settings.Sandbox, settings.ProjectSandbox, cwd)
+	if err != nil {
+		return resolved{}, fmt.Errorf("settings: %w", err)
+	}
+	for _, n := range notes {
+		ap.warn(n)
 	}
 	model, thinking, err := ap.resolveModel(a)
 	if err != nil {
@@ -96,6 +110,7 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 		},
 		shell:      settings.ShellToolOptions(),
 		sessionDir: sessionDirOf(a, settings, cwd),
+		sandbox:    policy,
 	}, nil
 }
 

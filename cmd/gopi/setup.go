@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm/faux"
 	"github.com/gopi-dev/gopi/core/models"
 	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -112,7 +114,18 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if a.lent.FS != nil {
 		r.shell = append(r.shell, tools.WithFS(a.lent.FS))
 	}
-	if a.lent.Shell != nil {
+	sb := sandbox.New(r.sandbox)
+	if sb.Enabled() {
+		// The model's commands run confined, on this machine: a client's
+		// terminal (ACP) cannot be confined, so none is borrowed.
+		r.shell = append(r.shell, tools.WithSandbox(sb))
+		if err := sb.Problem(); err != nil {
+			fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), err)
+		}
+		// get_state says so; with the mode off it stays pi's.
+		st := sb.State()
+		o.Sandbox = &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
+	} else if a.lent.Shell != nil {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
 	o.ToolOptions = r.shell

@@ -146,6 +146,22 @@ type State struct {
 	AutoCompactionEnabled bool              `json:"autoCompactionEnabled"`
 	MessageCount          int               `json:"messageCount"`
 	PendingMessageCount   int               `json:"pendingMessageCount"`
+	// Sandbox is gopi's own (pi has none): the sandbox the model's
+	// commands run in. Absent with the mode off (and when the host was
+	// given none), so get_state stays pi's.
+	Sandbox *SandboxState `json:"sandbox,omitempty"`
+}
+
+// SandboxState is get_state's "sandbox": the mode (read-only,
+// workspace-write), whether commands reach the network, what confines
+// them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
+// cannot be enforced) and, when it cannot, why (commands are then
+// refused).
+type SandboxState struct {
+	Mode    string   `json:"mode"`
+	Network bool     `json:"network"`
+	Layers  []string `json:"layers"`
+	Problem string   `json:"problem,omitempty"`
 }
 
 // MessagesResult is "get_messages"'s data.

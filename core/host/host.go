@@ -93,6 +93,9 @@ type Options struct {
 	// tool starts running: after the extensions' tool_call handlers and
 	// the approval gate let it through (ACP's in_progress).
 	ToolStarting func(toolCallID string)
+	// Sandbox is what get_state reports of the sandbox the tools were
+	// built with (tools.WithSandbox); nil reports none.
+	Sandbox *api.SandboxState
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)

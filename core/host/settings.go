@@ -7,6 +7,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/host/run"
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/tools"
 	"github.com/gopi-dev/gopi/internal/homedir"
 	"github.com/gopi-dev/gopi/internal/regularfile"
@@ -64,6 +65,16 @@ type Settings struct {
 	Retry      *RetrySettings       `json:"-"`
 	Compaction *compaction.Settings `json:"-"`
 
+	// Sandbox is the agent dir's "sandbox" object, ProjectSandbox a
+	// trusted project's, which may only tighten it (sandbox.Resolve);
+	// nil when the file has none. A leading "~" of a writable root is
+	// expanded.
+	Sandbox        *sandbox.Settings `json:"-"`
+	ProjectSandbox *sandbox.Settings `json:"-"`
+	// SandboxErr is a "sandbox" object that does not decode: gopi stops
+	// rather than run commands with less confinement than was asked.
+	SandboxErr error `json:"-"`
+
 	// Merged is every key of the settings files, global and project
 	// merged, gopi's or not: what pi.getSettings() returns.
 	Merged json.RawMessage `json:"-"`
@@ -90,11 +101,13 @@ type ExtensionHostSettings struct {
 func LoadSettings(agentDir, cwd string) (Settings, []error) {
 	merged := map[string]any{}
 	var problems []error
+	var global, project *sandbox.Settings
+	var sandboxErr error
 	paths := []string{filepath.Join(agentDir, "settings.json")}
 	if cwd != "" {
 		paths = append(paths, filepath.Join(cwd, ".pi", "settings.json"))
 	}
-	for _, path := range paths {
+	for i, path := range paths {
 		data, err := regularfile.ReadFile(path)
 		if regularfile.Missing(err) {
 			continue
@@ -109,6 +122,15 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 			continue
 		}
 		mergeInto(merged, m)
+		sb, err := sandboxSettings(m["sandbox"])
+		if err != nil && sandboxErr == nil {
+			sandboxErr = fmt.Errorf("settings %s: \"sandbox\": %w", path, err)
+		}
+		if i == 0 {
+			global = sb
+		} else {
+			project = sb
+		}
 	}
 	var s Settings
 	data, _ := json.Marshal(merged)
@@ -125,7 +147,25 @@ func LoadSettings(agentDir, cwd string) (Settings, []error) {
 	s.Retry = ptr(overDefaults(objects.Retry, DefaultRetrySettings()))
 	s.Compaction = ptr(overDefaults(objects.Compaction, compaction.DefaultSettings()))
 	s.Merged = data
+	s.Sandbox, s.ProjectSandbox, s.SandboxErr = global, project, sandboxErr
 	return s, problems
+}
+
+// sandboxSettings decodes one file's "sandbox" object (nil when there is
+// none).
+func sandboxSettings(v any) (*sandbox.Settings, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, _ := json.Marshal(v)
+	var sb sandbox.Settings
+	if err := json.Unmarshal(raw, &sb); err != nil {
+		return nil, err
+	}
+	for i, r := range sb.WritableRoots {
+		sb.WritableRoots[i] = homedir.Expand(r)
+	}
+	return &sb, nil
 }
 
 // overDefaults decodes a settings.json object over defaults: keys it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -71,10 +72,20 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	if t.c.commandPrefix != "" {
 		command = t.c.commandPrefix + "\n" + command
 	}
+	shell := t.c.shell
+	sb := t.c.confined()
+	if sb != nil {
+		local, ok := shell.(LocalShell)
+		if !ok {
+			return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", shell), nil
+		}
+		local.Confine = sb.Confine
+		shell = local
+	}
 	opts := ShellOptions{
 		Command:       command,
 		Dir:           t.cwd,
-		Shell:         t.c.shell,
+		Shell:         shell,
 		TempDir:       t.c.tempDir,
 		TempPrefix:    "gopi-bash",
 		FullOutputMax: BashOutputMax,
@@ -112,7 +123,11 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	}
 	var out agent.Result
 	if *res.ExitCode != 0 {
-		out = agent.ErrorResult("%s", withStatus(text, fmt.Sprintf("Command exited with code %d", *res.ExitCode)))
+		status := fmt.Sprintf("Command exited with code %d", *res.ExitCode)
+		if sb != nil && (deniedLike(res.Output) || deniedLike(res.FullOutput)) {
+			status += "\n\n" + sb.Describe()
+		}
+		out = agent.ErrorResult("%s", withStatus(text, status))
 	} else {
 		out = agent.TextResult(text)
 	}
@@ -131,6 +146,13 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	}
 	out.StructuredContent = structured
 	return out, nil
+}
+
+// deniedLike reports whether a command's output has the messages of a
+// refused write or socket: what Landlock (EACCES) and the seccomp filter
+// (EPERM) make programs print.
+func deniedLike(out string) bool {
+	return strings.Contains(out, "Permission denied") || strings.Contains(out, "Operation not permitted")
 }
 
 // formatBashOutput is the output text with, when truncated, a note on what

@@ -137,6 +137,9 @@ func (t *editTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
 	}
+	if err := t.c.checkWrite(abs); err != nil {
+		return agent.ErrorResult("Could not edit %s: %v; nothing was written.", a.Path, err), nil
+	}
 	info, err := t.c.fs.Stat(ctx, abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -43,6 +43,9 @@ type LocalShell struct {
 	// KillGrace is how long a stopped command has between SIGTERM and
 	// SIGKILL; zero means one second.
 	KillGrace time.Duration
+	// Confine, when set, makes each command run confined ([Sandbox]);
+	// a command it fails for does not run.
+	Confine func(*exec.Cmd) error
 }
 
 var _ Shell = LocalShell{}
@@ -84,6 +87,11 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	cmd := exec.Command(sh, "-c", req.Command)
 	cmd.Dir = req.Dir
 	cmd.Env = req.Env
+	if s.Confine != nil {
+		if err := s.Confine(cmd); err != nil {
+			return nil, err
+		}
+	}
 	out := req.Output
 	if out == nil {
 		out = io.Discard

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type Option func(*config)
 type config struct {
 	fs            FS
 	shell         Shell
+	sandbox       Sandbox
 	commandPrefix string
 	tempDir       string
 	noExternal    bool
@@ -51,6 +53,50 @@ func WithFS(fsys FS) Option { return func(c *config) { c.fs = fsys } }
 
 // WithShell makes bash run commands with sh.
 func WithShell(sh Shell) Option { return func(c *config) { c.shell = sh } }
+
+// Sandbox confines what the model's tools change (core/sandbox's
+// Sandbox): the bash tool's commands run through Confine, and the write
+// and edit tools write only where CheckWrite allows.
+type Sandbox interface {
+	// Enabled reports whether there is anything to confine (the mode is
+	// not off).
+	Enabled() bool
+	// Confine makes cmd, not yet started, run confined; an error means
+	// it must not run.
+	Confine(cmd *exec.Cmd) error
+	// CheckWrite says whether the file at real (absolute, every link
+	// followed) may be written.
+	CheckWrite(real string) error
+	// Describe tells the model what a confined command may do.
+	Describe() string
+}
+
+// WithSandbox confines the bash, write and edit tools with sb. bash then
+// runs commands with [LocalShell] only: a command the sandbox cannot
+// confine (another [Shell]'s) is refused, never run.
+func WithSandbox(sb Sandbox) Option { return func(c *config) { c.sandbox = sb } }
+
+// confined is the sandbox when it confines anything, else nil.
+func (c *config) confined() Sandbox {
+	if c.sandbox == nil || !c.sandbox.Enabled() {
+		return nil
+	}
+	return c.sandbox
+}
+
+// checkWrite refuses a write to abs that the sandbox does not allow,
+// judged on where abs leads with every link followed.
+func (c *config) checkWrite(abs string) error {
+	sb := c.confined()
+	if sb == nil {
+		return nil
+	}
+	real, err := RealPath(abs)
+	if err != nil {
+		return err
+	}
+	return sb.CheckWrite(real)
+}
 
 // WithCommandPrefix puts prefix on its own line before every bash command
 // (shell setup such as `shopt -s expand_aliases`).

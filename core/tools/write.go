@@ -47,6 +47,9 @@ func (t *writeTool) Run(ctx context.Context, call agent.Call, _ func(agent.Resul
 	if ctx.Err() != nil {
 		return agent.ErrorResult("Operation aborted"), nil
 	}
+	if err := t.c.checkWrite(abs); err != nil {
+		return agent.ErrorResult("Cannot write %s: %v; nothing was written.", a.Path, err), nil
+	}
 	if err := t.c.fs.MkdirAll(ctx, filepath.Dir(abs)); err != nil {
 		return agent.ErrorResult("Cannot create the directory for %s: %v", a.Path, err), nil
 	}

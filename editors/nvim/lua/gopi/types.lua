@@ -810,9 +810,21 @@
 ---@field autoCompactionEnabled boolean
 ---@field messageCount integer
 ---@field pendingMessageCount integer
+---@field sandbox? gopi.SandboxState Sandbox is gopi's own (pi has none): the sandbox the model's commands run in. Absent with the mode off (and when the host was given none), so get_state stays pi's.
 
 --- QueueMode is how queued steering or follow-up messages are delivered.
 ---@alias gopi.QueueMode "all"|"one-at-a-time"
+
+--- SandboxState is get_state's "sandbox": the mode (read-only,
+--- workspace-write), whether commands reach the network, what confines
+--- them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
+--- cannot be enforced) and, when it cannot, why (commands are then
+--- refused).
+---@class gopi.SandboxState
+---@field mode string
+---@field network boolean
+---@field layers string[]
+---@field problem? string
 
 --- TreeResult is get_tree's data: the entry forest and the current leaf.
 ---@class gopi.TreeResult

@@ -1084,10 +1084,30 @@ export interface State {
 	autoCompactionEnabled: boolean;
 	messageCount: number;
 	pendingMessageCount: number;
+	/**
+	 * Sandbox is gopi's own (pi has none): the sandbox the model's
+	 * commands run in. Absent with the mode off (and when the host was
+	 * given none), so get_state stays pi's.
+	 */
+	sandbox?: SandboxState;
 }
 
 /** QueueMode is how queued steering or follow-up messages are delivered. */
 export type QueueMode = "all" | "one-at-a-time";
+
+/**
+ * SandboxState is get_state's "sandbox": the mode (read-only,
+ * workspace-write), whether commands reach the network, what confines
+ * them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
+ * cannot be enforced) and, when it cannot, why (commands are then
+ * refused).
+ */
+export interface SandboxState {
+	mode: string;
+	network: boolean;
+	layers: string[];
+	problem?: string;
+}
 
 /** TreeResult is get_tree's data: the entry forest and the current leaf. */
 export interface TreeResult {

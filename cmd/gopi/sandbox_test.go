@@ -1,0 +1,261 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/core/sandbox"
+	"github.com/gopi-dev/gopi/rpc"
+)
+
+// sandboxWorld is a world whose project sits beside a directory outside
+// it, with a link from the project to that directory.
+type sandboxWorld struct {
+	*world
+	outside string
+}
+
+func newSandboxWorld(t *testing.T, turns ...llmtest.Turn) sandboxWorld {
+	t.Helper()
+	w := newWorld(t, turns...)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	w.cwd = filepath.Join(base, "project")
+	outside := filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(w.cwd, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(w.cwd, "out")))
+	return sandboxWorld{w, outside}
+}
+
+// startEnv is start with extra environment.
+func (w *world) startEnv(env []string, extra ...string) *proc {
+	w.t.Helper()
+	args := append([]string{gopiBinary(w.t), "--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
+	return launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingNewline, env, args...)
+}
+
+// requireSandbox skips a test on a kernel that cannot run the sandbox
+// (it fails in CI, where GOPI_REQUIRE_TOOLS is set).
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	sb := sandbox.New(sandbox.Policy{Mode: sandbox.WorkspaceWrite, TempDir: t.TempDir()}, sandbox.WithLauncher(gopiBinary(t)))
+	if err := sb.Problem(); err != nil {
+		if os.Getenv("GOPI_REQUIRE_TOOLS") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+func sandboxBash(t *testing.T, id, command string) llmtest.Block {
+	return llmtest.Call(id, "bash", mustJSON(t, map[string]any{"command": command}))
+}
+
+// TestSandboxWorkspaceWriteConfinesTheBashTool: in workspace-write the
+// bash tool writes in the project and $TMPDIR, and not outside: not
+// directly, not through a link, not from a background job. The model
+// reads that the sandbox may have refused it, and get_state names the
+// layers.
+func TestSandboxWorkspaceWriteConfinesTheBashTool(t *testing.T) {
+	requireSandbox(t)
+	w := newSandboxWorld(t,
+		llmtest.ToolCalls(
+			sandboxBash(t, "in", `echo in > inside.txt && echo t > "$TMPDIR/t.txt" && cat "$TMPDIR/t.txt"`),
+			sandboxBash(t, "direct", "echo x > ../outside/direct.txt"),
+			sandboxBash(t, "link", "echo x > out/linked.txt"),
+			sandboxBash(t, "bg", "(sleep 0.1; echo x > ../outside/bg.txt) & wait $!"),
+		),
+		llmtest.Text("done"),
+	)
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "workspace-write"}})
+	p := w.start()
+
+	st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
+	assert.Equal(t, map[string]any{"mode": "workspace-write", "network": false, "layers": []any{"landlock-fs", "landlock-net", "seccomp"}}, st["sandbox"])
+
+	p.ok("1", map[string]any{"type": "prompt", "message": "write things"})
+	rs := p.idle()
+	in := toolEnd(rs, "in")
+	require.NotNil(t, in)
+	assert.Equal(t, false, in["isError"], resultText(in))
+	assert.Equal(t, "t\n", resultText(in))
+	assert.FileExists(t, filepath.Join(w.cwd, "inside.txt"))
+	for _, id := range []string{"direct", "link", "bg"} {
+		end := toolEnd(rs, id)
+		require.NotNil(t, end, id)
+		assert.Equal(t, true, end["isError"], id)
+		assert.Contains(t, resultText(end), "Permission denied", id)
+		assert.Contains(t, resultText(end), "The command ran in gopi's sandbox (workspace-write): it may write only in "+w.cwd, id)
+	}
+	entries, err := os.ReadDir(w.outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing was written outside the project")
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestSandboxNetwork: a loopback TCP listener is out of reach with the
+// network off (the default) and in reach with "network": true.
+func TestSandboxNetwork(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	dial := "exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + " && echo connected"
+	for _, network := range []bool{false, true} {
+		t.Run("network="+strconv.FormatBool(network), func(t *testing.T) {
+			w := newSandboxWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", dial)), llmtest.Text("done"))
+			w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"network": network}})
+			p := w.start("--sandbox", "workspace-write")
+			p.ok("1", map[string]any{"type": "prompt", "message": "dial"})
+			end := toolEnd(p.idle(), "b1")
+			require.NotNil(t, end)
+			if network {
+				assert.Equal(t, false, end["isError"], resultText(end))
+				assert.Equal(t, "connected\n", resultText(end))
+			} else {
+				assert.Equal(t, true, end["isError"])
+				assert.NotContains(t, resultText(end), "connected\n")
+				assert.Contains(t, resultText(end), "the network is off")
+			}
+			assert.Equal(t, 0, p.exit())
+		})
+	}
+}
+
+// TestSandboxReadOnly: read-only commands read the project and write
+// only $TMPDIR; the write tool is refused too.
+func TestSandboxReadOnly(t *testing.T) {
+	requireSandbox(t)
+	w := newSandboxWorld(t,
+		llmtest.ToolCalls(
+			sandboxBash(t, "read", `cat f.txt && echo t > "$TMPDIR/t" && echo tmp-ok`),
+			sandboxBash(t, "write", "echo x > f.txt"),
+			llmtest.Call("tool", "write", `{"path":"g.txt","content":"x"}`),
+		),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "f.txt"), []byte("data\n"), 0o644))
+	p := w.start("--sandbox", "read-only")
+	p.ok("1", map[string]any{"type": "prompt", "message": "try"})
+	rs := p.idle()
+	assert.Equal(t, "data\ntmp-ok\n", resultText(toolEnd(rs, "read")))
+	assert.Equal(t, true, toolEnd(rs, "write")["isError"])
+	assert.Contains(t, resultText(toolEnd(rs, "write")), "Permission denied")
+	assert.Equal(t, true, toolEnd(rs, "tool")["isError"])
+	assert.Contains(t, resultText(toolEnd(rs, "tool")), "gopi's sandbox denied the write")
+	data, _ := os.ReadFile(filepath.Join(w.cwd, "f.txt"))
+	assert.Equal(t, "data\n", string(data))
+	assert.NoFileExists(t, filepath.Join(w.cwd, "g.txt"))
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestSandboxWriteAndEditToolsStayInTheProject: the write and edit tools
+// refuse a target outside the writable roots, named directly or reached
+// through a link, and write inside.
+func TestSandboxWriteAndEditToolsStayInTheProject(t *testing.T) {
+	w := newSandboxWorld(t)
+	w.srv.Push(
+		llmtest.ToolCalls(
+			llmtest.Call("in", "write", `{"path":"in.txt","content":"x"}`),
+			llmtest.Call("abs", "write", mustJSON(t, map[string]any{"path": filepath.Join(w.outside, "abs.txt"), "content": "x"})),
+			llmtest.Call("link", "write", `{"path":"out/link.txt","content":"x"}`),
+			llmtest.Call("edit", "edit", `{"path":"out/f.txt","edits":[{"oldText":"old","newText":"new"}]}`),
+		),
+		llmtest.Text("done"),
+	)
+	require.NoError(t, os.WriteFile(filepath.Join(w.outside, "f.txt"), []byte("old"), 0o644))
+	p := w.start("--sandbox", "workspace-write")
+	p.ok("1", map[string]any{"type": "prompt", "message": "write"})
+	rs := p.idle()
+	assert.Equal(t, false, toolEnd(rs, "in")["isError"])
+	for _, id := range []string{"abs", "link", "edit"} {
+		end := toolEnd(rs, id)
+		assert.Equal(t, true, end["isError"], id)
+		assert.Contains(t, resultText(end), "gopi's sandbox denied the write", id)
+		assert.Contains(t, resultText(end), "nothing was written", id)
+	}
+	entries, _ := os.ReadDir(w.outside)
+	assert.Len(t, entries, 1)
+	data, _ := os.ReadFile(filepath.Join(w.outside, "f.txt"))
+	assert.Equal(t, "old", string(data))
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestSandboxFailsClosed: on a kernel without Landlock (simulated by the
+// test hook) gopi says so once at start, reports it in get_state, and
+// refuses every command instead of running it unconfined.
+func TestSandboxFailsClosed(t *testing.T) {
+	w := newSandboxWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", "touch ran")), llmtest.Text("done"))
+	p := w.startEnv([]string{sandbox.TestABIEnv + "=0"}, "--sandbox", "workspace-write")
+	st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
+	sb := st["sandbox"].(map[string]any)
+	assert.Equal(t, "workspace-write", sb["mode"])
+	assert.Equal(t, []any{}, sb["layers"])
+	assert.Contains(t, sb["problem"], "no Landlock")
+	p.ok("1", map[string]any{"type": "prompt", "message": "run"})
+	end := toolEnd(p.idle(), "b1")
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "cannot be enforced here, so commands are refused")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "ran"))
+	assert.Equal(t, 0, p.exit())
+	assert.Contains(t, p.stderr.String(), "gopi: sandbox workspace-write: gopi's sandbox cannot be enforced here")
+}
+
+// TestSandboxProjectMayOnlyTighten: a trusted project's settings make
+// the mode stricter and never looser; the mode off is no sandbox at all.
+func TestSandboxProjectMayOnlyTighten(t *testing.T) {
+	cases := []struct {
+		user, project, want string
+	}{
+		{"workspace-write", "read-only", "read-only"},
+		{"read-only", "off", "read-only"},
+		{"", "", "off"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.user+"+"+tc.project, func(t *testing.T) {
+			w := newWorld(t)
+			w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": tc.user}})
+			w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": tc.project}})
+			w.trustProject()
+			p := w.start()
+			st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
+			if tc.want == "off" {
+				assert.NotContains(t, st, "sandbox", "with the mode off get_state is pi's")
+			} else {
+				assert.Equal(t, tc.want, st["sandbox"].(map[string]any)["mode"])
+			}
+			assert.Equal(t, 0, p.exit())
+		})
+	}
+}
+
+// TestSandboxFlagIsChecked: an unknown mode stops gopi with a usage
+// error, from the flag and from the settings.
+func TestSandboxFlagIsChecked(t *testing.T) {
+	w := newWorld(t)
+	p := w.start("--sandbox", "strict")
+	assert.Equal(t, 2, p.exit())
+	assert.Contains(t, p.stderr.String(), `--sandbox: unknown sandbox mode "strict"`)
+
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"network": "yes"}})
+	p = w.start()
+	assert.Equal(t, 1, p.exit())
+	assert.Contains(t, p.stderr.String(), `"sandbox"`)
+}

@@ -1,0 +1,104 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeSandbox allows writes under root; its Confine marks the command's
+// environment, or fails with refuse.
+type fakeSandbox struct {
+	root   string
+	refuse error
+}
+
+func (f fakeSandbox) Enabled() bool { return true }
+
+func (f fakeSandbox) Confine(cmd *exec.Cmd) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	cmd.Env = append(os.Environ(), "CONFINED=yes")
+	return nil
+}
+
+func (f fakeSandbox) CheckWrite(real string) error {
+	if rel, err := filepath.Rel(f.root, real); err == nil && !strings.HasPrefix(rel, "..") {
+		return nil
+	}
+	return errors.New("outside the sandbox")
+}
+
+func (f fakeSandbox) Describe() string { return "The command ran in the fake sandbox." }
+
+func TestSandboxedWriteAndEditStayInTheRoots(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	project, outside := filepath.Join(base, "p"), filepath.Join(base, "o")
+	writeFile(t, filepath.Join(outside, "f.txt"), "old")
+	require.NoError(t, os.Mkdir(project, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(project, "out")))
+	sb := WithSandbox(fakeSandbox{root: project})
+
+	res := run(t, project, NameWrite, map[string]any{"path": "in.txt", "content": "x"}, sb)
+	assert.False(t, res.IsError, text(res))
+	for _, path := range []string{filepath.Join(outside, "new.txt"), "out/new.txt", "out/f.txt"} {
+		res = run(t, project, NameWrite, map[string]any{"path": path, "content": "x"}, sb)
+		assert.True(t, res.IsError, path)
+		assert.Contains(t, text(res), "outside the sandbox; nothing was written", path)
+	}
+	res = run(t, project, NameEdit, map[string]any{"path": "out/f.txt", "edits": []map[string]any{{"oldText": "old", "newText": "new"}}}, sb)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "Could not edit out/f.txt: outside the sandbox")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "nothing new outside")
+	data, _ := os.ReadFile(filepath.Join(outside, "f.txt"))
+	assert.Equal(t, "old", string(data))
+}
+
+func TestSandboxedBashRunsConfined(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, dir, NameBash, map[string]any{"command": "echo $CONFINED"}, WithSandbox(fakeSandbox{root: dir}))
+	assert.False(t, res.IsError)
+	assert.Equal(t, "yes\n", text(res))
+
+	// A refusal the sandbox may have caused says what the sandbox allows.
+	res = run(t, dir, NameBash, map[string]any{"command": "echo 'x: Permission denied' >&2; exit 1"}, WithSandbox(fakeSandbox{root: dir}))
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "Command exited with code 1\n\nThe command ran in the fake sandbox.")
+	res = run(t, dir, NameBash, map[string]any{"command": "exit 1"}, WithSandbox(fakeSandbox{root: dir}))
+	assert.NotContains(t, text(res), "fake sandbox", "only when something was refused")
+
+	// A sandbox that cannot confine the command: it does not run.
+	marker := filepath.Join(dir, "ran")
+	res = run(t, dir, NameBash, map[string]any{"command": "touch " + marker}, WithSandbox(fakeSandbox{root: dir, refuse: errors.New("no Landlock here")}))
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "no Landlock here")
+	assert.NoFileExists(t, marker)
+}
+
+// otherShell runs nothing and says so.
+type otherShell struct{ ran *bool }
+
+func (s otherShell) Exec(context.Context, ExecRequest) (*int, error) {
+	*s.ran = true
+	return new(int), nil
+}
+
+func TestSandboxedBashRefusesAShellItCannotConfine(t *testing.T) {
+	dir := t.TempDir()
+	var ran bool
+	res := run(t, dir, NameBash, map[string]any{"command": "true"}, WithShell(otherShell{&ran}), WithSandbox(fakeSandbox{root: dir}))
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "cannot confine")
+	assert.False(t, ran)
+}
