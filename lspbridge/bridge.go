@@ -58,6 +58,8 @@ type Bridge struct {
 	cancel context.CancelCauseFunc
 	prog   *progress
 	sched  *api.Scheduler // runs the pi/ commands, in order
+	// serving is sched once Serve has made it, for Drain.
+	serving atomic.Pointer[api.Scheduler]
 
 	mu          sync.Mutex // guards the fields below
 	rt          Runtime
@@ -122,6 +124,15 @@ func New(opts Options) *Bridge {
 // errExit is the connection's cancel cause after the exit notification.
 var errExit = errors.New("the client sent exit")
 
+// Drain returns once every request read so far has had its turn: its
+// response written, a long one past its first step (api.Scheduler.Drain).
+// Before Serve, and once the connection ends, it returns at once.
+func (b *Bridge) Drain() {
+	if s := b.serving.Load(); s != nil {
+		s.Drain()
+	}
+}
+
 // Serve answers the client on in and out until it sends exit, its input
 // ends, or ctx is cancelled. It returns the process exit code LSP asks
 // for: 1 for an exit that was not preceded by shutdown, 0 otherwise. When
@@ -133,6 +144,7 @@ func (b *Bridge) Serve(ctx context.Context, in rpc.RecordReader, out *rpc.Writer
 	b.ctx, b.cancel = ctx, cancel
 	// Commands run under the connection's context: its end cancels them.
 	b.sched = api.NewScheduler(ctx, 0)
+	b.serving.Store(b.sched)
 
 	// Handler contexts derive from ctx, and the input's end cancels it:
 	// jsonrpc2 itself leaves running handlers alone when the peer goes.

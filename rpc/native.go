@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gopi-dev/gopi/core/api"
 )
@@ -32,6 +33,9 @@ type Conn struct {
 	report func(error)
 
 	reportOnce sync.Once
+
+	// serving is the running Serve's scheduler (Drain), nil before it.
+	serving atomic.Pointer[api.Scheduler]
 }
 
 // NewConn writes responses, events and UI requests to w. report receives
@@ -97,6 +101,15 @@ type envelope struct {
 // commands at all, as pi names it.
 const commandParse = "parse"
 
+// Drain returns once every command read so far has had its turn: its
+// response written, a long one past its first step (api.Scheduler.Drain).
+// Before Serve, and once Serve's context ends, it returns at once.
+func (c *Conn) Drain() {
+	if s := c.serving.Load(); s != nil {
+		s.Drain()
+	}
+}
+
 // Serve reads commands from in and answers them on the Conn's writer until
 // in ends or ctx is cancelled. When in ends, the commands already read are
 // still answered (every dialog then resolves as cancelled: nobody is left
@@ -112,6 +125,7 @@ func (c *Conn) Serve(ctx context.Context, in RecordReader, srv api.Server) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // releases the reading goroutine
 	sched := api.NewScheduler(ctx, maxQueuedCommands)
+	c.serving.Store(sched)
 	// On the way out: dialogs resolve as cancelled from now on, the
 	// commands already read take their turn, then what still runs is
 	// cancelled (api.ErrShutdown) and waited for.

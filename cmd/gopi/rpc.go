@@ -65,6 +65,8 @@ func (ap *app) runRPC(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 		return ap.runJSONRPC(ctx, a, det, w, report)
 	}
 	conn := rpc.NewConn(w, report)
+	drain := conn.Drain
+	ap.drain.Store(&drain)
 	ap.host.Bind(conn)
 	defer ap.host.Bind(nil)
 	var emit func(api.Event)
@@ -116,6 +118,8 @@ func (ap *app) runJSONRPC(ctx context.Context, a *args, det rpc.Detection, w *rp
 		Version:     version,
 		Report:      report,
 	})
+	drain := b.Drain
+	ap.drain.Store(&drain)
 	ap.exitCode = b.Serve(ctx, in, w)
 	ap.close()
 	return nil

@@ -477,6 +477,9 @@ func TestExtensionShutdownAndToolUpdates(t *testing.T) {
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		p := start("-e", e.example("shutdown-command.ts"))
 		p.send(map[string]any{"id": "1", "type": "prompt", "message": "/quit"})
+		// The command that asked is answered before the agent exits.
+		rs := p.until(func(r record) bool { return r.is("response") && r.str("id") == "1" })
+		assert.Equal(t, true, rs[len(rs)-1]["success"], p.transcript())
 		assert.Equal(t, 0, p.wait())
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -42,6 +43,9 @@ type app struct {
 	// shutdown closes when an extension asks gopi to exit.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
+	// drain, once the mode serves, returns when every command read so
+	// far has been answered (the connection's scheduler).
+	drain atomic.Pointer[func()]
 }
 
 // requestShutdown is an extension's ctx.shutdown(): the mode stops
@@ -52,7 +56,9 @@ func (ap *app) requestShutdown() {
 		go func() {
 			// Let the command that asked answer, and a run in
 			// progress finish, first.
-			time.Sleep(100 * time.Millisecond)
+			if drain := ap.drain.Load(); drain != nil {
+				(*drain)()
+			}
 			if h := ap.host; h != nil {
 				h.WaitIdle(context.Background())
 			}
