@@ -297,6 +297,15 @@ func (a *conn) newSession(m *message) error {
 	if err != nil {
 		return errorf(codeInternalError, "starting a session in %s: %v", p.Cwd, err)
 	}
+	return a.open(m.ID, cfg, rt)
+}
+
+// open makes rt, built from cfg, a session of the connection and answers
+// the request id that asked for it as session/new is answered (its
+// modes and config options), then announces its commands. A runtime
+// whose model has no key is closed and the request answered that
+// authentication is required.
+func (a *conn) open(id json.RawMessage, cfg SessionConfig, rt Runtime) error {
 	if err := a.needsAuth(a.ctx, rt); err != nil {
 		a.discard(rt)
 		return err
@@ -306,7 +315,7 @@ func (a *conn) newSession(m *message) error {
 	if err != nil {
 		return err
 	}
-	err = a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modes, ConfigOptions: opts})
+	err = a.w.result(id, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modes, ConfigOptions: opts})
 	a.announceCommands(s)
 	return err
 }

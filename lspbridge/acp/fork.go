@@ -60,18 +60,7 @@ func (a *conn) fork(m *message) error {
 		a.discard(rt)
 		return errorf(codeInternalError, "forking session %s: %v", src.id, err)
 	}
-	if err := a.needsAuth(a.ctx, rt); err != nil {
-		a.discard(rt)
-		return err
-	}
-	s := a.add(a.sessionID(rt), cfg, rt)
-	modes, opts, err := s.setup(a.ctx)
-	if err != nil {
-		return err
-	}
-	err = a.w.result(m.ID, sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modes, ConfigOptions: opts})
-	a.announceCommands(s)
-	return err
+	return a.open(m.ID, cfg, rt)
 }
 
 // inherit gives the fork its original's settings as they are now, which
