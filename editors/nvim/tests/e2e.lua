@@ -1637,6 +1637,9 @@ test("extensions: setStatus in the statusline, setWidget above the prompt, setTi
   -- The statusline (of the bottom windows) shows the component as it reads:
   -- the context's percent sign too, which a statusline would take as an item
   -- if the component did not double it.
+  -- The turn's status can come before the run has ended (the spinner still
+  -- leads the component then): wait for the run's end.
+  t.wait("the status once the run ended", [[return require('gopi.chat').current():status_text():find("^gopi · faux%-fast · %d+%% · Turn 1 done$") ~= nil]])
   local text = t.lua("return require('gopi.chat').current():status_text()")
   ok(text:find("^gopi · faux%-fast · %d+%% · Turn 1 done$"), "the status: " .. text)
   -- (Read in one go: the context's percent may still change once.)
