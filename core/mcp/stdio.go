@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,7 +48,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		return nil, err
 	}
 	t.cmd.Stdin, t.cmd.Stdout, t.cmd.Stderr = inR, outW, t.stderr
-	t.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(t.cmd)
 	err = t.cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -107,16 +106,16 @@ func (p *process) stop() error {
 		}
 	}
 	if !exited(stopGrace) {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		terminateGroup(pgid)
 		if !exited(stopGrace) {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killGroup(pgid)
 			if !exited(stopGrace) {
 				return fmt.Errorf("process %d did not exit after SIGKILL", pgid)
 			}
 		}
 	}
 	// The server is gone; children it left in its group go with it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killGroup(pgid)
 	var exit *exec.ExitError
 	if errors.As(p.err, &exit) {
 		return nil // a server stopped by a signal or failing on exit is still stopped
