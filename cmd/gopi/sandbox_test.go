@@ -259,3 +259,73 @@ func TestSandboxFlagIsChecked(t *testing.T) {
 	assert.Equal(t, 1, p.exit())
 	assert.Contains(t, p.stderr.String(), `"sandbox"`)
 }
+
+// TestSandboxEscapeQuestion: with the approval gate on, a bash command
+// the sandbox stopped (a write outside the project) is put to the user
+// after the command's own question: "Allow once" runs it once more
+// outside the sandbox, and the file is written; "Deny" keeps the
+// sandboxed result, and nothing is. With the gate off nothing is asked.
+func TestSandboxEscapeQuestion(t *testing.T) {
+	requireSandbox(t)
+	for _, answer := range []string{"Allow once", "Deny", "off"} {
+		t.Run(answer, func(t *testing.T) {
+			w := newSandboxWorld(t)
+			target := filepath.Join(w.outside, "escaped.txt")
+			command := "echo out > " + target
+			w.srv.Push(llmtest.ToolCalls(sandboxBash(t, "b1", command)), llmtest.Text("done"))
+			approval := "writes"
+			if answer == "off" {
+				approval = "off"
+			}
+			p := w.start("--sandbox", "workspace-write", "--approval", approval)
+			p.ok("1", map[string]any{"type": "prompt", "message": "write outside"})
+			var asked []record
+			var rs []record
+			for {
+				r := p.next()
+				rs = append(rs, r)
+				if r.is("agent_end") {
+					break
+				}
+				if !r.is("extension_ui_request") || r.str("method") != "select" {
+					continue
+				}
+				asked = append(asked, r)
+				if len(asked) == 1 {
+					p.answer(r.str("id"), "Allow") // the command's own question
+				} else {
+					p.answer(r.str("id"), answer)
+				}
+			}
+			end := toolEnd(rs, "b1")
+			require.NotNil(t, end)
+			if answer == "off" {
+				assert.Empty(t, asked, "nothing asked with the gate off")
+				assert.Equal(t, true, end["isError"])
+				assert.NoFileExists(t, target)
+				assert.Equal(t, 0, p.exit())
+				return
+			}
+			require.Len(t, asked, 2, "the command's question, then the escape's")
+			assert.Equal(t, "Allow bash: "+command+"?", asked[0].str("title"))
+			esc := asked[1]
+			assert.Equal(t, "gopi's sandbox stopped bash: "+command+"\nRun it once outside the sandbox?", esc.str("title"))
+			assert.Equal(t, []any{"Allow once", "Deny"}, esc["options"])
+			details := esc.obj("details")
+			assert.Equal(t, "b1", details.str("toolCallId"))
+			assert.Equal(t, true, details["sandboxEscape"])
+			if answer == "Deny" {
+				assert.Equal(t, true, end["isError"])
+				assert.Contains(t, resultText(end), "Permission denied")
+				assert.NoFileExists(t, target)
+			} else {
+				assert.Equal(t, false, end["isError"], resultText(end))
+				assert.Contains(t, resultText(end), "the user allowed it to run once more outside the sandbox")
+				data, err := os.ReadFile(target)
+				require.NoError(t, err)
+				assert.Equal(t, "out\n", string(data))
+			}
+			assert.Equal(t, 0, p.exit())
+		})
+	}
+}
