@@ -329,3 +329,48 @@ func TestSandboxEscapeQuestion(t *testing.T) {
 		})
 	}
 }
+
+// TestACPSandboxEscape: over ACP the escape question is a second
+// session/request_permission on the same call, with only allow once and
+// reject once; allow_once lets the command write outside the project,
+// reject_once does not.
+func TestACPSandboxEscape(t *testing.T) {
+	requireSandbox(t)
+	cwd, outside := t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes", "--sandbox", "workspace-write")
+	s := p.started(cwd)
+	for _, option := range []string{"allow_once", "reject_once"} {
+		target := filepath.Join(outside, option+".txt")
+		command := "echo out > " + target
+		id := p.prompt(s, "bash: "+command)
+		_, req := p.asked()
+		require.Equal(t, "session/request_permission", req.str("method"))
+		first := req.obj("params").obj("toolCall")
+		assert.Equal(t, command, first.str("title"), "the command's own question")
+		p.choose(req, "allow_once")
+		_, req = p.asked()
+		require.Equal(t, "session/request_permission", req.str("method"))
+		params := req.obj("params")
+		call := params.obj("toolCall")
+		assert.Equal(t, first.str("toolCallId"), call.str("toolCallId"), "the same call")
+		assert.Equal(t, "Run outside gopi's sandbox: "+command, call.str("title"))
+		var kinds []string
+		for _, o := range params["options"].([]any) {
+			kinds = append(kinds, record(o.(map[string]any)).str("kind"))
+		}
+		assert.Equal(t, []string{"allow_once", "reject_once"}, kinds)
+		p.choose(req, option)
+		ups, res := p.result(id)
+		assert.Equal(t, "end_turn", res.str("stopReason"))
+		status, text := acpToolEnd(t, ups)
+		if option == "allow_once" {
+			assert.Equal(t, "completed", status, text)
+			assert.FileExists(t, target)
+		} else {
+			assert.Equal(t, "failed", status)
+			assert.Contains(t, text, "Permission denied")
+			assert.NoFileExists(t, target)
+		}
+	}
+	assert.Equal(t, 0, p.exit())
+}
