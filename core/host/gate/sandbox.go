@@ -89,9 +89,10 @@ func (q escapeQuestion) Escape(ctx context.Context, d tools.Denial) bool {
 	return *resp.Value == api.AnswerAllowOnce || *resp.Value == api.AnswerAllow
 }
 
-// escapeTitle is the escape question: "gopi's sandbox stopped bash: cmd.
-// Allow it once outside the sandbox?", the command shown as an approval
-// question shows it (visible).
+// escapeTitle is the escape question, "gopi's sandbox stopped bash:
+// <command>" and, on a line of its own, "Run it once outside the
+// sandbox?", the command shown as an approval question shows it
+// (visible): every line, control characters escaped.
 func escapeTitle(tool, command string) string {
 	return "gopi's sandbox stopped " + visible(tool, false) + ": " + visible(command, true) + "\nRun it once outside the sandbox?"
 }
