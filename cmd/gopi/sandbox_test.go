@@ -374,3 +374,35 @@ func TestACPSandboxEscape(t *testing.T) {
 	}
 	assert.Equal(t, 0, p.exit())
 }
+
+// TestJSONRPCSandboxEscape: in the JSON-RPC dialect the escape question
+// is a window/showMessageRequest with the actions "Allow once" and
+// "Deny"; "Allow once" lets the command write outside the project.
+func TestJSONRPCSandboxEscape(t *testing.T) {
+	requireSandbox(t)
+	w := newSandboxWorld(t)
+	target := filepath.Join(w.outside, "escaped.txt")
+	w.srv.Push(llmtest.ToolCalls(sandboxBash(t, "b1", "echo out > "+target)), llmtest.Text("done"))
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc", "--approval", "writes", "--sandbox", "workspace-write")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}})
+	p.notify("initialized", map[string]any{})
+	p.request("pi/prompt", map[string]any{"message": "write outside"})
+	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	p.write(map[string]any{"id": rs[len(rs)-1]["id"], "result": map[string]any{"title": "Allow"}})
+	rs = p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	ask := rs[len(rs)-1].obj("params")
+	assert.Contains(t, ask.str("message"), "gopi's sandbox stopped bash: echo out > "+target+"\nRun it once outside the sandbox?")
+	assert.Equal(t, []any{map[string]any{"title": "Allow once"}, map[string]any{"title": "Deny"}}, ask["actions"])
+	assert.Equal(t, true, ask.obj("details")["sandboxEscape"])
+	p.write(map[string]any{"id": rs[len(rs)-1]["id"], "result": map[string]any{"title": "Allow once"}})
+	rs = p.until(func(r record) bool { return event(r, "agent_end") })
+	end := jsonrpcToolEnd(rs, "b1")
+	require.NotNil(t, end)
+	assert.Equal(t, false, end["isError"], resultText(end))
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "out\n", string(data))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}
