@@ -64,6 +64,9 @@ type bashArgs struct {
 	Timeout *float64 `json:"timeout"`
 }
 
+// Run runs the command, confined when the tools have a sandbox. A
+// confined command the sandbox may have stopped is put to the [Escape]
+// in ctx, if any, and runs once more unconfined when it says yes.
 func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.Result)) (agent.Result, error) {
 	var a bashArgs
 	if r, ok := decodeArgs(call, &a); !ok {
