@@ -259,3 +259,150 @@ func TestSandboxFlagIsChecked(t *testing.T) {
 	assert.Equal(t, 1, p.exit())
 	assert.Contains(t, p.stderr.String(), `"sandbox"`)
 }
+
+// TestSandboxEscapeQuestion: with the approval gate on, a bash command
+// the sandbox stopped (a write outside the project) is put to the user
+// after the command's own question: "Allow once" runs it once more
+// outside the sandbox, and the file is written; "Deny" keeps the
+// sandboxed result, and nothing is. With the gate off nothing is asked.
+func TestSandboxEscapeQuestion(t *testing.T) {
+	requireSandbox(t)
+	for _, answer := range []string{"Allow once", "Deny", "off"} {
+		t.Run(answer, func(t *testing.T) {
+			w := newSandboxWorld(t)
+			target := filepath.Join(w.outside, "escaped.txt")
+			command := "echo out > " + target
+			w.srv.Push(llmtest.ToolCalls(sandboxBash(t, "b1", command)), llmtest.Text("done"))
+			approval := "writes"
+			if answer == "off" {
+				approval = "off"
+			}
+			p := w.start("--sandbox", "workspace-write", "--approval", approval)
+			p.ok("1", map[string]any{"type": "prompt", "message": "write outside"})
+			var asked []record
+			var rs []record
+			for {
+				r := p.next()
+				rs = append(rs, r)
+				if r.is("agent_end") {
+					break
+				}
+				if !r.is("extension_ui_request") || r.str("method") != "select" {
+					continue
+				}
+				asked = append(asked, r)
+				if len(asked) == 1 {
+					p.answer(r.str("id"), "Allow") // the command's own question
+				} else {
+					p.answer(r.str("id"), answer)
+				}
+			}
+			end := toolEnd(rs, "b1")
+			require.NotNil(t, end)
+			if answer == "off" {
+				assert.Empty(t, asked, "nothing asked with the gate off")
+				assert.Equal(t, true, end["isError"])
+				assert.NoFileExists(t, target)
+				assert.Equal(t, 0, p.exit())
+				return
+			}
+			require.Len(t, asked, 2, "the command's question, then the escape's")
+			assert.Equal(t, "Allow bash: "+command+"?", asked[0].str("title"))
+			esc := asked[1]
+			assert.Equal(t, "gopi's sandbox stopped bash: "+command+"\nRun it once outside the sandbox?", esc.str("title"))
+			assert.Equal(t, []any{"Allow once", "Deny"}, esc["options"])
+			details := esc.obj("details")
+			assert.Equal(t, "b1", details.str("toolCallId"))
+			assert.Equal(t, true, details["sandboxEscape"])
+			if answer == "Deny" {
+				assert.Equal(t, true, end["isError"])
+				assert.Contains(t, resultText(end), "Permission denied")
+				assert.NoFileExists(t, target)
+			} else {
+				assert.Equal(t, false, end["isError"], resultText(end))
+				assert.Contains(t, resultText(end), "the user allowed it to run once more outside the sandbox")
+				data, err := os.ReadFile(target)
+				require.NoError(t, err)
+				assert.Equal(t, "out\n", string(data))
+			}
+			assert.Equal(t, 0, p.exit())
+		})
+	}
+}
+
+// TestACPSandboxEscape: over ACP the escape question is a second
+// session/request_permission on the same call, with only allow once and
+// reject once; allow_once lets the command write outside the project,
+// reject_once does not.
+func TestACPSandboxEscape(t *testing.T) {
+	requireSandbox(t)
+	cwd, outside := t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes", "--sandbox", "workspace-write")
+	s := p.started(cwd)
+	for _, option := range []string{"allow_once", "reject_once"} {
+		target := filepath.Join(outside, option+".txt")
+		command := "echo out > " + target
+		id := p.prompt(s, "bash: "+command)
+		_, req := p.asked()
+		require.Equal(t, "session/request_permission", req.str("method"))
+		first := req.obj("params").obj("toolCall")
+		assert.Equal(t, command, first.str("title"), "the command's own question")
+		p.choose(req, "allow_once")
+		_, req = p.asked()
+		require.Equal(t, "session/request_permission", req.str("method"))
+		params := req.obj("params")
+		call := params.obj("toolCall")
+		assert.Equal(t, first.str("toolCallId"), call.str("toolCallId"), "the same call")
+		assert.Equal(t, "Run outside gopi's sandbox: "+command, call.str("title"))
+		var kinds []string
+		for _, o := range params["options"].([]any) {
+			kinds = append(kinds, record(o.(map[string]any)).str("kind"))
+		}
+		assert.Equal(t, []string{"allow_once", "reject_once"}, kinds)
+		p.choose(req, option)
+		ups, res := p.result(id)
+		assert.Equal(t, "end_turn", res.str("stopReason"))
+		status, text := acpToolEnd(t, ups)
+		if option == "allow_once" {
+			assert.Equal(t, "completed", status, text)
+			assert.FileExists(t, target)
+		} else {
+			assert.Equal(t, "failed", status)
+			assert.Contains(t, text, "Permission denied")
+			assert.NoFileExists(t, target)
+		}
+	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestJSONRPCSandboxEscape: in the JSON-RPC dialect the escape question
+// is a window/showMessageRequest with the actions "Allow once" and
+// "Deny"; "Allow once" lets the command write outside the project.
+func TestJSONRPCSandboxEscape(t *testing.T) {
+	requireSandbox(t)
+	w := newSandboxWorld(t)
+	target := filepath.Join(w.outside, "escaped.txt")
+	w.srv.Push(llmtest.ToolCalls(sandboxBash(t, "b1", "echo out > "+target)), llmtest.Text("done"))
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc", "--approval", "writes", "--sandbox", "workspace-write")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}})
+	p.notify("initialized", map[string]any{})
+	p.request("pi/prompt", map[string]any{"message": "write outside"})
+	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	p.write(map[string]any{"id": rs[len(rs)-1]["id"], "result": map[string]any{"title": "Allow"}})
+	rs = p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+	ask := rs[len(rs)-1].obj("params")
+	assert.Contains(t, ask.str("message"), "gopi's sandbox stopped bash: echo out > "+target+"\nRun it once outside the sandbox?")
+	assert.Equal(t, []any{map[string]any{"title": "Allow once"}, map[string]any{"title": "Deny"}}, ask["actions"])
+	assert.Equal(t, true, ask.obj("details")["sandboxEscape"])
+	p.write(map[string]any{"id": rs[len(rs)-1]["id"], "result": map[string]any{"title": "Allow once"}})
+	rs = p.until(func(r record) bool { return event(r, "agent_end") })
+	end := jsonrpcToolEnd(rs, "b1")
+	require.NotNil(t, end)
+	assert.Equal(t, false, end["isError"], resultText(end))
+	data, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "out\n", string(data))
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

@@ -12,6 +12,10 @@ const (
 	AnswerAllowAlways = "Allow always"
 	AnswerDeny        = "Deny"
 	AnswerDenyAlways  = "Deny always"
+	// AnswerAllowOnce allows a command gopi's sandbox stopped to run
+	// once more outside it: the escape question's options are it and
+	// AnswerDeny (ApprovalDetails.SandboxEscape).
+	AnswerAllowOnce = "Allow once"
 )
 
 // ApprovalDetails is the extra "details" of an approval request, for
@@ -34,6 +38,10 @@ type ApprovalDetails struct {
 	ResolvedPath string `json:"resolvedPath,omitempty"`
 	// OutsideProject: ResolvedPath is outside the project directory.
 	OutsideProject bool `json:"outsideProject,omitempty"`
+	// SandboxEscape: the call ran in gopi's sandbox, which stopped it,
+	// and the question is whether it runs once more outside the sandbox
+	// (answers AnswerAllowOnce or AnswerDeny), not whether it runs.
+	SandboxEscape bool `json:"sandboxEscape,omitempty"`
 
 	// Change is the whole change an edit or write would make, for
 	// dialects that show old and new text rather than a diff; nil when

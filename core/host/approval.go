@@ -72,8 +72,8 @@ func (h *Host) findTool(name string) agent.Tool {
 }
 
 // toolPipeline is every tool call's way through the host: the
-// extensions' hooks, the approval gate, the edit journal (gate.New has
-// the order and why).
+// extensions' hooks, the approval gate, the sandbox's escape question,
+// the edit journal (gate.New has the order and why).
 func (h *Host) toolPipeline() *gate.Pipeline {
 	h.approval = gate.NewApproval(gate.ApprovalConfig{
 		Mode:        h.opts.Approval,
@@ -88,6 +88,11 @@ func (h *Host) toolPipeline() *gate.Pipeline {
 	return gate.New(
 		gate.HookStage(h.hooks(), h.extFailed),
 		h.approval,
+		gate.NewSandbox(gate.SandboxConfig{
+			Mode:    h.approval.Mode,
+			Timeout: h.opts.Settings.ApprovalTimeoutMs,
+			Client:  h.uiClient,
+		}),
 		gate.JournalStage(journaller{h}),
 	)
 }

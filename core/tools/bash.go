@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,24 +64,45 @@ type bashArgs struct {
 	Timeout *float64 `json:"timeout"`
 }
 
+// Run runs the command, confined when the tools have a sandbox. A
+// confined command the sandbox may have stopped is put to the [Escape]
+// in ctx, if any, and runs once more unconfined when it says yes.
 func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.Result)) (agent.Result, error) {
 	var a bashArgs
 	if r, ok := decodeArgs(call, &a); !ok {
 		return r, nil
 	}
+	sb := t.c.confined()
+	if sb == nil {
+		out, _ := t.run(ctx, a, t.c.shell, nil, update)
+		return out, nil
+	}
+	local, ok := t.c.shell.(LocalShell)
+	if !ok {
+		return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", t.c.shell), nil
+	}
+	local.Confine = sb.Confine
+	out, denied := t.run(ctx, a, local, sb, update)
+	if !denied || ctx.Err() != nil {
+		return out, nil
+	}
+	esc := escapeFrom(ctx)
+	if esc == nil || !esc.Escape(ctx, Denial{Command: a.Command, Confinement: sb.Describe()}) || ctx.Err() != nil {
+		return out, nil
+	}
+	// Allowed once: the same command, unconfined; its result is the
+	// call's, with a note that it ran twice.
+	out, _ = t.run(ctx, a, t.c.shell, nil, update)
+	return withNote(out, escapedNote), nil
+}
+
+// run runs the command with shell, confined by sb when sb is not nil.
+// denied reports a confined command that failed with the messages of a
+// refused write or socket: the sandbox may have stopped it.
+func (t *bashTool) run(ctx context.Context, a bashArgs, shell Shell, sb Sandbox, update func(agent.Result)) (out agent.Result, denied bool) {
 	command := a.Command
 	if t.c.commandPrefix != "" {
 		command = t.c.commandPrefix + "\n" + command
-	}
-	shell := t.c.shell
-	sb := t.c.confined()
-	if sb != nil {
-		local, ok := shell.(LocalShell)
-		if !ok {
-			return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", shell), nil
-		}
-		local.Confine = sb.Confine
-		shell = local
 	}
 	opts := ShellOptions{
 		Command:       command,
@@ -108,23 +130,23 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	started := time.Now()
 	res, err := RunShell(ctx, opts)
 	if err != nil {
-		return agent.ErrorResult("%v", err), nil
+		return agent.ErrorResult("%v", err), false
 	}
 	switch {
 	case res.Cancelled:
-		return agent.ErrorResult("%s", withStatus(formatBashOutput(res, ""), "Command aborted")), nil
+		return agent.ErrorResult("%s", withStatus(formatBashOutput(res, ""), "Command aborted")), false
 	case res.TimedOut:
 		secs := strconv.FormatFloat(*a.Timeout, 'f', -1, 64)
-		return agent.ErrorResult("%s", withStatus(formatBashOutput(res, ""), "Command timed out after "+secs+" seconds")), nil
+		return agent.ErrorResult("%s", withStatus(formatBashOutput(res, ""), "Command timed out after "+secs+" seconds")), false
 	}
 	text := formatBashOutput(res, "(no output)")
 	if res.ExitCode == nil {
-		return agent.ErrorResult("%s", withStatus(text, "Command terminated without an exit code")), nil
+		return agent.ErrorResult("%s", withStatus(text, "Command terminated without an exit code")), false
 	}
-	var out agent.Result
 	if *res.ExitCode != 0 {
 		status := fmt.Sprintf("Command exited with code %d", *res.ExitCode)
 		if sb != nil && (deniedLike(res.Output) || deniedLike(res.FullOutput)) {
+			denied = true
 			status += "\n\n" + sb.Describe()
 		}
 		out = agent.ErrorResult("%s", withStatus(text, status))
@@ -145,7 +167,22 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 		structured.FullOutputPath = res.FullOutputPath
 	}
 	out.StructuredContent = structured
-	return out, nil
+	return out, denied
+}
+
+// withNote adds a bracketed note to the end of a result's text.
+func withNote(res agent.Result, note string) agent.Result {
+	content := slices.Clone(res.Content)
+	if n := len(content); n > 0 {
+		if t, ok := content[n-1].(llm.TextContent); ok {
+			t.Text += "\n\n[" + note + "]"
+			content[n-1] = t
+			res.Content = content
+			return res
+		}
+	}
+	res.Content = append(content, llm.TextContent{Text: "[" + note + "]"})
+	return res
 }
 
 // deniedLike reports whether a command's output has the messages of a

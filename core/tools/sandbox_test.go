@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/core/agent"
 )
 
 // fakeSandbox allows writes under root; its Confine marks the command's
@@ -101,4 +103,62 @@ func TestSandboxedBashRefusesAShellItCannotConfine(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "cannot confine")
 	assert.False(t, ran)
+}
+
+// fakeEscape answers every escape question with allow and keeps what it
+// was asked.
+type fakeEscape struct {
+	allow  bool
+	denied []Denial
+}
+
+func (f *fakeEscape) Escape(_ context.Context, d Denial) bool {
+	f.denied = append(f.denied, d)
+	return f.allow
+}
+
+// TestSandboxedBashAsksToEscape: a confined command that fails as the
+// sandbox makes commands fail is put to the Escape in its context, with
+// the command as the model sent it; allowed, it runs once more
+// unconfined and that run's result is the call's, with a note; denied,
+// the sandboxed result stands. A command that fails otherwise, or
+// succeeds, asks nothing, and without an Escape nothing is asked.
+func TestSandboxedBashAsksToEscape(t *testing.T) {
+	dir := t.TempDir()
+	sb := WithSandbox(fakeSandbox{root: dir})
+	// Fails with a refusal when confined; unconfined, says so.
+	command := `if [ "$CONFINED" = yes ]; then echo 'x: Permission denied' >&2; exit 1; fi; echo free >> ran.txt; echo unconfined`
+	runWith := func(e Escape, command string) agent.Result {
+		t.Helper()
+		ctx := context.Background()
+		if e != nil {
+			ctx = WithEscape(ctx, e)
+		}
+		res, _ := runUpdates(t, ctx, dir, NameBash, map[string]any{"command": command}, sb)
+		return res
+	}
+
+	deny := &fakeEscape{}
+	res := runWith(deny, command)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "Command exited with code 1\n\nThe command ran in the fake sandbox.")
+	assert.Equal(t, []Denial{{Command: command, Confinement: "The command ran in the fake sandbox."}}, deny.denied)
+	assert.NoFileExists(t, filepath.Join(dir, "ran.txt"))
+
+	allow := &fakeEscape{allow: true}
+	res = runWith(allow, command)
+	assert.False(t, res.IsError, text(res))
+	assert.Equal(t, "unconfined\n\n\n["+escapedNote+"]", text(res))
+	assert.Len(t, allow.denied, 1)
+	data, err := os.ReadFile(filepath.Join(dir, "ran.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "free\n", string(data), "ran once outside")
+
+	quiet := &fakeEscape{allow: true}
+	assert.True(t, runWith(quiet, "exit 3").IsError)
+	assert.Equal(t, "ok\n", text(runWith(quiet, "echo ok")))
+	assert.Empty(t, quiet.denied, "only a refusal is asked about")
+
+	res = runWith(nil, command)
+	assert.True(t, res.IsError, "no Escape: the sandboxed result stands")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,6 +109,14 @@ var permissionOptions = []sdk.PermissionOption{
 	{OptionId: sdk.PermissionOptionId(sdk.PermissionOptionKindRejectAlways), Name: "Always reject", Kind: sdk.PermissionOptionKindRejectAlways},
 }
 
+// escapeOptions are the options of the sandbox's escape question
+// (api.ApprovalDetails.SandboxEscape): run the command once more outside
+// the sandbox, or not; nothing is remembered.
+var escapeOptions = []sdk.PermissionOption{
+	{OptionId: sdk.PermissionOptionId(sdk.PermissionOptionKindAllowOnce), Name: api.AnswerAllowOnce, Kind: sdk.PermissionOptionKindAllowOnce},
+	{OptionId: sdk.PermissionOptionId(sdk.PermissionOptionKindRejectOnce), Name: api.AnswerDeny, Kind: sdk.PermissionOptionKindRejectOnce},
+}
+
 // permissionAnswers map the options onto the approval gate's answers:
 // "always" is remembered per tool for the session by the gate.
 var permissionAnswers = map[sdk.PermissionOptionId]string{
@@ -120,10 +129,14 @@ var permissionAnswers = map[sdk.PermissionOptionId]string{
 // permission asks session/request_permission about a tool call. A
 // cancelled outcome, or anything but one of the options, rejects it.
 func (q asker) permission(ctx context.Context, req api.UIRequest, d api.ApprovalDetails) api.UIResponse {
+	options := permissionOptions
+	if d.SandboxEscape {
+		options = escapeOptions
+	}
 	params := sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(q.s.id),
 		ToolCall:  permissionToolCall(q.s.cwd, d),
-		Options:   permissionOptions,
+		Options:   options,
 	}
 	var res sdk.RequestPermissionResponse
 	if err := q.a.call(ctx, sdk.ClientMethodSessionRequestPermission, params, &res); err != nil {
@@ -134,6 +147,9 @@ func (q asker) permission(ctx context.Context, req api.UIRequest, d api.Approval
 		return api.Cancelled(req.ID)
 	}
 	answer, ok := permissionAnswers[res.Outcome.Selected.OptionId]
+	if ok && !slices.ContainsFunc(options, func(o sdk.PermissionOption) bool { return o.OptionId == res.Outcome.Selected.OptionId }) {
+		ok = false
+	}
 	if !ok {
 		q.a.opts.Report(fmt.Errorf("acp: session %s: session/request_permission: the client chose %q, which gopi did not offer: the call is rejected", q.s.id, api.Clip(string(res.Outcome.Selected.OptionId), api.ClipName)))
 		return api.Cancelled(req.ID)
@@ -154,6 +170,11 @@ func permissionToolCall(cwd string, d api.ApprovalDetails) sdk.ToolCallUpdate {
 		if json.Unmarshal(d.Args, &a) == nil && a.Command != "" {
 			t.title = a.Command
 		}
+	}
+	if d.SandboxEscape {
+		// The call ran, and gopi's sandbox stopped it: the question is
+		// whether it runs once more outside.
+		t.title = "Run outside gopi's sandbox: " + t.title
 	}
 	if d.OutsideProject {
 		// The file is in neither the session's directory nor one of its

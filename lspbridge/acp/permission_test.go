@@ -103,3 +103,38 @@ func TestDialogsWithoutElicitation(t *testing.T) {
 	_, more := <-c.frames
 	assert.False(t, more, "nothing sent for the dialog")
 }
+
+// The sandbox's escape question is a session/request_permission with
+// two options, allow once and reject once, on the call's card, titled
+// as a step out of the sandbox; an option it did not offer rejects it.
+func TestSandboxEscapeAsPermission(t *testing.T) {
+	rt := &askingRuntime{fakeRuntime: &fakeRuntime{}}
+	c := serveRuntime(t, rt)
+	c.open(map[string]any{})
+	req := api.UIRequest{ID: "q", Method: api.UISelect, Title: "escape?", Options: []string{api.AnswerAllowOnce, api.AnswerDeny},
+		Details: api.ApprovalDetails{ToolName: "bash", ToolCallID: "b1", Args: []byte(`{"command":"touch ../x"}`), SandboxEscape: true}}
+	for _, tc := range []struct {
+		option string
+		want   api.UIResponse
+	}{
+		{"allow_once", api.UIResponse{ID: "q", Value: new(api.AnswerAllow)}},
+		{"reject_once", api.UIResponse{ID: "q", Value: new(api.AnswerDeny)}},
+		{"allow_always", api.Cancelled("q")},
+	} {
+		got := make(chan api.UIResponse, 1)
+		go func() { got <- rt.ask(req) }()
+		m := c.next()
+		assert.Equal(t, "session/request_permission", m["method"])
+		params := m["params"].(map[string]any)
+		assert.Equal(t, []any{
+			map[string]any{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+			map[string]any{"optionId": "reject_once", "name": "Deny", "kind": "reject_once"},
+		}, params["options"])
+		tc0 := params["toolCall"].(map[string]any)
+		assert.Equal(t, "b1", tc0["toolCallId"])
+		assert.Equal(t, "Run outside gopi's sandbox: touch ../x", tc0["title"])
+		c.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": tc.option}}})
+		assert.Equal(t, tc.want, <-got, tc.option)
+	}
+	c.close()
+}

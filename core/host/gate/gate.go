@@ -3,8 +3,12 @@
 // stages in the same order before it runs, and the same stages in reverse
 // order after:
 //
-//	validation → extension tool_call hooks → approval → (sandbox) → journal → run
+//	validation → extension tool_call hooks → approval → sandbox → journal → run
 //	run → approval's note → extension tool_result hooks → the result
+//
+// The sandbox stage does its work while the call runs: it hands the bash
+// tool the question whether a command the sandbox stopped runs once more
+// outside it ([Sandbox]).
 //
 // A stage is a small type with state of its own ([Stage]); the host builds
 // the pipeline once with [New] from the stages it wants, each given only

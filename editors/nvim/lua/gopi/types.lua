@@ -925,6 +925,7 @@
 ---@field problem? string Problem says why an edit would not apply as asked.
 ---@field resolvedPath? string ResolvedPath is the file a file tool's call really works on: its path made absolute with every symbolic link followed.
 ---@field outsideProject? boolean OutsideProject: ResolvedPath is outside the project directory.
+---@field sandboxEscape? boolean SandboxEscape: the call ran in gopi's sandbox, which stopped it, and the question is whether it runs once more outside the sandbox (answers AnswerAllowOnce or AnswerDeny), not whether it runs.
 
 --- Every command (pi/<name> in JSON-RPC): its params and its result.
 ---@class gopi.Commands

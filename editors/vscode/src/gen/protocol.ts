@@ -1256,6 +1256,12 @@ export interface ApprovalDetails {
 	resolvedPath?: string;
 	/** OutsideProject: ResolvedPath is outside the project directory. */
 	outsideProject?: boolean;
+	/**
+	 * SandboxEscape: the call ran in gopi's sandbox, which stopped it,
+	 * and the question is whether it runs once more outside the sandbox
+	 * (answers AnswerAllowOnce or AnswerDeny), not whether it runs.
+	 */
+	sandboxEscape?: boolean;
 }
 
 /** Every command (pi/<name> in JSON-RPC): its params and its result. */
