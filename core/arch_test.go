@@ -45,6 +45,9 @@ var allowed = map[string][]string{
 	// client heard of them, tool_search; given what it uses, never the
 	// host.
 	"core/host/mcpstate": {"core/agent", "core/api", "core/ext", "core/llm", "core/mcp", "core/resources", "core/tools"},
+	// The checkpoints of the project's files: given what it uses of the
+	// host as funcs, never the host.
+	"core/host/checkpoints": {"core/agent", "core/api", "core/checkpoint", "core/llm", "core/session", "core/tools"},
 	// The prompt's life: given what it uses as small interfaces, never
 	// the host.
 	"core/host/run":        {"core/agent", "core/api", "core/compaction", "core/llm"},

@@ -93,6 +93,6 @@ func (h *Host) toolPipeline() *gate.Pipeline {
 			Timeout: h.opts.Settings.ApprovalTimeoutMs,
 			Client:  h.uiClient,
 		}),
-		gate.JournalStage(journaller{h}),
+		gate.JournalStage(h.cp),
 	)
 }

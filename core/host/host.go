@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gopi-dev/gopi/core/host/checkpoints"
+
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
@@ -125,7 +127,7 @@ type Host struct {
 	opts  Options
 	agent *agent.Agent
 	// cp are the session's checkpoints of the project's files.
-	cp checkpoints
+	cp *checkpoints.State
 	// startContinue restarts the agent after a retry's wait: the agent's
 	// StartContinue, replaced by tests that make the restart fail.
 	startContinue func(context.Context) (func(), error)
@@ -201,6 +203,7 @@ func New(opts Options) (*Host, error) {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
+	h.cp = h.checkpointState()
 	h.tools = h.toolPipeline()
 	h.mcp = h.mcpState()
 	reg := opts.Registry
@@ -353,7 +356,7 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		id, err := store.AppendMessage(ev.Message)
 		if h.saved(store, "a message", err) == nil {
 			if _, ok := ev.Message.(*llm.UserMessage); ok {
-				h.checkpointUserMessage(store, id)
+				h.cp.UserMessage(store, id)
 			}
 		}
 	}
@@ -451,7 +454,7 @@ func (h *Host) Close(ctx context.Context) error {
 	defer h.mcp.Close()
 	select {
 	case <-done:
-		h.closeCheckpoints()
+		h.cp.Close()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("closing the session: %w", ctx.Err())

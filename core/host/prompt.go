@@ -64,10 +64,10 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 	}
 	h.mcp.WaitFirst(ctx)
 	msgs := h.runMessages(ctx, msg)
-	h.checkpointPrompt(ctx)
+	h.cp.Prompt(ctx)
 	run, err := h.run.BeginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
 	if err != nil {
-		h.dropPendingCheckpoint()
+		h.cp.DropPending()
 	}
 	if errors.Is(err, agent.ErrBusy) {
 		// A run started between the check and the claim.

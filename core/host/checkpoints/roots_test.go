@@ -1,4 +1,4 @@
-package host
+package checkpoints
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestCheckpointRootsRecordEachFolderOnce(t *testing.T) {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(t, os.Symlink(lib, filepath.Join(base, "lib-link")))
-	h := &Host{opts: Options{Cwd: cwd}}
-	h.roots.set([]string{filepath.Join(cwd, "sub"), filepath.Join(lib, "inner"), lib, filepath.Join(base, "lib-link"), outer})
-	assert.Equal(t, []string{cwd, lib, outer}, h.checkpointRoots())
+	dirs := []string{filepath.Join(cwd, "sub"), filepath.Join(lib, "inner"), lib, filepath.Join(base, "lib-link"), outer}
+	s := New(Config{Cwd: cwd, Roots: func() []string { return dirs }})
+	assert.Equal(t, []string{cwd, lib, outer}, s.checkpointRoots())
 }

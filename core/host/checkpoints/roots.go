@@ -1,4 +1,4 @@
-package host
+package checkpoints
 
 import (
 	"context"
@@ -12,16 +12,16 @@ import (
 )
 
 // cwd is the session's directory, cleaned.
-func (h *Host) cwd() string { return filepath.Clean(h.opts.Cwd) }
+func (s *State) cwd() string { return filepath.Clean(s.cfg.Cwd) }
 
 // checkpointRoots are the directories a checkpoint records now: the
 // session's, then each additional directory that is not inside it or
 // inside another one (its files are recorded there). An additional
 // directory that holds the session's leaves the session's files to it.
-func (h *Host) checkpointRoots() []string {
-	cwd := h.cwd()
+func (s *State) checkpointRoots() []string {
+	cwd := s.cwd()
 	out := []string{cwd}
-	dirs := h.roots.get()
+	dirs := s.cfg.Roots()
 	reals := make([]string, len(dirs))
 	for i, d := range dirs {
 		reals[i] = realDir(d)
@@ -61,9 +61,9 @@ func within(dir, name string) bool {
 }
 
 // rootRepo opens the repository of a root once; nil, with the reason,
-// where checkpoints cannot snapshot its files. c.mu is held.
-func (h *Host) rootRepo(ctx context.Context, dir string) (*checkpoint.Repo, string) {
-	c := &h.cp
+// where checkpoints cannot snapshot its files. s.mu is held.
+func (s *State) rootRepo(ctx context.Context, dir string) (*checkpoint.Repo, string) {
+	c := s
 	if rc := c.recorders[dir]; rc != nil {
 		return rc.repo, rc.why
 	}
@@ -82,17 +82,17 @@ func (h *Host) rootRepo(ctx context.Context, dir string) (*checkpoint.Repo, stri
 		// in a temporary folder until gopi exits (said once). An
 		// additional directory that holds the session's leaves the
 		// session's files to the session directory's own recorder.
-		o := checkpoint.Options{Report: h.opts.Report}
-		if h.opts.AgentDir != "" {
-			o.IndexDir = checkpoint.IndexDir(h.opts.AgentDir)
+		o := checkpoint.Options{Report: s.cfg.Report}
+		if s.cfg.AgentDir != "" {
+			o.IndexDir = checkpoint.IndexDir(s.cfg.AgentDir)
 		}
-		if dir != h.cwd() {
-			o.Exclude = []string{h.cwd()}
+		if dir != s.cwd() {
+			o.Exclude = []string{s.cwd()}
 		}
 		r, err := checkpoint.Open(ctx, dir, o)
 		if err != nil {
 			rc.why = "the project is not a git work tree"
-			if dir != h.cwd() {
+			if dir != s.cwd() {
 				rc.why = "it is not in a git work tree"
 			}
 		} else {
@@ -103,16 +103,16 @@ func (h *Host) rootRepo(ctx context.Context, dir string) (*checkpoint.Repo, stri
 }
 
 // checkpointRepo is the session directory's repository; see rootRepo.
-func (h *Host) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
-	return h.rootRepo(ctx, h.cwd())
+func (s *State) checkpointRepo(ctx context.Context) (*checkpoint.Repo, string) {
+	return s.rootRepo(ctx, s.cwd())
 }
 
-// closeCheckpoints ends the repositories' use of their indexes (a
+// Close ends the repositories' use of their indexes (a
 // temporary one, without an agent directory, is removed).
-func (h *Host) closeCheckpoints() {
-	h.cp.mu.Lock()
-	defer h.cp.mu.Unlock()
-	for _, rc := range h.cp.recorders {
+func (s *State) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rc := range s.recorders {
 		if rc.repo != nil {
 			_ = rc.repo.Close()
 		}
@@ -122,25 +122,25 @@ func (h *Host) closeCheckpoints() {
 // rootJournal is the current session's edit journal of a root: the
 // session directory's in the session's journal folder, an additional
 // directory's in a folder of its own below it, named by a hash of the
-// directory. nil without an agent directory. c.mu is held.
-func (h *Host) rootJournal(dir string) *checkpoint.Journal {
-	if h.opts.AgentDir == "" {
+// directory. nil without an agent directory. s.mu is held.
+func (s *State) rootJournal(dir string) *checkpoint.Journal {
+	if s.cfg.AgentDir == "" {
 		return nil
 	}
-	id := h.Store().ID()
-	if h.cp.journals == nil {
-		h.cp.journals = map[[2]string]*checkpoint.Journal{}
+	id := s.cfg.Store().ID()
+	if s.journals == nil {
+		s.journals = map[[2]string]*checkpoint.Journal{}
 	}
 	key := [2]string{id, dir}
-	j := h.cp.journals[key]
+	j := s.journals[key]
 	if j == nil {
-		jdir := checkpoint.JournalDir(h.opts.AgentDir, id)
-		if dir == h.cwd() {
+		jdir := checkpoint.JournalDir(s.cfg.AgentDir, id)
+		if dir == s.cwd() {
 			j = checkpoint.OpenJournal(jdir, dir)
 		} else {
-			j = checkpoint.OpenJournal(filepath.Join(jdir, "roots", rootKey(dir)), dir, h.cwd())
+			j = checkpoint.OpenJournal(filepath.Join(jdir, "roots", rootKey(dir)), dir, s.cwd())
 		}
-		h.cp.journals[key] = j
+		s.journals[key] = j
 	}
 	return j
 }
@@ -155,9 +155,9 @@ func rootKey(dir string) string {
 // snapshot of a root: the checkpoint's id for the session's directory,
 // with the root's key for an additional one (two roots may share a
 // repository).
-func (h *Host) snapshotRef(id, dir string) string {
-	ref := h.Store().ID() + "/" + id
-	if dir != h.cwd() {
+func (s *State) snapshotRef(id, dir string) string {
+	ref := s.cfg.Store().ID() + "/" + id
+	if dir != s.cwd() {
 		ref += "." + rootKey(dir)
 	}
 	return ref
