@@ -172,6 +172,13 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		// The chat's Rewind to here (hidden from the palette): the checkpoint before the message sent at timestamp.
 		reg("gopi.rewindToMessage", async (s: Session, timestamp: number) => m.rewind.toMessage(s, timestamp)),
 		reg("gopi.undoRewind", () => m.rewind.undoRewind()),
+		// The sandbox's status bar mark: the gopi.sandbox setting. It has the
+		// machine scope, which a remote window shows under Remote, not User.
+		reg("gopi.sandboxSettings", () =>
+			vscode.env.remoteName
+				? vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: "gopi.sandbox" })
+				: vscode.commands.executeCommand("workbench.action.openSettings", "gopi.sandbox"),
+		),
 	];
 }
 

@@ -18,7 +18,7 @@ export class StatusBar implements vscode.Disposable {
 		this.item.command = "gopi.statusMenu";
 		this.sandbox = vscode.window.createStatusBarItem("gopi.sandbox", vscode.StatusBarAlignment.Right, 99);
 		this.sandbox.name = "gopi: sandbox";
-		this.sandbox.command = { title: "Open the gopi.sandbox setting", command: "workbench.action.openSettings", arguments: ["gopi.sandbox"] };
+		this.sandbox.command = "gopi.sandboxSettings";
 		this.show({ streaming: false });
 	}
 

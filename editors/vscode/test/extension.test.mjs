@@ -675,7 +675,12 @@ test("sandbox: gopi.sandbox reaches gopi as --sandbox, the status bar shows what
 	assert.match(item.tooltip, /Network: off/);
 	assert.match(item.tooltip, /landlock-fs/);
 	assert.equal(item.backgroundColor, undefined, "an enforced sandbox does not warn");
-	assert.deepEqual([item.command.command, item.command.arguments], ["workbench.action.openSettings", ["gopi.sandbox"]], "a click opens the setting");
+	assert.equal(item.command, "gopi.sandboxSettings");
+	await vscode.commands.executeCommand(item.command);
+	assert.ok(
+		calls.some((c) => c.kind === "executeCommand" && c.id === "workbench.action.openSettings" && c.args[0] === "gopi.sandbox"),
+		"a click opens the setting",
+	);
 
 	// A model's command that writes in the project is stopped.
 	view.webview.send({ type: "send", text: "bash: echo x > stopped.txt", images: [], mode: "prompt" });
