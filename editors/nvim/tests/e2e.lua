@@ -93,9 +93,11 @@ local function child(opts)
   function t.chat_has(text)
     return table.concat(t.chat(), "\n"):find(text, 1, true) ~= nil
   end
+  -- No sandbox unless the test sets one: the tests of everything else run
+  -- as they were written, whatever gopi's default for editors is.
   local setup = vim.tbl_extend(
     "force",
-    { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes", bare = opts.bare },
+    { cmd = gopi, provider = "faux", model = opts.model or "faux-fast", approval = opts.approval or "writes", sandbox = "off", bare = opts.bare },
     opts.setup or {}
   )
   local unset = {}
@@ -757,6 +759,85 @@ test(":checkhealth gopi names the binary, its version, the handshake and the pro
   ok(text:find("providers with credentials: faux only", 1, true), text)
   ok(text:find("no chat is running", 1, true), "the MCP servers' section says why it is empty: " .. text)
 end)
+
+--- :checkhealth gopi's report, as text.
+local function health(t)
+  t.cmd("checkhealth gopi")
+  local text = table.concat(t.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"), "\n")
+  t.cmd("bwipeout!")
+  return text
+end
+
+local ready = "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true"
+
+test(
+  "sandbox: setup's sandbox reaches gopi as --sandbox; the status and :checkhealth name what gopi reports; a command writing in the project is stopped",
+  function(t)
+    t.cmd("Gopi")
+    t.wait("gopi started", ready)
+    local cmd = t.lua("return require('gopi.chat').current().client.cmd")
+    eq({ "--sandbox", "read-only" }, { cmd[6], cmd[7] }, "gopi's command line: " .. table.concat(cmd, " "))
+    t.wait("the sandbox in the status", "return require('gopi').status():find('sandbox read-only', 1, true) ~= nil")
+    prompt(t, "bash: echo no > stopped.txt")
+    t.wait_chat("the command's result", "✗ bash")
+    t.wait("settled", settled)
+    eq(0, vim.fn.filereadable(t.work .. "/stopped.txt"), "read-only: the command wrote in the project")
+    ok(t.chat_has("sandbox"), "the result says the sandbox stopped it")
+    local text = health(t)
+    ok(text:find("sandbox: read-only (setup)", 1, true), text)
+    ok(text:find("OK the sandbox in force: read-only, network off, enforced by landlock-fs", 1, true), text)
+  end,
+  { approval = "off", setup = { sandbox = "read-only" } }
+)
+
+test("sandbox: a mode gopi cannot enforce here: the status and :checkhealth warn", function(t)
+  t.cmd("Gopi")
+  t.wait("gopi started", ready)
+  t.wait(
+    "the warning in the status",
+    "return require('gopi.chat').current():status():find('%#WarningMsg#sandbox workspace-write not enforced%*', 1, true) ~= nil"
+  )
+  local text = health(t)
+  ok(text:find("WARNING the sandbox in force: workspace-write cannot be enforced here, so gopi refuses the model's commands: ", 1, true), text)
+  ok(text:find("no Landlock", 1, true), text)
+end, {
+  approval = "off",
+  -- gopi's test hook: it believes the kernel has no Landlock.
+  setup = { sandbox = "workspace-write", env = { GOPI_SANDBOX_TEST_LANDLOCK_ABI = "0" } },
+})
+
+test(
+  "sandbox: the escape question waits like every question; opened, it offers Allow once and Deny; Deny keeps the command in, Allow once lets it out",
+  function(t)
+    local outside = t.root .. "/outside.txt"
+    t.cmd("Gopi")
+    t.wait("gopi started", ready)
+    -- The bash question: Allow; then the escape question: the answer the test sets.
+    t.lua("_G.answer = function(items) _G.items = items return vim.tbl_contains(items, 'Allow') and 'Allow' or _G.escape end")
+    for _, answer in ipairs({ "Deny", "Allow once" }) do
+      t.lua("_G.escape = ...; _G.asked = {}", answer)
+      prompt(t, "bash: echo out > ../outside.txt")
+      t.wait("the bash question", "return #require('gopi.review').pending == 1")
+      t.cmd("GopiReview")
+      t.wait("the escape question", "return #require('gopi.review').pending == 1 and require('gopi.review').pending[1].details.sandboxEscape == true")
+      ok(
+        t.lua("return require('gopi').status()"):find("⚑ bash outside the sandbox waits", 1, true),
+        "the status: " .. t.lua("return require('gopi').status()")
+      )
+      eq(1, #t.lua("return _G.asked"), "not asked before it is opened")
+      t.cmd("GopiReview")
+      t.wait("settled", "return #_G.asked == 2 and " .. settled:gsub("^return ", ""))
+      eq("gopi's sandbox stopped bash: echo out > ../outside.txt\nRun it once outside the sandbox?", t.lua("return _G.asked[2]"), "the picker's prompt")
+      eq({ "Allow once", "Deny" }, t.lua("return _G.items"), "the answers offered")
+      if answer == "Deny" then
+        eq(0, vim.fn.filereadable(outside), "Deny: the command stayed in the sandbox")
+      else
+        eq({ "out" }, vim.fn.readfile(outside), "Allow once: the command ran outside the sandbox")
+      end
+    end
+  end,
+  { setup = { sandbox = "workspace-write" } }
+)
 
 -- The MCP test server of core/mcp, built once for the run.
 local mcp_server

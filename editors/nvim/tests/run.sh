@@ -16,8 +16,8 @@
 #
 # An argument filters the end-to-end tests by name; without one, the tests
 # in a real terminal (tmux) run too: tui.sh (the chat), review-tui.sh (the
-# review) and inline-tui.sh (the inline review); these two also run when
-# their name contains the filter.
+# review), inline-tui.sh (the inline review) and sandbox-tui.sh (the
+# sandbox); these three also run when their name contains the filter.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,6 +54,11 @@ fi
 # window, one hunk taken and one refused.
 if [[ $# -eq 0 || inline-tui == *"$1"* ]]; then
 	${guard[@]+"${guard[@]}"} "$here/inline-tui.sh" || status=1
+fi
+# The sandbox in a real terminal: the statusline names it, the escape
+# question offers Allow once and Deny, :checkhealth names it.
+if [[ $# -eq 0 || sandbox-tui == *"$1"* ]]; then
+	${guard[@]+"${guard[@]}"} "$here/sandbox-tui.sh" || status=1
 fi
 # A picture of the chat (tests/artifacts/nvim-chat.png), as a user sees it.
 if ((status == 0)) && [[ $# -eq 0 ]]; then

@@ -59,6 +59,26 @@ test(":checkhealth gopi names a review option that is neither tab nor inline", f
   lib.ok(text:find('review = "inlin": neither "tab" nor "inline"', 1, true), "the warning:\n" .. text)
 end)
 
+test(":checkhealth gopi names the sandbox option: set, unset, or a value set past setup()", function()
+  local config = require("gopi.config")
+  local function health()
+    vim.cmd("silent checkhealth gopi")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    vim.cmd("bwipeout!")
+    return text
+  end
+  config.setup({ sandbox = "read-only", cmd = "/nonexistent/gopi" })
+  local text = health()
+  lib.ok(text:find("sandbox: read-only (setup)", 1, true), text)
+  config.setup({ cmd = "/nonexistent/gopi" })
+  text = health()
+  lib.ok(text:find("sandbox: not set, gopi decides", 1, true), text)
+  config.options.sandbox = "none"
+  text = health()
+  lib.ok(text:find('sandbox = "none": none of "off", "read-only", "workspace-write"; gopi does not start', 1, true), text)
+  config.setup({})
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)
@@ -142,6 +162,72 @@ test("the status shows model, thinking, context (escaped) and cost", function()
     }),
     "(4 + 2 + 2 + 7 + 3 = 18 characters)"
   )
+end)
+
+test("the sandbox option: nil or a mode, checked by setup() with an error naming what it takes; --sandbox only when set", function()
+  local config, client = require("gopi.config"), require("gopi.client")
+  config.setup({ sandbox = "read-only" })
+  for _, bad in ipairs({ "readonly", "on", true, 1 }) do
+    local good, err = pcall(config.setup, { sandbox = bad })
+    eq(false, good, "setup({sandbox = " .. vim.inspect(bad) .. "})")
+    ok(
+      tostring(err):find('sandbox: expected nil (gopi decides), "off", "read-only" or "workspace-write", got ' .. tostring(bad), 1, true),
+      "the error: " .. tostring(err)
+    )
+    eq("read-only", config.options.sandbox, "a refused setup() changes nothing")
+  end
+  for _, mode in ipairs({ "off", "read-only", "workspace-write" }) do
+    eq(
+      { "gopi", "--mode", "jsonrpc", "--approval", "writes", "--sandbox", mode, "-e", "x.ts" },
+      client.command("gopi", config.setup({ sandbox = mode, args = { "-e", "x.ts" } }))
+    )
+  end
+  eq({ "gopi", "--mode", "jsonrpc", "--approval", "writes" }, client.command("gopi", config.setup({})), "nil: gopi decides")
+  -- Set past setup(): gopi does not start.
+  local c, err = client.start({ cfg = vim.tbl_extend("force", config.options, { cmd = vim.v.progpath, sandbox = "none" }), cwd = vim.fn.getcwd(), ui = {} })
+  eq(nil, c)
+  ok(err:find('the sandbox option is "none"', 1, true), err)
+end)
+
+test("the status names the sandbox gopi reports: its mode, +net, a warning when it cannot be enforced, nothing without one", function()
+  local c = require("gopi.chat").current()
+  c.state.status = { model = "faux-1", sandbox = { mode = "read-only", network = false, layers = { "landlock-fs", "seccomp" } } }
+  eq("gopi · faux-1 · sandbox read-only", c:status())
+  c.state.status.sandbox = { mode = "workspace-write", network = true, layers = { "landlock-fs" } }
+  eq("gopi · faux-1 · sandbox workspace-write +net", c:status_text())
+  c.state.status.sandbox = { mode = "workspace-write", network = false, layers = {}, problem = "this kernel has no Landlock" }
+  eq("gopi · faux-1 · %#WarningMsg#sandbox workspace-write not enforced%*", c:status())
+  eq("gopi · faux-1 · sandbox workspace-write not enforced", require("gopi").status())
+  c.state.status.sandbox = nil
+  eq("gopi · faux-1", c:status())
+  c.state.status = {}
+end)
+
+test("the sandbox's escape question: its own label, and the picker's prompt is gopi's question as it is", function()
+  local review = require("gopi.review")
+  local d = { toolName = "bash", toolCallId = "c1", args = { command = "echo x > ~/x" }, sandboxEscape = true }
+  local message = "gopi's sandbox stopped bash: echo x > ~/x\nRun it once outside the sandbox?"
+  local got = {}
+  local select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    got = { items = items, prompt = opts.prompt }
+    on_choice("Deny")
+  end
+  local answer
+  local co = coroutine.create(function()
+    answer = review.ask(vim.fn.getcwd(), { type = 3, message = message, actions = { { title = "Allow once" }, { title = "Deny" } }, details = d }, 7)
+  end)
+  coroutine.resume(co)
+  eq(1, #review.pending, "it waits, like every approval question")
+  eq("bash outside the sandbox", review.label(review.pending[1]))
+  review.open()
+  vim.wait(1000, function()
+    return answer ~= nil
+  end, 10)
+  vim.ui.select = select
+  eq({ items = { "Allow once", "Deny" }, prompt = message }, got)
+  eq({ title = "Deny" }, answer)
+  eq("bash", review.label({ details = { toolName = "bash" } }), "a plain bash question keeps its label")
 end)
 
 test("extensions' statuses follow gopi's, in their keys' order, on one line, escaped", function()

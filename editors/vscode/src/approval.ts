@@ -10,6 +10,25 @@ import type { ApprovalOutcome } from "./protocol";
 /** gopi's answers and the words VS Code's review UI uses for them. */
 export const answerLabels: Record<string, string> = { Allow: "Accept", "Allow always": "Always", Deny: "Reject" };
 
+/**
+ * The label of answer a to q. The sandbox's escape question (run a
+ * command it stopped once more, outside it) is no review of a proposal:
+ * its answers keep gopi's words, Allow once and Deny.
+ */
+export function answerLabel(q: Pick<ApprovalQuestion, "escape">, a: string): string {
+	return q.escape ? a : (answerLabels[a] ?? a);
+}
+
+/**
+ * The offered answer that a means: "Allow" (the Accept command, its key)
+ * takes the escape question's "Allow once"; undefined when q offers none.
+ */
+export function offeredAnswer(q: Pick<ApprovalQuestion, "answers">, a: string): string | undefined {
+	if (q.answers.includes(a)) return a;
+	if (a === "Allow" && q.answers.includes("Allow once")) return "Allow once";
+	return undefined;
+}
+
 export interface ApprovalQuestion {
 	toolName: string;
 	toolCallId?: string;
@@ -17,6 +36,8 @@ export interface ApprovalQuestion {
 	answers: string[];
 	/** The editable proposal of an edit or write, whose toolbar answers it too. */
 	proposal?: vscode.Uri;
+	/** The sandbox stopped the call, and gopi asks whether to run it once outside (details.sandboxEscape). */
+	escape?: boolean;
 }
 
 /** What a surface needs to show a question and take it down. */
@@ -92,12 +113,17 @@ export class Approvals implements vscode.Disposable {
 		});
 	}
 
-	/** Answers the question id (or the oldest) with answer, one of its answers. */
+	/**
+	 * Answers the question id (or the oldest) with answer, one of its
+	 * answers ("Allow" stands for the escape question's "Allow once").
+	 * false when no such question waits, or it does not offer that answer.
+	 */
 	answer(answer: string, id?: string): boolean {
 		const p = id ? this.pending.find((x) => x.id === id) : this.pending[0];
-		if (!p || !p.q.answers.includes(answer)) return false;
-		const outcome: ApprovalOutcome = answer === "Deny" ? "rejected" : answer === "Allow always" ? "always" : "accepted";
-		p.settle({ answer, outcome });
+		const a = p && offeredAnswer(p.q, answer);
+		if (!p || !a) return false;
+		const outcome: ApprovalOutcome = a === "Deny" ? "rejected" : a === "Allow always" ? "always" : "accepted";
+		p.settle({ answer: a, outcome });
 		return true;
 	}
 
@@ -130,7 +156,7 @@ export class Approvals implements vscode.Disposable {
 		} else {
 			const more = this.pending.length > 1 ? ` (+${this.pending.length - 1})` : "";
 			this.item.text = `$(question) gopi: ${oneLine(p.q.title)}${more}`;
-			this.item.tooltip = `${p.q.title}\n\nClick to answer: ${p.q.answers.map((a) => answerLabels[a] ?? a).join(", ")}.`;
+			this.item.tooltip = `${p.q.title}\n\nClick to answer: ${p.q.answers.map((a) => answerLabel(p.q, a)).join(", ")}.`;
 			this.item.accessibilityInformation = { label: `gopi is waiting for your approval: ${p.q.title}`, role: "button" };
 			this.item.show();
 		}

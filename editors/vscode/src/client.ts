@@ -71,7 +71,23 @@ export function readSettings() {
 		model: c.get<string>("model", ""),
 		thinkingLevel: c.get<string>("thinkingLevel", ""),
 		approval: c.get<string>("approval", "writes"),
+		sandbox: c.get<string>("sandbox", "default"),
 	};
+}
+
+/** The values gopi.sandbox takes: "default" leaves the choice to gopi, the others are `--sandbox`'s. */
+export const sandboxModes = ["default", "off", "read-only", "workspace-write"];
+
+/**
+ * The arguments gopi.sandbox adds: none for "default", else `--sandbox`
+ * with it. Any other value is refused rather than dropped, so gopi never
+ * starts with less confinement than the setting asked for.
+ */
+export function sandboxArgs(setting: string): string[] {
+	if (!sandboxModes.includes(setting)) {
+		throw new Error(`the gopi.sandbox setting is ${JSON.stringify(setting)}; it must be one of ${sandboxModes.join(", ")}`);
+	}
+	return setting === "default" ? [] : ["--sandbox", setting];
 }
 
 /**
@@ -114,7 +130,7 @@ export class GopiClient implements vscode.Disposable {
 		// folder's own .pi settings, extensions, skills and prompts load; in
 		// Restricted Mode gopi leaves them out (and runs none of its code).
 		const trust = vscode.workspace.isTrusted ? "--approve" : "--no-approve";
-		const args = ["--mode", "jsonrpc", "--approval", s.approval, trust, ...s.args];
+		const args = ["--mode", "jsonrpc", "--approval", s.approval, ...sandboxArgs(s.sandbox), trust, ...s.args];
 		const state = { stopping: false };
 		const secrets = (await this.secretEnv?.()) ?? {};
 		const serverOptions: ServerOptions = {

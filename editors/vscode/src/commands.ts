@@ -4,6 +4,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { answerLabels } from "./approval";
 import { readSettings, resolveBinary } from "./client";
 import type { Manager } from "./extension";
 import { showMcpServers } from "./mcp";
@@ -129,7 +130,9 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		reg("gopi.approval.show", async () => {
 			const q = m.approvals.oldest;
 			if (!q) return;
-			const labels: Record<string, string> = { Allow: "$(check) Accept", "Allow always": "$(check-all) Always allow this tool", Deny: "$(close) Reject" };
+			const labels: Record<string, string> = q.q.escape
+				? { "Allow once": "$(check) Allow once: run it outside the sandbox", Deny: "$(close) Deny: keep the sandbox's result" }
+				: { Allow: "$(check) Accept", "Allow always": "$(check-all) Always allow this tool", Deny: "$(close) Reject" };
 			const pick = await vscode.window.showQuickPick(
 				q.q.answers.map((a) => ({ label: labels[a] ?? a, answer: a })),
 				{ title: `gopi: ${q.q.title.split("\n")[0]}`, placeHolder: q.q.title.includes("\n") ? q.q.title : undefined, ignoreFocusOut: true },
@@ -169,6 +172,13 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 		// The chat's Rewind to here (hidden from the palette): the checkpoint before the message sent at timestamp.
 		reg("gopi.rewindToMessage", async (s: Session, timestamp: number) => m.rewind.toMessage(s, timestamp)),
 		reg("gopi.undoRewind", () => m.rewind.undoRewind()),
+		// The sandbox's status bar mark: the gopi.sandbox setting. It has the
+		// machine scope, which a remote window shows under Remote, not User.
+		reg("gopi.sandboxSettings", () =>
+			vscode.env.remoteName
+				? vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: "gopi.sandbox" })
+				: vscode.commands.executeCommand("workbench.action.openSettings", "gopi.sandbox"),
+		),
 	];
 }
 
@@ -176,7 +186,11 @@ export function registerCommands(m: Manager): vscode.Disposable[] {
 function answer(m: Manager, a: string, uri?: vscode.Uri): void {
 	const target = uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri;
 	const id = m.approvals.idFor(target);
-	if (!id || !m.approvals.answer(a, id)) void vscode.window.showInformationMessage("gopi: no question is waiting.");
+	if (!id) {
+		void vscode.window.showInformationMessage("gopi: no question is waiting.");
+	} else if (!m.approvals.answer(a, id)) {
+		void vscode.window.showInformationMessage(`gopi: the question waiting does not offer ${answerLabels[a] ?? a}; its answers are on its card.`);
+	}
 }
 
 /** The model picker: the current model marked and selected; with arg (provider/id) no picker. */
@@ -314,6 +328,15 @@ async function doctor(m: Manager): Promise<string> {
 			}
 		} catch (err) {
 			lines.push(`- providers: ${(err as Error).message}`);
+		}
+		try {
+			const sb = (await s.client.request("get_state"))?.sandbox;
+			const asked = st.sandbox === "default" ? "gopi's default" : `\`${st.sandbox}\``;
+			if (!sb) lines.push(`- sandbox: none (gopi.sandbox: ${asked})`);
+			else if (sb.problem) lines.push(`- sandbox: ${sb.mode}, NOT ENFORCED, the model's commands are refused: ${sb.problem} (gopi.sandbox: ${asked})`);
+			else lines.push(`- sandbox: ${sb.mode}, network ${sb.network ? "on" : "off"}, enforced by ${sb.layers.join(", ")} (gopi.sandbox: ${asked})`);
+		} catch (err) {
+			lines.push(`- sandbox: ${(err as Error).message}`);
 		}
 	}
 	const text = lines.join("\n");

@@ -1,6 +1,7 @@
 // Settings changes take effect without a manual restart: the model and
-// thinking level apply to the running gopi at once; gopi.approval, which
-// decides whether gopi asks before it acts, restarts gopi by itself (at
+// thinking level apply to the running gopi at once; gopi.approval and
+// gopi.sandbox, which decide whether gopi asks before it acts and where
+// the model's commands may write, restart gopi by themselves (at
 // once when it is idle, else as soon as its run ends, with a way to stop
 // the run now); what else shapes how gopi starts (its binary, arguments,
 // environment) needs a new process, which the user is offered.
@@ -8,6 +9,16 @@ import * as vscode from "vscode";
 import type { Manager } from "./extension";
 import type { GopiClient } from "./client";
 import type { SetModelParams, ThinkingLevel } from "./gen/protocol";
+
+/** Settings that decide what gopi may do without asking: a change restarts gopi by itself. */
+export const guardSettings = ["gopi.approval", "gopi.sandbox"];
+
+/** A guard setting's subject and value, as the restart's message says them ("approval", "writes"). */
+function guardText(key: string, c: vscode.WorkspaceConfiguration): [string, string] {
+	if (key === "gopi.approval") return ["approval", c.get<string>("approval", "writes")];
+	const mode = c.get<string>("sandbox", "default");
+	return ["the sandbox", mode === "default" ? "gopi's default" : mode];
+}
 
 /** Settings read when gopi starts: a change needs a restart, which the user is offered. */
 export const restartSettings = ["gopi.path", "gopi.args", "gopi.env"];
@@ -47,21 +58,25 @@ export function watchSettings(m: Manager): vscode.Disposable {
 				}
 			}
 		}
-		if (e.affectsConfiguration("gopi.approval")) {
-			const mode = c.get<string>("approval", "writes");
+		// Approval and the sandbox decide what gopi may do unasked: a change
+		// restarts gopi by itself.
+		const guards = guardSettings.filter((k) => e.affectsConfiguration(k));
+		if (guards.length) {
+			const said = (verb: string) =>
+				guards
+					.map((k) => guardText(k, c))
+					.map(([subject, value]) => `${subject} ${verb} ${value}`)
+					.join(" and ");
 			for (const s of sessions) {
 				if (!s.client.running) continue;
 				if (!s.streaming) {
 					await s.restart();
-					void vscode.window.setStatusBarMessage(`gopi: approval is ${mode} now`, 5000);
+					void vscode.window.setStatusBarMessage(`gopi: ${said("is")} now`, 5000);
 					continue;
 				}
 				s.afterRun(() => s.restart());
 				void vscode.window
-					.showWarningMessage(
-						`gopi: approval becomes ${mode} when the current run ends; until then it goes on as it started.`,
-						"Stop the Run Now",
-					)
+					.showWarningMessage(`gopi: ${said("becomes")} when the current run ends; until then it goes on as it started.`, "Stop the Run Now")
 					.then((choice) => {
 						if (choice === "Stop the Run Now") void s.abort();
 					});

@@ -45,7 +45,16 @@ export type ToWebview =
 	 * gopi asks before a tool runs: the tool card of toolCallId (or a card of
 	 * its own when none matches) shows the question and a button per option.
 	 */
-	| { type: "approval"; id: string; toolCallId?: string; toolName: string; title: string; options: { answer: string; label: string }[] }
+	| {
+			type: "approval";
+			id: string;
+			toolCallId?: string;
+			toolName: string;
+			title: string;
+			options: { answer: string; label: string }[];
+			/** gopi's sandbox stopped the call: the question is whether it runs once outside. */
+			escape?: boolean;
+	  }
 	/** The question was answered (here or elsewhere) or withdrawn: its buttons go. */
 	| { type: "approvalDone"; id: string; outcome: ApprovalOutcome }
 	| { type: "welcome"; welcome: Welcome }

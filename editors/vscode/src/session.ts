@@ -5,9 +5,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { type ApprovalSurface, type Approvals, answerLabels } from "./approval";
+import { type ApprovalQuestion, type ApprovalSurface, type Approvals, answerLabel } from "./approval";
 import { type AskResult, type ClientHost, GopiClient, type MessageRequest, type PiEvent } from "./client";
-import type { PromptParams, ToolExecutionEnd, ToolExecutionStart } from "./gen/protocol";
+import type { PromptParams, SandboxState, ToolExecutionEnd, ToolExecutionStart } from "./gen/protocol";
 import { McpWatch, showMcpServers } from "./mcp";
 import { expandMentions, specialMentions } from "./mentions";
 import type { ApprovalOutcome, CommandItem, FromWebview, ToWebview } from "./protocol";
@@ -27,6 +27,8 @@ export interface SessionStatus {
 	tokens?: number;
 	cost?: number;
 	streaming: boolean;
+	/** The sandbox gopi reports (get_state): null when it runs none, undefined before it said. */
+	sandbox?: SandboxState | null;
 }
 
 /** The extension's own / actions: the chat runs them as commands instead of sending them to gopi. */
@@ -184,6 +186,7 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 				tokens: stats?.tokens?.total,
 				cost: stats?.cost,
 				streaming: this.streaming,
+				sandbox: state?.sandbox ?? null,
 			};
 			if (state?.sessionName) this.view?.setTitle(state.sessionName);
 			if (state?.sessionFile) this.sessionFile = state.sessionFile;
@@ -468,6 +471,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 	}
 
 	stopped(reason: string): void {
+		// No gopi, no sandbox to report: its mark goes until one runs again.
+		this.status = { ...this.status, sandbox: undefined };
 		this.setStreaming(false);
 		this.post({ type: "notice", level: "error", text: `${reason}. The log has the details.`, action: "restart" });
 		if (this.disposed) return;
@@ -499,7 +504,8 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 		}
 		try {
 			const toolCallId = typeof d.toolCallId === "string" ? d.toolCallId : this.lastCallOf(d.toolName);
-			const a = await this.ctx.approvals.ask({ toolName: d.toolName, toolCallId, title: p.message, answers: titles, proposal: proposal?.uri }, this, token);
+			const escape = d.sandboxEscape === true;
+			const a = await this.ctx.approvals.ask({ toolName: d.toolName, toolCallId, title: p.message, answers: titles, proposal: proposal?.uri, escape }, this, token);
 			if (a.answer === undefined) return {};
 			if (proposal && a.answer !== "Deny") {
 				const content = finalContent(this.review.finalText(proposal), proposal.proposed);
@@ -523,14 +529,15 @@ export class Session implements ClientHost, ApprovalSurface, vscode.Disposable {
 
 	// --- ApprovalSurface: the chat's part of a question ---
 
-	show(id: string, q: { toolName: string; toolCallId?: string; title: string; answers: string[] }): void {
+	show(id: string, q: ApprovalQuestion): void {
 		this.post({
 			type: "approval",
 			id,
 			toolCallId: q.toolCallId,
 			toolName: q.toolName,
 			title: q.title,
-			options: q.answers.map((a) => ({ answer: a, label: answerLabels[a] ?? a })),
+			options: q.answers.map((a) => ({ answer: a, label: answerLabel(q, a) })),
+			escape: q.escape || undefined,
 		});
 	}
 

@@ -35,7 +35,7 @@ const statusItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.
  * the side bar's chat and waits until its gopi answered. The test's
  * cleanup deactivates (stopping gopi) and removes the directories.
  */
-async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin, files = {}, agentFiles = {} } = {}) {
+async function start(t, { model = "faux-fast", approval = "writes", extensionDir = extDir, binary = gopiBin, files = {}, agentFiles = {}, env = {}, extra = {} } = {}) {
 	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-vscode-")));
 	const work = path.join(root, "work");
 	const agentDir = path.join(root, "agent");
@@ -49,11 +49,12 @@ async function start(t, { model = "faux-fast", approval = "writes", extensionDir
 	for (const k of Object.keys(settings)) delete settings[k];
 	Object.assign(settings, {
 		"gopi.path": binary,
-		"gopi.env": { PI_CODING_AGENT_DIR: agentDir, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", GEMINI_API_KEY: "", GOOGLE_API_KEY: "" },
+		"gopi.env": { PI_CODING_AGENT_DIR: agentDir, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", GEMINI_API_KEY: "", GOOGLE_API_KEY: "", ...env },
 		"gopi.provider": "faux",
 		"gopi.model": model,
 		"gopi.approval": approval,
 		"gopi.resumeLastSession": false,
+		...extra,
 	});
 	for (const k of Object.keys(answers)) answers[k] = undefined;
 	calls.length = 0;
@@ -137,6 +138,10 @@ function answerCards(view, posted, answers) {
 }
 
 const approvalItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.approval").at(-1);
+/** The sandbox's status bar mark of the newest activation. */
+const sandboxItem = () => vscode.__stub.statusItems.filter((i) => i.id === "gopi.sandbox").at(-1);
+/** The arguments the session's gopi was started with. */
+const gopiArgs = (session) => session.client.lc?._serverProcess?.spawnargs.slice(1) ?? [];
 
 test("approval: a write opens an editable proposal; Accept on the card writes it, Reject leaves the file", async (t) => {
 	const { view, posted, work } = await start(t);
@@ -344,6 +349,7 @@ test("doctor reports the binary, its version, the handshake and the providers", 
 	assert.match(text, /version: gopi /);
 	assert.match(text, /handshake: ok/);
 	assert.match(text, /providers with credentials: .*faux/);
+	assert.match(text, /- sandbox: .*\(gopi.sandbox: gopi's default\)/);
 });
 
 test("Add Selection to Chat inserts a path#L range; @ completes workspace files", async (t) => {
@@ -655,6 +661,112 @@ test("settings: the model applies live; gopi.env, args, approval or path offer a
 	view.webview.send({ type: "send", text: "write: asked.txt :: only if accepted", images: [], mode: "prompt" });
 	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark2) });
 	assert.equal(cards.asked.length, 1, "the write asked");
+});
+
+test("sandbox: gopi.sandbox reaches gopi as --sandbox, the status bar shows what gopi reports, and a change restarts gopi", async (t) => {
+	const { view, posted, session, work, root } = await start(t, { approval: "off", extra: { "gopi.sandbox": "read-only" } });
+	const args = gopiArgs(session);
+	assert.equal(args[args.indexOf("--sandbox") + 1], "read-only", `gopi ran as: ${args.join(" ")}`);
+	const item = sandboxItem();
+	assert.equal(item.visible, true);
+	assert.equal(item.text, "$(shield) read-only");
+	assert.match(item.tooltip, /read-only/);
+	assert.match(item.tooltip, /write only in their own temporary folder/);
+	assert.match(item.tooltip, /Network: off/);
+	assert.match(item.tooltip, /landlock-fs/);
+	assert.equal(item.backgroundColor, undefined, "an enforced sandbox does not warn");
+	assert.equal(item.command, "gopi.sandboxSettings");
+	await vscode.commands.executeCommand(item.command);
+	assert.ok(
+		calls.some((c) => c.kind === "executeCommand" && c.id === "workbench.action.openSettings" && c.args[0] === "gopi.sandbox"),
+		"a click opens the setting",
+	);
+
+	// A model's command that writes in the project is stopped.
+	view.webview.send({ type: "send", text: "bash: echo x > stopped.txt", images: [], mode: "prompt" });
+	const end = await waitFor("the command's result", isEvent("tool_execution_end"), { past: posted });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	assert.equal(existsSync(path.join(work, "stopped.txt")), false, "read-only: the command wrote in the project");
+	assert.equal(end.event.isError, true);
+	assert.match(textOf(end.event.result), /sandbox/, "the model reads that the sandbox stopped it");
+
+	// The setting changes: gopi restarts by itself, and the mark follows gopi.
+	settings["gopi.sandbox"] = "off";
+	await vscode.__stub.changeSettings("gopi.sandbox");
+	assert.ok(calls.some((c) => c.kind === "setStatusBarMessage" && /the sandbox is off now/.test(c.text)), "the restart said so");
+	assert.deepEqual(gopiArgs(session).slice(gopiArgs(session).indexOf("--sandbox"), gopiArgs(session).indexOf("--sandbox") + 2), ["--sandbox", "off"]);
+	assert.equal((await session.client.request("get_state")).sandbox, undefined);
+	assert.equal(sandboxItem().text, "$(unlock) no sandbox");
+	assert.match(sandboxItem().tooltip, /no sandbox/);
+
+	// "default": no --sandbox; the mark is whatever gopi decided.
+	settings["gopi.sandbox"] = "default";
+	await vscode.__stub.changeSettings("gopi.sandbox");
+	assert.equal(gopiArgs(session).includes("--sandbox"), false, `gopi ran as: ${gopiArgs(session).join(" ")}`);
+	const sb = (await session.client.request("get_state")).sandbox;
+	assert.equal(sandboxItem().text, sb ? `$(shield) ${sb.mode}` : "$(unlock) no sandbox");
+
+	// A value that is none of the modes stops the start, saying why, rather than run unconfined.
+	settings["gopi.sandbox"] = "none";
+	await vscode.commands.executeCommand("gopi.restart");
+	const n = await waitFor("the error notice", (x) => x.type === "notice" && /gopi\.sandbox/.test(x.text), { past: view.webview.posted });
+	assert.match(n.text, /"none".*default, off, read-only, workspace-write/);
+	assert.equal(session.client.running, false);
+	assert.equal(sandboxItem().visible, false, "no gopi: no mark");
+	assert.ok(root);
+});
+
+test("sandbox: a mode gopi cannot enforce here shows as a warning in the status bar", async (t) => {
+	// gopi's test hook: it believes the kernel has no Landlock, and refuses the model's commands.
+	const { session } = await start(t, { approval: "off", env: { GOPI_SANDBOX_TEST_LANDLOCK_ABI: "0" }, extra: { "gopi.sandbox": "workspace-write" } });
+	const sb = (await session.client.request("get_state")).sandbox;
+	assert.ok(sb?.problem, "gopi reports the problem");
+	const item = sandboxItem();
+	assert.equal(item.text, "$(warning) workspace-write: not enforced");
+	assert.equal(item.backgroundColor?.id, "statusBarItem.warningBackground");
+	assert.ok(item.tooltip.includes(sb.problem), `the tooltip says why: ${item.tooltip}`);
+	assert.match(item.tooltip, /refuses every command/);
+	const doctor = await vscode.commands.executeCommand("gopi.doctor");
+	assert.match(doctor, /- sandbox: workspace-write, NOT ENFORCED, the model's commands are refused: .*no Landlock.* \(gopi.sandbox: `workspace-write`\)/);
+});
+
+test("sandbox: the escape question asks on the card with Allow once and Deny; Deny keeps the command in, Ctrl+Alt+Y lets it out once", async (t) => {
+	const { view, posted, root } = await start(t, { extra: { "gopi.sandbox": "workspace-write" } });
+	const outside = path.join(root, "outside.txt");
+	// The bash question first (Accept), then the escape question (Deny).
+	const cards = answerCards(view, posted, ["Allow", "Deny"]);
+	t.after(cards.stop);
+	view.webview.send({ type: "send", text: "bash: echo out > ../outside.txt", images: [], mode: "prompt" });
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted });
+	assert.equal(cards.asked.length, 2, `two questions: ${cards.asked.map((q) => q.title).join(" | ")}`);
+	const q = cards.asked[1];
+	assert.equal(q.escape, true);
+	assert.match(q.title, /^gopi's sandbox stopped bash: echo out > \.\.\/outside\.txt\nRun it once outside the sandbox\?$/);
+	assert.deepEqual(
+		q.options.map((o) => [o.answer, o.label]),
+		[
+			["Allow once", "Allow once"],
+			["Deny", "Deny"],
+		],
+	);
+	assert.equal(q.toolCallId, cards.asked[0].toolCallId, "on the command's own card");
+	assert.ok(approvalItem().texts.some((x) => x.includes("gopi's sandbox stopped bash")), "the status bar showed the question");
+	assert.equal(posted.find((m) => m.type === "approvalDone" && m.id === q.id).outcome, "rejected");
+	assert.equal(existsSync(outside), false, "Deny: the command stayed in the sandbox");
+
+	// The Accept command (Ctrl+Alt+Y) answers the escape question with Allow once.
+	const mark = posted.length;
+	cards.stop();
+	const first = answerCards(view, posted, ["Allow"]);
+	t.after(first.stop);
+	view.webview.send({ type: "send", text: "bash: echo out > ../outside.txt", images: [], mode: "prompt" });
+	const esc = await waitFor("the escape question", (m) => m.type === "approval" && m.escape === true, { past: posted.slice(mark) });
+	assert.match(approvalItem().tooltip, /Click to answer: Allow once, Deny\./);
+	await vscode.commands.executeCommand("gopi.approval.accept");
+	await waitFor("agent_settled", isEvent("agent_settled"), { past: posted.slice(mark) });
+	assert.equal(posted.find((m) => m.type === "approvalDone" && m.id === esc.id).outcome, "accepted");
+	assert.equal(await readFile(outside, "utf8"), "out\n", "Allow once: the command ran outside the sandbox");
+	assert.ok(!calls.some((c) => c.kind === "showInformationMessage" && /no question is waiting|does not offer/.test(c.message)));
 });
 
 test("a message sent while gopi restarts waits for the new gopi and runs there", async (t) => {

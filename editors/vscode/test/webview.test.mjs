@@ -489,6 +489,51 @@ test("an approval asks on its tool card; an answer posts approve and the card sa
 	}
 });
 
+test("the sandbox's escape question: its lines as gopi wrote them, Allow once and Deny, and the card says what the answer did", async () => {
+	const { page, errors, cleanup } = await openPage({ width: 700 });
+	try {
+		const { upToTool, id } = bashRun();
+		await feed(page, upToTool);
+		const title = "gopi's sandbox stopped bash: echo hello from bash\nRun it once outside the sandbox?";
+		const options = [
+			{ answer: "Allow once", label: "Allow once" },
+			{ answer: "Deny", label: "Deny" },
+		];
+		await post(page, [{ type: "approval", id: "e1", toolCallId: id, toolName: "bash", title, options, escape: true }]);
+		const card = await page.evaluate((id) => {
+			const c = document.querySelector(`.tool[data-id="${id}"]`);
+			const q = c.querySelector(".approval .approval-question");
+			return {
+				question: q.textContent,
+				// Two lines on screen (a wide page): the command, then the question.
+				lines: Math.round(q.getBoundingClientRect().height / parseFloat(getComputedStyle(q).lineHeight)),
+				buttons: [...c.querySelectorAll(".approval-actions button.approval-button")].map((b) => b.textContent),
+			};
+		}, id);
+		assert.deepEqual(card, { question: title, lines: 2, buttons: ["Allow once", "Deny"] });
+		await page.keyboard.press("Tab");
+		await page.keyboard.press("Enter");
+		assert.deepEqual((await posted(page)).at(-1), { type: "approve", id: "e1", answer: "Deny" });
+		await post(page, [{ type: "approvalDone", id: "e1", outcome: "rejected" }]);
+		assert.deepEqual(
+			await page.evaluate((id) => {
+				const c = document.querySelector(`.tool[data-id="${id}"]`);
+				return [c.querySelector(".approval-outcome")?.textContent, c.querySelector(".tool-state").textContent];
+			}, id),
+			["Kept in the sandbox", "kept in the sandbox"],
+		);
+		await post(page, [
+			{ type: "approval", id: "e2", toolCallId: id, toolName: "bash", title, options, escape: true },
+			{ type: "approvalDone", id: "e2", outcome: "accepted" },
+		]);
+		assert.equal(await page.evaluate((id) => document.querySelector(`.tool[data-id="${id}"] .approval-outcome`)?.textContent, id), "Ran once outside the sandbox");
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+});
+
 test("a tool ended by a stop reads aborted, not failed", async () => {
 	const { page, cleanup } = await openPage();
 	try {

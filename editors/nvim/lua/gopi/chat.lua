@@ -21,7 +21,7 @@ local qns = vim.api.nvim_create_namespace("gopi.queue")
 ---@field streaming boolean a run is going on
 ---@field queue {steering: string[], followUp: string[]} the messages waiting for the run
 ---@field changed table<string, boolean> the files the last run changed
----@field status {model?: string, thinking?: string, percent?: number, estimated?: boolean, cost?: number, tokens?: number}
+---@field status {model?: string, thinking?: string, percent?: number, estimated?: boolean, cost?: number, tokens?: number, sandbox?: gopi.SandboxState}
 ---@field progress string|nil what gopi is doing ($/progress)
 ---@field session_file string|nil
 
@@ -197,7 +197,7 @@ local function on_question(self, what, q)
 end
 
 --- Status for the winbar and statusline: model · thinking · context % ·
---- cost, as statusline text (a literal percent sign doubled, the
+--- cost · sandbox, as statusline text (a literal percent sign doubled, the
 --- percentage in WarningMsg from 70% and ErrorMsg from 90%, after a "~"
 --- while it is an estimate).
 function Chat:status()
@@ -228,6 +228,10 @@ function Chat:status()
   if st.cost and st.cost > 0 then
     table.insert(parts, string.format("$%.3f", st.cost))
   end
+  local sandbox = M.sandbox_text(st.sandbox)
+  if sandbox then
+    table.insert(parts, sandbox)
+  end
   -- What extensions set with setStatus, in the order of their keys.
   local keys = vim.tbl_keys(self.ext_status)
   table.sort(keys)
@@ -236,6 +240,23 @@ function Chat:status()
     table.insert(parts, (text:gsub("%%", "%%%%")))
   end
   return table.concat(parts, " · ")
+end
+
+--- The sandbox gopi reports (get_state's "sandbox"), as statusline text:
+--- "sandbox read-only", "+net" when commands reach the network, in
+--- WarningMsg and "not enforced" when the kernel cannot enforce the mode
+--- (gopi then refuses the model's commands); nil when gopi runs none.
+---@param sb gopi.SandboxState|nil
+---@return string|nil
+function M.sandbox_text(sb)
+  if type(sb) ~= "table" or type(sb.mode) ~= "string" then
+    return nil
+  end
+  local mode = sb.mode:gsub("%%", "%%%%")
+  if (type(sb.problem) == "string" and sb.problem ~= "") or type(sb.layers) ~= "table" or #sb.layers == 0 then
+    return "%#WarningMsg#sandbox " .. mode .. " not enforced%*"
+  end
+  return "sandbox " .. mode .. (sb.network and " +net" or "")
 end
 
 --- The status as plain text (no highlight items, one percent sign).
@@ -287,6 +308,8 @@ function Chat:refresh_status()
     end
     self.state.status.model = st.model and st.model.id or nil
     self.state.status.thinking = st.thinkingLevel
+    -- (Absent when gopi runs no sandbox.)
+    self.state.status.sandbox = type(st.sandbox) == "table" and st.sandbox or nil
     self.state.session_file = st.sessionFile
     self.client:request("get_session_stats", {}, function(e2, stats)
       if not e2 and stats then
@@ -594,6 +617,8 @@ function Chat:start(opts)
         return
       end
       self.state.streaming = false
+      -- No gopi, no sandbox in force: the status stops naming one.
+      self.state.status.sandbox = nil
       spin(self, false)
       review.clear()
       self.r:notice(

@@ -27,6 +27,18 @@ function M.binary(cfg)
   return nil, "not found: not on $PATH, no cmd option, and no bin/gopi in the repository the plugin is in (" .. repo .. ")"
 end
 
+--- gopi's command line for the options cfg: `--sandbox` only when the
+--- sandbox option is set (nil leaves it to gopi), the args option last.
+---@return string[]
+function M.command(bin, cfg)
+  local cmd = { bin, "--mode", "jsonrpc", "--approval", cfg.approval }
+  if cfg.sandbox ~= nil then
+    vim.list_extend(cmd, { "--sandbox", cfg.sandbox })
+  end
+  vim.list_extend(cmd, cfg.args or {})
+  return cmd
+end
+
 local Client = {}
 Client.__index = Client
 
@@ -37,9 +49,13 @@ function M.start(o)
   if not bin then
     return nil, "gopi " .. how
   end
-  local self = setmetatable({ bin = bin, how = how, cwd = o.cwd, queue = {}, flushing = false, closed = false, server_requests = 0 }, Client)
-  local cmd = { bin, "--mode", "jsonrpc", "--approval", o.cfg.approval }
-  vim.list_extend(cmd, o.cfg.args or {})
+  -- Options set past setup()'s check: a wrong sandbox never starts gopi
+  -- with less confinement than was asked for.
+  if not require("gopi.config").valid_sandbox(o.cfg.sandbox) then
+    return nil, string.format('the sandbox option is %s: it takes nil (gopi decides), "off", "read-only" or "workspace-write"', vim.inspect(o.cfg.sandbox))
+  end
+  local cmd = M.command(bin, o.cfg)
+  local self = setmetatable({ bin = bin, how = how, cmd = cmd, cwd = o.cwd, queue = {}, flushing = false, closed = false, server_requests = 0 }, Client)
   local env = vim.tbl_extend("force", {}, o.cfg.env or {})
   local dispatchers = {
     notification = function(method, params)

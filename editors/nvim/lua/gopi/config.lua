@@ -14,6 +14,10 @@ M.defaults = {
   thinking_level = nil,
   -- "off", "writes" (edit, write and bash wait for :GopiReview) or "all".
   approval = "writes",
+  -- The sandbox the model's commands run in (`--sandbox`; Linux):
+  -- "off", "read-only" or "workspace-write"; nil: gopi decides (its
+  -- settings.json, else its default). See :help gopi-sandbox.
+  sandbox = nil,
   -- How an edit or write is reviewed: "tab" (a diff tab; accepting takes
   -- the whole change) or "inline" (in the file's own buffer, hunk by hunk).
   -- See :help gopi-review-inline.
@@ -59,8 +63,26 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
+--- The values of the sandbox option, as gopi's `--sandbox` takes them.
+M.sandbox_modes = { "off", "read-only", "workspace-write" }
+
+--- Whether v is a sandbox option setup() takes: nil (gopi decides) or one of the modes.
+function M.valid_sandbox(v)
+  return v == nil or vim.tbl_contains(M.sandbox_modes, v)
+end
+
+--- Checks the options whose wrong value would start gopi other than asked:
+--- an error that names the option and what it takes, and nothing changes.
+local function check(opts)
+  vim.validate({
+    sandbox = { opts.sandbox, M.valid_sandbox, 'nil (gopi decides), "off", "read-only" or "workspace-write"' },
+  })
+end
+
 function M.setup(opts)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  opts = opts or {}
+  check(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   return M.options
 end
 

@@ -16,6 +16,17 @@ function M.check()
   else
     h.warn(string.format('review = %s: neither "tab" nor "inline"; edits are reviewed in a tab', vim.inspect(review)), { "See :help gopi-review-inline" })
   end
+  local sandbox = config.options.sandbox
+  if sandbox == nil then
+    h.ok("sandbox: not set, gopi decides (its settings.json, else its default)")
+  elseif config.valid_sandbox(sandbox) then
+    h.ok(string.format("sandbox: %s (setup)", sandbox))
+  else
+    h.error(
+      string.format('sandbox = %s: none of "off", "read-only", "workspace-write"; gopi does not start', vim.inspect(sandbox)),
+      { "See :help gopi-sandbox" }
+    )
+  end
   local bin, how = require("gopi.client").binary(config.options)
   if not bin then
     h.error("gopi binary " .. how, {
@@ -62,10 +73,38 @@ function M.check()
   else
     h.ok("providers with credentials: " .. table.concat(providers, ", "))
   end
+  M.sandbox(h, c)
   -- A gopi started just for this check has not connected its servers yet.
   require("gopi.mcp").check(h, not started and c or nil)
   if started then
     chat:stop()
+  end
+end
+
+--- What gopi reports of the sandbox the model's commands run in.
+function M.sandbox(h, c)
+  local st, err = c:call("get_state", {}, 10000)
+  if not st then
+    h.warn("the sandbox in force: get_state failed: " .. tostring(err))
+    return
+  end
+  local sb = type(st.sandbox) == "table" and st.sandbox or nil
+  if not sb then
+    h.info('the sandbox in force: none; the model\'s commands run with your rights (sandbox = "workspace-write" confines them)')
+  elseif (type(sb.problem) == "string" and sb.problem ~= "") or #(sb.layers or {}) == 0 then
+    h.warn(
+      string.format(
+        "the sandbox in force: %s cannot be enforced here, so gopi refuses the model's commands: %s",
+        sb.mode,
+        sb.problem or "no layer confines them"
+      ),
+      {
+        "gopi's sandbox needs Linux with Landlock (lsm=landlock): see gopi's docs/security.md",
+        'Or choose sandbox = "off" in setup() to run the commands unconfined',
+      }
+    )
+  else
+    h.ok(string.format("the sandbox in force: %s, network %s, enforced by %s", sb.mode, sb.network and "on" or "off", table.concat(sb.layers, ", ")))
   end
 end
 

@@ -136,11 +136,15 @@ function M.oneline(text)
   return (tostring(text or ""):gsub("\r?\n", " ⏎ "))
 end
 
---- What a pending question is about, shortly ("edit a.txt", "bash").
+--- What a pending question is about, shortly ("edit a.txt", "bash",
+--- "bash outside the sandbox").
 function M.label(q)
   local d = q.details or {}
   if q.path then
     return (d.toolName or "change") .. " " .. q.path
+  end
+  if d.sandboxEscape == true then
+    return (d.toolName or "command") .. " outside the sandbox"
   end
   return d.toolName or "question"
 end
@@ -349,7 +353,9 @@ function M.open(q)
   else
     local prompt = q.message
     local d = q.details or {}
-    if d.toolName == "bash" and d.args and d.args.command then
+    -- (The escape question's message names the command already: gopi's
+    -- sandbox stopped it, run it once outside? Allow once or Deny.)
+    if d.toolName == "bash" and d.args and d.args.command and d.sandboxEscape ~= true then
       prompt = q.message .. "\n$ " .. d.args.command
     end
     if q.asking then

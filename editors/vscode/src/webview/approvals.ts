@@ -22,6 +22,7 @@ export type ApprovalRequest = Extract<ToWebview, { type: "approval" }>;
 interface Pending {
 	card: HTMLElement;
 	box: HTMLElement;
+	escape: boolean;
 }
 
 const OUTCOME_TEXT: Record<ApprovalOutcome, string> = {
@@ -30,6 +31,12 @@ const OUTCOME_TEXT: Record<ApprovalOutcome, string> = {
 	rejected: "Rejected",
 	aborted: "Aborted",
 	timedOut: "Timed out",
+};
+
+/** The sandbox's escape question: what its answer did. */
+const ESCAPE_TEXT: Partial<Record<ApprovalOutcome, string>> = {
+	accepted: "Ran once outside the sandbox",
+	rejected: "Kept in the sandbox",
 };
 
 export class Approvals {
@@ -61,7 +68,7 @@ export class Approvals {
 		const card = d.cardFor(m.toolCallId ?? `approval:${m.id}`, m.toolName);
 		this.pending.get(m.id)?.box.remove();
 		card.querySelector(":scope > .approval")?.remove();
-		const box = el("div", "approval");
+		const box = el("div", m.escape ? "approval escape" : "approval");
 		box.dataset.approvalId = m.id;
 		const q = el("div", "approval-question", m.title);
 		q.id = d.nextId("question");
@@ -86,7 +93,7 @@ export class Approvals {
 		card.classList.add("pending");
 		card.dataset.approval = m.id;
 		labelCard(card);
-		this.pending.set(m.id, { card, box });
+		this.pending.set(m.id, { card, box, escape: m.escape === true });
 		d.changed();
 		card.scrollIntoView({ block: "nearest" });
 		// Focus moves to the question only when nothing is being typed and no
@@ -104,10 +111,11 @@ export class Approvals {
 		p.box.remove();
 		p.card.classList.remove("pending");
 		delete p.card.dataset.approval;
-		const done = el("div", `approval-outcome outcome-${outcome}`, OUTCOME_TEXT[outcome] ?? outcome);
+		const text = (p.escape ? ESCAPE_TEXT[outcome] : undefined) ?? OUTCOME_TEXT[outcome] ?? outcome;
+		const done = el("div", `approval-outcome outcome-${outcome}`, text);
 		p.card.querySelector(":scope > .approval-outcome")?.remove();
 		p.card.querySelector(".tool-head")?.after(done);
-		(p.card.querySelector(".tool-state") as HTMLElement).textContent = (OUTCOME_TEXT[outcome] ?? outcome).toLowerCase();
+		(p.card.querySelector(".tool-state") as HTMLElement).textContent = text.toLowerCase();
 		// Not run: the card stops spinning (a result, if one comes, still fills it in).
 		if (outcome === "aborted") p.card.classList.add("aborted");
 		if (outcome === "rejected" || outcome === "timedOut") p.card.classList.add("denied");
