@@ -1358,8 +1358,9 @@ test(":GopiRewind: the checkpoints newest first, the diff, code and conversation
     t.lua("return _G.confirm"):find('3 files back and the conversation to before "edit: a.txt :: two => TWO"', 1, true),
     "the question: " .. t.lua("return _G.confirm")
   )
-  eq(0, vim.fn.filereadable(t.work .. "/c.txt"), "c.txt, added since, removed")
-  eq({ "bee" }, vim.fn.readfile(t.work .. "/b.txt"), "b.txt restored on disk")
+  -- The restore writes one file after another: wait for each.
+  t.wait("c.txt, added since, removed", "return vim.fn.filereadable(...) == 0", t.work .. "/c.txt")
+  t.wait("b.txt restored on disk", "return vim.fn.readfile(...)[1] == 'bee'", t.work .. "/b.txt")
   -- a.txt's buffer, with nothing unsaved, shows the file; b.txt's is kept, with a warning.
   t.wait("a.txt's buffer loaded again", "return vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.txt'), 0, -1, false)[2] == 'two'")
   eq({ "mine, unsaved" }, t.lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr('b.txt'), 0, -1, false)"), "b.txt's buffer kept")
