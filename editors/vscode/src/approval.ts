@@ -155,7 +155,9 @@ export class Approvals implements vscode.Disposable {
 			this.item.hide();
 		} else {
 			const more = this.pending.length > 1 ? ` (+${this.pending.length - 1})` : "";
-			this.item.text = `$(question) gopi: ${oneLine(p.q.title)}${more}`;
+			// A title that already names gopi ("gopi's sandbox stopped …") is not prefixed twice.
+			const title = oneLine(p.q.title);
+			this.item.text = `$(question) ${/^gopi\b/i.test(title) ? "" : "gopi: "}${title}${more}`;
 			this.item.tooltip = `${p.q.title}\n\nClick to answer: ${p.q.answers.map((a) => answerLabel(p.q, a)).join(", ")}.`;
 			this.item.accessibilityInformation = { label: `gopi is waiting for your approval: ${p.q.title}`, role: "button" };
 			this.item.show();
