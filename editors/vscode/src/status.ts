@@ -36,7 +36,8 @@ export class StatusBar implements vscode.Disposable {
 		}
 		this.sandbox.text = mark.text;
 		this.sandbox.tooltip = mark.tooltip;
-		this.sandbox.backgroundColor = mark.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+		// Not enforced: gopi refuses every command, an error rather than a warning.
+		this.sandbox.backgroundColor = mark.warning ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
 		this.sandbox.accessibilityInformation = { label: mark.label, role: "button" };
 		this.sandbox.show();
 	}
