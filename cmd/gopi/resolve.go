@@ -31,9 +31,10 @@ type resolved struct {
 	shell []tools.Option
 	// sessionDir is where sessions go; "" means the agent dir's default.
 	sessionDir string
-	// sandbox is the policy the model's commands run under (--sandbox
-	// and the settings' "sandbox", which a project may only tighten).
-	sandbox sandbox.Policy
+	// sandbox is the sandbox mode asked for: --sandbox, else the user's
+	// settings' (a project's settings may only tighten it, see
+	// sandbox.Resolve).
+	sandbox sandbox.Mode
 }
 
 // loadSettings reads the user's settings and, when the project in cwd is
@@ -66,12 +67,9 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 	if settings.SandboxErr != nil {
 		return resolved{}, settings.SandboxErr
 	}
-	policy, notes, err := sandbox.Resolve(a.sandbox, settings.Sandbox, settings.ProjectSandbox, cwd)
-	if err != nil {
-		return resolved{}, fmt.Errorf("settings: %w", err)
-	}
-	for _, n := range notes {
-		ap.warn(n)
+	choice := sandbox.Mode(a.sandbox)
+	if choice == "" && settings.Sandbox != nil {
+		choice = sandbox.Mode(settings.Sandbox.Mode)
 	}
 	model, thinking, err := ap.resolveModel(a)
 	if err != nil {
@@ -110,7 +108,7 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 		},
 		shell:      settings.ShellToolOptions(),
 		sessionDir: sessionDirOf(a, settings, cwd),
-		sandbox:    policy,
+		sandbox:    choice,
 	}, nil
 }
 

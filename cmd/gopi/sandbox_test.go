@@ -406,3 +406,41 @@ func TestJSONRPCSandboxEscape(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// TestACPSandboxAdditionalDirectories: in workspace-write an ACP
+// session's additional directories are writable as its own directory
+// is, and those a session/resume gives replace them from then on; a
+// client that lends its terminal still has bash's commands run by gopi,
+// confined, not in the terminal, which gopi cannot confine.
+func TestACPSandboxAdditionalDirectories(t *testing.T) {
+	requireSandbox(t)
+	cwd, extra, later := t.TempDir(), t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--sandbox", "workspace-write")
+	p.result(p.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"terminal": true}}))
+	_, res := p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []any{extra}}))
+	s := res.str("sessionId")
+	p.commandsOf(s)
+	write := func(dir string) string {
+		t.Helper()
+		ups, resp, asked := p.served(p.prompt(s, "bash: echo x > "+filepath.Join(dir, "f.txt")), func(method string, _ record) reply {
+			t.Errorf("gopi asked %s", method)
+			return reply{err: "not served"}
+		})
+		require.Nil(t, resp["error"])
+		assert.Empty(t, asked, "the editor's terminal is not used while the sandbox is on")
+		status, _ := acpToolEnd(t, ups)
+		return status
+	}
+	assert.Equal(t, "completed", write(extra))
+	assert.FileExists(t, filepath.Join(extra, "f.txt"))
+	assert.Equal(t, "failed", write(later), "not one of the session's directories yet")
+	assert.NoFileExists(t, filepath.Join(later, "f.txt"))
+
+	p.result(p.request("session/resume", map[string]any{"sessionId": s, "cwd": cwd, "additionalDirectories": []any{later}}))
+	require.NoError(t, os.Remove(filepath.Join(extra, "f.txt")))
+	assert.Equal(t, "completed", write(later))
+	assert.FileExists(t, filepath.Join(later, "f.txt"))
+	assert.Equal(t, "failed", write(extra), "no longer one of them")
+	assert.NoFileExists(t, filepath.Join(extra, "f.txt"))
+	assert.Equal(t, 0, p.exit())
+}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
-	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm/faux"
@@ -120,20 +119,25 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if a.lent.FS != nil {
 		r.shell = append(r.shell, tools.WithFS(a.lent.FS))
 	}
-	sb := sandbox.New(r.sandbox)
-	if sb.Enabled() {
-		// The model's commands run confined, on this machine: a client's
-		// terminal (ACP) cannot be confined, so none is borrowed.
-		r.shell = append(r.shell, tools.WithSandbox(sb))
-		if err := sb.Problem(); err != nil {
-			fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), err)
-		}
-		// get_state says so; with the mode off it stays pi's.
-		st := sb.State()
-		o.Sandbox = &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
-	} else if a.lent.Shell != nil {
+	sw, notes, err := sandbox.NewSwitch(r.sandbox, sandbox.SwitchConfig{User: o.Settings.Sandbox, Project: o.Settings.ProjectSandbox, Cwd: cwd})
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	for _, n := range notes {
+		ap.warn(n)
+	}
+	// The tools confine themselves with the sandbox in force at each
+	// call (the host may switch it: an ACP session's mode). While it is
+	// on, bash runs commands itself, confined, rather than in a client's
+	// terminal, which cannot be confined (tools.OnLocalMachine).
+	r.shell = append(r.shell, tools.WithSandboxOf(func() tools.Sandbox { return sw.Current() }))
+	if a.lent.Shell != nil {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
+	if sb := sw.Current(); sb.Problem() != nil {
+		fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), sb.Problem())
+	}
+	o.Sandbox = sw
 	o.ToolOptions = r.shell
 	o.ToolStarting = a.lent.ToolStarting
 	o.AdditionalDirs = a.lent.AdditionalDirs
