@@ -32,9 +32,26 @@ type resolved struct {
 	// sessionDir is where sessions go; "" means the agent dir's default.
 	sessionDir string
 	// sandbox is the sandbox mode asked for: --sandbox, else the user's
-	// settings' (a project's settings may only tighten it, see
-	// sandbox.Resolve).
+	// settings', else the dialect's default (a project's settings may
+	// only tighten it, see sandbox.Resolve).
 	sandbox sandbox.Mode
+	// sandboxDefault says the mode is the dialect's default
+	// (defaultSandbox): neither --sandbox nor the user's settings chose
+	// one.
+	sandboxDefault bool
+}
+
+// defaultSandbox is the sandbox mode when neither --sandbox nor the
+// user's settings name one: off for pi's clients (--mode rpc, and the
+// print, json and text modes: pi has no sandbox), workspace-write for
+// gopi's editors (--mode jsonrpc) and over ACP (--mode acp). On a system
+// gopi has no sandbox for yet (sandbox.Supported: not Linux) it is off
+// in every mode; an explicit mode there still refuses every command.
+func defaultSandbox(mode string) sandbox.Mode {
+	if (mode == "jsonrpc" || mode == "acp") && sandbox.Supported() {
+		return sandbox.WorkspaceWrite
+	}
+	return sandbox.Off
 }
 
 // loadSettings reads the user's settings and, when the project in cwd is
@@ -67,9 +84,13 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 	if settings.SandboxErr != nil {
 		return resolved{}, settings.SandboxErr
 	}
-	choice := sandbox.Mode(a.sandbox)
+	choice, implicit := sandbox.Mode(a.sandbox), false
 	if choice == "" && settings.Sandbox != nil {
 		choice = sandbox.Mode(settings.Sandbox.Mode)
+	}
+	if choice == "" {
+		choice = defaultSandbox(a.mode)
+		implicit = choice != sandbox.Off
 	}
 	model, thinking, err := ap.resolveModel(a)
 	if err != nil {
@@ -106,9 +127,10 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 			SystemPrompt:       a.systemPrompt,
 			AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
 		},
-		shell:      settings.ShellToolOptions(),
-		sessionDir: sessionDirOf(a, settings, cwd),
-		sandbox:    choice,
+		shell:          settings.ShellToolOptions(),
+		sessionDir:     sessionDirOf(a, settings, cwd),
+		sandbox:        choice,
+		sandboxDefault: implicit,
 	}, nil
 }
 

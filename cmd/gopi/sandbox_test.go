@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -443,4 +444,128 @@ func TestACPSandboxAdditionalDirectories(t *testing.T) {
 	assert.Equal(t, "failed", write(extra), "no longer one of them")
 	assert.NoFileExists(t, filepath.Join(extra, "f.txt"))
 	assert.Equal(t, 0, p.exit())
+}
+
+// jsonrpcSandbox starts --mode jsonrpc with env and extra flags, and
+// returns get_state's "sandbox" (nil when left out) and the process.
+func (w *world) jsonrpcSandbox(env []string, extra ...string) (any, *jproc) {
+	w.t.Helper()
+	args := append([]string{gopiBinary(w.t), "--mode", "jsonrpc", "--model", "scripted/scripted-1"}, extra...)
+	p := &jproc{proc: launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingHeader, env, args...), header: true}
+	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
+	p.notify("initialized", map[string]any{})
+	st := p.call("pi/get_state", nil).(map[string]any)
+	return st["sandbox"], p
+}
+
+// stop ends a JSON-RPC process as an editor does and checks its exit.
+func (p *jproc) stop() {
+	p.t.Helper()
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(p.t, 0, p.wait())
+}
+
+// TestSandboxDefaultPerDialect: with neither --sandbox nor a mode in the
+// user's settings, --mode rpc runs the model's commands unconfined, as pi
+// does, and --mode jsonrpc (gopi's editors) and --mode acp in
+// workspace-write. The flag and the user's settings choose otherwise,
+// and a project's settings still only tighten the default.
+func TestSandboxDefaultPerDialect(t *testing.T) {
+	requireSandbox(t)
+	ws := map[string]any{"mode": "workspace-write", "network": false, "layers": []any{"landlock-fs", "landlock-net", "seccomp"}}
+
+	t.Run("rpc", func(t *testing.T) {
+		w := newWorld(t)
+		p := w.start()
+		st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.NotContains(t, st, "sandbox", "pi's clients: off, and get_state is pi's")
+		assert.Equal(t, 0, p.exit())
+	})
+	t.Run("jsonrpc", func(t *testing.T) {
+		w := newWorld(t)
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Equal(t, ws, sb)
+		p.stop()
+	})
+	t.Run("jsonrpc --sandbox off", func(t *testing.T) {
+		w := newWorld(t)
+		sb, p := w.jsonrpcSandbox(nil, "--sandbox", "off")
+		assert.Nil(t, sb)
+		p.stop()
+	})
+	t.Run("jsonrpc, the user's settings", func(t *testing.T) {
+		w := newWorld(t)
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "off"}})
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Nil(t, sb, "the user's settings chose off")
+		p.stop()
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"network": true}})
+		sb, p = w.jsonrpcSandbox(nil)
+		assert.Equal(t, map[string]any{"mode": "workspace-write", "network": true, "layers": []any{"landlock-fs"}}, sb,
+			"settings without a mode keep the default and add what they say")
+		p.stop()
+	})
+	t.Run("jsonrpc, a project's settings tighten the default", func(t *testing.T) {
+		w := newWorld(t)
+		w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
+		w.trustProject()
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Equal(t, "read-only", sb.(map[string]any)["mode"])
+		p.stop()
+	})
+	t.Run("acp", func(t *testing.T) {
+		for _, flags := range [][]string{nil, {"--sandbox", "off"}} {
+			cwd, outside := t.TempDir(), t.TempDir()
+			target := filepath.Join(outside, "out.txt")
+			p := startACP(t, cwd, t.TempDir(), append([]string{"--model", "faux/faux-fast", "--no-session"}, flags...)...)
+			s := p.started(cwd)
+			ups, _ := p.result(p.prompt(s, "bash: echo in > in.txt && echo out > "+target))
+			status, text := acpToolEnd(t, ups)
+			assert.FileExists(t, filepath.Join(cwd, "in.txt"))
+			if flags == nil {
+				assert.Equal(t, "failed", status)
+				assert.Contains(t, text, "The command ran in gopi's sandbox (workspace-write)")
+				assert.NoFileExists(t, target)
+			} else {
+				assert.Equal(t, "completed", status, text)
+				assert.FileExists(t, target)
+			}
+			assert.Equal(t, 0, p.exit())
+		}
+	})
+}
+
+// TestSandboxDefaultFailsClosed: where the kernel cannot enforce the
+// dialect's default (no Landlock, simulated by the test hook), gopi
+// treats it as a mode that was asked for: it says so once on stderr,
+// with how to choose no sandbox, get_state reports it, and the model's
+// commands are refused.
+func TestSandboxDefaultFailsClosed(t *testing.T) {
+	w := newWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", "touch ran")), llmtest.Text("done"))
+	sb, p := w.jsonrpcSandbox([]string{sandbox.TestABIEnv + "=0"})
+	state := sb.(map[string]any)
+	assert.Equal(t, "workspace-write", state["mode"])
+	assert.Equal(t, []any{}, state["layers"])
+	assert.Contains(t, state["problem"], "no Landlock")
+	p.request("pi/prompt", map[string]any{"message": "run"})
+	rs := p.until(func(r record) bool { return event(r, "agent_end") })
+	end := jsonrpcToolEnd(rs, "b1")
+	require.NotNil(t, end)
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "cannot be enforced here, so commands are refused")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "ran"))
+	p.stop()
+	assert.Contains(t, p.stderr.String(), "gopi: sandbox workspace-write: gopi's sandbox cannot be enforced here")
+	assert.Contains(t, p.stderr.String(), `(--mode jsonrpc's default sandbox is workspace-write; --sandbox off, or "sandbox": {"mode": "off"} in settings.json, runs commands without one)`)
+
+	// Over ACP each session has its own sandbox; the line is said once.
+	cwd := t.TempDir()
+	a := &aproc{proc: launchArgv(t, cwd, t.TempDir(), rpc.FramingNewline, []string{sandbox.TestABIEnv + "=0"},
+		gopiBinary(t), "--mode", "acp", "--model", "faux/faux-fast", "--no-session"), methods: map[float64]string{}}
+	a.started(cwd)
+	a.newSession(cwd)
+	assert.Equal(t, 0, a.exit())
+	assert.Equal(t, 1, strings.Count(a.stderr.String(), "gopi: sandbox workspace-write: "), a.stderr.String())
+	assert.Contains(t, a.stderr.String(), "(--mode acp's default sandbox is workspace-write;")
 }

@@ -39,6 +39,9 @@ type app struct {
 	// sessionsOff keeps the warning that sessions cannot be saved to one
 	// per process.
 	sessionsOff sync.Once
+	// toldMu guards told, the lines sayOnce has written.
+	toldMu sync.Mutex
+	told   map[string]bool
 	// shutdown closes when an extension asks gopi to exit.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -135,7 +138,11 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
 	if sb := sw.Current(); sb.Problem() != nil {
-		fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), sb.Problem())
+		line := fmt.Sprintf("gopi: sandbox %s: %v", sb.Mode(), sb.Problem())
+		if r.sandboxDefault {
+			line += fmt.Sprintf(" (--mode %s's default sandbox is %s; --sandbox off, or \"sandbox\": {\"mode\": \"off\"} in settings.json, runs commands without one)", a.mode, defaultSandbox(a.mode))
+		}
+		ap.sayOnce(line)
 	}
 	o.Sandbox = sw
 	o.ToolOptions = r.shell
@@ -175,6 +182,21 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// sayOnce writes line to stderr unless it was written already: what
+// each ACP session would repeat.
+func (ap *app) sayOnce(line string) {
+	ap.toldMu.Lock()
+	defer ap.toldMu.Unlock()
+	if ap.told[line] {
+		return
+	}
+	if ap.told == nil {
+		ap.told = map[string]bool{}
+	}
+	ap.told[line] = true
+	fmt.Fprintln(ap.stderr, line)
 }
 
 // contextFiles are the AGENTS.md and CLAUDE.md files for cwd; those that

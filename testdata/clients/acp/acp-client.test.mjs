@@ -725,7 +725,9 @@ function editorTerminals(t) {
 test("a client terminal runs bash: terminal content in the call, the output in its result", async (t) => {
 	const dirs = await makeRoot(t);
 	const terminals = editorTerminals(t);
-	const g = start(t, dirs, { serve: terminals.serve });
+	// The terminal is used with the sandbox off: ACP's default sandbox
+	// runs commands in gopi, confined.
+	const g = start(t, dirs, { args: ["--no-session", "--sandbox", "off"], serve: terminals.serve });
 	await initialize(g, { terminal: true });
 	const s = await newSession(g, dirs.cwd);
 
@@ -759,7 +761,9 @@ test("a client terminal runs bash: terminal content in the call, the output in i
 test("a client terminal is killed and released when the prompt is cancelled", async (t) => {
 	const dirs = await makeRoot(t);
 	const terminals = editorTerminals(t);
-	const g = start(t, dirs, { serve: terminals.serve });
+	// The terminal is used with the sandbox off: ACP's default sandbox
+	// runs commands in gopi, confined.
+	const g = start(t, dirs, { args: ["--no-session", "--sandbox", "off"], serve: terminals.serve });
 	await initialize(g, { terminal: true });
 	const s = await newSession(g, dirs.cwd);
 
