@@ -41,6 +41,17 @@ type resolved struct {
 	sandboxDefault bool
 }
 
+// defaultApproval is the approval mode when neither --approval nor the
+// settings name one: escapes over ACP (its session mode "auto": nothing
+// asked before a call, a command the sandbox stopped put to the user),
+// off elsewhere, as pi has it (gopi's editors pass --approval).
+func defaultApproval(mode string) string {
+	if mode == "acp" {
+		return string(host.ApprovalEscapes)
+	}
+	return string(host.ApprovalOff)
+}
+
 // defaultSandbox is the sandbox mode when neither --sandbox nor the
 // user's settings name one: off for pi's clients (--mode rpc, and the
 // print, json and text modes: pi has no sandbox), workspace-write for
@@ -77,7 +88,7 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 	for _, p := range problems {
 		ap.warn(p)
 	}
-	approval, err := host.ParseApproval(cmp.Or(a.approval, settings.Approval))
+	approval, err := host.ParseApproval(cmp.Or(a.approval, settings.Approval, defaultApproval(a.mode)))
 	if err != nil {
 		return resolved{}, err
 	}

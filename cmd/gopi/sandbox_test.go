@@ -416,7 +416,7 @@ func TestJSONRPCSandboxEscape(t *testing.T) {
 func TestACPSandboxAdditionalDirectories(t *testing.T) {
 	requireSandbox(t)
 	cwd, extra, later := t.TempDir(), t.TempDir(), t.TempDir()
-	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--sandbox", "workspace-write")
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--sandbox", "workspace-write", "--approval", "off")
 	p.result(p.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"terminal": true}}))
 	_, res := p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []any{extra}}))
 	s := res.str("sessionId")
@@ -520,8 +520,17 @@ func TestSandboxDefaultPerDialect(t *testing.T) {
 			target := filepath.Join(outside, "out.txt")
 			p := startACP(t, cwd, t.TempDir(), append([]string{"--model", "faux/faux-fast", "--no-session"}, flags...)...)
 			s := p.started(cwd)
-			ups, _ := p.result(p.prompt(s, "bash: echo in > in.txt && echo out > "+target))
-			status, text := acpToolEnd(t, ups)
+			id := p.prompt(s, "bash: echo in > in.txt && echo out > "+target)
+			var ups []record
+			if flags == nil {
+				before, req := p.asked()
+				require.Equal(t, "session/request_permission", req.str("method"), "ACP's default mode, auto, asks to step out")
+				assert.Contains(t, req.obj("params").obj("toolCall").str("title"), "Run outside gopi's sandbox: ")
+				p.choose(req, "reject_once")
+				ups = before
+			}
+			after, _ := p.result(id)
+			status, text := acpToolEnd(t, append(ups, after...))
 			assert.FileExists(t, filepath.Join(cwd, "in.txt"))
 			if flags == nil {
 				assert.Equal(t, "failed", status)
@@ -568,4 +577,114 @@ func TestSandboxDefaultFailsClosed(t *testing.T) {
 	assert.Equal(t, 0, a.exit())
 	assert.Equal(t, 1, strings.Count(a.stderr.String(), "gopi: sandbox workspace-write: "), a.stderr.String())
 	assert.Contains(t, a.stderr.String(), "(--mode acp's default sandbox is workspace-write;")
+}
+
+// acpModeSession is an ACP session whose mode a test switches and whose
+// bash commands it runs.
+type acpModeSession struct {
+	p *aproc
+	s string
+}
+
+// setMode switches the session to mode id and checks current_mode_update.
+func (m acpModeSession) setMode(id string) {
+	m.p.t.Helper()
+	ups, _ := m.p.result(m.p.request("session/set_mode", map[string]any{"sessionId": m.s, "modeId": id}))
+	require.NotEmpty(m.p.t, ups)
+	assert.Equal(m.p.t, "current_mode_update", kind(ups[0]))
+	assert.Equal(m.p.t, id, ups[0].obj("params").obj("update").str("currentModeId"))
+}
+
+// bash runs command through the bash tool. With answer set it must be
+// put to the user as the sandbox's escape question, answered so; with
+// none nothing may be asked. It returns the call's status and text.
+func (m acpModeSession) bash(command, answer string) (status, text string) {
+	m.p.t.Helper()
+	id := m.p.prompt(m.s, "bash: "+command)
+	var ups []record
+	if answer != "" {
+		before, req := m.p.asked()
+		require.Equal(m.p.t, "session/request_permission", req.str("method"))
+		assert.Equal(m.p.t, "Run outside gopi's sandbox: "+command, req.obj("params").obj("toolCall").str("title"))
+		m.p.choose(req, answer)
+		ups = before
+	}
+	after, res := m.p.result(id)
+	assert.Equal(m.p.t, "end_turn", res.str("stopReason"))
+	return acpToolEnd(m.p.t, append(ups, after...))
+}
+
+// TestACPModesSetTheSandbox: an ACP session's mode sets its sandbox
+// with its approval mode. The default, auto, confines a write outside
+// the project and asks to run it once outside; read-only stops a write
+// in the project too and asks the same; off (never ask) keeps what the
+// sandbox stopped without a question; full-access lets a write outside
+// the project through, asking nothing.
+func TestACPModesSetTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	cwd, outside := t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
+	m := acpModeSession{p, p.started(cwd)}
+	out := func(name string) string { return "echo x > " + filepath.Join(outside, name) }
+
+	status, _ := m.bash(out("auto-denied"), "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "auto-denied"))
+	status, text := m.bash(out("auto-allowed"), "allow_once")
+	assert.Equal(t, "completed", status, text)
+	assert.FileExists(t, filepath.Join(outside, "auto-allowed"))
+	status, _ = m.bash("echo x > in-auto.txt", "")
+	assert.Equal(t, "completed", status)
+
+	m.setMode("read-only")
+	status, text = m.bash("echo x > in-ro.txt", "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)")
+	assert.NoFileExists(t, filepath.Join(cwd, "in-ro.txt"))
+
+	m.setMode("off")
+	status, _ = m.bash(out("never"), "")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "never"))
+
+	m.setMode("full-access")
+	status, text = m.bash(out("full"), "")
+	assert.Equal(t, "completed", status, text)
+	assert.FileExists(t, filepath.Join(outside, "full"))
+
+	m.setMode("auto")
+	status, _ = m.bash(out("auto-again"), "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "auto-again"))
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestACPModesKeepTheProjectsSandbox: a trusted project whose settings
+// ask for read-only keeps it whatever mode the client picks. The mode is
+// the one chosen (auto, ACP's default, then full-access), and the
+// sandbox in force stays read-only: full-access sets the approval mode
+// only, and gopi says so on stderr.
+func TestACPModesKeepTheProjectsSandbox(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
+	w.trustProject()
+	p := startACP(t, w.cwd, w.agentDir, "--model", "faux/faux-fast", "--no-session")
+	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}))
+	require.EqualValues(t, 1, res["protocolVersion"])
+	_, res = p.result(p.request("session/new", map[string]any{"cwd": w.cwd, "mcpServers": []any{}}))
+	m := acpModeSession{p, res.str("sessionId")}
+	p.commandsOf(m.s)
+	assert.Equal(t, "auto", res.obj("modes").str("currentModeId"), "the mode chosen")
+	status, text := m.bash("echo x > in.txt", "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)", "the sandbox in force")
+
+	m.setMode("full-access")
+	status, text = m.bash("echo x > in.txt", "")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "in.txt"))
+	assert.Equal(t, 0, p.exit())
+	assert.Contains(t, p.stderr.String(), "the project's settings keep the sandbox read-only, stricter than off")
 }
