@@ -13,6 +13,7 @@ import (
 	"github.com/gopi-dev/gopi/core/checkpoint"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/sandbox"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/lspbridge/acp"
 	"github.com/gopi-dev/gopi/rpc"
@@ -252,3 +253,10 @@ func (r acpRuntime) SetApprovalMode(mode string) error {
 	r.SetApproval(m)
 	return nil
 }
+
+// SandboxMode is the session's sandbox mode as chosen, the other half of
+// ACP's session mode.
+func (r acpRuntime) SandboxMode() string { return string(r.Host.SandboxMode()) }
+
+// SetSandboxMode changes the session's sandbox mode.
+func (r acpRuntime) SetSandboxMode(mode string) error { return r.SetSandbox(sandbox.Mode(mode)) }

@@ -10,8 +10,9 @@ import (
 )
 
 // The mode and config option tests: modes decide which tools ask for
-// permission; the model and thinking level options switch what the next
-// request uses.
+// permission (and, sandbox_test.go's TestACPModesSetTheSandbox, where
+// commands may write); the model and thinking level options switch what
+// the next request uses.
 
 // option is the config option id among opts (a response's or an update's
 // configOptions); it fails the test when there is none.
@@ -72,18 +73,18 @@ func TestACPModes(t *testing.T) {
 	_, res = p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}))
 	s := res.str("sessionId")
 	modes := res.obj("modes")
-	assert.Equal(t, "off", modes.str("currentModeId"), "the mode of --approval, off by default")
+	assert.Equal(t, "auto", modes.str("currentModeId"), "ACP's defaults: the sandbox workspace-write, asking only to step out")
 	var ids []string
 	for _, m := range modes["availableModes"].([]any) {
 		ids = append(ids, record(m.(map[string]any)).str("id"))
 	}
-	assert.Equal(t, []string{"off", "writes", "all"}, ids)
+	assert.Equal(t, []string{"read-only", "auto", "writes", "all", "off", "full-access"}, ids)
 	mode := option(t, res["configOptions"], "mode")
 	assert.Equal(t, "mode", mode.str("category"))
-	assert.Equal(t, "off", mode.str("currentValue"))
+	assert.Equal(t, "auto", mode.str("currentValue"))
 	assert.Equal(t, ids, values(mode))
 
-	assert.False(t, p.asks(s, "bash: echo a"), "never ask")
+	assert.False(t, p.asks(s, "bash: echo a"), "nothing asked before a call")
 
 	// set_mode says the new mode as current_mode_update and the options
 	// as config_option_update.

@@ -334,7 +334,10 @@ func methods(asked []record) []string {
 
 func TestACPBashRunsInTheEditorsTerminal(t *testing.T) {
 	cwd := t.TempDir()
-	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
+	// The editor's terminal is used with the sandbox off (ACP's default
+	// sandbox runs commands in gopi, confined:
+	// TestACPSandboxAdditionalDirectories).
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--sandbox", "off")
 	s := p.startedWith(cwd, map[string]any{"terminal": true})
 	term := &editorTerminal{t: t, session: s, output: "printed in the editor\n", code: 3}
 
@@ -382,7 +385,7 @@ func TestACPBashRunsInTheEditorsTerminal(t *testing.T) {
 
 func TestACPCancelKillsTheEditorsTerminal(t *testing.T) {
 	cwd := t.TempDir()
-	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--sandbox", "off")
 	s := p.startedWith(cwd, map[string]any{"terminal": true})
 	term := &editorTerminal{t: t, session: s, output: "partial output\n"}
 	term.waitFor = func() reply {

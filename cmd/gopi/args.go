@@ -434,11 +434,12 @@ Tools and prompt:
   --exclude-tools, -xt LIST          remove these tools (names or * patterns), after the rest
   --no-builtin-tools, -nbt           no built-in tool by default; extension tools stay
   --no-tools, -nt                    no tool at all, built-in or extension (--tools still adds)
-  --approval off|writes|all          ask the client before tools run (default off)
+  --approval off|escapes|writes|all  ask the client before tools run (default off; escapes over ACP)
   --sandbox off|read-only|workspace-write
                                      confine the bash tool's commands (Linux): write only in
                                      the project and $TMPDIR, or only $TMPDIR; no network
-                                     unless settings say so (default off; docs/security.md)
+                                     unless settings say so (default off; workspace-write in
+                                     --mode jsonrpc and acp; docs/security.md)
   --system-prompt TEXT               replace the system prompt
   --append-system-prompt TEXT        add to the system prompt
   --no-context-files, -nc            ignore AGENTS.md / CLAUDE.md

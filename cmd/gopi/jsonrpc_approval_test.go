@@ -14,9 +14,9 @@ import (
 
 // startApprovalJSONRPC runs gopi in the JSON-RPC dialect with the
 // approval gate on and initializes it with capabilities.
-func (w *world) startApprovalJSONRPC(capabilities map[string]any) *jproc {
+func (w *world) startApprovalJSONRPC(capabilities map[string]any, extra ...string) *jproc {
 	w.t.Helper()
-	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc", "--approval", "writes")...)
+	p := w.startJSONRPC(true, scriptedArgs(append([]string{"--mode", "jsonrpc", "--approval", "writes"}, extra...)...)...)
 	p.call("initialize", map[string]any{"capabilities": capabilities})
 	p.notify("initialized", map[string]any{})
 	return p
@@ -208,7 +208,9 @@ func TestJSONRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
 	conf, made := filepath.Join(outside, "conf.txt"), filepath.Join(outside, "made.txt")
 	require.NoError(t, os.WriteFile(conf, []byte("key=1\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "conf.txt"), []byte("key=1\n"), 0o644))
-	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	// The dialect's default sandbox would refuse the write outside the
+	// project before the pin is looked at; this test is the pin's.
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}, "--sandbox", "off")
 	p.request("pi/prompt", map[string]any{"message": "go"})
 	var asked []string
 	rs := p.until(func(r record) bool {

@@ -31,9 +31,38 @@ type resolved struct {
 	shell []tools.Option
 	// sessionDir is where sessions go; "" means the agent dir's default.
 	sessionDir string
-	// sandbox is the policy the model's commands run under (--sandbox
-	// and the settings' "sandbox", which a project may only tighten).
-	sandbox sandbox.Policy
+	// sandbox is the sandbox mode asked for: --sandbox, else the user's
+	// settings', else the dialect's default (a project's settings may
+	// only tighten it, see sandbox.Resolve).
+	sandbox sandbox.Mode
+	// sandboxDefault says the mode is the dialect's default
+	// (defaultSandbox): neither --sandbox nor the user's settings chose
+	// one.
+	sandboxDefault bool
+}
+
+// defaultApproval is the approval mode when neither --approval nor the
+// settings name one: escapes over ACP (its session mode "auto": nothing
+// asked before a call, a command the sandbox stopped put to the user),
+// off elsewhere, as pi has it (gopi's editors pass --approval).
+func defaultApproval(mode string) string {
+	if mode == "acp" {
+		return string(host.ApprovalEscapes)
+	}
+	return string(host.ApprovalOff)
+}
+
+// defaultSandbox is the sandbox mode when neither --sandbox nor the
+// user's settings name one: off for pi's clients (--mode rpc, and the
+// print, json and text modes: pi has no sandbox), workspace-write for
+// gopi's editors (--mode jsonrpc) and over ACP (--mode acp). On a system
+// gopi has no sandbox for yet (sandbox.Supported: not Linux) it is off
+// in every mode; an explicit mode there still refuses every command.
+func defaultSandbox(mode string) sandbox.Mode {
+	if (mode == "jsonrpc" || mode == "acp") && sandbox.Supported() {
+		return sandbox.WorkspaceWrite
+	}
+	return sandbox.Off
 }
 
 // loadSettings reads the user's settings and, when the project in cwd is
@@ -59,19 +88,20 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 	for _, p := range problems {
 		ap.warn(p)
 	}
-	approval, err := host.ParseApproval(cmp.Or(a.approval, settings.Approval))
+	approval, err := host.ParseApproval(cmp.Or(a.approval, settings.Approval, defaultApproval(a.mode)))
 	if err != nil {
 		return resolved{}, err
 	}
 	if settings.SandboxErr != nil {
 		return resolved{}, settings.SandboxErr
 	}
-	policy, notes, err := sandbox.Resolve(a.sandbox, settings.Sandbox, settings.ProjectSandbox, cwd)
-	if err != nil {
-		return resolved{}, fmt.Errorf("settings: %w", err)
+	choice, implicit := sandbox.Mode(a.sandbox), false
+	if choice == "" && settings.Sandbox != nil {
+		choice = sandbox.Mode(settings.Sandbox.Mode)
 	}
-	for _, n := range notes {
-		ap.warn(n)
+	if choice == "" {
+		choice = defaultSandbox(a.mode)
+		implicit = choice != sandbox.Off
 	}
 	model, thinking, err := ap.resolveModel(a)
 	if err != nil {
@@ -108,9 +138,10 @@ func (ap *app) resolve(a *args, cwd string, trusted bool) (resolved, error) {
 			SystemPrompt:       a.systemPrompt,
 			AppendSystemPrompt: strings.Join(a.appendSystem, "\n\n"),
 		},
-		shell:      settings.ShellToolOptions(),
-		sessionDir: sessionDirOf(a, settings, cwd),
-		sandbox:    policy,
+		shell:          settings.ShellToolOptions(),
+		sessionDir:     sessionDirOf(a, settings, cwd),
+		sandbox:        choice,
+		sandboxDefault: implicit,
 	}, nil
 }
 

@@ -145,9 +145,9 @@ func TestResolveBadSettings(t *testing.T) {
 
 	e = newResolveEnv(t, `{"approval":"sometimes"}`, "")
 	_, err := e.ap.resolve(parseArgs(nil), e.cwd, true)
-	assert.EqualError(t, err, `invalid approval mode "sometimes": use off, writes or all`)
+	assert.EqualError(t, err, `invalid approval mode "sometimes": use off, escapes, writes or all`)
 	_, err = e.ap.resolve(parseArgs([]string{"--approval", "never"}), e.cwd, true)
-	assert.EqualError(t, err, `invalid approval mode "never": use off, writes or all`)
+	assert.EqualError(t, err, `invalid approval mode "never": use off, escapes, writes or all`)
 	r = e.resolve(t, true, "--approval", "off")
 	assert.Equal(t, host.ApprovalOff, r.opts.Approval, "the flag wins over a bad setting")
 }

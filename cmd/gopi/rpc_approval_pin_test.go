@@ -62,7 +62,9 @@ func TestJSONRPCApprovedEditHoldsToTheFileShown(t *testing.T) {
 	require.NoError(t, os.WriteFile(conf, []byte("safe\n"), 0o644))
 	outside := filepath.Join(t.TempDir(), "bashrc")
 	require.NoError(t, os.WriteFile(outside, []byte("safe\n"), 0o600))
-	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}})
+	// The dialect's default sandbox would refuse the write outside the
+	// project before the pin is looked at; this test is the pin's.
+	p := w.startApprovalJSONRPC(map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}, "--sandbox", "off")
 	p.request("pi/prompt", map[string]any{"message": "edit conf"})
 	rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
 	ask := rs[len(rs)-1]

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -405,4 +406,285 @@ func TestJSONRPCSandboxEscape(t *testing.T) {
 	p.call("shutdown", nil)
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
+}
+
+// TestACPSandboxAdditionalDirectories: in workspace-write an ACP
+// session's additional directories are writable as its own directory
+// is, and those a session/resume gives replace them from then on; a
+// client that lends its terminal still has bash's commands run by gopi,
+// confined, not in the terminal, which gopi cannot confine.
+func TestACPSandboxAdditionalDirectories(t *testing.T) {
+	requireSandbox(t)
+	cwd, extra, later := t.TempDir(), t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--sandbox", "workspace-write", "--approval", "off")
+	p.result(p.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"terminal": true}}))
+	_, res := p.result(p.request("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []any{extra}}))
+	s := res.str("sessionId")
+	p.commandsOf(s)
+	write := func(dir string) string {
+		t.Helper()
+		ups, resp, asked := p.served(p.prompt(s, "bash: echo x > "+filepath.Join(dir, "f.txt")), func(method string, _ record) reply {
+			t.Errorf("gopi asked %s", method)
+			return reply{err: "not served"}
+		})
+		require.Nil(t, resp["error"])
+		assert.Empty(t, asked, "the editor's terminal is not used while the sandbox is on")
+		status, _ := acpToolEnd(t, ups)
+		return status
+	}
+	assert.Equal(t, "completed", write(extra))
+	assert.FileExists(t, filepath.Join(extra, "f.txt"))
+	assert.Equal(t, "failed", write(later), "not one of the session's directories yet")
+	assert.NoFileExists(t, filepath.Join(later, "f.txt"))
+
+	p.result(p.request("session/resume", map[string]any{"sessionId": s, "cwd": cwd, "additionalDirectories": []any{later}}))
+	require.NoError(t, os.Remove(filepath.Join(extra, "f.txt")))
+	assert.Equal(t, "completed", write(later))
+	assert.FileExists(t, filepath.Join(later, "f.txt"))
+	assert.Equal(t, "failed", write(extra), "no longer one of them")
+	assert.NoFileExists(t, filepath.Join(extra, "f.txt"))
+	assert.Equal(t, 0, p.exit())
+}
+
+// jsonrpcSandbox starts --mode jsonrpc with env and extra flags, and
+// returns get_state's "sandbox" (nil when left out) and the process.
+func (w *world) jsonrpcSandbox(env []string, extra ...string) (any, *jproc) {
+	w.t.Helper()
+	args := append([]string{gopiBinary(w.t), "--mode", "jsonrpc", "--model", "scripted/scripted-1"}, extra...)
+	p := &jproc{proc: launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingHeader, env, args...), header: true}
+	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
+	p.notify("initialized", map[string]any{})
+	st := p.call("pi/get_state", nil).(map[string]any)
+	return st["sandbox"], p
+}
+
+// stop ends a JSON-RPC process as an editor does and checks its exit.
+func (p *jproc) stop() {
+	p.t.Helper()
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(p.t, 0, p.wait())
+}
+
+// TestSandboxDefaultPerDialect: with neither --sandbox nor a mode in the
+// user's settings, --mode rpc runs the model's commands unconfined, as pi
+// does, and --mode jsonrpc (gopi's editors) and --mode acp in
+// workspace-write. The flag and the user's settings choose otherwise,
+// and a project's settings still only tighten the default.
+func TestSandboxDefaultPerDialect(t *testing.T) {
+	requireSandbox(t)
+	ws := map[string]any{"mode": "workspace-write", "network": false, "layers": []any{"landlock-fs", "landlock-net", "seccomp"}}
+
+	t.Run("rpc", func(t *testing.T) {
+		w := newWorld(t)
+		p := w.start()
+		st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
+		assert.NotContains(t, st, "sandbox", "pi's clients: off, and get_state is pi's")
+		assert.Equal(t, 0, p.exit())
+	})
+	t.Run("jsonrpc", func(t *testing.T) {
+		w := newWorld(t)
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Equal(t, ws, sb)
+		p.stop()
+	})
+	t.Run("jsonrpc --sandbox off", func(t *testing.T) {
+		w := newWorld(t)
+		sb, p := w.jsonrpcSandbox(nil, "--sandbox", "off")
+		assert.Nil(t, sb)
+		p.stop()
+	})
+	t.Run("jsonrpc, the user's settings", func(t *testing.T) {
+		w := newWorld(t)
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "off"}})
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Nil(t, sb, "the user's settings chose off")
+		p.stop()
+		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"network": true}})
+		sb, p = w.jsonrpcSandbox(nil)
+		assert.Equal(t, map[string]any{"mode": "workspace-write", "network": true, "layers": []any{"landlock-fs"}}, sb,
+			"settings without a mode keep the default and add what they say")
+		p.stop()
+	})
+	t.Run("jsonrpc, a project's settings tighten the default", func(t *testing.T) {
+		w := newWorld(t)
+		w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
+		w.trustProject()
+		sb, p := w.jsonrpcSandbox(nil)
+		assert.Equal(t, "read-only", sb.(map[string]any)["mode"])
+		p.stop()
+	})
+	t.Run("acp", func(t *testing.T) {
+		for _, flags := range [][]string{nil, {"--sandbox", "off"}} {
+			cwd, outside := t.TempDir(), t.TempDir()
+			target := filepath.Join(outside, "out.txt")
+			p := startACP(t, cwd, t.TempDir(), append([]string{"--model", "faux/faux-fast", "--no-session"}, flags...)...)
+			s := p.started(cwd)
+			id := p.prompt(s, "bash: echo in > in.txt && echo out > "+target)
+			var ups []record
+			if flags == nil {
+				before, req := p.asked()
+				require.Equal(t, "session/request_permission", req.str("method"), "ACP's default mode, auto, asks to step out")
+				assert.Contains(t, req.obj("params").obj("toolCall").str("title"), "Run outside gopi's sandbox: ")
+				p.choose(req, "reject_once")
+				ups = before
+			}
+			after, _ := p.result(id)
+			status, text := acpToolEnd(t, append(ups, after...))
+			assert.FileExists(t, filepath.Join(cwd, "in.txt"))
+			if flags == nil {
+				assert.Equal(t, "failed", status)
+				assert.Contains(t, text, "The command ran in gopi's sandbox (workspace-write)")
+				assert.NoFileExists(t, target)
+			} else {
+				assert.Equal(t, "completed", status, text)
+				assert.FileExists(t, target)
+			}
+			assert.Equal(t, 0, p.exit())
+		}
+	})
+}
+
+// TestSandboxDefaultFailsClosed: where the kernel cannot enforce the
+// dialect's default (no Landlock, simulated by the test hook), gopi
+// treats it as a mode that was asked for: it says so once on stderr,
+// with how to choose no sandbox, get_state reports it, and the model's
+// commands are refused.
+func TestSandboxDefaultFailsClosed(t *testing.T) {
+	w := newWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", "touch ran")), llmtest.Text("done"))
+	sb, p := w.jsonrpcSandbox([]string{sandbox.TestABIEnv + "=0"})
+	state := sb.(map[string]any)
+	assert.Equal(t, "workspace-write", state["mode"])
+	assert.Equal(t, []any{}, state["layers"])
+	assert.Contains(t, state["problem"], "no Landlock")
+	p.request("pi/prompt", map[string]any{"message": "run"})
+	rs := p.until(func(r record) bool { return event(r, "agent_end") })
+	end := jsonrpcToolEnd(rs, "b1")
+	require.NotNil(t, end)
+	assert.Equal(t, true, end["isError"])
+	assert.Contains(t, resultText(end), "cannot be enforced here, so commands are refused")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "ran"))
+	p.stop()
+	assert.Contains(t, p.stderr.String(), "gopi: sandbox workspace-write: gopi's sandbox cannot be enforced here")
+	assert.Contains(t, p.stderr.String(), `(--mode jsonrpc's default sandbox is workspace-write; --sandbox off, or "sandbox": {"mode": "off"} in settings.json, runs commands without one)`)
+
+	// Over ACP each session has its own sandbox; the line is said once.
+	cwd := t.TempDir()
+	a := &aproc{proc: launchArgv(t, cwd, t.TempDir(), rpc.FramingNewline, []string{sandbox.TestABIEnv + "=0"},
+		gopiBinary(t), "--mode", "acp", "--model", "faux/faux-fast", "--no-session"), methods: map[float64]string{}}
+	a.started(cwd)
+	a.newSession(cwd)
+	assert.Equal(t, 0, a.exit())
+	assert.Equal(t, 1, strings.Count(a.stderr.String(), "gopi: sandbox workspace-write: "), a.stderr.String())
+	assert.Contains(t, a.stderr.String(), "(--mode acp's default sandbox is workspace-write;")
+}
+
+// acpModeSession is an ACP session whose mode a test switches and whose
+// bash commands it runs.
+type acpModeSession struct {
+	p *aproc
+	s string
+}
+
+// setMode switches the session to mode id and checks current_mode_update.
+func (m acpModeSession) setMode(id string) {
+	m.p.t.Helper()
+	ups, _ := m.p.result(m.p.request("session/set_mode", map[string]any{"sessionId": m.s, "modeId": id}))
+	require.NotEmpty(m.p.t, ups)
+	assert.Equal(m.p.t, "current_mode_update", kind(ups[0]))
+	assert.Equal(m.p.t, id, ups[0].obj("params").obj("update").str("currentModeId"))
+}
+
+// bash runs command through the bash tool. With answer set it must be
+// put to the user as the sandbox's escape question, answered so; with
+// none nothing may be asked. It returns the call's status and text.
+func (m acpModeSession) bash(command, answer string) (status, text string) {
+	m.p.t.Helper()
+	id := m.p.prompt(m.s, "bash: "+command)
+	var ups []record
+	if answer != "" {
+		before, req := m.p.asked()
+		require.Equal(m.p.t, "session/request_permission", req.str("method"))
+		assert.Equal(m.p.t, "Run outside gopi's sandbox: "+command, req.obj("params").obj("toolCall").str("title"))
+		m.p.choose(req, answer)
+		ups = before
+	}
+	after, res := m.p.result(id)
+	assert.Equal(m.p.t, "end_turn", res.str("stopReason"))
+	return acpToolEnd(m.p.t, append(ups, after...))
+}
+
+// TestACPModesSetTheSandbox: an ACP session's mode sets its sandbox
+// with its approval mode. The default, auto, confines a write outside
+// the project and asks to run it once outside; read-only stops a write
+// in the project too and asks the same; off (never ask) keeps what the
+// sandbox stopped without a question; full-access lets a write outside
+// the project through, asking nothing.
+func TestACPModesSetTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	cwd, outside := t.TempDir(), t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
+	m := acpModeSession{p, p.started(cwd)}
+	out := func(name string) string { return "echo x > " + filepath.Join(outside, name) }
+
+	status, _ := m.bash(out("auto-denied"), "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "auto-denied"))
+	status, text := m.bash(out("auto-allowed"), "allow_once")
+	assert.Equal(t, "completed", status, text)
+	assert.FileExists(t, filepath.Join(outside, "auto-allowed"))
+	status, _ = m.bash("echo x > in-auto.txt", "")
+	assert.Equal(t, "completed", status)
+
+	m.setMode("read-only")
+	status, text = m.bash("echo x > in-ro.txt", "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)")
+	assert.NoFileExists(t, filepath.Join(cwd, "in-ro.txt"))
+
+	m.setMode("off")
+	status, _ = m.bash(out("never"), "")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "never"))
+
+	m.setMode("full-access")
+	status, text = m.bash(out("full"), "")
+	assert.Equal(t, "completed", status, text)
+	assert.FileExists(t, filepath.Join(outside, "full"))
+
+	m.setMode("auto")
+	status, _ = m.bash(out("auto-again"), "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.NoFileExists(t, filepath.Join(outside, "auto-again"))
+	assert.Equal(t, 0, p.exit())
+}
+
+// TestACPModesKeepTheProjectsSandbox: a trusted project whose settings
+// ask for read-only keeps it whatever mode the client picks. The mode is
+// the one chosen (auto, ACP's default, then full-access), and the
+// sandbox in force stays read-only: full-access sets the approval mode
+// only, and gopi says so on stderr.
+func TestACPModesKeepTheProjectsSandbox(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
+	w.trustProject()
+	p := startACP(t, w.cwd, w.agentDir, "--model", "faux/faux-fast", "--no-session")
+	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}))
+	require.EqualValues(t, 1, res["protocolVersion"])
+	_, res = p.result(p.request("session/new", map[string]any{"cwd": w.cwd, "mcpServers": []any{}}))
+	m := acpModeSession{p, res.str("sessionId")}
+	p.commandsOf(m.s)
+	assert.Equal(t, "auto", res.obj("modes").str("currentModeId"), "the mode chosen")
+	status, text := m.bash("echo x > in.txt", "reject_once")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)", "the sandbox in force")
+
+	m.setMode("full-access")
+	status, text = m.bash("echo x > in.txt", "")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "The command ran in gopi's sandbox (read-only)")
+	assert.NoFileExists(t, filepath.Join(w.cwd, "in.txt"))
+	assert.Equal(t, 0, p.exit())
+	assert.Contains(t, p.stderr.String(), "the project's settings keep the sandbox read-only, stricter than off")
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
-	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host"
 	"github.com/gopi-dev/gopi/core/llm/faux"
@@ -40,6 +39,9 @@ type app struct {
 	// sessionsOff keeps the warning that sessions cannot be saved to one
 	// per process.
 	sessionsOff sync.Once
+	// toldMu guards told, the lines sayOnce has written.
+	toldMu sync.Mutex
+	told   map[string]bool
 	// shutdown closes when an extension asks gopi to exit.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
@@ -120,20 +122,29 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 	if a.lent.FS != nil {
 		r.shell = append(r.shell, tools.WithFS(a.lent.FS))
 	}
-	sb := sandbox.New(r.sandbox)
-	if sb.Enabled() {
-		// The model's commands run confined, on this machine: a client's
-		// terminal (ACP) cannot be confined, so none is borrowed.
-		r.shell = append(r.shell, tools.WithSandbox(sb))
-		if err := sb.Problem(); err != nil {
-			fmt.Fprintf(ap.stderr, "gopi: sandbox %s: %v\n", sb.Mode(), err)
-		}
-		// get_state says so; with the mode off it stays pi's.
-		st := sb.State()
-		o.Sandbox = &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
-	} else if a.lent.Shell != nil {
+	sw, notes, err := sandbox.NewSwitch(r.sandbox, sandbox.SwitchConfig{User: o.Settings.Sandbox, Project: o.Settings.ProjectSandbox, Cwd: cwd})
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	for _, n := range notes {
+		ap.warn(n)
+	}
+	// The tools confine themselves with the sandbox in force at each
+	// call (the host may switch it: an ACP session's mode). While it is
+	// on, bash runs commands itself, confined, rather than in a client's
+	// terminal, which cannot be confined (tools.OnLocalMachine).
+	r.shell = append(r.shell, tools.WithSandboxOf(func() tools.Sandbox { return sw.Current() }))
+	if a.lent.Shell != nil {
 		r.shell = append(r.shell, tools.WithShell(a.lent.Shell))
 	}
+	if sb := sw.Current(); sb.Problem() != nil {
+		line := fmt.Sprintf("gopi: sandbox %s: %v", sb.Mode(), sb.Problem())
+		if r.sandboxDefault {
+			line += fmt.Sprintf(" (--mode %s's default sandbox is %s; --sandbox off, or \"sandbox\": {\"mode\": \"off\"} in settings.json, runs commands without one)", a.mode, defaultSandbox(a.mode))
+		}
+		ap.sayOnce(line)
+	}
+	o.Sandbox = sw
 	o.ToolOptions = r.shell
 	o.ToolStarting = a.lent.ToolStarting
 	o.AdditionalDirs = a.lent.AdditionalDirs
@@ -171,6 +182,21 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// sayOnce writes line to stderr unless it was written already: what
+// each ACP session would repeat.
+func (ap *app) sayOnce(line string) {
+	ap.toldMu.Lock()
+	defer ap.toldMu.Unlock()
+	if ap.told[line] {
+		return
+	}
+	if ap.told == nil {
+		ap.told = map[string]bool{}
+	}
+	ap.told[line] = true
+	fmt.Fprintln(ap.stderr, line)
 }
 
 // contextFiles are the AGENTS.md and CLAUDE.md files for cwd; those that

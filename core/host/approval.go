@@ -11,9 +11,10 @@ import (
 type ApprovalMode = gate.Mode
 
 const (
-	ApprovalOff    = gate.ModeOff
-	ApprovalWrites = gate.ModeWrites
-	ApprovalAll    = gate.ModeAll
+	ApprovalOff     = gate.ModeOff
+	ApprovalEscapes = gate.ModeEscapes
+	ApprovalWrites  = gate.ModeWrites
+	ApprovalAll     = gate.ModeAll
 )
 
 // ParseApproval reads an --approval value ("" is off).

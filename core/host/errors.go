@@ -91,3 +91,7 @@ var (
 	errProviderCode   = errors.New("JavaScript, and gopi talks to providers through its own SDKs only; the provider is not registered (its declarative form works: baseUrl, api, apiKey, headers, models)")
 	errNoEntry        = errors.New("no entry")
 )
+
+// ErrNoSandbox: a sandbox mode other than off was asked of a host built
+// without a sandbox (Options.Sandbox).
+var ErrNoSandbox = errors.New("this session's tools were built without a sandbox")

@@ -95,9 +95,11 @@ type Options struct {
 	// tool starts running: after the extensions' tool_call handlers and
 	// the approval gate let it through (ACP's in_progress).
 	ToolStarting func(toolCallID string)
-	// Sandbox is what get_state reports of the sandbox the tools were
-	// built with (tools.WithSandbox); nil reports none.
-	Sandbox *api.SandboxState
+	// Sandbox is the sandbox the tools were built with
+	// (tools.WithSandboxOf its Current): get_state reports it,
+	// SetSandbox changes its mode and AdditionalDirs are writable in
+	// workspace-write. nil: none, and get_state reports none.
+	Sandbox Sandbox
 	// Report receives problems the runtime survived (written to stderr by
 	// cmd/gopi).
 	Report func(error)
@@ -200,6 +202,9 @@ func New(opts Options) (*Host, error) {
 	}
 	h := &Host{opts: opts, store: opts.Store}
 	h.roots.set(opts.AdditionalDirs)
+	if opts.Sandbox != nil && len(opts.AdditionalDirs) > 0 {
+		opts.Sandbox.SetRoots(opts.AdditionalDirs)
+	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }

@@ -31,7 +31,7 @@ func (h *Host) GetState(ctx context.Context) (api.State, error) {
 		AutoCompactionEnabled: h.autoCompaction(),
 		MessageCount:          len(h.agent.Messages()),
 		PendingMessageCount:   steer + follow,
-		Sandbox:               h.opts.Sandbox,
+		Sandbox:               h.sandboxState(),
 	}, nil
 }
 

@@ -43,7 +43,8 @@ type Settings struct {
 	// SessionDir is where sessions are kept (relative to the cwd);
 	// --session-dir and PI_CODING_AGENT_SESSION_DIR win over it.
 	SessionDir string `json:"sessionDir,omitempty"`
-	// Approval is gopi's tool approval gate: "off", "writes" or "all".
+	// Approval is gopi's tool approval gate: "off", "escapes", "writes"
+	// or "all".
 	Approval string `json:"approval,omitempty"`
 	// ApprovalTimeoutMs bounds how long an approval question waits; 0
 	// waits until the client answers or the run is aborted.

@@ -20,6 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Supported reports whether gopi has a sandbox for this system at all
+// (Linux); whether this kernel can enforce a mode is [Sandbox.Problem]'s.
+func Supported() bool { return true }
+
 // probe asks the kernel once what it supports.
 var probe = sync.OnceValue(probeKernel)
 

@@ -9,6 +9,10 @@ import (
 	"sync"
 )
 
+// Supported reports whether gopi has a sandbox for this system at all:
+// not yet here.
+func Supported() bool { return false }
+
 var probe = sync.OnceValue(probeKernel)
 
 func probeKernel() support {

@@ -78,11 +78,15 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 		return out, nil
 	}
 	local, ok := t.c.shell.(LocalShell)
+	if m, here := t.c.shell.(OnLocalMachine); !ok && here && m.OnLocalMachine() {
+		local, ok = t.c.local, true
+	}
 	if !ok {
 		return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", t.c.shell), nil
 	}
-	local.Confine = sb.Confine
-	out, denied := t.run(ctx, a, local, sb, update)
+	confined := local
+	confined.Confine = sb.Confine
+	out, denied := t.run(ctx, a, confined, sb, update)
 	if !denied || ctx.Err() != nil {
 		return out, nil
 	}
@@ -90,9 +94,9 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	if esc == nil || !esc.Escape(ctx, Denial{Command: a.Command, Confinement: sb.Describe()}) || ctx.Err() != nil {
 		return out, nil
 	}
-	// Allowed once: the same command, unconfined; its result is the
-	// call's, with a note that it ran twice.
-	out, _ = t.run(ctx, a, t.c.shell, nil, update)
+	// Allowed once: the same command, unconfined, the same way; its
+	// result is the call's, with a note that it ran twice.
+	out, _ = t.run(ctx, a, local, nil, update)
 	return withNote(out, escapedNote), nil
 }
 

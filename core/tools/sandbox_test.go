@@ -162,3 +162,50 @@ func TestSandboxedBashAsksToEscape(t *testing.T) {
 	res = runWith(nil, command)
 	assert.True(t, res.IsError, "no Escape: the sandboxed result stands")
 }
+
+// terminalShell is a shell on this machine gopi cannot confine (an
+// editor's terminal): it runs nothing and counts its commands.
+type terminalShell struct{ ran *int }
+
+func (s terminalShell) Exec(context.Context, ExecRequest) (*int, error) {
+	*s.ran++
+	return new(int), nil
+}
+
+func (terminalShell) OnLocalMachine() bool { return true }
+
+// offSandbox confines nothing (the mode off).
+type offSandbox struct{ fakeSandbox }
+
+func (offSandbox) Enabled() bool { return false }
+
+// TestSandboxOfFollowsTheModeInForce: with WithSandboxOf each call uses
+// the sandbox in force when it starts; while one confines, a shell that
+// is OnLocalMachine gives way to the local shell, confined, and it is
+// used again once the sandbox is off. The write tool follows too.
+func TestSandboxOfFollowsTheModeInForce(t *testing.T) {
+	dir := t.TempDir()
+	var ran int
+	var current Sandbox = offSandbox{}
+	opts := []Option{WithShell(LocalShell{}), WithSandboxOf(func() Sandbox { return current }), WithShell(terminalShell{&ran})}
+	outside := filepath.Join(t.TempDir(), "f.txt")
+
+	res := run(t, dir, NameBash, map[string]any{"command": "echo $CONFINED"}, opts...)
+	assert.Equal(t, 1, ran, "off: the terminal runs it")
+	assert.False(t, res.IsError)
+	res = run(t, dir, NameWrite, map[string]any{"path": outside, "content": "x"}, opts...)
+	assert.False(t, res.IsError, text(res))
+
+	current = fakeSandbox{root: dir}
+	res = run(t, dir, NameBash, map[string]any{"command": "echo $CONFINED"}, opts...)
+	assert.Equal(t, 1, ran, "on: not the terminal")
+	assert.Equal(t, "yes\n", text(res), "the local shell, confined")
+	res = run(t, dir, NameWrite, map[string]any{"path": outside, "content": "y"}, opts...)
+	assert.True(t, res.IsError)
+	data, _ := os.ReadFile(outside)
+	assert.Equal(t, "x", string(data))
+
+	current = offSandbox{}
+	run(t, dir, NameBash, map[string]any{"command": "true"}, opts...)
+	assert.Equal(t, 2, ran, "off again: the terminal")
+}

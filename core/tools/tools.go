@@ -38,9 +38,13 @@ var ReadOnlyNames = []string{NameRead, NameGrep, NameFind, NameLs}
 type Option func(*config)
 
 type config struct {
-	fs            FS
-	shell         Shell
-	sandbox       Sandbox
+	fs    FS
+	shell Shell
+	// local is the last LocalShell given (WithShell), what a sandbox
+	// confines when shell runs elsewhere on this machine (OnLocalMachine).
+	local LocalShell
+	// sandbox is the sandbox in force now (WithSandboxOf); nil: none.
+	sandbox       func() Sandbox
 	commandPrefix string
 	tempDir       string
 	noExternal    bool
@@ -52,7 +56,23 @@ type config struct {
 func WithFS(fsys FS) Option { return func(c *config) { c.fs = fsys } }
 
 // WithShell makes bash run commands with sh.
-func WithShell(sh Shell) Option { return func(c *config) { c.shell = sh } }
+func WithShell(sh Shell) Option {
+	return func(c *config) {
+		c.shell = sh
+		if l, ok := sh.(LocalShell); ok {
+			c.local = l
+		}
+	}
+}
+
+// OnLocalMachine is implemented by a Shell whose commands run on this
+// machine where gopi cannot confine them (an editor's terminal): while a
+// sandbox confines the tools, bash runs their commands itself, confined,
+// with the [LocalShell] given before it (the default one if none).
+type OnLocalMachine interface {
+	Shell
+	OnLocalMachine() bool
+}
 
 // Sandbox confines what the model's tools change (core/sandbox's
 // Sandbox): the bash tool's commands run through Confine, and the write
@@ -72,16 +92,27 @@ type Sandbox interface {
 }
 
 // WithSandbox confines the bash, write and edit tools with sb. bash then
-// runs commands with [LocalShell] only: a command the sandbox cannot
-// confine (another [Shell]'s) is refused, never run.
-func WithSandbox(sb Sandbox) Option { return func(c *config) { c.sandbox = sb } }
+// runs commands with [LocalShell] only (a shell that is [OnLocalMachine]
+// gives way to it): a command the sandbox cannot confine (another
+// [Shell]'s) is refused, never run.
+func WithSandbox(sb Sandbox) Option { return WithSandboxOf(func() Sandbox { return sb }) }
 
-// confined is the sandbox when it confines anything, else nil.
+// WithSandboxOf confines the tools as [WithSandbox] does, with the
+// sandbox current returns when each call starts: one whose mode changes
+// while gopi runs (core/sandbox's Switch). A call keeps the sandbox it
+// started with.
+func WithSandboxOf(current func() Sandbox) Option { return func(c *config) { c.sandbox = current } }
+
+// confined is the sandbox in force when it confines anything, else nil.
 func (c *config) confined() Sandbox {
-	if c.sandbox == nil || !c.sandbox.Enabled() {
+	if c.sandbox == nil {
 		return nil
 	}
-	return c.sandbox
+	sb := c.sandbox()
+	if sb == nil || !sb.Enabled() {
+		return nil
+	}
+	return sb
 }
 
 // checkWrite refuses a write to abs that the sandbox does not allow,

@@ -36,10 +36,16 @@ type Runtime interface {
 	// dialogs); nil detaches it.
 	Bind(c api.Client)
 	// ApprovalMode is which tool calls wait for permission: "off",
-	// "writes" or "all" (the session's mode).
+	// "escapes", "writes" or "all" (half of the session's mode).
 	ApprovalMode() string
 	// SetApprovalMode changes it for the calls from now on.
 	SetApprovalMode(mode string) error
+	// SandboxMode is the sandbox the model's commands run in, as chosen:
+	// "off", "read-only" or "workspace-write" (the other half). A
+	// project's settings may keep a stricter one in force.
+	SandboxMode() string
+	// SetSandboxMode changes it for the calls from now on.
+	SetSandboxMode(mode string) error
 	// SetAdditionalDirs makes dirs the session's further workspace roots
 	// (a session/load or resume of a session already open).
 	SetAdditionalDirs(dirs []string)
@@ -322,7 +328,7 @@ func (a *conn) open(id json.RawMessage, cfg SessionConfig, rt Runtime) error {
 
 // add makes rt, built from cfg, the session id of this connection.
 func (a *conn) add(id string, cfg SessionConfig, rt Runtime) *session {
-	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cfg.Cwd}
+	s := &session{id: id, rt: rt, w: a.w, report: a.opts.Report, sched: api.NewScheduler(a.ctx, 0), cwd: cfg.Cwd, modes: modesOf(rt)}
 	s.extras.fs = cfg.FS
 	s.mcp.enabled = a.notices
 	s.compactions.enabled = a.compaction

@@ -14,25 +14,124 @@ import (
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
-// A session's modes and config options. The modes are the host's
-// approval modes (which tool calls wait for session/request_permission);
-// the config options are the mode again, the model and the thinking
-// level. Changes run in the session's command order, after the commands
-// read before them (a prompt counts once accepted, so a change made
-// while a prompt runs applies from the run's next request on).
+// A session's modes and config options. A mode is a sandbox mode and an
+// approval mode together, as codex-acp's modes are: how far the model's
+// commands reach, and which tool calls wait for
+// session/request_permission. The config options are the mode again, the
+// model and the thinking level. Changes run in the session's command
+// order, after the commands read before them (a prompt counts once
+// accepted, so a change made while a prompt runs applies from the run's
+// next request on).
 
-// The approval modes, as the host names them.
+// The sandbox modes (core/sandbox) and approval modes (core/host/gate)
+// the modes are made of, as the runtime names them.
 const (
-	modeOff    = "off"
-	modeWrites = "writes"
-	modeAll    = "all"
+	sandboxOff            = "off"
+	sandboxReadOnly       = "read-only"
+	sandboxWorkspaceWrite = "workspace-write"
+
+	approvalOff     = "off"
+	approvalEscapes = "escapes"
+	approvalWrites  = "writes"
+	approvalAll     = "all"
 )
 
-// sessionModes are the modes every session offers.
-var sessionModes = []sdk.SessionMode{
-	{Id: modeOff, Name: "Never ask", Description: sdk.Ptr("Every tool runs without asking.")},
-	{Id: modeWrites, Name: "Ask before changes", Description: sdk.Ptr("Edits, writes, bash and tools that may change things ask for permission first; reading and searching do not.")},
-	{Id: modeAll, Name: "Ask before every tool", Description: sdk.Ptr("Every tool call asks for permission first.")},
+// preset is a session mode: what it is called, and the sandbox and
+// approval modes it sets.
+type preset struct {
+	mode              sdk.SessionMode
+	sandbox, approval string
+}
+
+// The ids of the modes every session offers. off, writes and all are
+// the approval modes' names, which the modes had before they set the
+// sandbox too.
+const (
+	modeReadOnly   = "read-only"
+	modeAuto       = "auto"
+	modeWrites     = "writes"
+	modeAll        = "all"
+	modeOff        = "off"
+	modeFullAccess = "full-access"
+	// modeCustom is a session's mode when what it started with (the
+	// command line, the settings) is none of the others.
+	modeCustom = "custom"
+)
+
+// presets are the modes every session offers, strictest first.
+var presets = []preset{
+	{sdk.SessionMode{Id: modeReadOnly, Name: "Read only", Description: sdk.Ptr(
+		"Commands run in gopi's sandbox and change nothing (their temp dir aside), with no network. Nothing asks first; a command the sandbox stopped asks to run once outside.")},
+		sandboxReadOnly, approvalEscapes},
+	{sdk.SessionMode{Id: modeAuto, Name: "Auto", Description: sdk.Ptr(
+		"Commands run in gopi's sandbox: they write in the project, with no network. Nothing asks first; a command the sandbox stopped asks to run once outside.")},
+		sandboxWorkspaceWrite, approvalEscapes},
+	{sdk.SessionMode{Id: modeWrites, Name: "Ask before changes", Description: sdk.Ptr(
+		"Edits, writes, bash and tools that may change things ask first; reading and searching do not. Commands run in gopi's sandbox, as in Auto.")},
+		sandboxWorkspaceWrite, approvalWrites},
+	{sdk.SessionMode{Id: modeAll, Name: "Ask before every tool", Description: sdk.Ptr(
+		"Every tool call asks first. Commands run in gopi's sandbox, as in Auto.")},
+		sandboxWorkspaceWrite, approvalAll},
+	{sdk.SessionMode{Id: modeOff, Name: "Never ask", Description: sdk.Ptr(
+		"Nothing asks. Commands run in gopi's sandbox, as in Auto, and what it stops stays stopped.")},
+		sandboxWorkspaceWrite, approvalOff},
+	{sdk.SessionMode{Id: modeFullAccess, Name: "Full access", Description: sdk.Ptr(
+		"No sandbox and nothing asks: every tool runs with your account's rights, the network included.")},
+		sandboxOff, approvalOff},
+}
+
+// holds reports whether p is what the runtime runs with: sandbox mode
+// sb and approval mode ap. Without a sandbox there is nothing to step
+// out of, so escapes is off there.
+func (p preset) holds(sb, ap string) bool {
+	if sb == sandboxOff && ap == approvalEscapes {
+		ap = approvalOff
+	}
+	return p.sandbox == sb && p.approval == ap
+}
+
+// modesOf are the modes of a session whose runtime starts as rt: the
+// presets, and when rt matches none of them, a last one that puts back
+// what it started with.
+func modesOf(rt Runtime) []preset {
+	sb, ap := rt.SandboxMode(), rt.ApprovalMode()
+	for _, p := range presets {
+		if p.holds(sb, ap) {
+			return presets
+		}
+	}
+	custom := preset{sdk.SessionMode{Id: modeCustom, Name: "As started", Description: sdk.Ptr(fmt.Sprintf(
+		"What gopi was started with: sandbox %s, approval %s (the command line or settings.json).", sb, ap))}, sb, ap}
+	return append(slices.Clip(presets), custom)
+}
+
+// mode is the session's current mode: the first of its modes that
+// holds.
+func (s *session) mode() string {
+	sb, ap := s.rt.SandboxMode(), s.rt.ApprovalMode()
+	for _, p := range s.modes {
+		if p.holds(sb, ap) {
+			return string(p.mode.Id)
+		}
+	}
+	return "" // not reached: a session's modes include what it started with, and a change sets one of them
+}
+
+// preset is the session's mode id, if it is one.
+func (s *session) preset(id string) (preset, bool) {
+	i := slices.IndexFunc(s.modes, func(p preset) bool { return string(p.mode.Id) == id })
+	if i < 0 {
+		return preset{}, false
+	}
+	return s.modes[i], true
+}
+
+func (s *session) availableModes() []sdk.SessionMode {
+	out := make([]sdk.SessionMode, len(s.modes))
+	for i, p := range s.modes {
+		out[i] = p.mode
+	}
+	return out
 }
 
 // The ids of the config options.
@@ -44,7 +143,7 @@ const (
 
 // modeState is the session's SessionModeState.
 func (s *session) modeState() *sdk.SessionModeState {
-	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(s.rt.ApprovalMode()), AvailableModes: sessionModes}
+	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(s.mode()), AvailableModes: s.availableModes()}
 }
 
 // configOptions are the session's config options with their current
@@ -55,12 +154,12 @@ func (s *session) configOptions(ctx context.Context) ([]sdk.SessionConfigOption,
 	if err != nil {
 		return nil, fmt.Errorf("reading the session's state: %w", err)
 	}
-	modes := make([]sdk.SessionConfigSelectOption, len(sessionModes))
-	for i, m := range sessionModes {
-		modes[i] = sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description}
+	modes := make([]sdk.SessionConfigSelectOption, len(s.modes))
+	for i, p := range s.modes {
+		modes[i] = sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(p.mode.Id), Name: p.mode.Name, Description: p.mode.Description}
 	}
 	out := []sdk.SessionConfigOption{selectOption(configMode, "Mode", sdk.SessionConfigOptionCategoryMode,
-		"Which tool calls ask for permission", s.rt.ApprovalMode(), modes)}
+		"Where commands may write, and which tool calls ask for permission", s.mode(), modes)}
 
 	if st.Model != nil {
 		models, err := s.models(ctx, st.Model)
@@ -180,8 +279,8 @@ func (a *conn) setMode(m *message) error {
 	if err != nil {
 		return err
 	}
-	if !knownMode(string(p.ModeId)) {
-		return errorf(codeInvalidParams, "invalid params: \"modeId\" %q is not one of gopi's modes (%s)", p.ModeId, modeIDs())
+	if _, ok := s.preset(string(p.ModeId)); !ok {
+		return errorf(codeInvalidParams, "invalid params: \"modeId\" %q is not one of this session's modes (%s)", p.ModeId, s.modeIDs())
 	}
 	id := m.ID
 	a.inTurn(s, id, func(ctx context.Context) error {
@@ -198,18 +297,27 @@ func (a *conn) setMode(m *message) error {
 	return nil
 }
 
-// changeMode sets the approval mode and, when it changed, says so with
-// current_mode_update.
-func (s *session) changeMode(mode string) (changed bool, err error) {
-	if s.rt.ApprovalMode() == mode {
+// changeMode sets the sandbox and approval modes of the session's mode
+// id and, when the mode changed, says so with current_mode_update. A
+// project's settings may keep the sandbox stricter than the mode's (the
+// runtime says so on stderr; get_state reports what holds).
+func (s *session) changeMode(id string) (changed bool, err error) {
+	p, ok := s.preset(id)
+	if !ok {
+		return false, errorf(codeInvalidParams, "invalid params: %q is not one of this session's modes (%s)", id, s.modeIDs())
+	}
+	if s.mode() == id {
 		return false, nil
 	}
-	if err := s.rt.SetApprovalMode(mode); err != nil {
-		return false, errorf(codeInternalError, "setting mode %s: %v", mode, err)
+	if err := s.rt.SetSandboxMode(p.sandbox); err != nil {
+		return false, errorf(codeInternalError, "setting mode %s: %v", id, err)
+	}
+	if err := s.rt.SetApprovalMode(p.approval); err != nil {
+		return false, errorf(codeInternalError, "setting mode %s: %v", id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.update(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(mode)}})
+	s.update(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(id)}})
 	return true, nil
 }
 
@@ -225,14 +333,10 @@ func (s *session) tellOptions(ctx context.Context) {
 	s.update(sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts}})
 }
 
-func knownMode(id string) bool {
-	return slices.ContainsFunc(sessionModes, func(m sdk.SessionMode) bool { return string(m.Id) == id })
-}
-
-func modeIDs() string {
-	ids := make([]string, len(sessionModes))
-	for i, m := range sessionModes {
-		ids[i] = string(m.Id)
+func (s *session) modeIDs() string {
+	ids := make([]string, len(s.modes))
+	for i, p := range s.modes {
+		ids[i] = string(p.mode.Id)
 	}
 	return strings.Join(ids, ", ")
 }
@@ -262,8 +366,8 @@ func (a *conn) setConfigOption(m *message) error {
 	a.inTurn(s, id, func(ctx context.Context) error {
 		switch p.ConfigID {
 		case configMode:
-			if !knownMode(value) {
-				return errorf(codeInvalidParams, "invalid params: \"value\" %q is not one of the values of %q (%s)", value, p.ConfigID, modeIDs())
+			if _, ok := s.preset(value); !ok {
+				return errorf(codeInvalidParams, "invalid params: \"value\" %q is not one of the values of %q (%s)", value, p.ConfigID, s.modeIDs())
 			}
 			if _, err := s.changeMode(value); err != nil {
 				return err

@@ -66,7 +66,7 @@ func (a *conn) fork(m *message) error {
 // inherit gives the fork its original's settings as they are now, which
 // may differ from what the copied branch records (a model picked on the
 // command line is not in it): the model, the thinking level and the
-// approval mode.
+// sandbox and approval modes (its session mode).
 func inherit(ctx context.Context, src, fork Runtime) error {
 	st, err := src.GetState(ctx)
 	if err != nil {
@@ -79,6 +79,9 @@ func inherit(ctx context.Context, src, fork Runtime) error {
 		if err := fork.SetThinkingLevel(ctx, api.ThinkingParams{Level: st.ThinkingLevel}); err != nil {
 			return fmt.Errorf("setting the fork's thinking level: %w", err)
 		}
+	}
+	if err := fork.SetSandboxMode(src.SandboxMode()); err != nil {
+		return fmt.Errorf("setting the fork's sandbox: %w", err)
 	}
 	if err := fork.SetApprovalMode(src.ApprovalMode()); err != nil {
 		return fmt.Errorf("setting the fork's mode: %w", err)

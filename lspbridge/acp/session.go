@@ -27,6 +27,8 @@ type session struct {
 	work sync.WaitGroup
 	// extras are the diffs and terminals of its tool calls (diff.go).
 	extras callExtras
+	// modes are the session's modes (config.go), fixed when it is added.
+	modes []preset
 
 	// mu guards the fields below, and is held while an update is
 	// written, so no update of a prompt can follow its answer.

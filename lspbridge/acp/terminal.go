@@ -24,7 +24,11 @@ import (
 // (terminal/kill); the terminal is always released (terminal/release).
 type clientShell struct{ l *lent }
 
-var _ tools.Shell = clientShell{}
+var _ tools.OnLocalMachine = clientShell{}
+
+// OnLocalMachine says the client's terminals run on this machine, where
+// gopi's sandbox, when on, runs bash's commands itself instead, confined.
+func (clientShell) OnLocalMachine() bool { return true }
 
 // terminalOutputLimit is the output the client keeps of a command, its
 // end: what bash's full output keeps.

@@ -20,9 +20,12 @@ import (
 type Mode string
 
 const (
-	ModeOff    Mode = "off"
-	ModeWrites Mode = "writes" // edit, write, bash and MCP tools not marked read-only ask
-	ModeAll    Mode = "all"    // every tool asks
+	ModeOff Mode = "off"
+	// ModeEscapes asks nothing before a call runs; only a command gopi's
+	// sandbox stopped is put to the user, to run once outside ([Sandbox]).
+	ModeEscapes Mode = "escapes"
+	ModeWrites  Mode = "writes" // edit, write, bash and MCP tools not marked read-only ask
+	ModeAll     Mode = "all"    // every tool asks
 )
 
 // ParseMode reads an --approval value ("" is off).
@@ -30,10 +33,10 @@ func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
 	case "", ModeOff:
 		return ModeOff, nil
-	case ModeWrites, ModeAll:
+	case ModeEscapes, ModeWrites, ModeAll:
 		return m, nil
 	}
-	return "", fmt.Errorf("invalid approval mode %q: use off, writes or all", api.Clip(s, api.ClipName))
+	return "", fmt.Errorf("invalid approval mode %q: use off, escapes, writes or all", api.Clip(s, api.ClipName))
 }
 
 // The answers of an approval question (see api.AnswerDenyAlways).

@@ -117,3 +117,34 @@ func mustArgs(t *testing.T, v any) json.RawMessage {
 	require.NoError(t, err)
 	return raw
 }
+
+// TestEscapesAsksOnlyToStepOut: under ModeEscapes the approval stage
+// asks about no tool, and the sandbox stage still puts a command the
+// sandbox stopped to the user.
+func TestEscapesAsksOnlyToStepOut(t *testing.T) {
+	m, err := ParseMode(" Escapes ")
+	require.NoError(t, err)
+	require.Equal(t, ModeEscapes, m)
+
+	dir := t.TempDir()
+	bash, err := tools.New(tools.NameBash, dir, tools.WithSandbox(markSandbox{}))
+	require.NoError(t, err)
+	ask := &askCounter{answer: api.AnswerAllowOnce}
+	approval := NewApproval(ApprovalConfig{Mode: ModeEscapes, Cwd: dir, Client: func() api.Client { return ask }})
+	for _, name := range []string{tools.NameBash, tools.NameWrite, tools.NameEdit, tools.NameRead, "mcp__x__y"} {
+		assert.False(t, approval.Needs(name), name)
+	}
+	p := New(approval, NewSandbox(SandboxConfig{Mode: approval.Mode, Client: func() api.Client { return ask }}))
+	command := `if [ "$CONFINED" = yes ]; then echo 'x: Permission denied' >&2; exit 1; fi; echo outside`
+	call := agent.Call{ID: "b1", Name: tools.NameBash, Args: mustArgs(t, map[string]string{"command": command})}
+	blocked, _ := p.Admit(context.Background(), &call)
+	require.False(t, blocked, "nothing asked before the call")
+	assert.Empty(t, ask.asked)
+	res, err := bash.Run(call.Bind(context.Background()), call, nil)
+	require.NoError(t, err)
+	res = p.Finish(context.Background(), call, res)
+	assert.False(t, res.IsError)
+	assert.Contains(t, res.Content.Text(), "outside\n")
+	require.Len(t, ask.asked, 1, "the escape question alone")
+	assert.True(t, ask.asked[0].Details.(api.ApprovalDetails).SandboxEscape)
+}

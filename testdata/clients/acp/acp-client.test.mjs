@@ -444,10 +444,10 @@ test("config options: mode, model and thought level; set_config_option and set_m
 		],
 	);
 	const mode = opts.find((o) => o.id === "mode");
-	assert.equal(mode.currentValue, "off");
+	assert.equal(mode.currentValue, "auto", "ACP's default: the sandbox on, asking only to step out");
 	assert.deepEqual(
 		mode.options.map((o) => o.value),
-		["off", "writes", "all"],
+		["read-only", "auto", "writes", "all", "off", "full-access"],
 	);
 	const model = opts.find((o) => o.id === "model");
 	assert.equal(model.currentValue, "faux/faux-fast");
@@ -458,7 +458,11 @@ test("config options: mode, model and thought level; set_config_option and set_m
 		["off"],
 		"faux-fast does not reason",
 	);
-	assert.equal(created.modes.currentModeId, "off");
+	assert.equal(created.modes.currentModeId, "auto");
+	assert.deepEqual(
+		created.modes.availableModes.map((m) => m.id),
+		mode.options.map((o) => o.value),
+	);
 
 	// Switching the model to one that reasons offers its levels.
 	let res = await g.request(acp.methods.agent.session.setConfigOption, { sessionId: s, configId: "model", value: "faux/faux-1" });
@@ -725,7 +729,9 @@ function editorTerminals(t) {
 test("a client terminal runs bash: terminal content in the call, the output in its result", async (t) => {
 	const dirs = await makeRoot(t);
 	const terminals = editorTerminals(t);
-	const g = start(t, dirs, { serve: terminals.serve });
+	// The terminal is used with the sandbox off: ACP's default sandbox
+	// runs commands in gopi, confined.
+	const g = start(t, dirs, { args: ["--no-session", "--sandbox", "off"], serve: terminals.serve });
 	await initialize(g, { terminal: true });
 	const s = await newSession(g, dirs.cwd);
 
@@ -759,7 +765,9 @@ test("a client terminal runs bash: terminal content in the call, the output in i
 test("a client terminal is killed and released when the prompt is cancelled", async (t) => {
 	const dirs = await makeRoot(t);
 	const terminals = editorTerminals(t);
-	const g = start(t, dirs, { serve: terminals.serve });
+	// The terminal is used with the sandbox off: ACP's default sandbox
+	// runs commands in gopi, confined.
+	const g = start(t, dirs, { args: ["--no-session", "--sandbox", "off"], serve: terminals.serve });
 	await initialize(g, { terminal: true });
 	const s = await newSession(g, dirs.cwd);
 

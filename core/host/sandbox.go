@@ -1,0 +1,75 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/sandbox"
+)
+
+// Sandbox is the sandbox the model's commands run in, as the host reports
+// and changes it: core/sandbox's Switch, which the tools confine
+// themselves with (tools.WithSandboxOf).
+type Sandbox interface {
+	// State is the sandbox in force.
+	State() sandbox.State
+	// Chosen is the mode last asked for; the one in force may be
+	// stricter (a project's settings).
+	Chosen() sandbox.Mode
+	// Set makes mode the one asked for from now on; the notes say what a
+	// project's settings kept stricter.
+	Set(mode sandbox.Mode) (notes []string, err error)
+	// SetRoots makes dirs the further directories workspace-write lets
+	// commands write in (the project's additional directories).
+	SetRoots(dirs []string)
+}
+
+// SandboxMode is the sandbox mode asked for (--sandbox, the settings, a
+// dialect's default, or the last SetSandbox): off without a sandbox. A
+// project's settings may keep a stricter one in force, which get_state
+// reports.
+func (h *Host) SandboxMode() sandbox.Mode {
+	if h.opts.Sandbox == nil {
+		return sandbox.Off
+	}
+	return h.opts.Sandbox.Chosen()
+}
+
+// SetSandbox makes the model's commands run in mode from the next tool
+// call on, resolved as --sandbox is at start: a project's settings that
+// ask for a stricter mode keep it (said through Options.Report). When
+// this machine cannot enforce the mode in force, its commands are refused
+// (fail closed) and Report says why. A call already running keeps its
+// sandbox. Without a sandbox (Options.Sandbox nil) only off is possible.
+func (h *Host) SetSandbox(mode sandbox.Mode) error {
+	if h.opts.Sandbox == nil {
+		if m, err := sandbox.ParseMode(string(mode)); err != nil || m != sandbox.Off {
+			return fmt.Errorf("sandbox %q: %w", mode, ErrNoSandbox)
+		}
+		return nil
+	}
+	notes, err := h.opts.Sandbox.Set(mode)
+	if err != nil {
+		return fmt.Errorf("setting the sandbox: %w", err)
+	}
+	for _, n := range notes {
+		h.opts.Report(fmt.Errorf("sandbox %s: %s", mode, n))
+	}
+	if st := h.opts.Sandbox.State(); st.Problem != "" {
+		h.opts.Report(fmt.Errorf("sandbox %s: %s", st.Mode, st.Problem))
+	}
+	return nil
+}
+
+// sandboxState is get_state's "sandbox": nil with the mode off (pi's
+// state) or without a sandbox.
+func (h *Host) sandboxState() *api.SandboxState {
+	if h.opts.Sandbox == nil {
+		return nil
+	}
+	st := h.opts.Sandbox.State()
+	if st.Mode == sandbox.Off {
+		return nil
+	}
+	return &api.SandboxState{Mode: string(st.Mode), Network: st.Network, Layers: st.Layers, Problem: st.Problem}
+}
