@@ -12,7 +12,8 @@ M.defaults = {
   provider = nil,
   model = nil,
   thinking_level = nil,
-  -- "off", "writes" (edit, write and bash wait for :GopiReview) or "all".
+  -- "off", "escapes" (ask only to run a command the sandbox stopped once outside),
+  -- "writes" (edit, write and bash wait for :GopiReview) or "all".
   approval = "writes",
   -- The sandbox the model's commands run in (`--sandbox`; Linux):
   -- "off", "read-only" or "workspace-write"; nil: gopi decides (its
