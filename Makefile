@@ -87,6 +87,7 @@ vsix:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd core/codemode/enginebench && $(GO) test -run '^$$' -bench . -benchmem -benchtime=20x .
 
 # gopi and pi side by side on the same scripted model (loopback, no key):
 # startup, one reply of 4,000 and 10,000 streamed deltas, and a prompt that
