@@ -49,8 +49,9 @@ const (
 type Value uint32
 
 // Exception is a JavaScript exception that reached the host: its text is
-// the value's string form ("TypeError: x is not a function").
-type Exception struct{ Text string }
+// the value's string form ("TypeError: x is not a function"), its stack
+// the frames QuickJS recorded (an Error's stack property), if any.
+type Exception struct{ Text, Stack string }
 
 func (e *Exception) Error() string { return e.Text }
 
@@ -156,6 +157,7 @@ var exportNames = []string{
 	"qjs_new_host_function", "qjs_is_exception", "qjs_get_exception", "qjs_throw",
 	"qjs_new_error", "qjs_is_job_pending", "qjs_execute_pending_job",
 	"qjs_get_undefined", "qjs_get_true", "qjs_get_false", "qjs_is_undefined",
+	"qjs_is_object", "qjs_is_string",
 	"wasm_malloc", "wasm_free", "qjs_get_float64", "qjs_get_bool",
 }
 
@@ -273,7 +275,16 @@ func (vm *VM) exception(ctx context.Context) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && s == "InternalError: interrupted" {
 		return fmt.Errorf("quickjs: %w", ctxErr)
 	}
-	return &Exception{Text: s}
+	exc := &Exception{Text: s}
+	if obj, _ := vm.call(ctx, "qjs_is_object", r); obj != 0 {
+		if st, err := vm.Get(ctx, Value(r), "stack"); err == nil {
+			if str, _ := vm.call(ctx, "qjs_is_string", uint64(st)); str != 0 {
+				exc.Stack, _ = vm.String(ctx, st)
+			}
+			vm.Free(ctx, st)
+		}
+	}
+	return exc
 }
 
 // alloc copies b into the VM's memory, NUL-terminated; free it with
