@@ -26,6 +26,12 @@ type Tool interface {
 // callIDKey is the context key of the tool call a tool runs for.
 type callIDKey struct{}
 
+// WithCallID is ctx for running the tool call id outside a run (a nested
+// call of a codemode script): what CallID reads.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
 // CallID is the id of the tool call whose Run ctx belongs to, so what a
 // tool calls (a shell, a file system) can tell its client which call it
 // serves; false outside a tool's Run.

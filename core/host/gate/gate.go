@@ -119,6 +119,50 @@ func (p *Pipeline) Finish(ctx context.Context, call agent.Call, res agent.Result
 	return p.after(ctx, c, res)
 }
 
+// Run runs a nested call (a codemode script's tool call) the way the
+// agent runs the model's: c.Args are validated against c.Tool's schema
+// (a failure is the result, as the model would read it), the stages'
+// Before in order (a blocked call's result is the reason), the tool with
+// the context the stages bound and c.ID as its call id, then the stages'
+// After, last first. c.Parent names the call that made it. update gets
+// the tool's partial results.
+func (p *Pipeline) Run(ctx context.Context, c *Call, update func(agent.Result)) agent.Result {
+	if c.Tool == nil {
+		return agent.ErrorResult("Tool %s not found", c.Name)
+	}
+	args, err := agent.Validate(c.Tool, c.Args)
+	if err != nil {
+		return agent.ErrorResult("%s", err.Error())
+	}
+	c.Args = args
+	if blocked, reason := p.before(ctx, c); blocked {
+		if reason == "" {
+			reason = "Tool execution was blocked"
+		}
+		return agent.ErrorResult("%s", reason)
+	}
+	if update == nil {
+		update = func(agent.Result) {}
+	}
+	res := runTool(c.bound(agent.WithCallID(ctx, c.ID)), c, update)
+	return p.after(ctx, c, res)
+}
+
+// runTool runs the nested call's tool; an error or a panic is an error
+// result, as the agent makes them.
+func runTool(ctx context.Context, c *Call, update func(agent.Result)) (res agent.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = agent.ErrorResult("Tool %s panicked: %v", c.Name, v)
+		}
+	}()
+	res, err := c.Tool.Run(ctx, c.Call, update)
+	if err != nil {
+		return agent.ErrorResult("%s", err.Error())
+	}
+	return res
+}
+
 func (p *Pipeline) before(ctx context.Context, c *Call) (bool, string) {
 	for _, s := range p.stages {
 		if blocked, reason := s.Before(ctx, c); blocked {
