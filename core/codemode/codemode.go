@@ -165,6 +165,10 @@ type Codemode struct {
 	once      sync.Once
 	engine    *quickjs.Engine
 	engineErr error
+
+	mu sync.Mutex // guards desc
+	// desc is the description Refresh made last ("": none yet).
+	desc string
 }
 
 var _ agent.Tool = (*Codemode)(nil)
@@ -200,18 +204,45 @@ func (c *Codemode) tools() []Tool {
 	return out
 }
 
-// Spec is the tool as the model sees it; its description lists the tools
-// within the inline budget.
-func (c *Codemode) Spec() llm.ToolSpec {
-	b := DefaultInlineBudget
+func (c *Codemode) budget() int {
 	if c.cfg.InlineBudget != nil {
-		b = c.cfg.InlineBudget()
+		return c.cfg.InlineBudget()
+	}
+	return DefaultInlineBudget
+}
+
+// Refresh rebuilds the description from the callable tools now. The host
+// calls it before each model request, where it holds no lock, so that
+// Spec never calls out: hosts ask for tools' specs under their locks.
+func (c *Codemode) Refresh() {
+	d := Description(c.tools(), c.budget())
+	c.mu.Lock()
+	c.desc = d
+	c.mu.Unlock()
+}
+
+// Spec is the tool as the model sees it: the description Refresh made
+// last (before any, one that lists no tools).
+func (c *Codemode) Spec() llm.ToolSpec {
+	c.mu.Lock()
+	d := c.desc
+	c.mu.Unlock()
+	if d == "" {
+		d = Description(nil, c.budget())
 	}
 	return llm.ToolSpec{
 		Name:        Name,
-		Description: Description(c.tools(), b),
+		Description: d,
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"Raw JavaScript source."}},"required":["code"]}`),
 	}
+}
+
+// PromptSnippet is the tool's line in the system prompt.
+func (c *Codemode) PromptSnippet() string { return "Run JavaScript that calls the other tools" }
+
+// PromptGuidelines are its guidelines there.
+func (c *Codemode) PromptGuidelines() []string {
+	return []string{"Use codemode to run independent tool calls together (Promise.allSettled), to chain them, or to cut large output down, instead of making many separate calls."}
 }
 
 // CallRecord is one of a script's tool calls in the result's details.
