@@ -109,7 +109,7 @@ func TestRPCCodemodeOnlyWhenSelected(t *testing.T) {
 // An MCP server's tools with codemode exposure (pi's default) turn the
 // codemode tool on, as pi's MCP extension does, and are reachable from
 // scripts: searchTools() finds them, describeNamespace() names the
-// server, and the call reaches the server. tool_search is not declared
+// server, and the call resolves to the server's CallToolResult. tool_search is not declared
 // for them (pi activates it for deferred tools only).
 func TestRPCCodemodeReachesMCPTools(t *testing.T) {
 	bin := mcpServerBinary(t)
@@ -135,7 +135,7 @@ return { found: found.map(t => t.name), ns: ns.tools.includes("mcp__c__echo"), e
 	texts := resultTexts(end)
 	require.Len(t, texts, 2, p.transcript())
 	assert.Contains(t, texts[1], `"ns":true`)
-	assert.Contains(t, texts[1], `"echoed":"echo: hi"`)
+	assert.Contains(t, texts[1], `"echoed":{"content":[{"type":"text","text":"echo: hi"}]}`, "a script gets the server's whole CallToolResult")
 	assert.Regexp(t, `"found":\["mcp__c__echo"`, texts[1])
 	reqs := w.srv.Requests()
 	require.NotEmpty(t, reqs)
