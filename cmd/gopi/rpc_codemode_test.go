@@ -37,7 +37,8 @@ func resultTexts(end record) []string {
 // the user under --approval writes (and read does not); only the
 // script's output reaches the model, in pi's format. A denied nested
 // call rejects in the script, and store() keeps a value for the next
-// script in a codemode-store entry.
+// script in a codemode-store entry. Clients see each nested call as a
+// call of its own, with parentToolCallId, as pi sends them.
 func TestRPCCodemode(t *testing.T) {
 	script := `const [file, out] = await Promise.all([tools.read({ path: "seed.txt" }), tools.bash({ command: "echo hi" })]);
 store("seen", file.trim());
@@ -58,8 +59,27 @@ return { file, out: out.output.trim(), code: out.exit_code }`
 	details := req.obj("details")
 	assert.Equal(t, "bash", details.str("toolName"))
 	assert.True(t, strings.HasPrefix(details.str("toolCallId"), "c1/"), "the nested call's id is the codemode call's, numbered: %q", details.str("toolCallId"))
+	var started record
+	for _, r := range rs {
+		if r.is("tool_execution_start") && r.str("toolCallId") == details.str("toolCallId") {
+			started = r
+		}
+	}
+	require.NotNil(t, started, "the nested call was announced before its question")
+	assert.Equal(t, "c1", started.str("parentToolCallId"))
+	assert.Equal(t, "bash", started.str("toolName"))
 	p.answer(req.str("id"), "Allow")
+	before := rs
 	rs = p.idle()
+	nestedEnds := map[string]record{}
+	for _, r := range append(before, rs...) {
+		if r.is("tool_execution_end") && r.str("parentToolCallId") == "c1" {
+			nestedEnds[r.str("toolName")] = r
+		}
+	}
+	require.Len(t, nestedEnds, 2, "each nested call ends with its own event")
+	assert.Equal(t, "a seed\n", resultText(nestedEnds["read"]))
+	assert.Equal(t, "hi", nestedEnds["bash"].obj("result").obj("structuredContent")["output"].(string)[:2])
 	end := toolEnd(rs, "c1")
 	require.NotNil(t, end, p.transcript())
 	assert.NotEqual(t, true, end["isError"])

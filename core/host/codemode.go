@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
@@ -159,8 +160,32 @@ func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Resu
 	if tool == nil {
 		return agent.ErrorResult("Tool %s not found", n.Tool), nil
 	}
-	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool}
-	return c.h.tools.Run(ctx, call, nil), nil
+	h := c.h
+	// Clients see the nested call as a call of its own, as pi sends it:
+	// its tool_execution events name the codemode call as their parent.
+	ev := func(typ agent.EventType) agent.Event {
+		return agent.Event{Type: typ, ToolCallID: n.ID, ToolName: n.Tool, Args: n.Args, ParentToolCallID: n.Parent}
+	}
+	h.emit(ev(agent.EventToolExecutionStart))
+	var started time.Time
+	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
+		Starting: func(ctx context.Context, ac agent.Call) {
+			started = time.Now()
+			h.toolStarting(ctx, ac)
+		}}
+	res := h.tools.Run(ctx, call, func(partial agent.Result) {
+		e := ev(agent.EventToolExecutionUpdate)
+		e.Result = &partial
+		h.emit(e)
+	})
+	end := ev(agent.EventToolExecutionEnd)
+	end.Result, end.IsError = &res, res.IsError
+	if !started.IsZero() {
+		d := time.Since(started).Milliseconds()
+		end.DurationMs = &d
+	}
+	h.emit(end)
+	return res, nil
 }
 
 // codemodeStore keeps store() values in codemode-store custom entries:

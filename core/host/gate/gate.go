@@ -35,6 +35,9 @@ type Call struct {
 	// Tool is the tool the call runs, when the pipeline knows it (nested
 	// calls); nil for the agent's, which the agent found itself.
 	Tool agent.Tool
+	// Starting, when set, hears that a nested call passed the stages and
+	// its tool is about to run ([Pipeline.Run]).
+	Starting func(context.Context, agent.Call)
 
 	// userVersion: the user changed the content of this edit or write
 	// before approving it (the approval stage tells the model after).
@@ -144,7 +147,11 @@ func (p *Pipeline) Run(ctx context.Context, c *Call, update func(agent.Result)) 
 	if update == nil {
 		update = func(agent.Result) {}
 	}
-	res := runTool(c.bound(agent.WithCallID(ctx, c.ID)), c, update)
+	toolCtx := c.bound(agent.WithCallID(ctx, c.ID))
+	if c.Starting != nil {
+		c.Starting(toolCtx, c.Call)
+	}
+	res := runTool(toolCtx, c, update)
 	return p.after(ctx, c, res)
 }
 
