@@ -180,8 +180,9 @@ func toolDescription(r llmtest.Request, name string) string {
 }
 
 // defaultTools ["+codemode"] enables codemode beside the default tools;
-// codemode.mode "on" (the default) keeps them declared and lists none of
-// them in codemode's description, "only" declares codemode alone and
+// codemode.mode "on" (the default) keeps them declared, each with pi's
+// note on calling it from scripts, and lists none of them in codemode's
+// description, "only" declares codemode alone and
 // lists the tools scripts call, with their TypeScript declarations,
 // within codemode.inlineBudget.
 func TestRPCCodemodeModes(t *testing.T) {
@@ -211,6 +212,12 @@ func TestRPCCodemodeModes(t *testing.T) {
 			}
 			if len(tc.listed) > 0 {
 				assert.Contains(t, desc, "declare const tools: { "+tc.listed[0]+"(args: {")
+			}
+			bash := toolDescription(reqs[0], "bash")
+			if tc.name == "on" {
+				assert.True(t, strings.HasSuffix(bash, "\n\nCodemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."), "pi's note on the declared bash: %q", bash)
+				assert.True(t, strings.HasSuffix(toolDescription(reqs[0], "read"), "resolves to `string | { data: string; mimeType: string; note: string; type: \"image\"; }`."))
+				assert.True(t, strings.HasSuffix(toolDescription(reqs[0], "edit"), "\n\nCodemode: `tools.edit(args)` resolves to a string."))
 			}
 			assert.Equal(t, 0, p.exit())
 		})

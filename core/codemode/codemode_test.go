@@ -541,3 +541,20 @@ return rs.filter(r => r.status === "fulfilled").length`)
 	}
 	_ = time.Second
 }
+
+func TestScriptNote(t *testing.T) {
+	tools := testTools()
+	assert := func(got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	}
+	assert(ScriptNote(tools[0]), "Codemode: `tools.read(args)` resolves to `string | { data: string; mimeType: string; note: string; type: \"image\"; }`.")
+	assert(ScriptNote(tools[1]), "Codemode: `tools.bash(args)` resolves to `{ exit_code, full_output_path?, output, truncated, wall_time_seconds }`.")
+	assert(ScriptNote(tools[2]), "Codemode: `tools.block(args)` resolves to a string.")
+	mcpResult := Tool{Spec: llm.ToolSpec{Name: "mcp__x__y"}, Output: json.RawMessage(`{"type":"object","properties":{"content":{"type":"array"},"structuredContent":{"type":"object","properties":{"action":{"const":"start"},"id":{"type":"string"}},"required":["action"]},"isError":{"type":"boolean"}},"required":["content"]}`)}
+	assert(ScriptNote(mcpResult), "Codemode: `tools.mcp__x__y(args)` resolves to `{ content, structuredContent?: { action: \"start\", id? }, isError? }`.")
+	union := Tool{Spec: llm.ToolSpec{Name: "u"}, Output: json.RawMessage(`{"oneOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"type":"number"}},"required":["b"]}]}`)}
+	assert(ScriptNote(union), "Codemode: `tools.u(args)` resolves to `{ a? } | { b }`.")
+}

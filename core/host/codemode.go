@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -79,6 +80,7 @@ func (h *Host) codemodeOnly(tools []agent.Tool) bool {
 // reaches them through codemode.
 func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
 	tools = h.mcp.RequestTools(ctx, msgs, tools)
+	h.notes.Store(h.codemodeNotes(tools))
 	if h.codemode != nil {
 		// The description lists the tools callable now; no lock is held
 		// here (Codemode.Spec never calls out).
@@ -88,6 +90,36 @@ func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []age
 		return tools
 	}
 	return slices.DeleteFunc(tools, func(t agent.Tool) bool { return callableByScripts(t) })
+}
+
+// codemodeNotes reports whether the declared tools get codemode's note:
+// codemode is among tools, with mode "on".
+func (h *Host) codemodeNotes(tools []agent.Tool) bool {
+	return h.codemode != nil && h.opts.Codemode.Mode != CodemodeModeOnly &&
+		slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
+}
+
+// toolSpec is the agent's ToolSpec: a tool as the next request declares
+// it ([Host.declared]). The request's tools are the ones requestTools
+// gave last; whether they get codemode's note was decided there.
+func (h *Host) toolSpec(t agent.Tool) llm.ToolSpec {
+	return h.declared(t, h.notes.Load())
+}
+
+// declared is a tool's declaration: its Spec, and with notes (codemode
+// on, mode "on") a tool that scripts can call gets pi's line on how a
+// script calls it and what the call resolves to.
+func (h *Host) declared(t agent.Tool, notes bool) llm.ToolSpec {
+	spec := t.Spec()
+	if !notes || !callableByScripts(t) {
+		return spec
+	}
+	ct := codemode.Tool{Spec: spec}
+	if os, ok := t.(outputSchemer); ok {
+		ct.Output = os.OutputSchema()
+	}
+	spec.Description = strings.TrimSpace(spec.Description) + "\n\n" + codemode.ScriptNote(ct)
+	return spec
 }
 
 // callableByScripts reports whether a script may call t: every tool but

@@ -8,6 +8,7 @@ import (
 	"github.com/gopi-dev/gopi/core/codemode"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
@@ -185,6 +186,9 @@ type Host struct {
 	mcp *mcpstate.State
 	// codemode is pi's codemode tool (nil without Options.Codemode).
 	codemode *codemode.Codemode
+	// notes: the next request's declared tools get codemode's note
+	// (requestTools decides, toolSpec reads).
+	notes atomic.Bool
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -224,6 +228,7 @@ func New(opts Options) (*Host, error) {
 		TurnBoundary:  h.turnBoundary,
 		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
 		RequestTools:  h.requestTools,
+		ToolSpec:      h.toolSpec,
 		OnQueueChange: h.queueChanged,
 		SteeringMode:  queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
