@@ -98,16 +98,28 @@ type vmKey struct{}
 // NewEngine compiles the module and the host functions it imports.
 // Compiling quickjs.wasm to machine code takes most of a second; with
 // cacheDir set, wazero keeps the machine code there and a later process
-// loads it instead (a cache it cannot use is ignored, and the module is
-// compiled as without one).
+// loads it instead. A cache it cannot use (a directory it cannot make,
+// read or write, an entry it cannot read) is left alone and the module
+// is compiled as without one.
 func NewEngine(ctx context.Context, cacheDir string) (*Engine, error) {
+	if cacheDir != "" {
+		if cache, err := wazero.NewCompilationCacheWithDir(cacheDir); err == nil {
+			e, err := newEngine(ctx, cache)
+			if err == nil {
+				return e, nil
+			}
+			_ = cache.Close(ctx)
+		}
+	}
+	return newEngine(ctx, nil)
+}
+
+func newEngine(ctx context.Context, cache wazero.CompilationCache) (*Engine, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(memoryCapPages)
-	if cacheDir != "" {
-		if cache, err := wazero.NewCompilationCacheWithDir(cacheDir); err == nil {
-			cfg = cfg.WithCompilationCache(cache)
-		}
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {

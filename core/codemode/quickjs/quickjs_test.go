@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -151,4 +153,76 @@ func TestEmbeddedModule(t *testing.T) {
 	if got := hex.EncodeToString(sum[:]); got != wasmSHA256 {
 		t.Fatalf("quickjs.wasm has SHA-256 %s, README.md and wasmSHA256 record %s", got, wasmSHA256)
 	}
+}
+
+// The compilation cache: a second engine loads what the first stored; a
+// cache that cannot be written, or whose directory is a file, is left
+// alone and the engine still works.
+func TestCompilationCache(t *testing.T) {
+	ctx := context.Background()
+	works := func(e *Engine) {
+		t.Helper()
+		defer e.Close(ctx)
+		vm, err := e.New(ctx, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vm.Close(ctx)
+		v, err := vm.Eval(ctx, "6 * 7", "t.js", EvalGlobal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := vm.String(ctx, v); s != "42" {
+			t.Fatalf("got %q", s)
+		}
+	}
+	dir := t.TempDir()
+	e, err := NewEngine(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works(e)
+	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(entries) == 0 {
+		t.Fatal("nothing was cached")
+	}
+	e, err = NewEngine(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works(e)
+
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err = NewEngine(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works(e)
+
+	if os.Geteuid() != 0 { // root writes anywhere
+		ro := t.TempDir()
+		if err := os.Chmod(ro, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(ro, 0o700) })
+		e, err = NewEngine(ctx, ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		works(e)
+	}
+	// An entry that is not wazero's: dropped or ignored, never fatal.
+	for _, entry := range entries {
+		if err := os.WriteFile(entry, []byte("not machine code"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err = NewEngine(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	works(e)
 }
