@@ -11,7 +11,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-	e, err := quickjs.NewEngine(ctx)
+	e, err := quickjs.NewEngine(ctx, "")
 	if err != nil {
 		panic(err)
 	}
