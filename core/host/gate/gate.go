@@ -133,6 +133,11 @@ func (p *Pipeline) Run(ctx context.Context, c *Call, update func(agent.Result)) 
 	if c.Tool == nil {
 		return agent.ErrorResult("Tool %s not found", c.Name)
 	}
+	if c.Parent != "" {
+		// The stages (the extensions' hooks) and the tool know it for a
+		// nested call.
+		ctx = agent.WithParentCallID(ctx, c.Parent)
+	}
 	args, err := agent.Validate(c.Tool, c.Args)
 	if err != nil {
 		return agent.ErrorResult("%s", err.Error())

@@ -156,8 +156,9 @@ type parentStage struct {
 	log *[]string
 }
 
-func (s parentStage) Before(_ context.Context, c *Call) (bool, string) {
-	*s.log = append(*s.log, "parent "+c.Parent)
+func (s parentStage) Before(ctx context.Context, c *Call) (bool, string) {
+	fromCtx, _ := agent.ParentCallID(ctx)
+	*s.log = append(*s.log, "parent "+c.Parent+" "+fromCtx)
 	c.Bind(func(ctx context.Context) context.Context { return context.WithValue(ctx, boundKey{}, "bound") })
 	return false, ""
 }
@@ -171,7 +172,7 @@ func TestPipelineRunNestedCall(t *testing.T) {
 	c := &Call{Call: agent.Call{ID: "cm1/1", Name: "echo", Args: json.RawMessage(`{"n":"2"}`)}, Parent: "cm1", Tool: nestedTool{log: &log}}
 	res := p.Run(context.Background(), c, nil)
 	assert.Equal(t, "ran", res.Content.Text())
-	assert.Equal(t, []string{"before a", "parent cm1", "before b", `run cm1/1 {"n":2} bound`, "after b", "after a"}, log,
+	assert.Equal(t, []string{"before a", "parent cm1 cm1", "before b", `run cm1/1 {"n":2} bound`, "after b", "after a"}, log,
 		"validation coerced the argument; the stages ran in order around the tool")
 
 	log = nil
