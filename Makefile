@@ -23,6 +23,7 @@ test: test-go test-node test-editors
 
 test-go:
 	$(GO) vet ./...
+	cd core/codemode/enginebench && $(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
@@ -87,6 +88,7 @@ vsix:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd core/codemode/enginebench && $(GO) test -run '^$$' -bench . -benchmem -benchtime=20x .
 
 # gopi and pi side by side on the same scripted model (loopback, no key):
 # startup, one reply of 4,000 and 10,000 streamed deltas, and a prompt that

@@ -17,6 +17,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
+	github.com/tetratelabs/wazero v1.12.0 // codemode's sandbox: runs QuickJS-NG compiled to WebAssembly (pi's own quickjs-wasi build), pure Go; chosen over goja for its hard memory limit and pi's engine (docs/performance.md, "Codemode's engine")
 	github.com/yuin/goldmark v1.8.7 // markdown to HTML for export_html, rendered in Go so the page needs no script
 	go.lsp.dev/jsonrpc2 v1.0.1 // JSON-RPC 2.0 peer for the editor dialect (lspbridge), the design card's choice
 	go.lsp.dev/protocol v1.0.1 // LSP wire types the bridge reads and writes (initialize, dialogs, progress, cancel); pinned: @latest resolves to an old v0.12.0

@@ -65,6 +65,11 @@ var allowed = map[string][]string{
 	"core/checkpoint":      {},
 	"core/sandbox":         {"core/sandbox/launch"},
 	"core/sandbox/launch":  {},
+	// The codemode tool: given its tool calls, store and models as
+	// small interfaces, never the host.
+	"core/codemode": {"core/agent", "core/llm", "core/codemode/quickjs"},
+	// QuickJS on wazero: nothing of the module.
+	"core/codemode/quickjs": {},
 
 	// go generate's tool for core/ext: it reads the protocol, nothing else.
 	"core/ext/internal/gen": {"core/ext"},

@@ -106,12 +106,14 @@ type (
 		ToolCallID string          `json:"toolCallId"`
 		ToolName   string          `json:"toolName"`
 		Args       json.RawMessage `json:"args"`
+		Parent     string          `json:"parentToolCallId,omitempty"`
 	}
 	toolUpdateShape struct {
 		ToolCallID    string          `json:"toolCallId"`
 		ToolName      string          `json:"toolName"`
 		Args          json.RawMessage `json:"args"`
 		PartialResult agent.Result    `json:"partialResult"`
+		Parent        string          `json:"parentToolCallId,omitempty"`
 	}
 	toolEndShape struct {
 		ToolCallID string       `json:"toolCallId"`
@@ -119,6 +121,7 @@ type (
 		Result     agent.Result `json:"result"`
 		IsError    bool         `json:"isError"`
 		DurationMs int64        `json:"durationMs,omitempty"`
+		Parent     string       `json:"parentToolCallId,omitempty"`
 	}
 	emptyShape struct{}
 )
@@ -148,7 +151,8 @@ func agentEvents() []member {
 			"MessageUpdateFull: message_update as pi's native dialect (and JSON-RPC with fullUpdates) sends it: the message so far.",
 			agent.Event{Type: agent.EventMessageUpdate}),
 		agentShape[messageShape](agent.EventMessageEnd, "MessageEnd", "MessageEnd: a message is complete."),
-		agentShape[toolStartShape](agent.EventToolExecutionStart, "ToolExecutionStart", "ToolExecutionStart: a tool call began to run."),
+		agentShape[toolStartShape](agent.EventToolExecutionStart, "ToolExecutionStart", "ToolExecutionStart: a tool call began to run; parentToolCallId names the call that made a nested one (a codemode script's).",
+			agent.Event{Type: agent.EventToolExecutionStart}, agent.Event{Type: agent.EventToolExecutionStart, ParentToolCallID: "c1"}),
 		agentShape[toolUpdateShape](agent.EventToolExecutionUpdate, "ToolExecutionUpdate", "ToolExecutionUpdate: a running tool's output so far."),
 		agentShape[toolEndShape](agent.EventToolExecutionEnd, "ToolExecutionEnd", "ToolExecutionEnd: a tool call finished; durationMs is left out when it did not run."),
 	}

@@ -287,3 +287,33 @@ func TestACPPermissionStatusFollowsTheAnswer(t *testing.T) {
 	assert.Equal(t, []string{"tool_call pending", "tool_call_update in_progress", "tool_call_update completed"}, callStatuses(ups, id))
 	assert.Equal(t, 0, p.exit())
 }
+
+// A codemode script's nested bash asks over ACP too: the client was shown
+// the nested call as a tool call of its own before the question, and the
+// script's result ends the codemode call.
+func TestACPCodemodeNestedCallAsks(t *testing.T) {
+	cwd := t.TempDir()
+	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes", "--tools", "+codemode")
+	s := p.started(cwd)
+	req, ups := p.permissionPrompt(s, `call: codemode {"code": "const r = await tools.bash({ command: \"echo nested\" }); return r.output.trim()"}`, "allow_once")
+	call := req.obj("params").obj("toolCall")
+	assert.Equal(t, "echo nested", call.str("title"))
+	nested := call.str("toolCallId")
+	assert.Contains(t, nested, "/", "the nested call's id is the codemode call's, numbered")
+	var shown, codemodeShown bool
+	for _, u := range ups {
+		up := u.obj("params").obj("update")
+		if kind(u) == "tool_call" && up.str("toolCallId") == nested {
+			shown = true
+		}
+		if kind(u) == "tool_call" && strings.HasPrefix(nested, up.str("toolCallId")+"/") {
+			codemodeShown = true
+		}
+	}
+	assert.True(t, shown, "the nested call was shown before the question")
+	assert.True(t, codemodeShown, "so was the codemode call")
+	status, text := acpToolEnd(t, ups)
+	assert.Equal(t, "completed", status)
+	assert.Contains(t, text, "Script completed")
+	assert.Contains(t, text, "nested")
+}

@@ -249,3 +249,47 @@ func TestJSONRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
 	p.notify("exit", nil)
 	assert.Equal(t, 0, p.wait())
 }
+
+// A codemode script's nested bash asks in the JSON-RPC dialect too; its
+// pi/event notifications announce the nested call (parentToolCallId)
+// before the question, and the script's output ends the codemode call.
+func TestJSONRPCCodemodeNestedCallAsks(t *testing.T) {
+	w := newWorld(t,
+		codemodeCall("c1", `return (await tools.bash({ command: "echo nested" })).output.trim()`),
+		llmtest.Text("done"),
+	)
+	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc", "--approval", "writes", "--tools", "+codemode")...)
+	p.call("initialize", map[string]any{"capabilities": map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}})
+	p.notify("initialized", map[string]any{})
+	p.request("pi/prompt", map[string]any{"message": "go"})
+	var asked record
+	rs := p.until(func(r record) bool {
+		if r["method"] != "window/showMessageRequest" {
+			return event(r, "agent_end")
+		}
+		asked = r.obj("params")
+		p.write(map[string]any{"id": r["id"], "result": map[string]any{"title": "Allow"}})
+		return false
+	})
+	require.NotNil(t, asked, p.transcript())
+	assert.Equal(t, "Allow bash: echo nested?", asked.str("message"))
+	nested := asked.obj("details").str("toolCallId")
+	assert.Equal(t, "c1/1", nested)
+	var announced bool
+	for _, r := range rs {
+		if event(r, "tool_execution_start") && r.obj("params").str("toolCallId") == nested {
+			announced = true
+			assert.Equal(t, "c1", r.obj("params").str("parentToolCallId"))
+		}
+	}
+	assert.True(t, announced, "the nested call has events of its own")
+	end := jsonrpcToolEnd(rs, "c1")
+	require.NotNil(t, end, p.transcript())
+	assert.Equal(t, false, end["isError"])
+	texts := resultTexts(end)
+	require.Len(t, texts, 2)
+	assert.Equal(t, "nested", texts[1])
+	p.call("shutdown", nil)
+	p.notify("exit", nil)
+	assert.Equal(t, 0, p.wait())
+}

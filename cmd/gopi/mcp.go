@@ -492,7 +492,7 @@ func (c mcpCommand) list(argv []string) int {
 		return e.Server.IsEnabled() && e.Server.MayExpose(mcp.ExposureCodemode)
 	})
 	if codemode {
-		fmt.Fprintln(c.stderr, "gopi mcp: note: gopi has no codemode; a session reaches tools with codemode exposure (pi's default) through tool_search, as deferred tools (docs/mcp.md)")
+		fmt.Fprintln(c.stderr, "gopi mcp: note: a session reaches tools with codemode exposure (pi's default) from codemode scripts when codemode is on (--tools +codemode), and through tool_search (docs/mcp.md)")
 	}
 	listed := c.connectAll(cfg.Servers)
 	msgs := make([]string, len(errs))

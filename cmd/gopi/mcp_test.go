@@ -93,7 +93,7 @@ func TestMCPAddRemoveList(t *testing.T) {
 	assert.Contains(t, out, "git: failed (codemode, global)\n  no-such-uvx mcp-server-git --repository .\n  ")
 	assert.Contains(t, out, project+` is ignored because the project is not trusted: add it to `+filepath.Join(agentDir, "trust.json")+` or set defaultProjectTrust to "always" (docs/rpc.md, project trust).
 `)
-	assert.Contains(t, stderr, "gopi has no codemode;")
+	assert.Contains(t, stderr, "a session reaches tools with codemode exposure (pi's default) from codemode scripts when codemode is on")
 
 	// Trusted, the project's docs replaces the user's, and a bare entry
 	// overrides the user's git.

@@ -61,8 +61,9 @@ func toolEndOf(t *testing.T, p *proc, rs []record, tool string) record {
 // declares its tools; the faux model calls one and the result is in the
 // transcript. A server that fails to start is reported on stderr and
 // gopi goes on; a server that crashes during a call comes back on the
-// next; a server with codemode exposure is said to be reached through
-// tool_search; no server process outlives gopi.
+// next; a server with codemode exposure turns the codemode tool on, as in
+// pi (nothing is said of it), and with autoEnableCodemode false is said
+// to be reached through tool_search; no server process outlives gopi.
 func TestRPCMCPDirectTools(t *testing.T) {
 	bin := mcpServerBinary(t)
 	w := newWorld(t)
@@ -109,7 +110,7 @@ func TestRPCMCPDirectTools(t *testing.T) {
 	stderr := p.stderr.String()
 	assert.Contains(t, stderr, `mcp server "broken"`)
 	assert.Contains(t, stderr, "cannot start")
-	assert.Contains(t, stderr, `gopi has no codemode; the tools of "later" with exposure codemode are reached through tool_search`)
+	assert.NotContains(t, stderr, "codemode is off", "the codemode tool is on: scripts reach the tools of later")
 	assert.False(t, testenv.Alive(second), "the MCP server %d outlived gopi", second)
 }
 
@@ -305,10 +306,11 @@ func TestRPCMCPToolSelection(t *testing.T) {
 	}
 }
 
-// Issue 29: a deferred tool (and a codemode one, which gopi treats alike)
-// is not declared; tool_search loads it, the next request of the same
-// run declares it and the model calls it; a resumed session still
-// declares it, since the search result in the transcript says so.
+// Issue 29: a deferred tool (and a codemode one while the codemode tool
+// is off: autoEnableCodemode false) is not declared; tool_search loads
+// it, the next request of the same run declares it and the model calls
+// it; a resumed session still declares it, since the search result in
+// the transcript says so.
 func TestRPCMCPDeferredTools(t *testing.T) {
 	bin := mcpServerBinary(t)
 	w := newWorld(t,
@@ -316,7 +318,7 @@ func TestRPCMCPDeferredTools(t *testing.T) {
 		llmtest.ToolCalls(llmtest.Call("c2", "mcp__d__echo", `{"text": "hi"}`)),
 		llmtest.Text("done"),
 		llmtest.Text("again"))
-	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"autoEnableCodemode": false, "mcpServers": map[string]any{
 		"d": map[string]any{"command": bin, "exposure": "deferred"},
 		"c": map[string]any{"command": bin}, // codemode, pi's default
 	}})
@@ -331,7 +333,7 @@ func TestRPCMCPDeferredTools(t *testing.T) {
 	rs := p.idle()
 	assert.Equal(t, "echo: hi", resultText(toolEndOf(t, p, rs, "mcp__d__echo")), p.transcript())
 	assert.Equal(t, 0, p.exit())
-	assert.Contains(t, p.stderr.String(), `gopi has no codemode; the tools of "c" with exposure codemode`)
+	assert.Contains(t, p.stderr.String(), `codemode is off; the tools of "c" with exposure codemode`)
 
 	reqs := w.srv.Requests()
 	require.Len(t, reqs, 3)

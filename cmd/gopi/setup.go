@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gopi-dev/gopi/core/codemode"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -152,6 +154,7 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		return nil, err
 	}
 	o.AllTools = allTools(cwd, o.Tools, o.ToolSelection, r.shell)
+	o.Codemode = codemodeOptions(o.ToolSelection, o.Settings)
 	if o.Store, err = openSession(a, r.sessionDir, ap.agentDir, cwd, ap.stderr, &ap.sessionsOff); err != nil {
 		return nil, err
 	}
@@ -165,7 +168,9 @@ func (ap *app) buildHost(a *args, cwd string) (*host.Host, error) {
 		ap.warnUnknownTools(a)
 	}
 	if o.NoMCP = a.noMCP; !o.NoMCP {
-		o.MCPServers = ap.withLentServers(ap.mcpServers(cwd, trusted), a.lent.MCPServers)
+		cfg := ap.mcpServers(cwd, trusted)
+		autoEnableCodemode(o.Codemode, cfg)
+		o.MCPServers = ap.withLentServers(cfg.Servers, a.lent.MCPServers)
 	}
 	o.Version = version
 	o.Report = func(err error) { fmt.Fprintln(ap.stderr, "gopi: problem:", err) }
@@ -209,13 +214,32 @@ func (ap *app) contextFiles(cwd string) []resources.ContextFile {
 	return files
 }
 
+// codemodeOptions offer the codemode tool when the tool selection lets
+// it exist: active when --tools or defaultTools name it (+codemode), as
+// settings.json's "codemode" object says.
+func codemodeOptions(sel tools.Selection, s host.Settings) *host.CodemodeOptions {
+	if !sel.Allowed(codemode.Name) {
+		return nil
+	}
+	o := &host.CodemodeOptions{
+		Active:       slices.Contains(sel.Active, codemode.Name) || sel.Allow != nil && sel.Allow(codemode.Name),
+		Mode:         s.Codemode.Mode,
+		InlineBudget: s.Codemode.InlineBudget,
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		o.CacheDir = filepath.Join(dir, "gopi", "codemode")
+	}
+	return o
+}
+
 // warnUnknownTools says which --tools and --exclude-tools names are no
 // built-in tool: without extensions to register them they are typos
 // (pi ignores such names silently).
 func (ap *app) warnUnknownTools(a *args) {
+	known := append(slices.Clone(tools.AllNames), codemode.Name)
 	for _, n := range append(slices.Clone(a.tools), a.excludeTools...) {
 		n = strings.TrimLeft(n, "+-")
-		if !strings.Contains(n, "*") && !slices.Contains(tools.AllNames, n) {
+		if !strings.Contains(n, "*") && !slices.Contains(known, n) {
 			fmt.Fprintf(ap.stderr, "gopi: warning: no tool is called %q (built-in tools: %s)\n", n, strings.Join(tools.AllNames, ", "))
 		}
 	}

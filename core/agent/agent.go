@@ -91,6 +91,10 @@ type Config struct {
 	// tool_search). The tools it returns can also be called. It runs on
 	// the run goroutine and must not keep or change its arguments.
 	RequestTools func(ctx context.Context, msgs []llm.Message, tools []Tool) []Tool
+	// ToolSpec, if set, is the declaration a request sends for a tool of
+	// RequestTools' (the host's notes in a description); nil sends the
+	// tool's Spec. It runs on the run goroutine.
+	ToolSpec func(Tool) llm.ToolSpec
 
 	// Options is the template of every model call; the agent fills in the
 	// API key and the thinking level.

@@ -44,6 +44,10 @@ type Event struct {
 	// DurationMs: tool_execution_end, how long the tool ran; nil when it
 	// did not run.
 	DurationMs *int64
+	// ParentToolCallID: the tool execution events of a nested call (a
+	// codemode script's), the id of the call that made it (pi's
+	// parentToolCallId); "" for the model's own calls.
+	ParentToolCallID string
 	// WillRetry: agent_end, whether the runtime will retry the failed
 	// reply (set by the runtime, which decides that).
 	WillRetry bool
@@ -126,7 +130,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolCallID string          `json:"toolCallId"`
 			ToolName   string          `json:"toolName"`
 			Args       json.RawMessage `json:"args"`
-		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args)})
+			Parent     string          `json:"parentToolCallId,omitempty"`
+		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.ParentToolCallID})
 	case EventToolExecutionUpdate:
 		return json.Marshal(struct {
 			Type          EventType       `json:"type"`
@@ -134,7 +139,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			ToolName      string          `json:"toolName"`
 			Args          json.RawMessage `json:"args"`
 			PartialResult *Result         `json:"partialResult"`
-		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Result})
+			Parent        string          `json:"parentToolCallId,omitempty"`
+		}{e.Type, e.ToolCallID, e.ToolName, rawOrEmpty(e.Args), e.Result, e.ParentToolCallID})
 	case EventToolExecutionEnd:
 		return json.Marshal(struct {
 			Type       EventType `json:"type"`
@@ -143,7 +149,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Result     *Result   `json:"result"`
 			IsError    bool      `json:"isError"`
 			DurationMs *int64    `json:"durationMs,omitempty"`
-		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError, e.DurationMs})
+			Parent     string    `json:"parentToolCallId,omitempty"`
+		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError, e.DurationMs, e.ParentToolCallID})
 	default:
 		return json.Marshal(struct {
 			Type EventType `json:"type"`

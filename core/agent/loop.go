@@ -178,7 +178,11 @@ func (r *run) request() (*llm.Request, error) {
 		Options:      opts,
 	}
 	for _, t := range r.tools {
-		req.Tools = append(req.Tools, t.Spec())
+		if f := r.a.cfg.ToolSpec; f != nil {
+			req.Tools = append(req.Tools, f(t))
+		} else {
+			req.Tools = append(req.Tools, t.Spec())
+		}
 	}
 	return req, nil
 }

@@ -26,6 +26,28 @@ type Tool interface {
 // callIDKey is the context key of the tool call a tool runs for.
 type callIDKey struct{}
 
+// parentKey is the context key of the call that made a nested call.
+type parentKey struct{}
+
+// WithParentCallID is ctx for the stages of a nested call made by the
+// call parent (a codemode script's): what ParentCallID reads.
+func WithParentCallID(ctx context.Context, parent string) context.Context {
+	return context.WithValue(ctx, parentKey{}, parent)
+}
+
+// ParentCallID is the id of the call that made the nested call whose
+// context ctx is; false for the model's own calls.
+func ParentCallID(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(parentKey{}).(string)
+	return id, ok && id != ""
+}
+
+// WithCallID is ctx for running the tool call id outside a run (a nested
+// call of a codemode script): what CallID reads.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
 // CallID is the id of the tool call whose Run ctx belongs to, so what a
 // tool calls (a shell, a file system) can tell its client which call it
 // serves; false outside a tool's Run.

@@ -14,6 +14,21 @@ import (
 	"github.com/kaptinlin/jsonschema"
 )
 
+// nested checks the arguments of calls made outside a run.
+var nested validator
+
+// Validate checks a call's arguments as a run does before it runs one:
+// the tool's ArgumentPreparer first, then its JSON Schema. It returns the
+// arguments to run with, or a *ValidationError whose text the model (or
+// the script that made the call) reads. For calls made outside a run,
+// such as a codemode script's.
+func Validate(tool Tool, args json.RawMessage) (json.RawMessage, error) {
+	if ap, ok := tool.(ArgumentPreparer); ok {
+		args = ap.PrepareArguments(slices.Clone(args))
+	}
+	return nested.validate(tool.Spec().Name, tool.Spec().Parameters, args)
+}
+
 // validator checks tool arguments against the tools' JSON Schemas. Each
 // distinct schema is compiled once.
 type validator struct {

@@ -220,6 +220,9 @@ type ToolCallEvent struct {
 	ToolName   string          `json:"toolName"`
 	ToolCallID string          `json:"toolCallId"`
 	Input      json.RawMessage `json:"input"`
+	// ParentToolCallID names the call that made a nested call (a
+	// codemode script's), as pi sends it; absent for the model's calls.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // ToolResultEvent: a tool finished; the answer is a [ToolResultPatch].
@@ -233,6 +236,8 @@ type ToolResultEvent struct {
 	// the tool gave none.
 	StructuredContent any  `json:"structuredContent,omitempty"`
 	IsError           bool `json:"isError"`
+	// ParentToolCallID: as in [ToolCallEvent].
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // TurnStartEvent is turn_start as pi's extensions see it: the turn's

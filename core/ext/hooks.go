@@ -62,6 +62,7 @@ func (h Hooks) ToolResult(ctx context.Context, call agent.Call, res agent.Result
 	}
 	ev := ToolResultEvent{ToolName: call.Name, ToolCallID: call.ID, Input: call.Args,
 		Content: rawContent, Details: res.Details, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	ev.ParentToolCallID, _ = agent.ParentCallID(ctx)
 	patch, err := h.M.ToolResult(ctx, ev, h.State())
 	if err != nil || patch == nil {
 		return res, err

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gopi-dev/gopi/core/agent"
 )
 
 // UserBash runs user_bash: the first handler that answers decides (its
@@ -107,6 +108,7 @@ func (m *Manager) ToolCall(ctx context.Context, name, id string, input json.RawM
 	err := m.each(EventToolCall, st, func(mem *member) (bool, error) {
 		var r ToolCallResult
 		ev := ToolCallEvent{ToolName: name, ToolCallID: id, Input: res.Input}
+		ev.ParentToolCallID, _ = agent.ParentCallID(ctx)
 		if err := mem.ext.Call(ctx, HostToolCall, EventParams[ToolCallEvent]{ev}, &r); err != nil {
 			return true, err
 		}

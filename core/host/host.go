@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gopi-dev/gopi/core/codemode"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gopi-dev/gopi/core/host/checkpoints"
 
@@ -42,6 +44,9 @@ type Options struct {
 	// (extensions may enable others with setActiveTools, as in pi); nil
 	// means Tools.
 	AllTools []agent.Tool
+	// Codemode, when set, offers pi's codemode tool (it exists: the
+	// tool selection allows it); nil: no codemode.
+	Codemode *CodemodeOptions
 	// ToolSelection says which of the extensions' tools exist and are
 	// active (pi's --tools allowlist and --exclude-tools); Tools and
 	// AllTools must already follow it. The zero value keeps every
@@ -183,6 +188,11 @@ type Host struct {
 	// mcp is the MCP room: the servers' connections and registrations,
 	// what the client heard of them, tool_search (core/host/mcpstate).
 	mcp *mcpstate.State
+	// codemode is pi's codemode tool (nil without Options.Codemode).
+	codemode *codemode.Codemode
+	// notes: the next request's declared tools get codemode's note
+	// (requestTools decides, toolSpec reads).
+	notes atomic.Bool
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -211,6 +221,8 @@ func New(opts Options) (*Host, error) {
 	h.cp = h.checkpointState()
 	h.tools = h.toolPipeline()
 	h.mcp = h.mcpState()
+	h.addCodemode()
+	opts = h.opts
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall: h.tools.Admit,
@@ -223,7 +235,8 @@ func New(opts Options) (*Host, error) {
 		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
 		TurnBoundary:  h.turnBoundary,
 		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
-		RequestTools:  h.mcp.RequestTools,
+		RequestTools:  h.requestTools,
+		ToolSpec:      h.toolSpec,
 		OnQueueChange: h.queueChanged,
 		SteeringMode:  queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
@@ -457,6 +470,9 @@ func (h *Host) Close(ctx context.Context) error {
 	}()
 	// The MCP servers stop however the wait ends: none outlives the host.
 	defer h.mcp.Close()
+	if h.codemode != nil {
+		defer func() { _ = h.codemode.Close() }()
+	}
 	select {
 	case <-done:
 		h.cp.Close()

@@ -19,6 +19,7 @@ func (h *Host) mcpState() *mcpstate.State {
 		AgentDir:   h.opts.AgentDir,
 		Version:    h.opts.Version,
 		Selection:  h.opts.ToolSelection,
+		Codemode:   h.opts.Codemode != nil && h.opts.Codemode.Active,
 		Extensions: h.exts(),
 		Report:     h.opts.Report,
 		Emit:       h.emit,

@@ -174,7 +174,7 @@ func TestMCPServersRegisteredByExtensions(t *testing.T) {
 	require.Len(t, mcpServerStates(t, h), 2)
 	require.NoError(t, h.exts().RunCommand(ctx, "stop", "", nil))
 	assert.Len(t, mcpServerStates(t, h), 1)
-	assert.Equal(t, 1, strings.Count(reports(), `mcp: gopi has no codemode; the tools of "reg" with exposure codemode`), reports())
+	assert.Equal(t, 1, strings.Count(reports(), `mcp: codemode is off; the tools of "reg" with exposure codemode`), reports())
 }
 
 func toolNamesOf(h *Host) []string {

@@ -40,6 +40,8 @@ type Settings struct {
 	// DefaultTools are the built-in tools enabled at startup when no
 	// --tools/--no-tools says otherwise; an empty list enables none.
 	DefaultTools *[]string `json:"defaultTools,omitempty"`
+	// Codemode is settings.json's "codemode" object (pi's).
+	Codemode CodemodeSettings `json:"codemode,omitzero"`
 	// SessionDir is where sessions are kept (relative to the cwd);
 	// --session-dir and PI_CODING_AGENT_SESSION_DIR win over it.
 	SessionDir string `json:"sessionDir,omitempty"`
@@ -91,6 +93,14 @@ type ExtensionHostSettings struct {
 	// HookTimeoutMs bounds one hook call (0: 30 s); time spent waiting
 	// for the user's answer to a dialog does not count.
 	HookTimeoutMs int64 `json:"hookTimeoutMs,omitempty"`
+}
+
+// CodemodeSettings are the "codemode" settings: how the codemode tool
+// presents the other tools ("on", the default, or "only") and how many
+// estimated tokens its description may spend on their declarations.
+type CodemodeSettings struct {
+	Mode         string `json:"mode,omitempty"`
+	InlineBudget *int   `json:"inlineBudget,omitempty"`
 }
 
 // LoadSettings reads and merges the global and project settings. A file

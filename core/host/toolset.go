@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gopi-dev/gopi/core/codemode"
 	"slices"
 	"strings"
 
@@ -209,6 +210,10 @@ func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
 			// pi's tool_search comes with its built-in extension
 			// tool-search, declared but not callable by other tools.
 			info.Exposure, info.SourceInfo = "model-only", builtinSource("tool-search")
+		} else if s.Name == codemode.Name {
+			// So does codemode (builtin:codemode): scripts do not start
+			// other scripts.
+			info.Exposure = "model-only"
 		}
 		infos = append(infos, info)
 	}

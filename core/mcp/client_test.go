@@ -158,8 +158,17 @@ func TestToolsAndResults(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, "it went wrong", res.Content.Text())
 
+	whole, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"content":[{"type":"text","text":"it went wrong"}],"isError":true}`, string(whole),
+		"the structured content is the whole CallToolResult, isError included (a codemode script's value)")
+
 	res = call(t, ctx, tool(t, m, "mcp__test_srv__structured"), map[string]any{})
 	assert.JSONEq(t, `{"answer":42}`, res.Content.Text())
+	whole, err = json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	assert.Contains(t, string(whole), `"structuredContent":{"answer":42}`)
+	assert.Contains(t, string(echo.OutputSchema()), `"required":["content"]`)
 
 	// The server offers no resources: the link names no tool to read it.
 	res = call(t, ctx, tool(t, m, "mcp__test_srv__link"), map[string]any{})

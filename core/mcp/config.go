@@ -24,7 +24,7 @@ const (
 	// ExposureDeferred declares them once tool_search loads them.
 	ExposureDeferred Exposure = "deferred"
 	// ExposureCodemode is pi's default: tools reached from codemode
-	// scripts. gopi has no codemode and treats it as deferred.
+	// scripts; tool_search loads them too, as deferred ones.
 	ExposureCodemode Exposure = "codemode"
 	// ExposureCodemodeDeferred is pi's alias of codemode.
 	ExposureCodemodeDeferred Exposure = "codemode-deferred"

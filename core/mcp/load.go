@@ -56,7 +56,7 @@ type Entry struct {
 type Config struct {
 	Servers []Entry
 	// AutoEnableCodemode is the last file's value; nil when neither sets
-	// it. gopi has no codemode: it is read and reported only.
+	// it. codemode is not the host's business here: it is read and reported only.
 	AutoEnableCodemode *bool
 }
 

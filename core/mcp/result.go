@@ -117,8 +117,24 @@ func (m *Manager) toResult(server, tool string, r *sdk.CallToolResult) agent.Res
 	if len(out) == 0 {
 		out = llm.Contents{llm.TextContent{Text: "(no output)"}}
 	}
-	return agent.Result{Content: out, Details: ResultDetails{Server: server, Tool: tool, FullOutputPaths: c.paths}, IsError: r.IsError}
+	return agent.Result{Content: out, Details: ResultDetails{Server: server, Tool: tool, FullOutputPaths: c.paths},
+		StructuredContent: scriptResult{Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}, IsError: r.IsError}
 }
+
+// scriptResult is the server's CallToolResult without its _meta, whole
+// and untruncated: the structured content of an MCP call, what a codemode
+// script's call resolves to (pi's).
+type scriptResult struct {
+	Content           []sdk.Content `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	IsError           bool          `json:"isError,omitempty"`
+}
+
+// resultSchema is the JSON Schema of [scriptResult]: every MCP tool's
+// output schema.
+const resultSchema = `{"type":"object","properties":{` +
+	`"content":{"type":"array","items":{"type":"object","properties":{"type":{"type":"string"}},"required":["type"]}},` +
+	`"structuredContent":{},"isError":{"type":"boolean"}},"required":["content"]}`
 
 // resourceLinkText is pi's line for a linked resource: its URI, title (or
 // name), type, size and description, and, when readable, the tool and

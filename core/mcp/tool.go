@@ -75,6 +75,10 @@ func (t *Tool) Spec() llm.ToolSpec {
 // Server is the name of the server that offers the tool.
 func (t *Tool) Server() string { return t.s.name }
 
+// OutputSchema is the schema of a call's structured content: the
+// server's CallToolResult (a codemode script's call resolves to it).
+func (t *Tool) OutputSchema() json.RawMessage { return json.RawMessage(resultSchema) }
+
 // RemoteName is the tool's name on its server.
 func (t *Tool) RemoteName() string { return t.remote }
 

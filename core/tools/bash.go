@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -33,6 +34,19 @@ type BashOutput struct {
 	ExitCode        int     `json:"exit_code"`
 	WallTimeSeconds float64 `json:"wall_time_seconds"`
 }
+
+// bashOutputSchema is the JSON Schema of [BashOutput] (pi's bash output
+// schema): what a codemode script's bash call resolves to.
+const bashOutputSchema = `{"type":"object","properties":{` +
+	`"output":{"type":"string","description":"Combined stdout and stderr, possibly truncated"},` +
+	`"truncated":{"type":"boolean"},` +
+	`"full_output_path":{"type":"string","description":"Full output, when truncated"},` +
+	`"exit_code":{"type":"number"},` +
+	`"wall_time_seconds":{"type":"number"}},` +
+	`"required":["output","truncated","exit_code","wall_time_seconds"]}`
+
+// OutputSchema is the schema of the result's structured content.
+func (t *bashTool) OutputSchema() json.RawMessage { return json.RawMessage(bashOutputSchema) }
 
 // BashOutputMax bounds [BashOutput]'s output, as pi does.
 const BashOutputMax = 1 << 20

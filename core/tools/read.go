@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,15 @@ type ReadImage struct {
 	MimeType string `json:"mimeType"`
 	Note     string `json:"note"`
 }
+
+// readOutputSchema is the JSON Schema of read's structured content: the
+// text, or a [ReadImage].
+const readOutputSchema = `{"anyOf":[{"type":"string"},{"type":"object","properties":{` +
+	`"type":{"const":"image"},"data":{"type":"string"},"mimeType":{"type":"string"},"note":{"type":"string"}},` +
+	`"required":["type","data","mimeType","note"]}]}`
+
+// OutputSchema is the schema of the result's structured content.
+func (t *readTool) OutputSchema() json.RawMessage { return json.RawMessage(readOutputSchema) }
 
 func (t *readTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
 	res, err := t.read(ctx, call)

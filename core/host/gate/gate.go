@@ -35,6 +35,9 @@ type Call struct {
 	// Tool is the tool the call runs, when the pipeline knows it (nested
 	// calls); nil for the agent's, which the agent found itself.
 	Tool agent.Tool
+	// Starting, when set, hears that a nested call passed the stages and
+	// its tool is about to run ([Pipeline.Run]).
+	Starting func(context.Context, agent.Call)
 
 	// userVersion: the user changed the content of this edit or write
 	// before approving it (the approval stage tells the model after).
@@ -117,6 +120,59 @@ func (p *Pipeline) Finish(ctx context.Context, call agent.Call, res agent.Result
 	}
 	c.Args = call.Args
 	return p.after(ctx, c, res)
+}
+
+// Run runs a nested call (a codemode script's tool call) the way the
+// agent runs the model's: c.Args are validated against c.Tool's schema
+// (a failure is the result, as the model would read it), the stages'
+// Before in order (a blocked call's result is the reason), the tool with
+// the context the stages bound and c.ID as its call id, then the stages'
+// After, last first. c.Parent names the call that made it. update gets
+// the tool's partial results.
+func (p *Pipeline) Run(ctx context.Context, c *Call, update func(agent.Result)) agent.Result {
+	if c.Tool == nil {
+		return agent.ErrorResult("Tool %s not found", c.Name)
+	}
+	if c.Parent != "" {
+		// The stages (the extensions' hooks) and the tool know it for a
+		// nested call.
+		ctx = agent.WithParentCallID(ctx, c.Parent)
+	}
+	args, err := agent.Validate(c.Tool, c.Args)
+	if err != nil {
+		return agent.ErrorResult("%s", err.Error())
+	}
+	c.Args = args
+	if blocked, reason := p.before(ctx, c); blocked {
+		if reason == "" {
+			reason = "Tool execution was blocked"
+		}
+		return agent.ErrorResult("%s", reason)
+	}
+	if update == nil {
+		update = func(agent.Result) {}
+	}
+	toolCtx := c.bound(agent.WithCallID(ctx, c.ID))
+	if c.Starting != nil {
+		c.Starting(toolCtx, c.Call)
+	}
+	res := runTool(toolCtx, c, update)
+	return p.after(ctx, c, res)
+}
+
+// runTool runs the nested call's tool; an error or a panic is an error
+// result, as the agent makes them.
+func runTool(ctx context.Context, c *Call, update func(agent.Result)) (res agent.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = agent.ErrorResult("Tool %s panicked: %v", c.Name, v)
+		}
+	}()
+	res, err := c.Tool.Run(ctx, c.Call, update)
+	if err != nil {
+		return agent.ErrorResult("%s", err.Error())
+	}
+	return res
 }
 
 func (p *Pipeline) before(ctx context.Context, c *Call) (bool, string) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
@@ -129,3 +130,63 @@ func TestJournalSeesOnlyApprovedCalls(t *testing.T) {
 }
 
 var _ api.Client = (*askCounter)(nil)
+
+// nestedTool records its run in log and the call id its context carries.
+type nestedTool struct {
+	log *[]string
+}
+
+func (nestedTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "echo", Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)}
+}
+
+func (t nestedTool) Run(ctx context.Context, call agent.Call, _ func(agent.Result)) (agent.Result, error) {
+	id, _ := agent.CallID(ctx)
+	bound, _ := ctx.Value(boundKey{}).(string)
+	*t.log = append(*t.log, "run "+id+" "+string(call.Args)+" "+bound)
+	return agent.TextResult("ran"), nil
+}
+
+type boundKey struct{}
+
+// parentStage checks that stages see a nested call's parent, and binds a
+// value the tool reads.
+type parentStage struct {
+	BeforeOnly
+	log *[]string
+}
+
+func (s parentStage) Before(ctx context.Context, c *Call) (bool, string) {
+	fromCtx, _ := agent.ParentCallID(ctx)
+	*s.log = append(*s.log, "parent "+c.Parent+" "+fromCtx)
+	c.Bind(func(ctx context.Context) context.Context { return context.WithValue(ctx, boundKey{}, "bound") })
+	return false, ""
+}
+
+// A nested call (a codemode script's) is validated, then passes the same
+// stages in the same order as the model's calls, runs with its own id
+// and what the stages bound, and comes back through the stages' After.
+func TestPipelineRunNestedCall(t *testing.T) {
+	var log []string
+	p := New(recorder{name: "a", log: &log}, parentStage{log: &log}, recorder{name: "b", log: &log})
+	c := &Call{Call: agent.Call{ID: "cm1/1", Name: "echo", Args: json.RawMessage(`{"n":"2"}`)}, Parent: "cm1", Tool: nestedTool{log: &log}}
+	res := p.Run(context.Background(), c, nil)
+	assert.Equal(t, "ran", res.Content.Text())
+	assert.Equal(t, []string{"before a", "parent cm1 cm1", "before b", `run cm1/1 {"n":2} bound`, "after b", "after a"}, log,
+		"validation coerced the argument; the stages ran in order around the tool")
+
+	log = nil
+	c = &Call{Call: agent.Call{ID: "cm1/2", Name: "echo", Args: json.RawMessage(`{}`)}, Parent: "cm1", Tool: nestedTool{log: &log}}
+	res = p.Run(context.Background(), c, nil)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content.Text(), `Validation failed for tool "echo"`)
+	assert.Empty(t, log, "an invalid call reaches no stage")
+
+	log = nil
+	p = New(recorder{name: "a", log: &log}, recorder{name: "b", log: &log, block: true})
+	c = &Call{Call: agent.Call{ID: "cm1/3", Name: "echo", Args: json.RawMessage(`{"n":1}`)}, Parent: "cm1", Tool: nestedTool{log: &log}}
+	res = p.Run(context.Background(), c, nil)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "b said no", res.Content.Text())
+	assert.Equal(t, []string{"before a", "before b"}, log, "a blocked nested call does not run")
+}

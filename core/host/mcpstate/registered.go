@@ -89,7 +89,7 @@ func (s *State) SyncRegistered(regs []ext.MCPServer) {
 			}
 			continue
 		}
-		if names := codemodeServers([]mcp.Entry{e}); len(names) > 0 {
+		if names := codemodeServers([]mcp.Entry{e}); len(names) > 0 && !s.cfg.Codemode {
 			problems = append(problems, func() { s.cfg.Report(codemodeNote(names)) })
 		}
 	}

@@ -103,7 +103,7 @@ func TestSyncRegistered(t *testing.T) {
 	servers = serversSettled(t, s)
 	require.Len(t, servers, 1)
 	assert.Equal(t, "c_f_g", servers[0].Name)
-	assert.Equal(t, 1, strings.Count(heard.Reports(), `mcp: gopi has no codemode; the tools of "reg" with exposure codemode`), heard.Reports())
+	assert.Equal(t, 1, strings.Count(heard.Reports(), `mcp: codemode is off; the tools of "reg" with exposure codemode`), heard.Reports())
 }
 
 // Off (--no-mcp) connects no registered server either: as in pi without

@@ -42,7 +42,7 @@ type exposedTool interface {
 }
 
 // searchable reports whether an MCP tool is reached through tool_search:
-// exposure deferred, or codemode (gopi has no codemode), or direct but
+// exposure deferred, or codemode (scripts call those too), or direct but
 // left undeclared by a --tools allowlist that names tool_search (pi's
 // rule: only tool_search, if listed, loads such a tool). Hidden tools
 // are never reachable, nor tools the selection removes.
@@ -82,11 +82,24 @@ func (s *State) Searchable() []agent.Tool {
 
 // toolSearchWanted reports whether tool_search is declared: some
 // connected server has tools it can load, and --exclude-tools leaves it.
+// While codemode is active, tools with codemode exposure do not count:
+// scripts reach them (pi activates tool_search for deferred ones only).
 func (s *State) toolSearchWanted() bool {
 	if ex := s.cfg.Selection.Exclude; ex != nil && ex(ToolSearchName) {
 		return false
 	}
-	return len(s.Searchable()) > 0
+	return slices.ContainsFunc(s.Searchable(), s.forToolSearch)
+}
+
+// forToolSearch reports whether tool_search is there for a searchable
+// tool: always, unless codemode is active and the tool's exposure is
+// codemode.
+func (s *State) forToolSearch(t agent.Tool) bool {
+	if !s.cfg.Codemode {
+		return true
+	}
+	et, ok := t.(exposedTool)
+	return !ok || et.Exposure() != mcp.ExposureCodemode
 }
 
 // ServerLines are the servers the system prompt's mcp_servers section
@@ -102,6 +115,9 @@ func (s *State) ServerLines() []resources.MCPServerLine {
 	}
 	has := map[string]bool{}
 	for _, t := range s.Searchable() {
+		if !s.forToolSearch(t) {
+			continue
+		}
 		for _, server := range toolServers(t) {
 			has[server] = true
 		}
@@ -114,7 +130,8 @@ func (s *State) ServerLines() []resources.MCPServerLine {
 	for _, st := range s.mgr.Statuses() {
 		listed := has[st.Name]
 		if st.State == mcp.StateConnecting {
-			listed = config[st.Name].MayExpose(mcp.ExposureDeferred, mcp.ExposureCodemode)
+			listed = config[st.Name].MayExpose(mcp.ExposureDeferred) ||
+				!s.cfg.Codemode && config[st.Name].MayExpose(mcp.ExposureCodemode)
 		}
 		if listed {
 			out = append(out, resources.MCPServerLine{Name: st.Name, Summary: st.Summary})

@@ -33,7 +33,7 @@ func (s *State) Start() {
 		s.sent[srv.Name] = srv
 	}
 	s.mgr.Subscribe(s.changed)
-	if names := codemodeServers(s.cfg.Servers); len(names) > 0 {
+	if names := codemodeServers(s.cfg.Servers); len(names) > 0 && !s.cfg.Codemode {
 		s.cfg.Report(codemodeNote(names))
 	}
 	s.mgr.Start()
@@ -57,11 +57,12 @@ func (s *State) auth() *mcp.AuthStore {
 	return mcp.NewAuthStore(s.cfg.AgentDir)
 }
 
-// codemodeNote says that the servers names (quoted) have codemode tools,
-// which gopi reaches through tool_search.
+// codemodeNote says that the servers names (quoted) have codemode tools
+// while the codemode tool is off: the model reaches them through
+// tool_search only.
 func codemodeNote(names []string) error {
-	return fmt.Errorf("mcp: gopi has no codemode; the tools of %s with exposure codemode "+
-		"are reached through tool_search, as deferred tools are", strings.Join(names, ", "))
+	return fmt.Errorf("mcp: codemode is off; the tools of %s with exposure codemode "+
+		"are reached through tool_search, as deferred tools are (--tools +codemode turns it on)", strings.Join(names, ", "))
 }
 
 // codemodeServers names the enabled servers with codemode exposure in

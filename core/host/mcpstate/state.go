@@ -57,6 +57,10 @@ type Config struct {
 	// Selection says which MCP tools exist and which are declared (pi's
 	// --tools allowlist and --exclude-tools).
 	Selection tools.Selection
+	// Codemode: the codemode tool is active, so scripts reach the tools
+	// with codemode exposure (tool_search still loads them for the
+	// model, as in pi).
+	Codemode bool
 	// Extensions are the session's extensions; nil means none.
 	Extensions Extensions
 	// Report hears problems the session survived.

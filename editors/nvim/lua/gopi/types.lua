@@ -285,12 +285,13 @@
 ---@field type "message_end"
 ---@field message gopi.Message
 
---- ToolExecutionStart: a tool call began to run.
+--- ToolExecutionStart: a tool call began to run; parentToolCallId names the call that made a nested one (a codemode script's).
 ---@class gopi.ToolExecutionStart
 ---@field type "tool_execution_start"
 ---@field toolCallId string
 ---@field toolName string
 ---@field args any
+---@field parentToolCallId? string
 
 --- ToolExecutionUpdate: a running tool's output so far.
 ---@class gopi.ToolExecutionUpdate
@@ -299,6 +300,7 @@
 ---@field toolName string
 ---@field args any
 ---@field partialResult gopi.Result
+---@field parentToolCallId? string
 
 --- Result is what a tool returns: content the model reads and details a
 --- client may show (diffs, truncation notes). It is the "result" and
@@ -316,6 +318,7 @@
 ---@field result gopi.Result
 ---@field isError boolean
 ---@field durationMs? integer
+---@field parentToolCallId? string
 
 --- AgentSettled: the prompt is over. No retry, compaction recovery or
 --- queued message will continue it; Aborted says it ended by an abort

@@ -370,12 +370,13 @@ export interface MessageEnd {
 	message: Message;
 }
 
-/** ToolExecutionStart: a tool call began to run. */
+/** ToolExecutionStart: a tool call began to run; parentToolCallId names the call that made a nested one (a codemode script's). */
 export interface ToolExecutionStart {
 	type: "tool_execution_start";
 	toolCallId: string;
 	toolName: string;
 	args: unknown;
+	parentToolCallId?: string;
 }
 
 /** ToolExecutionUpdate: a running tool's output so far. */
@@ -385,6 +386,7 @@ export interface ToolExecutionUpdate {
 	toolName: string;
 	args: unknown;
 	partialResult: Result;
+	parentToolCallId?: string;
 }
 
 /**
@@ -413,6 +415,7 @@ export interface ToolExecutionEnd {
 	result: Result;
 	isError: boolean;
 	durationMs?: number;
+	parentToolCallId?: string;
 }
 
 /**

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Copies quickjs.wasm and its LICENSE from the npm package quickjs-wasi
+# (the version given) into this directory and prints its SHA-256.
+set -eu
+version=${1:?usage: refresh.sh VERSION}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && npm pack --silent "quickjs-wasi@$version" >/dev/null && tar -xzf quickjs-wasi-*.tgz)
+cp "$tmp/package/quickjs.wasm" "$here/quickjs.wasm"
+cp "$tmp/package/LICENSE" "$here/LICENSE"
+sha256sum "$here/quickjs.wasm"

@@ -1,0 +1,271 @@
+package host
+
+// This file wires pi's codemode tool (core/codemode) into the session: its
+// scripts' tool calls go through the tool pipeline, its store is the
+// branch's codemode-store entries, models.* reads the catalog.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/codemode"
+	"github.com/gopi-dev/gopi/core/host/gate"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/mcp"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// CodemodeOptions configure the codemode tool.
+type CodemodeOptions struct {
+	// Active: the tool is enabled from the start (--tools +codemode,
+	// defaultTools: ["+codemode"]).
+	Active bool
+	// Mode is codemode.mode: "on" (the default) keeps the other tools
+	// declared to the model; "only" hides the tools scripts can call,
+	// so the model reaches them through codemode.
+	Mode string
+	// InlineBudget is codemode.inlineBudget (nil: pi's 3000).
+	InlineBudget *int
+	// CacheDir keeps the compiled QuickJS between processes ("": none).
+	CacheDir string
+}
+
+// CodemodeModeOnly is codemode.mode's "only".
+const CodemodeModeOnly = "only"
+
+// addCodemode builds the codemode tool and puts it among the built-in
+// tools, and among the enabled ones when it is active.
+func (h *Host) addCodemode() {
+	o := h.opts.Codemode
+	if o == nil {
+		return
+	}
+	h.codemode = codemode.New(codemode.Config{
+		Caller: codemodeCaller{h},
+		Tools:  h.codemodeTools,
+		Store:  codemodeStore{h},
+		Models: codemodeModels{h},
+		InlineBudget: func() int {
+			if o.InlineBudget != nil {
+				return *o.InlineBudget
+			}
+			return codemode.DefaultInlineBudget
+		},
+		CacheDir: o.CacheDir,
+	})
+	if h.opts.AllTools == nil {
+		h.opts.AllTools = slices.Clone(h.opts.Tools)
+	}
+	h.opts.AllTools = append(h.opts.AllTools, h.codemode)
+	if o.Active {
+		h.opts.Tools = append(h.opts.Tools, h.codemode)
+	}
+}
+
+// codemodeOnly reports whether codemode is active with mode "only".
+func (h *Host) codemodeOnly(tools []agent.Tool) bool {
+	return h.codemode != nil && h.opts.Codemode.Mode == CodemodeModeOnly &&
+		slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
+}
+
+// requestTools is the agent's RequestTools: the MCP room's, and with
+// codemode.mode "only" the tools scripts can call left out, so the model
+// reaches them through codemode.
+func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
+	tools = h.mcp.RequestTools(ctx, msgs, tools)
+	h.notes.Store(h.codemodeNotes(tools))
+	if h.codemode != nil {
+		// The description lists the tools callable now; no lock is held
+		// here (Codemode.Spec never calls out).
+		h.codemode.Refresh()
+	}
+	if !h.codemodeOnly(tools) {
+		return tools
+	}
+	return slices.DeleteFunc(tools, func(t agent.Tool) bool { return callableByScripts(t) })
+}
+
+// codemodeNotes reports whether the declared tools get codemode's note:
+// codemode is among tools, with mode "on".
+func (h *Host) codemodeNotes(tools []agent.Tool) bool {
+	return h.codemode != nil && h.opts.Codemode.Mode != CodemodeModeOnly &&
+		slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
+}
+
+// toolSpec is the agent's ToolSpec: a tool as the next request declares
+// it ([Host.declared]). The request's tools are the ones requestTools
+// gave last; whether they get codemode's note was decided there.
+func (h *Host) toolSpec(t agent.Tool) llm.ToolSpec {
+	return h.declared(t, h.notes.Load())
+}
+
+// declared is a tool's declaration: its Spec, and with notes (codemode
+// on, mode "on") a tool that scripts can call gets pi's line on how a
+// script calls it and what the call resolves to.
+func (h *Host) declared(t agent.Tool, notes bool) llm.ToolSpec {
+	spec := t.Spec()
+	if !notes || !callableByScripts(t) {
+		return spec
+	}
+	ct := codemode.Tool{Spec: spec}
+	if os, ok := t.(outputSchemer); ok {
+		ct.Output = os.OutputSchema()
+	}
+	spec.Description = strings.TrimSpace(spec.Description) + "\n\n" + codemode.ScriptNote(ct)
+	return spec
+}
+
+// callableByScripts reports whether a script may call t: every tool but
+// codemode itself and tool_search (which only loads tools for the model).
+// It never asks codemode for its Spec, whose description lists the
+// callable tools.
+func callableByScripts(t agent.Tool) bool {
+	if _, ok := t.(*codemode.Codemode); ok {
+		return false
+	}
+	return !mcpstate.IsToolSearch(t)
+}
+
+// codemodeCallable are the tools scripts may call now: the active ones,
+// then the MCP tools reached through tool_search (exposure codemode or
+// deferred).
+func (h *Host) codemodeCallable() []agent.Tool {
+	var out []agent.Tool
+	seen := map[string]bool{}
+	for _, t := range append(h.agent.Tools(), h.mcp.Searchable()...) {
+		if !callableByScripts(t) {
+			continue
+		}
+		if name := t.Spec().Name; !seen[name] {
+			seen[name] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// outputSchemer is a tool that says what its structured content is (bash
+// and read): a script's call resolves to that content.
+type outputSchemer interface{ OutputSchema() json.RawMessage }
+
+// codemodeTools are the callable tools as codemode lists them: with mode
+// "on" the tools declared to the model are not listed in its description
+// (scripts still call them), MCP tools never are (scripts find them with
+// searchTools()), each MCP server's tools are a namespace.
+func (h *Host) codemodeTools() []codemode.Tool {
+	only := h.opts.Codemode.Mode == CodemodeModeOnly
+	var out []codemode.Tool
+	for _, t := range h.codemodeCallable() {
+		ct := codemode.Tool{Spec: t.Spec(), Unlisted: !only}
+		if os, ok := t.(outputSchemer); ok {
+			ct.Output = os.OutputSchema()
+		}
+		if mt, ok := t.(*mcp.Tool); ok {
+			ct.Namespace = &codemode.Namespace{Name: mt.Server()}
+			ct.Unlisted = true
+		} else if mcpstate.IsMCPTool(t) {
+			ct.Unlisted = true
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// codemodeCaller runs a script's tool calls through the tool pipeline.
+type codemodeCaller struct{ h *Host }
+
+func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Result, error) {
+	var tool agent.Tool
+	for _, t := range c.h.codemodeCallable() {
+		if t.Spec().Name == n.Tool {
+			tool = t
+			break
+		}
+	}
+	if tool == nil {
+		return agent.ErrorResult("Tool %s not found", n.Tool), nil
+	}
+	h := c.h
+	// Clients see the nested call as a call of its own, as pi sends it:
+	// its tool_execution events name the codemode call as their parent.
+	ev := func(typ agent.EventType) agent.Event {
+		return agent.Event{Type: typ, ToolCallID: n.ID, ToolName: n.Tool, Args: n.Args, ParentToolCallID: n.Parent}
+	}
+	h.emit(ev(agent.EventToolExecutionStart))
+	var started time.Time
+	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
+		Starting: func(ctx context.Context, ac agent.Call) {
+			started = time.Now()
+			h.toolStarting(ctx, ac)
+		}}
+	res := h.tools.Run(ctx, call, func(partial agent.Result) {
+		e := ev(agent.EventToolExecutionUpdate)
+		e.Result = &partial
+		h.emit(e)
+	})
+	end := ev(agent.EventToolExecutionEnd)
+	end.Result, end.IsError = &res, res.IsError
+	if !started.IsZero() {
+		d := time.Since(started).Milliseconds()
+		end.DurationMs = &d
+	}
+	h.emit(end)
+	return res, nil
+}
+
+// codemodeStore keeps store() values in codemode-store custom entries:
+// each branch sees the values written on its path.
+type codemodeStore struct{ h *Host }
+
+func (s codemodeStore) Load(context.Context) (map[string]json.RawMessage, error) {
+	var entries []codemode.StoreEntry
+	for _, e := range s.h.Store().Path() {
+		c, ok := e.(*session.CustomEntry)
+		if !ok || c.CustomType != codemode.StoreEntryType {
+			continue
+		}
+		var se codemode.StoreEntry
+		if json.Unmarshal(c.Data, &se) == nil && se.Set != nil && se.Delete != nil {
+			entries = append(entries, se)
+		}
+	}
+	return codemode.FoldStore(entries), nil
+}
+
+func (s codemodeStore) Save(_ context.Context, e codemode.StoreEntry) error {
+	store := s.h.Store()
+	id, err := store.AppendCustom(codemode.StoreEntryType, e)
+	if err := s.h.saved(store, "codemode's store", err); err != nil {
+		return fmt.Errorf("codemode store: %w", err)
+	}
+	if entry, ok := store.Entry(id); ok {
+		if b, err := json.Marshal(entry); err == nil {
+			s.h.emit(api.EntryAppended{Entry: b})
+		}
+	}
+	return nil
+}
+
+// codemodeModels is the catalog as models.* lists it: chat models.
+type codemodeModels struct{ h *Host }
+
+func modelInfos(ms []llm.Model) []codemode.ModelInfo {
+	out := make([]codemode.ModelInfo, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, codemode.ModelInfo{Type: "chat", Provider: m.Provider, ID: m.ID, Name: m.Name, API: m.API,
+			Input: m.Input, ContextWindow: m.ContextWindow, Reasoning: m.Reasoning})
+	}
+	return out
+}
+
+func (m codemodeModels) List() []codemode.ModelInfo { return modelInfos(m.h.opts.Registry.All()) }
+func (m codemodeModels) Available() []codemode.ModelInfo {
+	return modelInfos(m.h.opts.Registry.Available())
+}
