@@ -1,13 +1,16 @@
 // Package sandbox confines the commands the model runs: where they may
 // write and whether they reach the network (issue 39, docs/security.md).
 //
-// gopi itself stays unconfined. A confined command starts as gopi again,
-// as a small launcher (the binary's first argument is [LauncherArg]) that
-// confines itself and then executes the shell: on Linux with Landlock for
-// the file system and TCP, and a seccomp filter that closes every other
-// kind of socket. The restriction is the process's and every child's, and
-// none of them can lift it. A binary that imports this package serves as
-// the launcher (package core/sandbox/launch).
+// gopi itself stays unconfined. On Linux a confined command is started
+// from an OS thread of its own that gopi confines first, with Landlock
+// for the file system and TCP and a seccomp filter that closes every
+// other kind of socket; the command inherits the thread's confinement,
+// and the thread ends with the start (start_linux.go). Where that cannot
+// serve, the command starts as gopi again, as a small launcher (the
+// binary's first argument is [LauncherArg]) that confines itself and then
+// executes the command. Either way the restriction is the command's and
+// every child's, and none of them can lift it. A binary that imports
+// this package serves as the launcher (package core/sandbox/launch).
 package sandbox
 
 import (
@@ -197,21 +200,30 @@ type Sandbox struct {
 	// followed, what the file tools' writes are checked against.
 	writable []string
 	tmp      string
-	// ruleset is the Landlock ruleset every command's launcher inherits
-	// and enforces (close-on-exec here), flags its restrict flags, and
-	// progs the seccomp programs it loads, hex-encoded.
+	// ruleset is the Landlock ruleset every command is confined with
+	// (close-on-exec), flags its restrict flags, and progs the seccomp
+	// programs loaded after it, in order.
 	ruleset *os.File
 	flags   uint32
-	progs   []string
+	progs   [][]byte
+	// launcher makes every command start through the launcher
+	// ([WithLauncher]).
+	launcher bool
+	// exeErr is why gopi's own binary, the launcher, was not found.
+	exeErr error
 }
 
 // Option configures [New].
 type Option func(*Sandbox)
 
-// WithLauncher makes the sandbox start commands through the binary at
-// path instead of this process's own executable (tests: a binary that
-// imports this package).
-func WithLauncher(path string) Option { return func(s *Sandbox) { s.exe = path } }
+// WithLauncher makes the sandbox start every command through the
+// launcher, the binary at path (one that imports this package), as it
+// does by itself only for a command the thread cannot start (see
+// [Sandbox.Start]): the tests and the benchmark use it to keep that path
+// tried and measured.
+func WithLauncher(path string) Option {
+	return func(s *Sandbox) { s.exe, s.launcher = path, true }
+}
 
 // New prepares the policy p for this machine. When the kernel cannot
 // enforce it, [Sandbox.Problem] says why and [Sandbox.Confine] refuses
@@ -227,12 +239,7 @@ func New(p Policy, opts ...Option) *Sandbox {
 		return s
 	}
 	if s.exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			s.problem = fmt.Errorf("%w: finding gopi's own binary to confine commands with: %v", ErrUnavailable, err)
-			return s
-		}
-		s.exe = exe
+		s.exe, s.exeErr = os.Executable()
 	}
 	sup := probe()
 	s.layers, s.problem = check(p, sup)
@@ -256,10 +263,7 @@ func New(p Policy, opts ...Option) *Sandbox {
 		s.problem = fmt.Errorf("%w: %v", ErrUnavailable, err)
 		return s
 	}
-	s.ruleset, s.flags = ruleset, flags
-	for _, prog := range progs {
-		s.progs = append(s.progs, hex.EncodeToString(prog))
-	}
+	s.ruleset, s.flags, s.progs = ruleset, flags, progs
 	return s
 }
 
@@ -312,16 +316,21 @@ func (s *Sandbox) State() State {
 // be enforced).
 func (s *Sandbox) TempDir() string { return s.tmp }
 
-// Confine makes cmd (built by exec.Command, not started) run under the
-// policy: it starts the launcher, which confines itself and then executes
-// what cmd named, with $TMPDIR set to the temp dir. The Landlock
-// ruleset and the seccomp programs are built once, by [New]; the
-// launcher only enforces them. With the mode off it
-// changes nothing. It fails, and cmd must not be started, when the mode
-// cannot be enforced here.
-func (s *Sandbox) Confine(cmd *exec.Cmd) error {
+// Start starts cmd (built by exec.Command, not yet started) under the
+// policy, with $TMPDIR set to the temp dir; with the mode off it is
+// cmd.Start. The Landlock ruleset and the seccomp programs are built once,
+// by [New]; a start only enforces them. It fails, and the command does
+// not run, when the mode cannot be enforced here or the confinement
+// could not be applied.
+//
+// On Linux the command is started from a thread confined for it alone
+// (start_linux.go); through the launcher when the sandbox was made
+// [WithLauncher], or when cmd asks for a signal at its parent's death
+// (SysProcAttr.Pdeathsig): the kernel sends that when the starting
+// thread ends, and the confined thread ends right after the start.
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.policy.Mode == Off {
-		return nil
+		return cmd.Start()
 	}
 	if s.problem != nil {
 		return s.problem
@@ -329,15 +338,6 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
-	fd := 3 + len(cmd.ExtraFiles) // the ruleset's number in the launcher
-	cmd.ExtraFiles = append(cmd.ExtraFiles, s.ruleset)
-	args := []string{s.exe, LauncherArg, launch.FlagRuleset, strconv.Itoa(fd), strconv.FormatUint(uint64(s.flags), 10)}
-	for _, p := range s.progs {
-		args = append(args, launch.FlagSeccomp, p)
-	}
-	args = append(args, "--", cmd.Path)
-	cmd.Args = append(args, cmd.Args...)
-	cmd.Path = s.exe
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -345,6 +345,30 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	cmd.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "TMPDIR=")
 	}), "TMPDIR="+s.tmp)
+	if s.launcher || needsLauncher(cmd) {
+		if err := s.throughLauncher(cmd); err != nil {
+			return err
+		}
+		return cmd.Start()
+	}
+	return startConfined(cmd, s.ruleset, s.flags, s.progs)
+}
+
+// throughLauncher makes cmd start as the launcher, which inherits the
+// ruleset, confines itself and executes what cmd named.
+func (s *Sandbox) throughLauncher(cmd *exec.Cmd) error {
+	if s.exeErr != nil {
+		return fmt.Errorf("%w: finding gopi's own binary to start the command through: %v", ErrConfine, s.exeErr)
+	}
+	fd := 3 + len(cmd.ExtraFiles) // the ruleset's number in the launcher
+	cmd.ExtraFiles = append(cmd.ExtraFiles, s.ruleset)
+	args := []string{s.exe, LauncherArg, launch.FlagRuleset, strconv.Itoa(fd), strconv.FormatUint(uint64(s.flags), 10)}
+	for _, p := range s.progs {
+		args = append(args, launch.FlagSeccomp, hex.EncodeToString(p))
+	}
+	args = append(args, "--", cmd.Path)
+	cmd.Args = append(args, cmd.Args...)
+	cmd.Path = s.exe
 	return nil
 }
 

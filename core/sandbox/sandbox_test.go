@@ -98,13 +98,23 @@ func newLayout(t *testing.T) layout {
 	return l
 }
 
-func newSandbox(t *testing.T, mode Mode, network bool, l layout) *Sandbox {
+// starts are the two ways a command starts confined: from a confined
+// thread (the default) and through the launcher (this test binary).
+var starts = []struct {
+	name string
+	opts []Option
+}{
+	{"thread", nil},
+	{"launcher", []Option{WithLauncher(os.Args[0])}},
+}
+
+func newSandbox(t *testing.T, mode Mode, network bool, l layout, opts ...Option) *Sandbox {
 	t.Helper()
 	p := Policy{Mode: mode, Network: network, TempDir: l.tmp}
 	if mode == WorkspaceWrite {
 		p.WritableRoots = []string{l.project}
 	}
-	sb := New(p, WithLauncher(os.Args[0]))
+	sb := New(p, opts...)
 	if errors.Is(sb.Problem(), ErrUnavailable) && os.Getenv("GOPI_REQUIRE_TOOLS") == "" {
 		t.Skipf("this kernel cannot run the sandbox: %v", sb.Problem())
 	}
@@ -117,14 +127,22 @@ func run(t *testing.T, sb *Sandbox, dir, script string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("/bin/bash", "-c", script)
 	cmd.Dir = dir
-	require.NoError(t, sb.Confine(cmd))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, sb.Start(cmd))
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 func TestWorkspaceWriteConfinesWrites(t *testing.T) {
+	for _, start := range starts {
+		t.Run(start.name, func(t *testing.T) { testWorkspaceWrite(t, start.opts) })
+	}
+}
+
+func testWorkspaceWrite(t *testing.T, opts []Option) {
 	l := newLayout(t)
-	sb := newSandbox(t, WorkspaceWrite, false, l)
+	sb := newSandbox(t, WorkspaceWrite, false, l, opts...)
 	require.NoError(t, os.Symlink(l.outside, filepath.Join(l.project, "out")))
 
 	out, err := run(t, sb, l.project, `echo in > inside.txt && echo t > "$TMPDIR/t.txt" && echo "$TMPDIR" && echo dev > /dev/null && echo ok`)
@@ -149,8 +167,14 @@ func TestWorkspaceWriteConfinesWrites(t *testing.T) {
 }
 
 func TestReadOnlyWritesOnlyTheTempDir(t *testing.T) {
+	for _, start := range starts {
+		t.Run(start.name, func(t *testing.T) { testReadOnly(t, start.opts) })
+	}
+}
+
+func testReadOnly(t *testing.T, opts []Option) {
 	l := newLayout(t)
-	sb := newSandbox(t, ReadOnly, false, l)
+	sb := newSandbox(t, ReadOnly, false, l, opts...)
 	require.NoError(t, os.WriteFile(filepath.Join(l.project, "f.txt"), []byte("data\n"), 0o644))
 	out, err := run(t, sb, l.project, `cat f.txt && echo t > "$TMPDIR/t.txt" && echo ok`)
 	require.NoError(t, err, out)
@@ -184,22 +208,26 @@ func TestNetworkOffClosesTCPAndUDP(t *testing.T) {
 	t.Cleanup(func() { _ = uln.Close() })
 	unix := dialHelper + "=" + sock + " " + os.Args[0]
 
-	l := newLayout(t)
-	off := newSandbox(t, WorkspaceWrite, false, l)
-	out, err := run(t, off, l.project, tcp)
-	assert.Error(t, err, out)
-	assert.NotContains(t, out, "connected")
-	out, err = run(t, off, l.project, udp)
-	assert.Error(t, err, out)
-	assert.Contains(t, out, "Operation not permitted", "socket(2) refused by seccomp")
-	out, err = run(t, off, l.project, unix)
-	assert.NoError(t, err, out)
-	assert.Equal(t, "unix\n", out, "Unix sockets stay open")
+	for _, start := range starts {
+		t.Run(start.name, func(t *testing.T) {
+			l := newLayout(t)
+			off := newSandbox(t, WorkspaceWrite, false, l, start.opts...)
+			out, err := run(t, off, l.project, tcp)
+			assert.Error(t, err, out)
+			assert.NotContains(t, out, "connected")
+			out, err = run(t, off, l.project, udp)
+			assert.Error(t, err, out)
+			assert.Contains(t, out, "Operation not permitted", "socket(2) refused by seccomp")
+			out, err = run(t, off, l.project, unix)
+			assert.NoError(t, err, out)
+			assert.Equal(t, "unix\n", out, "Unix sockets stay open")
 
-	on := newSandbox(t, WorkspaceWrite, true, l)
-	out, err = run(t, on, l.project, tcp)
-	assert.NoError(t, err, out)
-	assert.Equal(t, "connected\n", out)
+			on := newSandbox(t, WorkspaceWrite, true, l, start.opts...)
+			out, err = run(t, on, l.project, tcp)
+			assert.NoError(t, err, out)
+			assert.Equal(t, "connected\n", out)
+		})
+	}
 }
 
 func TestFailsClosedWithoutLandlock(t *testing.T) {
@@ -210,7 +238,8 @@ func TestFailsClosedWithoutLandlock(t *testing.T) {
 	require.ErrorIs(t, sb.Problem(), ErrUnavailable)
 	assert.Contains(t, sb.Problem().Error(), "Landlock")
 	cmd := exec.Command("/bin/true")
-	assert.ErrorIs(t, sb.Confine(cmd), ErrUnavailable)
+	assert.ErrorIs(t, sb.Start(cmd), ErrUnavailable)
+	assert.Nil(t, cmd.Process, "not started")
 	assert.Equal(t, State{Mode: WorkspaceWrite, Layers: []string{}, Problem: sb.Problem().Error()}, sb.State())
 
 	// ABI 3 has no TCP rules: without network the mode cannot hold; with
@@ -228,20 +257,26 @@ func TestFailsClosedWithoutLandlock(t *testing.T) {
 // and does not run the command.
 func TestTheLauncherFailsClosed(t *testing.T) {
 	l := newLayout(t)
-	sb := newSandbox(t, WorkspaceWrite, false, l)
+	sb := newSandbox(t, WorkspaceWrite, false, l, WithLauncher(os.Args[0]))
 	marker := filepath.Join(l.project, "ran")
 	cmd := exec.Command("/bin/bash", "-c", "touch "+marker)
-	require.NoError(t, sb.Confine(cmd))
-	cmd.Env = append(cmd.Env, TestABIEnv+"=0")
+	cmd.Env = append(os.Environ(), TestABIEnv+"=0")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, sb.Start(cmd))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, launch.FailedStatus, exit.ExitCode())
+	assert.Contains(t, out.String(), "the command did not run")
+	assert.NoFileExists(t, marker)
+
 	bare := exec.Command(os.Args[0], LauncherArg, "--", "/bin/bash", "bash", "-c", "touch "+marker)
-	for _, c := range []*exec.Cmd{cmd, bare} {
-		out, err := c.CombinedOutput()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		assert.Equal(t, launch.FailedStatus, exit.ExitCode())
-		assert.Contains(t, string(out), "the command did not run")
-		assert.NoFileExists(t, marker)
-	}
+	bareOut, err := bare.CombinedOutput()
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, launch.FailedStatus, exit.ExitCode())
+	assert.Contains(t, string(bareOut), "the command did not run")
+	assert.NoFileExists(t, marker)
 }
 
 func TestCheckWrite(t *testing.T) {
@@ -260,7 +295,8 @@ func TestOffChangesNothing(t *testing.T) {
 	sb := New(Policy{Mode: Off})
 	cmd := exec.Command("/bin/true")
 	path, args := cmd.Path, cmd.Args
-	require.NoError(t, sb.Confine(cmd))
+	require.NoError(t, sb.Start(cmd))
+	require.NoError(t, cmd.Wait())
 	assert.Equal(t, path, cmd.Path)
 	assert.Equal(t, args, cmd.Args)
 	assert.Nil(t, cmd.Env)
@@ -275,29 +311,30 @@ func resetProbe(t *testing.T) {
 }
 
 // BenchmarkStart is the mechanism's own cost: /bin/true started as it
-// is, and through this package's test binary as the launcher (small, so
-// the figure is the confinement's; cmd/gopi's BenchmarkSandboxStart
-// measures gopi as the launcher).
+// is, from a confined thread, and through this package's test binary as
+// the launcher (small, so the figure is the confinement's; cmd/gopi's
+// BenchmarkSandboxStart measures gopi as the launcher).
 func BenchmarkStart(b *testing.B) {
 	dir := b.TempDir()
+	ws := Policy{Mode: WorkspaceWrite, WritableRoots: []string{dir}, TempDir: dir}
 	for _, c := range []struct {
-		name   string
-		policy Policy
+		name string
+		sb   *Sandbox
 	}{
-		{"unconfined", Policy{Mode: Off}},
-		{"workspace-write", Policy{Mode: WorkspaceWrite, WritableRoots: []string{dir}, TempDir: dir}},
+		{"unconfined", New(Policy{Mode: Off})},
+		{"workspace-write/thread", New(ws)},
+		{"workspace-write/launcher", New(ws, WithLauncher(os.Args[0]))},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			sb := New(c.policy, WithLauncher(os.Args[0]))
-			if sb.Problem() != nil {
-				b.Skip(sb.Problem())
+			if c.sb.Problem() != nil {
+				b.Skip(c.sb.Problem())
 			}
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")
-				if err := sb.Confine(cmd); err != nil {
+				if err := c.sb.Start(cmd); err != nil {
 					b.Fatal(err)
 				}
-				if err := cmd.Run(); err != nil {
+				if err := cmd.Wait(); err != nil {
 					b.Fatal(err)
 				}
 			}

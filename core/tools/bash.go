@@ -81,7 +81,7 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	if !ok {
 		return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", t.c.shell), nil
 	}
-	local.Confine = sb.Confine
+	local.Start = sb.Start
 	out, denied := t.run(ctx, a, local, sb, update)
 	if !denied || ctx.Err() != nil {
 		return out, nil
