@@ -1,20 +1,19 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package sandbox
 
 import (
 	"errors"
-	"os"
+	"fmt"
 	"runtime"
-	"sync"
 )
 
-var probe = sync.OnceValue(probeKernel)
-
-func probeKernel() support {
-	return support{why: "gopi's sandbox works on Linux only for now (" + runtime.GOOS + " is not supported yet)"}
+// check refuses every mode: gopi has no sandbox for this OS.
+func check(Policy) ([]string, error) {
+	return nil, fmt.Errorf("%w: gopi's sandbox works on Linux and macOS only (%s is not supported yet)", ErrUnavailable, runtime.GOOS)
 }
 
-func prepare(int, bool, []string) (*os.File, uint32, [][]byte, error) {
-	return nil, 0, nil, errors.New("no sandbox on " + runtime.GOOS)
+// prepare is never reached: check refuses first.
+func prepare(Policy, []string, options) (enforcer, error) {
+	return nil, errors.New("no sandbox on " + runtime.GOOS)
 }

@@ -3,14 +3,60 @@
 package sandbox
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"github.com/gopi-dev/gopi/core/sandbox/launch"
 )
+
+// landlockEnforcer confines commands with a Landlock ruleset and seccomp
+// programs, on a thread of gopi's or in the launcher.
+type landlockEnforcer struct {
+	// ruleset is the Landlock ruleset (close-on-exec), flags its restrict
+	// flags, and progs the seccomp programs loaded after it, in order.
+	ruleset *os.File
+	flags   uint32
+	progs   [][]byte
+	// exe is the launcher's binary (gopi's own unless [WithLauncher]),
+	// or exeErr why it was not found; viaLauncher makes every command
+	// start through it.
+	exe         string
+	exeErr      error
+	viaLauncher bool
+}
+
+func (l *landlockEnforcer) start(cmd *exec.Cmd) error {
+	if l.viaLauncher || needsLauncher(cmd) {
+		if err := l.throughLauncher(cmd); err != nil {
+			return err
+		}
+		return cmd.Start()
+	}
+	return startConfined(cmd, l.ruleset, l.flags, l.progs)
+}
+
+// throughLauncher makes cmd start as the launcher, which inherits the
+// ruleset, confines itself and executes what cmd named.
+func (l *landlockEnforcer) throughLauncher(cmd *exec.Cmd) error {
+	if l.exeErr != nil {
+		return fmt.Errorf("%w: finding gopi's own binary to start the command through: %v", ErrConfine, l.exeErr)
+	}
+	fd := 3 + len(cmd.ExtraFiles) // the ruleset's number in the launcher
+	cmd.ExtraFiles = append(cmd.ExtraFiles, l.ruleset)
+	args := []string{l.exe, LauncherArg, launch.FlagRuleset, strconv.Itoa(fd), strconv.FormatUint(uint64(l.flags), 10)}
+	for _, p := range l.progs {
+		args = append(args, launch.FlagSeccomp, hex.EncodeToString(p))
+	}
+	args = append(args, "--", cmd.Path)
+	cmd.Args = append(args, cmd.Args...)
+	cmd.Path = l.exe
+	return nil
+}
 
 // startConfined starts cmd from an OS thread that it confines first, so
 // that the command, which the kernel clones from that thread, inherits

@@ -126,12 +126,12 @@ func TestAThreadThatCannotBeConfinedStartsNothing(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = notRuleset.Close() })
 	marker := filepath.Join(l.project, "ran")
-	for name, spoil := range map[string]func(*Sandbox){
-		"not a ruleset":    func(sb *Sandbox) { sb.ruleset = notRuleset },
-		"a broken program": func(sb *Sandbox) { sb.progs = append(sb.progs, []byte{1, 2, 3}) },
+	for name, spoil := range map[string]func(*landlockEnforcer){
+		"not a ruleset":    func(l *landlockEnforcer) { l.ruleset = notRuleset },
+		"a broken program": func(l *landlockEnforcer) { l.progs = append(l.progs, []byte{1, 2, 3}) },
 	} {
 		sb := newSandbox(t, WorkspaceWrite, false, l)
-		spoil(sb)
+		spoil(sb.enforcer.(*landlockEnforcer))
 		cmd := exec.Command("/bin/bash", "-c", "touch "+marker)
 		err := sb.Start(cmd)
 		assert.ErrorIs(t, err, ErrConfine, name)
@@ -146,7 +146,9 @@ func TestAThreadThatCannotBeConfinedStartsNothing(t *testing.T) {
 func TestAParentDeathSignalStartsThroughTheLauncher(t *testing.T) {
 	l := newLayout(t)
 	sb := newSandbox(t, WorkspaceWrite, false, l, WithLauncher(os.Args[0]))
-	sb.launcher = false // as New makes it without WithLauncher, with a launcher the test binary
+	// As New makes it without WithLauncher, with the test binary as the
+	// launcher.
+	sb.enforcer.(*landlockEnforcer).viaLauncher = false
 	cmd := exec.Command("/bin/bash", "-c", `read -r line; echo "$line" > alive`)
 	cmd.Dir = l.project
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
