@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,19 +80,7 @@ func testReadOnly(t *testing.T, opts []Option) {
 }
 
 func TestNetworkOffClosesTCPAndUDP(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port := loopbackListener(t)
 	tcp := `exec 3<>/dev/tcp/127.0.0.1/` + port + ` && echo connected`
 	udp := `exec 3<>/dev/udp/127.0.0.1/` + port + ` && echo udp`
 	sock := filepath.Join(t.TempDir(), "s")

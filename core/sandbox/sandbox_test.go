@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,4 +143,28 @@ func TestOffChangesNothing(t *testing.T) {
 	assert.Equal(t, args, cmd.Args)
 	assert.Nil(t, cmd.Env)
 	assert.Equal(t, State{Mode: Off, Network: true, Layers: []string{}}, sb.State())
+}
+
+// loopbackListener accepts and closes TCP connections on 127.0.0.1 until
+// the test ends, and returns its port.
+func loopbackListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+	})
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }

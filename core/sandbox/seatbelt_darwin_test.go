@@ -3,10 +3,8 @@
 package sandbox
 
 import (
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,19 +47,7 @@ func TestSeatbeltConfinesWrites(t *testing.T) {
 // TestSeatbeltNetwork: a loopback TCP listener is out of reach with the
 // network off, and in reach with it on.
 func TestSeatbeltNetwork(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	dial := `exec 3<>/dev/tcp/127.0.0.1/` + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + ` && echo connected`
+	dial := `exec 3<>/dev/tcp/127.0.0.1/` + loopbackListener(t) + ` && echo connected`
 	l := newLayout(t)
 	out, err := run(t, newSandbox(t, WorkspaceWrite, false, l), l.project, dial)
 	assert.Error(t, err, out)
