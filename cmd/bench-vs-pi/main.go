@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
@@ -408,11 +407,7 @@ func (p *proc) finish() (int64, error) {
 	if err := p.cmd.Wait(); err != nil {
 		return 0, err
 	}
-	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, errors.New("no rusage on this system")
-	}
-	return ru.Maxrss, nil
+	return peakRSS(p.cmd.ProcessState)
 }
 
 // started runs the agent and waits until it answers get_state.

@@ -59,7 +59,7 @@ func defaultApproval(mode string) string {
 // gopi has no sandbox for yet (sandbox.Supported: not Linux) it is off
 // in every mode; an explicit mode there still refuses every command.
 func defaultSandbox(mode string) sandbox.Mode {
-	if (mode == "jsonrpc" || mode == "acp") && sandbox.Supported() {
+	if (mode == "jsonrpc" || mode == "acp") && sandbox.ByDefault() {
 		return sandbox.WorkspaceWrite
 	}
 	return sandbox.Off

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -687,4 +688,69 @@ func TestACPModesKeepTheProjectsSandbox(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(w.cwd, "in.txt"))
 	assert.Equal(t, 0, p.exit())
 	assert.Contains(t, p.stderr.String(), "the project's settings keep the sandbox read-only, stricter than off")
+}
+
+// TestSandboxLeavesGopiUnconfined: gopi confines a thread for each
+// command it starts in the sandbox, and that thread ends with the start.
+// After a turn of confined commands, some at once, no thread of gopi
+// has no_new_privs or a seccomp filter, and the user's own bash command
+// (which runs outside the sandbox), started by that same gopi, still
+// writes outside the project, many times at once.
+func TestSandboxLeavesGopiUnconfined(t *testing.T) {
+	requireSandbox(t)
+	const commands = 12
+	var calls []llmtest.Block
+	for i := range commands {
+		calls = append(calls, sandboxBash(t, "b"+strconv.Itoa(i), "echo x > in"+strconv.Itoa(i)))
+	}
+	w := newSandboxWorld(t, llmtest.ToolCalls(calls...), llmtest.Text("done"))
+	p := w.start("--sandbox", "workspace-write")
+	p.ok("1", map[string]any{"type": "prompt", "message": "write inside"})
+	rs := p.idle()
+	for i := range commands {
+		end := toolEnd(rs, "b"+strconv.Itoa(i))
+		require.NotNil(t, end)
+		assert.Equal(t, false, end["isError"], resultText(end))
+		assert.FileExists(t, filepath.Join(w.cwd, "in"+strconv.Itoa(i)))
+	}
+
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	base := threadConfinement(t, filepath.Join("/proc", pid, "status"))
+	require.Contains(t, base, "NoNewPrivs: 0", "gopi itself is not confined")
+	// A thread ends a moment after its start: the time only bounds the
+	// wait.
+	confined := func() []string {
+		var out []string
+		tasks, _ := os.ReadDir(filepath.Join("/proc", pid, "task"))
+		for _, task := range tasks {
+			if got := threadConfinement(t, filepath.Join("/proc", pid, "task", task.Name(), "status")); got != "" && got != base {
+				out = append(out, task.Name()+": "+got)
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(confined()) == 0 }, 20*time.Second, 10*time.Millisecond,
+		"gopi's threads left confined: %q", confined())
+
+	script := `for i in $(seq 16); do (echo x > "$0/user$i") & done; wait; ls "$0" | wc -l`
+	out := p.ok("2", map[string]any{"type": "bash", "command": strings.Replace(script, "$0", w.outside, -1)}).(map[string]any)
+	assert.Equal(t, "16\n", out["output"], out)
+	assert.Equal(t, 0, p.exit())
+}
+
+// threadConfinement is the no_new_privs and seccomp lines of a status
+// file in /proc ("" when it is gone: the thread ended).
+func threadConfinement(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "NoNewPrivs:") || strings.HasPrefix(l, "Seccomp:") {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(lines, ", ")
 }

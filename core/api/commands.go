@@ -154,8 +154,8 @@ type State struct {
 
 // SandboxState is get_state's "sandbox": the mode (read-only,
 // workspace-write), whether commands reach the network, what confines
-// them ("landlock-fs", "landlock-net", "seccomp"; empty when the mode
-// cannot be enforced) and, when it cannot, why (commands are then
+// them ("landlock-fs", "landlock-net", "seccomp" on Linux, "seatbelt"
+// on macOS; empty when the mode cannot be enforced) and, when it cannot, why (commands are then
 // refused).
 type SandboxState struct {
 	Mode    string   `json:"mode"`

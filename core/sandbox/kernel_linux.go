@@ -20,9 +20,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Supported reports whether gopi has a sandbox for this system at all
-// (Linux); whether this kernel can enforce a mode is [Sandbox.Problem]'s.
-func Supported() bool { return true }
+// ByDefault reports whether the dialects that confine by default
+// (jsonrpc, acp) do so here: on Linux they do; whether this kernel can
+// enforce a mode is [Sandbox.Problem]'s.
+func ByDefault() bool { return true }
+
+// support is what this kernel offers a sandbox.
+type support struct {
+	landlockABI int
+	seccomp     bool
+}
 
 // probe asks the kernel once what it supports.
 var probe = sync.OnceValue(probeKernel)
@@ -44,25 +51,51 @@ func probeKernel() support {
 // seccompArches are the architectures whose socket(2) the filter covers.
 var seccompArches = []string{"amd64", "arm64"}
 
-// prepare builds what the launcher confines itself with: a Landlock
-// ruleset (read and execute anywhere, write only under write and the
-// devices; without network, no TCP bind or connect; Unix sockets open)
-// and, without network, the seccomp programs to load in order.
-func prepare(abi int, network bool, write []string) (*os.File, uint32, [][]byte, error) {
-	fd, flags, err := ruleset(abi, network, write)
+// check is what enforces p on this kernel, or why it cannot be.
+func check(p Policy) ([]string, error) {
+	sup := probe()
+	if sup.landlockABI < 1 {
+		return nil, fmt.Errorf("%w: this kernel has no Landlock (it is not built in, or not enabled at boot: lsm=landlock)", ErrUnavailable)
+	}
+	layers := []string{LayerLandlockFS}
+	if p.Network {
+		return layers, nil
+	}
+	if sup.landlockABI < minNetABI {
+		return nil, fmt.Errorf("%w: this kernel's Landlock (ABI %d) cannot restrict TCP; keeping the network off needs ABI %d (Linux 6.7)", ErrUnavailable, sup.landlockABI, minNetABI)
+	}
+	if !sup.seccomp {
+		return nil, fmt.Errorf("%w: this kernel has no seccomp filters, which keep sockets other than Unix ones closed", ErrUnavailable)
+	}
+	return append(layers, LayerLandlockNet, LayerSeccomp), nil
+}
+
+// minNetABI is the Landlock ABI that restricts TCP bind and connect.
+const minNetABI = 4
+
+// prepare builds what each command is confined with: a Landlock ruleset
+// (read and execute anywhere, write only under write and the devices;
+// without network, no TCP bind or connect; Unix sockets open) and,
+// without network, the seccomp programs to load after it, in order.
+func prepare(p Policy, write []string, o options) (enforcer, error) {
+	fd, flags, err := ruleset(probe().landlockABI, p.Network, write)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), "landlock-ruleset")
-	if network {
-		return f, flags, nil, nil
+	l := &landlockEnforcer{ruleset: os.NewFile(uintptr(fd), "landlock-ruleset"), flags: flags}
+	if o.launcher != "" {
+		l.exe, l.viaLauncher = o.launcher, true
+	} else {
+		l.exe, l.exeErr = os.Executable()
 	}
-	progs, err := socketFilters()
-	if err != nil {
-		_ = f.Close()
-		return nil, 0, nil, err
+	if p.Network {
+		return l, nil
 	}
-	return f, flags, progs, nil
+	if l.progs, err = socketFilters(); err != nil {
+		_ = l.ruleset.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
 // presets are go-landlock's configurations by ABI (index 0 is ABI 1).

@@ -1,24 +1,23 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package sandbox
 
 import (
 	"errors"
-	"os"
+	"fmt"
 	"runtime"
-	"sync"
 )
 
-// Supported reports whether gopi has a sandbox for this system at all:
-// not yet here.
-func Supported() bool { return false }
-
-var probe = sync.OnceValue(probeKernel)
-
-func probeKernel() support {
-	return support{why: "gopi's sandbox works on Linux only for now (" + runtime.GOOS + " is not supported yet)"}
+// check refuses every mode: gopi has no sandbox for this OS.
+func check(Policy) ([]string, error) {
+	return nil, fmt.Errorf("%w: gopi's sandbox works on Linux and macOS only (%s is not supported yet)", ErrUnavailable, runtime.GOOS)
 }
 
-func prepare(int, bool, []string) (*os.File, uint32, [][]byte, error) {
-	return nil, 0, nil, errors.New("no sandbox on " + runtime.GOOS)
+// ByDefault reports whether the dialects that confine by default
+// (jsonrpc, acp) do so here: not without a sandbox.
+func ByDefault() bool { return false }
+
+// prepare is never reached: check refuses first.
+func prepare(Policy, []string, options) (enforcer, error) {
+	return nil, errors.New("no sandbox on " + runtime.GOOS)
 }

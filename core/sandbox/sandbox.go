@@ -1,23 +1,28 @@
 // Package sandbox confines the commands the model runs: where they may
 // write and whether they reach the network (issue 39, docs/security.md).
 //
-// gopi itself stays unconfined. A confined command starts as gopi again,
-// as a small launcher (the binary's first argument is [LauncherArg]) that
-// confines itself and then executes the shell: on Linux with Landlock for
-// the file system and TCP, and a seccomp filter that closes every other
-// kind of socket. The restriction is the process's and every child's, and
-// none of them can lift it. A binary that imports this package serves as
-// the launcher (package core/sandbox/launch).
+// gopi itself stays unconfined. On Linux a confined command is started
+// from an OS thread of its own that gopi confines first, with Landlock
+// for the file system and TCP and a seccomp filter that closes every
+// other kind of socket; the command inherits the thread's confinement,
+// and the thread ends with the start (start_linux.go). Where that cannot
+// serve, the command starts as gopi again, as a small launcher (the
+// binary's first argument is [LauncherArg]) that confines itself and then
+// executes the command. Either way the restriction is the command's and
+// every child's, and none of them can lift it. A binary that imports
+// this package serves as the launcher (package core/sandbox/launch).
+//
+// On macOS a command starts under sandbox-exec with a Seatbelt profile
+// gopi writes from the policy (seatbelt.go; its text is tested on every
+// OS, its effect only on a Mac).
 package sandbox
 
 import (
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -33,14 +38,6 @@ const LauncherArg = launch.Arg
 // believes the kernel has (0: no Landlock). It can only make gopi refuse
 // more, never confine less than the kernel allows.
 const TestABIEnv = launch.TestABIEnv
-
-// support is what this kernel offers a sandbox.
-type support struct {
-	landlockABI int
-	seccomp     bool
-	// why is set when the sandbox cannot work here at all (another OS).
-	why string
-}
 
 // Mode is how much a confined command may change.
 type Mode string
@@ -173,6 +170,8 @@ const (
 	LayerLandlockFS  = "landlock-fs"
 	LayerLandlockNet = "landlock-net"
 	LayerSeccomp     = "seccomp"
+	// LayerSeatbelt is macOS's sandbox, through sandbox-exec.
+	LayerSeatbelt = "seatbelt"
 )
 
 // State is what get_state reports of the sandbox.
@@ -190,52 +189,49 @@ type State struct {
 // Sandbox runs commands under one policy.
 type Sandbox struct {
 	policy  Policy
-	exe     string
 	problem error
 	layers  []string
 	// writable are WritableRoots and the temp dir with their links
 	// followed, what the file tools' writes are checked against.
 	writable []string
 	tmp      string
-	// ruleset is the Landlock ruleset every command's launcher inherits
-	// and enforces (close-on-exec here), flags its restrict flags, and
-	// progs the seccomp programs it loads, hex-encoded.
-	ruleset *os.File
-	flags   uint32
-	progs   []string
+	opts     options
+	// enforcer is what this OS confines each command with, prepared
+	// once by New (start_linux.go, seatbelt_darwin.go).
+	enforcer enforcer
+}
+
+// options are what [Option]s set.
+type options struct {
+	// launcher, when set, is the binary every command starts through
+	// (Linux).
+	launcher string
 }
 
 // Option configures [New].
-type Option func(*Sandbox)
+type Option func(*options)
 
-// WithLauncher makes the sandbox start commands through the binary at
-// path instead of this process's own executable (tests: a binary that
-// imports this package).
-func WithLauncher(path string) Option { return func(s *Sandbox) { s.exe = path } }
+// WithLauncher makes the sandbox start every command through the
+// launcher, the binary at path (one that imports this package), as it
+// does by itself only for a command the thread cannot start (see
+// [Sandbox.Start]): the tests and the benchmark use it to keep that path
+// tried and measured. It matters on Linux only.
+func WithLauncher(path string) Option { return func(o *options) { o.launcher = path } }
 
-// New prepares the policy p for this machine. When the kernel cannot
-// enforce it, [Sandbox.Problem] says why and [Sandbox.Confine] refuses
+// New prepares the policy p for this machine. When the machine cannot
+// enforce it, [Sandbox.Problem] says why and [Sandbox.Start] refuses
 // every command: a command never runs with less confinement than its
 // mode promises.
 func New(p Policy, opts ...Option) *Sandbox {
 	s := &Sandbox{policy: p}
 	for _, o := range opts {
-		o(s)
+		o(&s.opts)
 	}
 	if p.Mode == Off || p.Mode == "" {
 		s.policy.Mode = Off
 		return s
 	}
-	if s.exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			s.problem = fmt.Errorf("%w: finding gopi's own binary to confine commands with: %v", ErrUnavailable, err)
-			return s
-		}
-		s.exe = exe
-	}
-	sup := probe()
-	s.layers, s.problem = check(p, sup)
+	s.layers, s.problem = check(p)
 	if s.problem != nil {
 		return s
 	}
@@ -247,45 +243,35 @@ func New(p Policy, opts ...Option) *Sandbox {
 			return s
 		}
 	}
-	write := append(slices.Clone(p.WritableRoots), s.tmp)
+	write := writableDirs(p, s.tmp)
 	for _, r := range write {
 		s.writable = append(s.writable, realPath(r))
 	}
-	ruleset, flags, progs, err := prepare(sup.landlockABI, p.Network, write)
+	e, err := prepare(p, write, s.opts)
 	if err != nil {
 		s.problem = fmt.Errorf("%w: %v", ErrUnavailable, err)
 		return s
 	}
-	s.ruleset, s.flags = ruleset, flags
-	for _, prog := range progs {
-		s.progs = append(s.progs, hex.EncodeToString(prog))
-	}
+	s.enforcer = e
 	return s
 }
 
-// check is what enforces p on a kernel with sup, or why it cannot be.
-func check(p Policy, sup support) ([]string, error) {
-	if sup.why != "" {
-		return nil, fmt.Errorf("%w: %s", ErrUnavailable, sup.why)
+// writableDirs are the directories a command of p may write in: the
+// writable roots in workspace-write, and the temp dir in every mode.
+func writableDirs(p Policy, tmp string) []string {
+	var dirs []string
+	if p.Mode == WorkspaceWrite {
+		dirs = slices.Clone(p.WritableRoots)
 	}
-	if sup.landlockABI < 1 {
-		return nil, fmt.Errorf("%w: this kernel has no Landlock (it is not built in, or not enabled at boot: lsm=landlock)", ErrUnavailable)
-	}
-	layers := []string{LayerLandlockFS}
-	if p.Network {
-		return layers, nil
-	}
-	if sup.landlockABI < minNetABI {
-		return nil, fmt.Errorf("%w: this kernel's Landlock (ABI %d) cannot restrict TCP; keeping the network off needs ABI %d (Linux 6.7)", ErrUnavailable, sup.landlockABI, minNetABI)
-	}
-	if !sup.seccomp {
-		return nil, fmt.Errorf("%w: this kernel has no seccomp filters, which keep sockets other than Unix ones closed", ErrUnavailable)
-	}
-	return append(layers, LayerLandlockNet, LayerSeccomp), nil
+	return append(dirs, tmp)
 }
 
-// minNetABI is the Landlock ABI that restricts TCP bind and connect.
-const minNetABI = 4
+// enforcer starts commands confined, the same way for each; one is made
+// by prepare, per OS.
+type enforcer interface {
+	// start starts cmd, whose environment is set, confined.
+	start(cmd *exec.Cmd) error
+}
 
 // Mode is the policy's mode.
 func (s *Sandbox) Mode() Mode { return s.policy.Mode }
@@ -312,16 +298,22 @@ func (s *Sandbox) State() State {
 // be enforced).
 func (s *Sandbox) TempDir() string { return s.tmp }
 
-// Confine makes cmd (built by exec.Command, not started) run under the
-// policy: it starts the launcher, which confines itself and then executes
-// what cmd named, with $TMPDIR set to the temp dir. The Landlock
-// ruleset and the seccomp programs are built once, by [New]; the
-// launcher only enforces them. With the mode off it
-// changes nothing. It fails, and cmd must not be started, when the mode
-// cannot be enforced here.
-func (s *Sandbox) Confine(cmd *exec.Cmd) error {
+// Start starts cmd (built by exec.Command, not yet started) under the
+// policy, with $TMPDIR set to the temp dir; with the mode off it is
+// cmd.Start. What confines it is prepared once, by [New]; a start only
+// applies it. It fails, and the command does not run, when the mode
+// cannot be enforced here or the confinement could not be applied.
+//
+// On Linux the command starts from a thread confined for it alone
+// (start_linux.go); through the launcher when the sandbox was made
+// [WithLauncher], or when cmd asks for a signal at its parent's death
+// (SysProcAttr.Pdeathsig): the kernel sends that when the starting
+// thread ends, and the confined thread ends right after the start. On
+// macOS it starts under /usr/bin/sandbox-exec with a Seatbelt profile
+// made from the policy (seatbelt.go).
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s.policy.Mode == Off {
-		return nil
+		return cmd.Start()
 	}
 	if s.problem != nil {
 		return s.problem
@@ -329,15 +321,6 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
 	}
-	fd := 3 + len(cmd.ExtraFiles) // the ruleset's number in the launcher
-	cmd.ExtraFiles = append(cmd.ExtraFiles, s.ruleset)
-	args := []string{s.exe, LauncherArg, launch.FlagRuleset, strconv.Itoa(fd), strconv.FormatUint(uint64(s.flags), 10)}
-	for _, p := range s.progs {
-		args = append(args, launch.FlagSeccomp, p)
-	}
-	args = append(args, "--", cmd.Path)
-	cmd.Args = append(args, cmd.Args...)
-	cmd.Path = s.exe
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -345,7 +328,7 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) error {
 	cmd.Env = append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "TMPDIR=")
 	}), "TMPDIR="+s.tmp)
-	return nil
+	return s.enforcer.start(cmd)
 }
 
 // CheckWrite says whether a file tool may write the file at real (an
@@ -394,13 +377,23 @@ func within(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// realPath is p with its links followed, or p when that fails (a root
-// that does not exist yet).
+// realPath is p with the links of its existing part followed: a root
+// that does not exist yet keeps the names below its deepest existing
+// ancestor, which is resolved (/tmp/new is /private/tmp/new on macOS).
 func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	p = filepath.Clean(p)
+	var below []string
+	for dir := p; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{r}, below...)...)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		below = append([]string{filepath.Base(dir)}, below...)
+		dir = parent
 	}
-	return filepath.Clean(p)
 }
 
 // tempDirs are the temp dirs this process made, for [RemoveTempDirs].

@@ -9,13 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gopi-dev/gopi/core/sandbox/launch"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -98,13 +95,13 @@ func newLayout(t *testing.T) layout {
 	return l
 }
 
-func newSandbox(t *testing.T, mode Mode, network bool, l layout) *Sandbox {
+func newSandbox(t *testing.T, mode Mode, network bool, l layout, opts ...Option) *Sandbox {
 	t.Helper()
 	p := Policy{Mode: mode, Network: network, TempDir: l.tmp}
 	if mode == WorkspaceWrite {
 		p.WritableRoots = []string{l.project}
 	}
-	sb := New(p, WithLauncher(os.Args[0]))
+	sb := New(p, opts...)
 	if errors.Is(sb.Problem(), ErrUnavailable) && os.Getenv("GOPI_REQUIRE_TOOLS") == "" {
 		t.Skipf("this kernel cannot run the sandbox: %v", sb.Problem())
 	}
@@ -117,131 +114,11 @@ func run(t *testing.T, sb *Sandbox, dir, script string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("/bin/bash", "-c", script)
 	cmd.Dir = dir
-	require.NoError(t, sb.Confine(cmd))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func TestWorkspaceWriteConfinesWrites(t *testing.T) {
-	l := newLayout(t)
-	sb := newSandbox(t, WorkspaceWrite, false, l)
-	require.NoError(t, os.Symlink(l.outside, filepath.Join(l.project, "out")))
-
-	out, err := run(t, sb, l.project, `echo in > inside.txt && echo t > "$TMPDIR/t.txt" && echo "$TMPDIR" && echo dev > /dev/null && echo ok`)
-	require.NoError(t, err, out)
-	assert.Equal(t, l.tmp+"\nok\n", out)
-	assert.FileExists(t, filepath.Join(l.project, "inside.txt"))
-	assert.FileExists(t, filepath.Join(l.tmp, "t.txt"))
-
-	for name, script := range map[string]string{
-		"outside":        `echo x > ` + filepath.Join(l.outside, "direct.txt"),
-		"through a link": `echo x > out/linked.txt`,
-		"background job": `(echo x > ` + filepath.Join(l.outside, "bg.txt") + `) & wait $!`,
-		"a new dir":      `mkdir ` + filepath.Join(l.outside, "d"),
-	} {
-		out, err := run(t, sb, l.project, script)
-		assert.Error(t, err, name)
-		assert.Contains(t, out, "Permission denied", name)
-	}
-	entries, err := os.ReadDir(l.outside)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "nothing was written outside")
-}
-
-func TestReadOnlyWritesOnlyTheTempDir(t *testing.T) {
-	l := newLayout(t)
-	sb := newSandbox(t, ReadOnly, false, l)
-	require.NoError(t, os.WriteFile(filepath.Join(l.project, "f.txt"), []byte("data\n"), 0o644))
-	out, err := run(t, sb, l.project, `cat f.txt && echo t > "$TMPDIR/t.txt" && echo ok`)
-	require.NoError(t, err, out)
-	assert.Equal(t, "data\nok\n", out)
-	out, err = run(t, sb, l.project, `echo x > f.txt`)
-	assert.Error(t, err)
-	assert.Contains(t, out, "Permission denied")
-	data, _ := os.ReadFile(filepath.Join(l.project, "f.txt"))
-	assert.Equal(t, "data\n", string(data))
-}
-
-func TestNetworkOffClosesTCPAndUDP(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	tcp := `exec 3<>/dev/tcp/127.0.0.1/` + port + ` && echo connected`
-	udp := `exec 3<>/dev/udp/127.0.0.1/` + port + ` && echo udp`
-	sock := filepath.Join(t.TempDir(), "s")
-	uln, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = uln.Close() })
-	unix := dialHelper + "=" + sock + " " + os.Args[0]
-
-	l := newLayout(t)
-	off := newSandbox(t, WorkspaceWrite, false, l)
-	out, err := run(t, off, l.project, tcp)
-	assert.Error(t, err, out)
-	assert.NotContains(t, out, "connected")
-	out, err = run(t, off, l.project, udp)
-	assert.Error(t, err, out)
-	assert.Contains(t, out, "Operation not permitted", "socket(2) refused by seccomp")
-	out, err = run(t, off, l.project, unix)
-	assert.NoError(t, err, out)
-	assert.Equal(t, "unix\n", out, "Unix sockets stay open")
-
-	on := newSandbox(t, WorkspaceWrite, true, l)
-	out, err = run(t, on, l.project, tcp)
-	assert.NoError(t, err, out)
-	assert.Equal(t, "connected\n", out)
-}
-
-func TestFailsClosedWithoutLandlock(t *testing.T) {
-	l := newLayout(t)
-	t.Setenv(TestABIEnv, "0")
-	resetProbe(t)
-	sb := New(Policy{Mode: WorkspaceWrite, WritableRoots: []string{l.project}, TempDir: l.tmp}, WithLauncher(os.Args[0]))
-	require.ErrorIs(t, sb.Problem(), ErrUnavailable)
-	assert.Contains(t, sb.Problem().Error(), "Landlock")
-	cmd := exec.Command("/bin/true")
-	assert.ErrorIs(t, sb.Confine(cmd), ErrUnavailable)
-	assert.Equal(t, State{Mode: WorkspaceWrite, Layers: []string{}, Problem: sb.Problem().Error()}, sb.State())
-
-	// ABI 3 has no TCP rules: without network the mode cannot hold; with
-	// it, it can.
-	t.Setenv(TestABIEnv, "3")
-	resetProbe(t)
-	assert.ErrorIs(t, New(Policy{Mode: ReadOnly, TempDir: l.tmp}, WithLauncher(os.Args[0])).Problem(), ErrUnavailable)
-	if probe().landlockABI == 3 {
-		assert.NoError(t, New(Policy{Mode: ReadOnly, Network: true, TempDir: l.tmp}, WithLauncher(os.Args[0])).Problem())
-	}
-}
-
-// TestTheLauncherFailsClosed: a launcher that cannot confine itself (on
-// a kernel it believes lacks Landlock, or given no ruleset) exits 126
-// and does not run the command.
-func TestTheLauncherFailsClosed(t *testing.T) {
-	l := newLayout(t)
-	sb := newSandbox(t, WorkspaceWrite, false, l)
-	marker := filepath.Join(l.project, "ran")
-	cmd := exec.Command("/bin/bash", "-c", "touch "+marker)
-	require.NoError(t, sb.Confine(cmd))
-	cmd.Env = append(cmd.Env, TestABIEnv+"=0")
-	bare := exec.Command(os.Args[0], LauncherArg, "--", "/bin/bash", "bash", "-c", "touch "+marker)
-	for _, c := range []*exec.Cmd{cmd, bare} {
-		out, err := c.CombinedOutput()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		assert.Equal(t, launch.FailedStatus, exit.ExitCode())
-		assert.Contains(t, string(out), "the command did not run")
-		assert.NoFileExists(t, marker)
-	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, sb.Start(cmd))
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 func TestCheckWrite(t *testing.T) {
@@ -260,47 +137,34 @@ func TestOffChangesNothing(t *testing.T) {
 	sb := New(Policy{Mode: Off})
 	cmd := exec.Command("/bin/true")
 	path, args := cmd.Path, cmd.Args
-	require.NoError(t, sb.Confine(cmd))
+	require.NoError(t, sb.Start(cmd))
+	require.NoError(t, cmd.Wait())
 	assert.Equal(t, path, cmd.Path)
 	assert.Equal(t, args, cmd.Args)
 	assert.Nil(t, cmd.Env)
 	assert.Equal(t, State{Mode: Off, Network: true, Layers: []string{}}, sb.State())
 }
 
-// resetProbe has the next probe ask the kernel again (after the test
-// changed TestABIEnv), and the one after the test too.
-func resetProbe(t *testing.T) {
-	probe = sync.OnceValue(probeKernel)
-	t.Cleanup(func() { probe = sync.OnceValue(probeKernel) })
-}
-
-// BenchmarkStart is the mechanism's own cost: /bin/true started as it
-// is, and through this package's test binary as the launcher (small, so
-// the figure is the confinement's; cmd/gopi's BenchmarkSandboxStart
-// measures gopi as the launcher).
-func BenchmarkStart(b *testing.B) {
-	dir := b.TempDir()
-	for _, c := range []struct {
-		name   string
-		policy Policy
-	}{
-		{"unconfined", Policy{Mode: Off}},
-		{"workspace-write", Policy{Mode: WorkspaceWrite, WritableRoots: []string{dir}, TempDir: dir}},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			sb := New(c.policy, WithLauncher(os.Args[0]))
-			if sb.Problem() != nil {
-				b.Skip(sb.Problem())
+// loopbackListener accepts and closes TCP connections on 127.0.0.1 until
+// the test ends, and returns its port.
+func loopbackListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
 			}
-			for b.Loop() {
-				cmd := exec.Command("/bin/true")
-				if err := sb.Confine(cmd); err != nil {
-					b.Fatal(err)
-				}
-				if err := cmd.Run(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+	})
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }

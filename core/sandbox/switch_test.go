@@ -120,6 +120,6 @@ func TestSwitchFailsClosed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sw.Set(ReadOnly)
 	require.NoError(t, err)
-	assert.ErrorIs(t, sw.Current().Confine(exec.Command("/bin/true")), ErrUnavailable)
+	assert.ErrorIs(t, sw.Current().Start(exec.Command("/bin/true")), ErrUnavailable)
 	assert.Contains(t, sw.State().Problem, "no Landlock")
 }

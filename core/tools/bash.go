@@ -98,8 +98,9 @@ func (t *bashTool) Run(ctx context.Context, call agent.Call, update func(agent.R
 	if !ok {
 		return agent.ErrorResult("gopi's sandbox cannot confine commands run by %T, so the command did not run.", t.c.shell), nil
 	}
+	// A copy: the escape below runs the same shell unconfined.
 	confined := local
-	confined.Confine = sb.Confine
+	confined.Start = sb.Start
 	out, denied := t.run(ctx, a, confined, sb, update)
 	if !denied || ctx.Err() != nil {
 		return out, nil

@@ -15,7 +15,7 @@ import (
 	"github.com/gopi-dev/gopi/core/agent"
 )
 
-// fakeSandbox allows writes under root; its Confine marks the command's
+// fakeSandbox allows writes under root; its Start marks the command's
 // environment, or fails with refuse.
 type fakeSandbox struct {
 	root   string
@@ -24,12 +24,12 @@ type fakeSandbox struct {
 
 func (f fakeSandbox) Enabled() bool { return true }
 
-func (f fakeSandbox) Confine(cmd *exec.Cmd) error {
+func (f fakeSandbox) Start(cmd *exec.Cmd) error {
 	if f.refuse != nil {
 		return f.refuse
 	}
 	cmd.Env = append(os.Environ(), "CONFINED=yes")
-	return nil
+	return cmd.Start()
 }
 
 func (f fakeSandbox) CheckWrite(real string) error {

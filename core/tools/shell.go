@@ -43,9 +43,10 @@ type LocalShell struct {
 	// KillGrace is how long a stopped command has between SIGTERM and
 	// SIGKILL; zero means one second.
 	KillGrace time.Duration
-	// Confine, when set, makes each command run confined ([Sandbox]);
-	// a command it fails for does not run.
-	Confine func(*exec.Cmd) error
+	// Start, when set, starts each command in place of cmd.Start (a
+	// [Sandbox] starting it confined); a command it fails for does not
+	// run.
+	Start func(*exec.Cmd) error
 }
 
 var _ Shell = LocalShell{}
@@ -87,11 +88,6 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	cmd := exec.Command(sh, "-c", req.Command)
 	cmd.Dir = req.Dir
 	cmd.Env = req.Env
-	if s.Confine != nil {
-		if err := s.Confine(cmd); err != nil {
-			return nil, err
-		}
-	}
 	out := req.Output
 	if out == nil {
 		out = io.Discard
@@ -105,7 +101,11 @@ func (s LocalShell) Exec(ctx context.Context, req ExecRequest) (*int, error) {
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	ownProcessGroup(cmd)
-	err = cmd.Start()
+	if s.Start != nil {
+		err = s.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	_ = pw.Close()
 	if err != nil {
 		_ = pr.Close()

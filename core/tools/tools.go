@@ -75,15 +75,15 @@ type OnLocalMachine interface {
 }
 
 // Sandbox confines what the model's tools change (core/sandbox's
-// Sandbox): the bash tool's commands run through Confine, and the write
+// Sandbox): the bash tool's commands are started by Start, and the write
 // and edit tools write only where CheckWrite allows.
 type Sandbox interface {
 	// Enabled reports whether there is anything to confine (the mode is
 	// not off).
 	Enabled() bool
-	// Confine makes cmd, not yet started, run confined; an error means
-	// it must not run.
-	Confine(cmd *exec.Cmd) error
+	// Start starts cmd (built, not yet started) confined; an error means
+	// it did not start.
+	Start(cmd *exec.Cmd) error
 	// CheckWrite says whether the file at real (absolute, every link
 	// followed) may be written.
 	CheckWrite(real string) error

@@ -21,9 +21,9 @@ import (
 type markSandbox struct{}
 
 func (markSandbox) Enabled() bool { return true }
-func (markSandbox) Confine(cmd *exec.Cmd) error {
+func (markSandbox) Start(cmd *exec.Cmd) error {
 	cmd.Env = append(os.Environ(), "CONFINED=yes")
-	return nil
+	return cmd.Start()
 }
 func (markSandbox) CheckWrite(string) error { return errors.New("no writes") }
 func (markSandbox) Describe() string        { return "The command ran in the test's sandbox." }

@@ -1,7 +1,10 @@
-// Package launch is the sandbox's launcher (core/sandbox): a binary
-// started with [Arg] as its first argument confines itself with what
-// the process that started it prepared, a Landlock ruleset and seccomp
-// programs, and executes the command in its place.
+// Package launch confines a thread for the sandbox (core/sandbox) with
+// what gopi prepared, a Landlock ruleset and seccomp programs
+// ([ConfineThread], on Linux), and is the sandbox's launcher: a binary
+// started with [Arg] as its first argument confines itself so and
+// executes the command in its place. gopi starts most commands from a
+// confined thread of its own and uses the launcher only where that
+// cannot serve (core/sandbox's Sandbox.Start says when).
 //
 // It imports the standard library's os, syscall and strconv only, so
 // that Go initialises it right after os: a confined command does not

@@ -24,6 +24,67 @@ const (
 // core/sandbox builds (elsewhere it builds none and refuses).
 var sysSeccomp = map[string]uintptr{"amd64": 317, "arm64": 277}[runtime.GOARCH]
 
+// Error is why a thread could not be confined: the step that failed and
+// the kernel's answer (0 when gopi refused before asking it).
+type Error struct {
+	Step  string
+	Errno syscall.Errno
+}
+
+func (e *Error) Error() string {
+	if e.Errno == 0 {
+		return e.Step
+	}
+	return e.Step + ": " + e.Errno.Error()
+}
+
+func (e *Error) Unwrap() error {
+	if e.Errno == 0 {
+		return nil
+	}
+	return e.Errno
+}
+
+// ConfineThread confines the calling OS thread, and every process it
+// starts from then on: no_new_privs, then the Landlock ruleset (a
+// ruleset file descriptor and landlock_restrict_self's flags), then each
+// seccomp program in order (raw BPF instructions, 8 bytes each). Without
+// Landlock's and seccomp's TSYNC flags all three are the thread's alone:
+// the process's other threads stay as they were.
+//
+// The caller must have locked its goroutine to the thread
+// (runtime.LockOSThread) and must never unlock it, so that the runtime
+// ends the thread with the goroutine and runs nothing else on it. On
+// failure the thread may be confined in part; it must end all the same.
+func ConfineThread(ruleset, flags int, progs [][]byte) error {
+	for _, p := range progs {
+		if len(p) == 0 || len(p)%8 != 0 || len(p)/8 > 0xffff {
+			return &Error{Step: "bad seccomp program"}
+		}
+	}
+	if len(progs) > 0 && sysSeccomp == 0 {
+		return &Error{Step: "seccomp: not supported on " + runtime.GOARCH}
+	}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+		return &Error{Step: "no_new_privs", Errno: errno}
+	}
+	if _, _, errno := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(ruleset), uintptr(flags), 0); errno != 0 {
+		return &Error{Step: "landlock", Errno: errno}
+	}
+	for _, p := range progs {
+		prog := struct {
+			len    uint16
+			filter *byte
+		}{uint16(len(p) / 8), &p[0]}
+		_, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&prog)))
+		runtime.KeepAlive(p)
+		if errno != 0 {
+			return &Error{Step: "seccomp", Errno: errno}
+		}
+	}
+	return nil
+}
+
 // launch confines this thread as its arguments say and executes the
 // command in it; it returns only on failure, saying why.
 func launch(args []string) string {
@@ -69,26 +130,10 @@ func launch(args []string) string {
 		return "this kernel has no Landlock"
 	}
 	runtime.LockOSThread() // never unlocked: this thread executes the command
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
-		return "no_new_privs: " + errno.Error()
-	}
-	if _, _, errno := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(ruleset), uintptr(flags), 0); errno != 0 {
-		return "landlock: " + errno.Error()
+	if err := ConfineThread(ruleset, flags, progs); err != nil {
+		return err.Error()
 	}
 	_ = syscall.Close(ruleset)
-	for _, p := range progs {
-		if sysSeccomp == 0 {
-			return "seccomp: not supported on " + runtime.GOARCH
-		}
-		prog := struct {
-			len    uint16
-			filter *byte
-		}{uint16(len(p) / 8), &p[0]}
-		if _, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
-			return "seccomp: " + errno.Error()
-		}
-		runtime.KeepAlive(p)
-	}
 	err := syscall.Exec(path, argv, os.Environ())
 	return "executing " + path + ": " + err.Error()
 }

@@ -4,4 +4,6 @@ package launch
 
 import "runtime"
 
-func launch([]string) string { return "gopi's sandbox works on Linux only (not " + runtime.GOOS + ")" }
+func launch([]string) string {
+	return "gopi's launcher works on Linux only (not " + runtime.GOOS + ")"
+}
