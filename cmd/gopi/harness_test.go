@@ -61,9 +61,21 @@ func gopiBinary(t testing.TB) string {
 // exit, for races of goroutines still running; gopi waits for the
 // goroutines it owns before it exits, so the sleep only made each of the
 // hundreds of runs here a second longer (atexit_sleep_ms=0).
+//
+// XDG_CACHE_HOME keeps what gopi caches (codemode's compiled QuickJS) in
+// a folder of this test run, shared by its gopis, not in the user's.
 func binaryEnv() []string {
-	return append(os.Environ(), "GORACE=halt_on_error=1 atexit_sleep_ms=0")
+	return append(os.Environ(), "GORACE=halt_on_error=1 atexit_sleep_ms=0", "XDG_CACHE_HOME="+testCacheDir())
 }
+
+// testCacheDir is this test run's cache folder, made once.
+var testCacheDir = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "gopi-test-cache-")
+	if err != nil {
+		return filepath.Join(os.TempDir(), "gopi-test-cache")
+	}
+	return dir
+})
 
 // raceFree fails the test when a race-built gopi reported a data race.
 func raceFree(t *testing.T, stderr string) {
