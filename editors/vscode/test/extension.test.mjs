@@ -716,14 +716,14 @@ test("sandbox: gopi.sandbox reaches gopi as --sandbox, the status bar shows what
 	assert.ok(root);
 });
 
-test("sandbox: a mode gopi cannot enforce here shows as a warning in the status bar", async (t) => {
+test("sandbox: a mode gopi cannot enforce here shows as an error in the status bar (every command is refused)", async (t) => {
 	// gopi's test hook: it believes the kernel has no Landlock, and refuses the model's commands.
 	const { session } = await start(t, { approval: "off", env: { GOPI_SANDBOX_TEST_LANDLOCK_ABI: "0" }, extra: { "gopi.sandbox": "workspace-write" } });
 	const sb = (await session.client.request("get_state")).sandbox;
 	assert.ok(sb?.problem, "gopi reports the problem");
 	const item = sandboxItem();
 	assert.equal(item.text, "$(warning) workspace-write: not enforced");
-	assert.equal(item.backgroundColor?.id, "statusBarItem.warningBackground");
+	assert.equal(item.backgroundColor?.id, "statusBarItem.errorBackground");
 	assert.ok(item.tooltip.includes(sb.problem), `the tooltip says why: ${item.tooltip}`);
 	assert.match(item.tooltip, /refuses every command/);
 	const doctor = await vscode.commands.executeCommand("gopi.doctor");
