@@ -67,7 +67,7 @@ var allowed = map[string][]string{
 	"core/sandbox/launch":  {},
 	// The codemode tool: given its tool calls, store and models as
 	// small interfaces, never the host.
-	"core/codemode": {"core/agent", "core/llm", "core/codemode/quickjs"},
+	"core/codemode": {"core/agent", "core/llm", "core/tools", "core/codemode/quickjs"},
 	// QuickJS on wazero: nothing of the module.
 	"core/codemode/quickjs": {},
 

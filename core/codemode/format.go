@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // defaultMaxOutputTokens is the output budget unless the script sets one.
@@ -223,7 +224,7 @@ func saveImages(parts []part, tempDir string) []part {
 
 func imageLabel(p part, tempDir string) string {
 	data, err := base64.StdEncoding.DecodeString(p.text)
-	kind := p.mimeType + ", " + formatSize(len(data))
+	kind := p.mimeType + ", " + tools.FormatSize(len(data))
 	if err != nil {
 		return fmt.Sprintf("[Image (%s) could not be saved: %v]", kind, err)
 	}
@@ -232,18 +233,6 @@ func imageLabel(p part, tempDir string) string {
 		return fmt.Sprintf("[Image (%s) could not be saved: %v]", kind, err)
 	}
 	return fmt.Sprintf("[Image saved to %s (%s)]", path, kind)
-}
-
-// formatSize is a byte count as pi writes sizes (B, KB, MB).
-func formatSize(n int) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%dB", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1fKB", float64(n)/1024)
-	default:
-		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
-	}
 }
 
 // callSummary is the failed script's list of the calls it made.
