@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 )
@@ -43,4 +45,57 @@ func TestRPCLastAssistantTextSkipsAbortedFailedAndEmpty(t *testing.T) {
 	p.until(settled)
 	assert.Equal(t, "the first answer", last("t4"), "a reply without text is skipped")
 	assert.Equal(t, 0, p.exit())
+}
+
+// toolResultTexts runs one prompt whose scripted reply calls tools, and
+// returns each tool result's text by tool call id.
+func toolResultTexts(t *testing.T, p *proc) map[string]string {
+	t.Helper()
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	texts := map[string]string{}
+	for _, r := range p.until(settled) {
+		if !r.is("message_end") || r.obj("message").str("role") != "toolResult" {
+			continue
+		}
+		m := r.obj("message")
+		var b strings.Builder
+		for _, c := range m["content"].([]any) {
+			if s, ok := c.(map[string]any)["text"].(string); ok {
+				b.WriteString(s)
+			}
+		}
+		texts[m.str("toolCallId")] = b.String()
+	}
+	return texts
+}
+
+// pi 1.6.0 (#12062): bash output that ends in one line longer than the
+// byte limit shows the end of that line, whether a newline follows it or
+// not; pi 1.5.2 (and gopi before) showed nothing and a footer like
+// "[Showing lines 3-2 of 2]". Checked against pi 1.6.0 with these
+// commands: it shows the last 50KB and numbers the lines as here (a
+// trailing newline starts no line: seq 1 5000 is 5000 lines, which gopi
+// counted as 5001). Where pi's footer then says "(line is 0B)", gopi gives
+// the long line's real size.
+func TestRPCBashOutputEndingInOneLongLine(t *testing.T) {
+	long := `head -c 300000 /dev/zero | tr '\\0' a`
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("nl", "bash", `{"command":"echo first; `+long+`; echo"}`),
+			llmtest.Call("bare", "bash", `{"command":"echo first; `+long+`"}`),
+			llmtest.Call("alone", "bash", `{"command":"`+long+`; echo"}`),
+			llmtest.Call("seq", "bash", `{"command":"seq 1 5000"}`),
+		),
+		llmtest.Text("done"),
+	)
+	texts := toolResultTexts(t, w.start())
+	require.Len(t, texts, 4)
+	tail := strings.Repeat("a", 51200) + "\n\n[Showing last 50.0KB of line "
+	for id, line := range map[string]string{"nl": "2", "bare": "2", "alone": "1"} {
+		text := texts[id]
+		assert.True(t, strings.HasPrefix(text, tail+line+" (line is 293.0KB). Full output: "),
+			"%s: %s", id, text[max(0, len(text)-200):])
+	}
+	assert.True(t, strings.HasPrefix(texts["seq"], "3001\n"))
+	assert.Contains(t, texts["seq"], "\n5000\n\n[Showing lines 3001-5000 of 5000. Full output: ")
 }

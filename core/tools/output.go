@@ -25,8 +25,13 @@ type outputBuffer struct {
 	tail            []byte
 	tailAtLineStart bool
 	totalBytes      int
-	totalLines      int
-	lastLineBytes   int
+	// newlines counts the finished lines; lastLineBytes is the size of
+	// the line still open (0 right after a newline) and doneLineBytes
+	// that of the last finished line. A trailing newline ends a line and
+	// starts none, as pi counts.
+	newlines      int
+	lastLineBytes int
+	doneLineBytes int
 	// head holds the output until the temp file exists; then file takes
 	// every write.
 	head     []byte
@@ -43,7 +48,7 @@ func newOutputBuffer(l Limits, tempDir, prefix string) *outputBuffer {
 		prefix = "gopi-bash"
 	}
 	return &outputBuffer{maxLines: lines, maxBytes: size, tempDir: tempDir, prefix: prefix,
-		tailAtLineStart: true, totalLines: 1}
+		tailAtLineStart: true}
 }
 
 func (o *outputBuffer) Write(p []byte) (int, error) {
@@ -54,8 +59,14 @@ func (o *outputBuffer) Write(p []byte) (int, error) {
 	}
 	o.totalBytes += len(p)
 	if n := bytes.Count(p, []byte{'\n'}); n > 0 {
-		o.totalLines += n
-		o.lastLineBytes = len(p) - bytes.LastIndexByte(p, '\n') - 1
+		o.newlines += n
+		last := bytes.LastIndexByte(p, '\n')
+		if n == 1 {
+			o.doneLineBytes = o.lastLineBytes + last
+		} else {
+			o.doneLineBytes = last - bytes.LastIndexByte(p[:last], '\n') - 1
+		}
+		o.lastLineBytes = len(p) - last - 1
 	} else {
 		o.lastLineBytes += len(p)
 	}
@@ -82,7 +93,25 @@ func (o *outputBuffer) Write(p []byte) (int, error) {
 }
 
 func (o *outputBuffer) overLimits() bool {
-	return o.totalBytes > o.maxBytes || o.totalLines > o.maxLines
+	return o.totalBytes > o.maxBytes || o.totalLines() > o.maxLines
+}
+
+// totalLines counts the output's lines: the finished ones and the one
+// still open, if any.
+func (o *outputBuffer) totalLines() int {
+	if o.lastLineBytes > 0 {
+		return o.newlines + 1
+	}
+	return o.newlines
+}
+
+// shownLineBytes is the size of the output's last line with text: the
+// open one, or the last finished one when the output ends in a newline.
+func (o *outputBuffer) shownLineBytes() int {
+	if o.lastLineBytes > 0 {
+		return o.lastLineBytes
+	}
+	return o.doneLineBytes
 }
 
 // openFile creates the temp file and moves head into it. A failure is
@@ -213,7 +242,9 @@ func (o *outputBuffer) snapshot() outputSnapshot {
 	defer o.mu.Unlock()
 	text := o.tail
 	if !o.tailAtLineStart {
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		// The tail starts inside a line: drop that part, unless the tail
+		// is all one line (its end), which is then what there is to show.
+		if i := bytes.IndexByte(text, '\n'); i >= 0 && i+1 < len(text) {
 			text = text[i+1:]
 		}
 	}
@@ -228,11 +259,11 @@ func (o *outputBuffer) snapshot() outputSnapshot {
 	case t.TruncatedBy == "":
 		t.TruncatedBy = TruncatedByLines
 	}
-	t.TotalLines, t.TotalBytes = o.totalLines, o.totalBytes
+	t.TotalLines, t.TotalBytes = o.totalLines(), o.totalBytes
 	if truncated && !o.finished {
 		o.openFile()
 	}
-	return outputSnapshot{Truncation: t, FullOutputPath: o.path, LastLineBytes: o.lastLineBytes}
+	return outputSnapshot{Truncation: t, FullOutputPath: o.path, LastLineBytes: o.shownLineBytes()}
 }
 
 // ansiEscape matches terminal escape sequences (the pattern of the

@@ -138,7 +138,11 @@ func TruncateHead(content string, l Limits) Truncation {
 // set. Used for command output, where the end matters most.
 func TruncateTail(content string, l Limits) Truncation {
 	maxLines, maxBytes := l.resolve()
-	lines := strings.Split(content, "\n")
+	// A trailing newline ends the last line and starts none.
+	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	if content == "" {
+		lines = nil
+	}
 	t := Truncation{
 		TotalLines: len(lines),
 		TotalBytes: len(content),

@@ -54,6 +54,13 @@ func TestTruncateTail(t *testing.T) {
 	tr = TruncateTail("short\n"+strings.Repeat("é", 10), Limits{MaxBytes: 5})
 	require.True(t, tr.LastLinePartial)
 	require.Equal(t, "éé", tr.Content) // never half a character
+
+	// A trailing newline ends the last line and starts none: the end of
+	// one long line is shown, not an empty line after it.
+	tr = TruncateTail("short\n"+strings.Repeat("x", 20)+"\n", Limits{MaxBytes: 5})
+	require.True(t, tr.LastLinePartial)
+	require.Equal(t, "xxxxx", tr.Content)
+	require.Equal(t, 2, tr.TotalLines)
 }
 
 func TestTruncateLineAndFormatSize(t *testing.T) {
