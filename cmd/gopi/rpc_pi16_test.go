@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,4 +100,38 @@ func TestRPCBashOutputEndingInOneLongLine(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(texts["seq"], "3001\n"))
 	assert.Contains(t, texts["seq"], "\n5000\n\n[Showing lines 3001-5000 of 5000. Full output: ")
+}
+
+// pi 1.6.0 (#12066, #12020): find's path patterns are anchored at the
+// search directory, like grep's glob, and a leading "./" is dropped; a
+// pattern without a slash still matches names at any depth. pi 1.5.2 (and
+// gopi before) matched "src/*.ts" at any depth and, through the folders
+// above the search directory, "src/**/*.ts" found every file under a
+// project that lives in some src/. pi 1.6.0 answered exactly these lists.
+func TestRPCFindPathPatternsAreRelativeToTheSearchDir(t *testing.T) {
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("rel", "find", `{"pattern":"src/*.ts"}`),
+			llmtest.Call("dot", "find", `{"pattern":"./src/*.ts"}`),
+			llmtest.Call("any", "find", `{"pattern":"**/src/*.ts"}`),
+			llmtest.Call("name", "find", `{"pattern":"*.ts","path":"src"}`),
+			llmtest.Call("above", "find", `{"pattern":"src/**/*.ts","path":"src/app"}`),
+			llmtest.Call("inside", "find", `{"pattern":"lib/*.ts","path":"src/app"}`),
+		),
+		llmtest.Text("done"),
+	)
+	for _, f := range []string{"src/a.ts", "pkg/src/b.ts", "src/app/x.ts", "src/app/lib/y.ts"} {
+		p := filepath.Join(w.cwd, f)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+	texts := toolResultTexts(t, w.start("--tools", "find"))
+	assert.Equal(t, map[string]string{
+		"rel":    "src/a.ts",
+		"dot":    "src/a.ts",
+		"any":    "pkg/src/b.ts\nsrc/a.ts",
+		"name":   "a.ts\napp/lib/y.ts\napp/x.ts",
+		"above":  "No files found matching pattern",
+		"inside": "lib/y.ts",
+	}, texts)
 }

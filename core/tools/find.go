@@ -41,7 +41,7 @@ var (
 const findSchema = `{
 	"type": "object",
 	"properties": {
-		"pattern": {"type": "string", "description": "Glob the paths must match, such as '*.go', '**/*.yaml' or 'internal/**/*_test.go'"},
+		"pattern": {"type": "string", "description": "Glob the paths must match, relative to the searched directory, such as 'internal/**/*_test.go' or '**/testdata/*.json'; without a slash, such as '*.go', it matches names at any depth"},
 		"path": {"type": "string", "description": "Directory to search (defaults to the working directory)"},
 		"limit": {"type": "number", "description": "Most paths to return (default 1000)"}
 	},
@@ -165,22 +165,40 @@ func fdAtLeast(version string, major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
-// findMatcher matches the way `fd --glob` does: a pattern without a slash
-// against the name, one with a slash against the absolute path, with "**/"
-// put in front of relative patterns so they may match at any depth.
+// findPattern is a find pattern as it is matched, as in pi 1.6: leading
+// "./" dropped; a pattern with a slash is a path pattern, anchored at the
+// search directory like grep's glob ("src/*.ts" finds src/a.ts, not
+// pkg/src/a.ts; "**/src/*.ts" finds both) unless it is absolute; one
+// without a slash matches names at any depth.
+type findPattern struct {
+	glob     string
+	path     bool // matched against a path, not a name
+	absolute bool // matched against the absolute path
+}
+
+func parseFindPattern(pattern string) findPattern {
+	for strings.HasPrefix(pattern, "./") {
+		pattern = strings.TrimLeft(pattern[2:], "/")
+	}
+	p := findPattern{glob: pattern, path: strings.Contains(pattern, "/")}
+	p.absolute = p.path && filepath.IsAbs(pattern)
+	return p
+}
+
+// findMatcher matches entries of root against pattern.
 func findMatcher(pattern, root string) func(e walkEntry) bool {
-	if !strings.Contains(pattern, "/") {
-		return func(e walkEntry) bool {
-			ok, _ := doublestar.Match(pattern, path.Base(e.rel))
-			return ok
-		}
-	}
-	if !strings.HasPrefix(pattern, "/") && !strings.HasPrefix(pattern, "**/") && pattern != "**" {
-		pattern = "**/" + pattern
-	}
-	rootSlash := filepath.ToSlash(root)
+	p := parseFindPattern(pattern)
+	rootSlash := strings.TrimSuffix(filepath.ToSlash(root), "/")
 	return func(e walkEntry) bool {
-		ok, _ := doublestar.Match(pattern, strings.TrimSuffix(rootSlash, "/")+"/"+e.rel)
+		var ok bool
+		switch {
+		case !p.path:
+			ok, _ = doublestar.Match(p.glob, path.Base(e.rel))
+		case p.absolute:
+			ok, _ = doublestar.Match(p.glob, rootSlash+"/"+e.rel)
+		default:
+			ok, _ = doublestar.Match(p.glob, e.rel)
+		}
 		return ok
 	}
 }
@@ -202,14 +220,25 @@ func (t *findTool) goFind(ctx context.Context, pattern, root string, limit int) 
 	return out, err
 }
 
+// globEscape escapes the characters a glob gives a meaning.
+var globEscape = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`, "{", `\{`, "}", `\}`)
+
 // runFd lists matches with fd, relative to root.
 func runFd(ctx context.Context, fd, pattern, root string, limit int) ([]string, error) {
 	args := []string{"--glob", "--color=never", "--hidden", "--no-require-git", "--exclude", ".git",
 		"--max-results", strconv.Itoa(limit)}
-	if strings.Contains(pattern, "/") {
+	p := parseFindPattern(pattern)
+	pattern = p.glob
+	if p.path {
+		// fd matches a path pattern against the absolute path: a relative
+		// one is put under the search directory, glob-escaped. Smart case
+		// then follows the pattern alone, not the directory's letters.
 		args = append(args, "--full-path")
-		if !strings.HasPrefix(pattern, "/") && !strings.HasPrefix(pattern, "**/") && pattern != "**" {
-			pattern = "**/" + pattern
+		if !p.absolute {
+			if pattern == strings.ToLower(pattern) {
+				args = append(args, "--ignore-case")
+			}
+			pattern = globEscape.Replace(strings.TrimSuffix(filepath.ToSlash(root), "/")) + "/" + pattern
 		}
 	}
 	args = append(args, "--", pattern, root)
