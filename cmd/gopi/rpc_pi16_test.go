@@ -135,3 +135,52 @@ func TestRPCFindPathPatternsAreRelativeToTheSearchDir(t *testing.T) {
 		"inside": "lib/y.ts",
 	}, texts)
 }
+
+// pi 1.6.0 (#9986): a batch of tool calls aborted part-way gives every call
+// that had not started an "Operation aborted" result. Here an extension's
+// tool_call handler asks before the write, and the client aborts while the
+// question waits: the bash call prepared before it, the write and the bash
+// call after it all end "Operation aborted", and nothing runs. pi 1.6.0
+// answers exactly so (once its dialog is answered: pi's abort waits for
+// it); gopi before ran the first call with the aborted context ("Command
+// aborted") and blocked the others as a failed extension.
+func TestExtensionAbortedBatchCallsAreOperationAborted(t *testing.T) {
+	e := extTestEnv(t)
+	w := newWorld(t,
+		llmtest.ToolCalls(
+			llmtest.Call("c1", "bash", `{"command":"echo one > one.txt"}`),
+			llmtest.Call("c2", "write", `{"path":"two.txt","content":"two"}`),
+			llmtest.Call("c3", "bash", `{"command":"echo three > three.txt"}`),
+		),
+		llmtest.Text("unused"),
+	)
+	ext := w.writeExt("ask.ts", `export default function (pi) {
+	pi.on("tool_call", async (event, ctx) => {
+		if (event.toolName !== "write") return;
+		if (!(await ctx.ui.confirm("Write?", event.input.path))) return { block: true, reason: "not allowed" };
+	});
+}
+`)
+	p := e.gopi(t, w, "-e", ext)
+	p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+	p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "confirm" })
+	p.send(map[string]any{"id": "a", "type": "abort"})
+	rs := p.all(responseTo("a"), settled)
+	for _, id := range []string{"c1", "c2", "c3"} {
+		end := toolEnd(rs, id)
+		require.NotNil(t, end, "%s has no end\n%s", id, p.transcript())
+		assert.Equal(t, true, end["isError"], id)
+		assert.Equal(t, "Operation aborted", resultText(end), id)
+	}
+	var results []string
+	for _, m := range p.messages("m") {
+		if m := m.(map[string]any); m["role"] == "toolResult" {
+			results = append(results, m["toolCallId"].(string))
+		}
+	}
+	assert.Equal(t, []string{"c1", "c2", "c3"}, results, "every call has its result in the session")
+	for _, f := range []string{"one.txt", "two.txt", "three.txt"} {
+		assert.NoFileExists(t, filepath.Join(w.cwd, f))
+	}
+	assert.Equal(t, 0, p.exit())
+}

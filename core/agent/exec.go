@@ -16,6 +16,11 @@ import (
 // skippedText is the result of a call skipped for a steering message.
 const skippedText = "Skipped due to queued user message."
 
+// abortedText is the result of a call an abort stopped before its tool
+// started: while it waited to be prepared, in its before hook, or before
+// its turn to run (pi 1.6).
+const abortedText = "Operation aborted"
+
 // outcome is a finished tool call.
 type outcome struct {
 	call    llm.ToolCall
@@ -196,6 +201,9 @@ func (r *run) prepare(i int, call llm.ToolCall) (p *prepared, out outcome) {
 	fail := func(text string) (*prepared, outcome) {
 		return nil, outcome{call: call, result: errorResult(text), isError: true}
 	}
+	if r.ctx.Err() != nil {
+		return fail(abortedText)
+	}
 	tool := r.findTool(call.Name)
 	if tool == nil {
 		return fail(fmt.Sprintf("Tool %s not found", call.Name))
@@ -216,7 +224,13 @@ func (r *run) prepare(i int, call llm.ToolCall) (p *prepared, out outcome) {
 	}
 	c := Call{ID: call.ID, Name: call.Name, Args: checked}
 	if hook := r.a.cfg.BeforeToolCall; hook != nil {
-		if block, reason := hook(r.ctx, &c); block {
+		block, reason := hook(r.ctx, &c)
+		if r.ctx.Err() != nil {
+			// Aborted while the hook ran: whatever it decided (a dialog
+			// cancelled, a hook that failed for it), the call does not run.
+			return fail(abortedText)
+		}
+		if block {
 			if reason == "" {
 				reason = "Tool execution was blocked"
 			}
@@ -247,7 +261,10 @@ func (r *run) runPrepared(ps []prepared, outs []outcome, endEvents bool) {
 			continue
 		}
 		remaining--
-		out := r.after(ps[slices.IndexFunc(ps, func(p prepared) bool { return p.index == n.index })], n.outcome)
+		out := n.outcome
+		if out.duration != nil { // the tool ran: its result goes through the after hook
+			out = r.after(ps[slices.IndexFunc(ps, func(p prepared) bool { return p.index == n.index })], out)
+		}
 		outs[n.index] = out
 		if endEvents {
 			r.endEvent(out)
@@ -271,6 +288,12 @@ func (r *run) invoke(p prepared, notes chan<- toolNote) {
 		notes <- toolNote{index: p.index, update: &res}
 	}
 	out := outcome{call: p.call}
+	if r.ctx.Err() != nil {
+		// Aborted before this call's turn came: it never starts.
+		out.result, out.isError = errorResult(abortedText), true
+		notes <- toolNote{index: p.index, done: true, outcome: out}
+		return
+	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {

@@ -936,3 +936,45 @@ func TestUpdatesAfterReturnAreDropped(t *testing.T) {
 	saved(TextResult("late")) // must neither block nor emit
 	assert.Empty(t, rec.ofType(EventToolExecutionUpdate))
 }
+
+// An abort while a before hook waits (pi 1.6): the call prepared before it,
+// the waiting one and those after it all end "Operation aborted" without
+// running, whatever the hook then decides, and the after hook sees none of
+// them.
+func TestAbortDuringBeforeHookAbortsTheBatch(t *testing.T) {
+	fm := newFakeModel(
+		toolTurn(callSpec{"c1", "echo", `{}`}, callSpec{"c2", "echo", `{"ask":true}`}, callSpec{"c3", "echo", `{}`}),
+		textTurn("unused"),
+	)
+	ran := 0
+	tool := &fakeTool{name: "echo", run: func(ctx context.Context, call Call, update func(Result)) (Result, error) {
+		ran++
+		return TextResult("ran"), nil
+	}}
+	var a *Agent
+	var rec *recorder
+	var after []string
+	a, rec = newTestAgent(t, fm, Config{
+		BeforeToolCall: func(ctx context.Context, call *Call) (bool, string) {
+			if strings.Contains(string(call.Args), "ask") {
+				a.Abort()
+				<-ctx.Done()
+				return true, "the dialog was cancelled"
+			}
+			return false, ""
+		},
+		AfterToolCall: func(ctx context.Context, call Call, res Result) Result {
+			after = append(after, call.ID)
+			return res
+		},
+	}, tool)
+	_ = a.Prompt(context.Background(), llm.UserText("x"))
+	assert.Zero(t, ran)
+	assert.Empty(t, after)
+	ends := rec.ofType(EventToolExecutionEnd)
+	require.Len(t, ends, 3)
+	for _, e := range ends {
+		assert.True(t, e.IsError, e.ToolCallID)
+		assert.Equal(t, "Operation aborted", e.Result.Content.Text(), e.ToolCallID)
+	}
+}
