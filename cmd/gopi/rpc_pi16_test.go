@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,100 @@ func TestExtensionAbortedBatchCallsAreOperationAborted(t *testing.T) {
 	for _, f := range []string{"one.txt", "two.txt", "three.txt"} {
 		assert.NoFileExists(t, filepath.Join(w.cwd, f))
 	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// compatWorld is a world whose model speaks OpenAI Chat Completions, as
+// gateways and OpenAI-compatible servers do.
+func compatWorld(t *testing.T, turns ...llmtest.Turn) *world {
+	t.Helper()
+	w := newWorld(t, turns...)
+	w.writeJSON(filepath.Join(w.agentDir, "models.json"), map[string]any{"providers": map[string]any{
+		"compat": map[string]any{
+			"baseUrl": w.srv.OpenAIURL(), "api": "openai-completions", "apiKey": "test-key",
+			"models": []any{map[string]any{"id": "compat-1", "name": "Compat", "input": []string{"text"},
+				"contextWindow": 100000, "maxTokens": 8000}},
+		},
+	}})
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"retry": map[string]any{"baseDelayMs": 1, "maxRetries": 9}})
+	return w
+}
+
+// streamError is a turn whose 200 stream carries an error event after one
+// event, the way a gateway relays an upstream failure.
+func streamError(raw string) llmtest.Turn {
+	return llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("partial answer")}, Fault: &llmtest.Fault{Raw: raw, RawAfter: 1}}
+}
+
+// pi 1.6.0 (#12064, #12128): a failure reported as "Connection closed." or
+// as a bare socket error code (read ECONNRESET, write EPIPE, connect
+// ETIMEDOUT) is retried. Over a connection gopi holds itself a broken
+// socket is a transport failure and always was retried; these are the
+// same failures relayed by a gateway as an error without a type inside
+// a 200 stream, which gopi took for permanent. An error that names no
+// broken connection still is permanent.
+func TestRPCRetriesConnectionFailuresRelayedInTheStream(t *testing.T) {
+	failures := []string{
+		`{"error":{"message":"Connection closed."}}`,
+		`{"error":{"message":"read ECONNRESET"}}`,
+		`{"error":{"message":"write EPIPE"}}`,
+		`{"error":{"message":"connect ETIMEDOUT 10.1.2.3:443"}}`,
+	}
+	var turns []llmtest.Turn
+	for _, f := range failures {
+		turns = append(turns, streamError("data: "+f+"\n\n"))
+	}
+	turns = append(turns, llmtest.Text("recovered"),
+		streamError(`data: {"error":{"message":"Invalid value for 'ECONNRESETS' in messages"}}`+"\n\n"))
+	w := compatWorld(t, turns...)
+	p := w.start("--model", "compat/compat-1")
+	p.ok("1", map[string]any{"type": "prompt", "message": "try"})
+	rs := p.until(settled)
+	var retried []string
+	for _, r := range rs {
+		if r.is("auto_retry_start") {
+			retried = append(retried, r.str("errorMessage"))
+		}
+	}
+	require.Len(t, retried, len(failures), p.transcript())
+	for i, f := range failures {
+		var e struct{ Error struct{ Message string } }
+		require.NoError(t, json.Unmarshal([]byte(f), &e))
+		assert.Contains(t, retried[i], e.Error.Message)
+	}
+	assert.Equal(t, "recovered", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
+
+	p.ok("3", map[string]any{"type": "prompt", "message": "again"})
+	for _, r := range p.until(settled) {
+		assert.False(t, r.is("auto_retry_start"), "an error that names no broken connection is not retried: %v", r)
+	}
+	assert.Equal(t, 0, p.exit())
+}
+
+// The same over Anthropic Messages: pi 1.6.0's own example (#12064), a
+// gateway's api_error "Connection closed.", and socket errors in error
+// events without a type.
+func TestRPCRetriesConnectionFailuresInAnthropicErrorEvents(t *testing.T) {
+	failures := []string{
+		`{"type":"error","error":{"type":"api_error","message":"Connection closed."}}`,
+		`{"type":"error","error":{"message":"read ECONNRESET"}}`,
+		`{"type":"error","error":{"message":"Connection closed."}}`,
+	}
+	var turns []llmtest.Turn
+	for _, f := range failures {
+		turns = append(turns, streamError("event: error\ndata: "+f+"\n\n"))
+	}
+	w := newWorld(t, append(turns, llmtest.Text("recovered"))...)
+	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"retry": map[string]any{"baseDelayMs": 1, "maxRetries": 9}})
+	p := w.start()
+	p.ok("1", map[string]any{"type": "prompt", "message": "try"})
+	retries := 0
+	for _, r := range p.until(settled) {
+		if r.is("auto_retry_start") {
+			retries++
+		}
+	}
+	assert.Equal(t, len(failures), retries, p.transcript())
+	assert.Equal(t, "recovered", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
 	assert.Equal(t, 0, p.exit())
 }

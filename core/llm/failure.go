@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,9 @@ import (
 // ProviderError is a failed request or stream, as the provider packages
 // classify it. The runtime decides from these fields whether another
 // attempt is worth it, never from the message text: a permanent 400 whose
-// body happens to contain "timeout" or "529" is not retried.
+// body happens to contain "timeout" or "529" is not retried. The one
+// reading of text is in StreamFailure, for an in-stream error that has
+// neither status nor type.
 type ProviderError struct {
 	// Status is the HTTP status of the answer; 0 when there was none (the
 	// connection failed, or an error arrived inside a 200 stream).
@@ -103,7 +106,41 @@ func HTTPFailure(status int, body string, header http.Header, err error) *Provid
 // stream (a 200 answer): body is the error as the provider sent it.
 func StreamFailure(body string) *ProviderError {
 	body = strings.TrimSpace(body)
-	return &ProviderError{Type: ErrorType(body), Message: body}
+	f := &ProviderError{Type: ErrorType(body), Message: body}
+	// Without a type there is only the message: a gateway that lost its
+	// upstream connection relays that as "Connection closed." or a bare
+	// socket error ("read ECONNRESET"), a transport failure like one of
+	// our own connections.
+	f.Transport = f.Type == "" && brokenConnection.MatchString(errorMessage(body))
+	return f
+}
+
+// brokenConnection matches an error message that reports a broken or
+// failed connection; a socket error code counts as a whole word only.
+var brokenConnection = regexp.MustCompile(`(?i)connection (?:closed|reset|lost|refused|aborted)|other side closed|socket hang up|(?:^|[^a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?:$|[^a-z0-9_])`)
+
+// errorMessage is the message of an error body: error.message, else the
+// top-level message, else the body itself.
+func errorMessage(body string) string {
+	var v struct {
+		Message any `json:"message"`
+		Error   any `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &v) != nil {
+		return body
+	}
+	if e, ok := v.Error.(map[string]any); ok {
+		if m, ok := e["message"].(string); ok {
+			return m
+		}
+	}
+	if m, ok := v.Error.(string); ok {
+		return m
+	}
+	if m, ok := v.Message.(string); ok {
+		return m
+	}
+	return body
 }
 
 // TransportFailure wraps a broken connection or stream.

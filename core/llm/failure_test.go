@@ -28,6 +28,12 @@ func TestProviderErrorTransient(t *testing.T) {
 		{"stream overloaded", StreamFailure(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`), true},
 		{"stream invalid request", StreamFailure(`{"type":"error","error":{"type":"invalid_request_error","message":"timeout"}}`), false},
 		{"stream google unavailable", StreamFailure(`{"error":{"code":503,"status":"UNAVAILABLE"}}`), true},
+		{"stream connection closed, no type", StreamFailure(`{"error":{"message":"Connection closed."}}`), true},
+		{"stream bare socket error", StreamFailure(`{"type":"error","error":{"message":"write EPIPE"}}`), true},
+		{"stream socket error as text", StreamFailure(`connect ETIMEDOUT 10.0.0.1:443`), true},
+		{"stream code inside a word", StreamFailure(`{"error":{"message":"Invalid value for 'ECONNRESETS'"}}`), false},
+		{"stream typed permanent naming a connection", StreamFailure(`{"error":{"type":"invalid_request_error","message":"connection reset"}}`), false},
+		{"stream no type, not a connection", StreamFailure(`{"error":{"message":"Invalid prompt"}}`), false},
 		{"cut stream", TransportFailure("stream cut", nil), true},
 	}
 	for _, c := range cases {

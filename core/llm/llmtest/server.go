@@ -104,6 +104,11 @@ type Fault struct {
 	// even the response headers, until the request context ends or
 	// [Server.Release] is called: a provider that hung.
 	StallHeaders bool
+	// Raw, when set, is written as is after RawAfter events and the
+	// stream then ends: an error event as a provider or gateway sends it
+	// inside a 200 stream ("event: error\ndata: {...}\n\n").
+	Raw      string
+	RawAfter int
 }
 
 // Text is a turn that answers with text.
@@ -325,6 +330,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, ev := range evs {
 		if f := turn.Fault; f != nil {
+			if f.Raw != "" && i == f.RawAfter {
+				write([]byte(f.Raw))
+				return
+			}
 			if (f.Cut || f.CutAfter > 0) && i == f.CutAfter {
 				abort(w)
 				return

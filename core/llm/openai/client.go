@@ -72,6 +72,14 @@ func httpError(resp *http.Response, err error) error {
 		}
 		return llm.HTTPFailure(resp.StatusCode, text, resp.Header, err)
 	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		// An error event inside a 200 stream, classified by the
+		// provider's error object; users see the SDK's words.
+		f := llm.StreamFailure(string(streamErr.Event.Data))
+		f.Message, f.Err = streamErr.Message, err
+		return f
+	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		text := apiErr.RawJSON()
