@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,4 +280,35 @@ func TestRPCRetriesConnectionFailuresInAnthropicErrorEvents(t *testing.T) {
 	assert.Equal(t, len(failures), retries, p.transcript())
 	assert.Equal(t, "recovered", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
 	assert.Equal(t, 0, p.exit())
+}
+
+// pi 1.6.0: "Could not restore model" is reported in RPC mode too, at
+// startup as after switch_session, and a problem already reported is not
+// repeated. Checked against pi 1.6.0 with this session and these
+// commands: one "Warning: Could not restore model fake/fake-haiku. Using
+// scripted/scripted-1" on stderr, at startup. gopi said nothing at
+// startup (and went on with the session's model when it lacked
+// credentials), then once per switch_session.
+func TestRPCCouldNotRestoreModelIsReportedOnce(t *testing.T) {
+	w := newWorld(t)
+	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessions", "pi-0.73.1.jsonl"))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "from-pi.jsonl")
+	require.NoError(t, os.WriteFile(path, ref, 0o644))
+	const want = "could not restore model fake/fake-haiku; using scripted/scripted-1"
+
+	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--session", path)
+	st := p.state("1")
+	assert.Equal(t, "scripted-1", st["model"].(map[string]any)["id"])
+	assert.Contains(t, p.stderr.String(), want, "reported at startup")
+	for i, c := range []map[string]any{
+		{"type": "new_session"},
+		{"type": "switch_session", "sessionPath": path},
+		{"type": "new_session"},
+		{"type": "switch_session", "sessionPath": path},
+	} {
+		p.ok(fmt.Sprint("c", i), c)
+	}
+	assert.Equal(t, 0, p.exit())
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), want), p.stderr.String())
 }

@@ -193,6 +193,10 @@ type Host struct {
 	// notes: the next request's declared tools get codemode's note
 	// (requestTools decides, toolSpec reads).
 	notes atomic.Bool
+
+	diagMu sync.Mutex // guards diagnosed
+	// diagnosed holds the diagnostics already reported (see diagnose).
+	diagnosed map[string]bool
 }
 
 // New builds a host and restores the session's conversation, model and
@@ -264,9 +268,14 @@ func New(opts Options) (*Host, error) {
 	ctx := opts.Store.Context()
 	h.agent.ReplaceMessages(ctx.Messages)
 	model := opts.Model
+	unrestored := false
 	if model == nil && ctx.Model != nil {
-		if m, ok := reg.Find(ctx.Model.Provider, ctx.Model.ModelID); ok {
+		// A resumed conversation goes on with its model, when it is known
+		// and has credentials; else the startup default, said once.
+		if m, ok := reg.Find(ctx.Model.Provider, ctx.Model.ModelID); ok && reg.HasAuth(&m) {
 			model = &m
+		} else {
+			unrestored = len(ctx.Messages) > 0
 		}
 	}
 	thinking := opts.Thinking
@@ -287,6 +296,9 @@ func New(opts Options) (*Host, error) {
 	}
 	if thinking == "" {
 		thinking = h.defaultThinkingFor(model)
+	}
+	if unrestored {
+		h.diagnose(errCouldNotRestore(ctx.Model.Provider, ctx.Model.ModelID, model))
 	}
 	if err := h.setModel(model, thinking); err != nil {
 		return nil, err

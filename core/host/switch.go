@@ -46,10 +46,10 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 		return api.CancelledResult{}, fmt.Errorf("opening session: %w", err)
 	}
 	for _, d := range rep.Damaged {
-		h.opts.Report(fmt.Errorf("session %s: skipped %w", path, d))
+		h.diagnose(fmt.Errorf("session %s: skipped %w", path, d))
 	}
 	for _, k := range rep.Kept {
-		h.opts.Report(fmt.Errorf("session %s: kept an entry gopi cannot read, %w", path, k))
+		h.diagnose(fmt.Errorf("session %s: kept an entry gopi cannot read, %w", path, k))
 	}
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
@@ -157,7 +157,7 @@ func (h *Host) adopt(next *session.Store) error {
 			if m, ok := reg.Find(ref.Provider, ref.ModelID); ok && reg.HasAuth(&m) {
 				model = &m
 			} else if model != nil {
-				h.opts.Report(fmt.Errorf("could not restore model %s/%s; using %s/%s", ref.Provider, ref.ModelID, model.Provider, model.ID))
+				h.diagnose(errCouldNotRestore(ref.Provider, ref.ModelID, model))
 			}
 		}
 		level = h.defaultThinking()
@@ -171,6 +171,31 @@ func (h *Host) adopt(next *session.Store) error {
 		return nil
 	}
 	return h.setModel(model, level)
+}
+
+// errCouldNotRestore is the diagnostic for a conversation whose model is
+// unknown or has no credentials, going on with model instead.
+func errCouldNotRestore(provider, id string, model *llm.Model) error {
+	return fmt.Errorf("could not restore model %s/%s; using %s/%s", provider, id, model.Provider, model.ID)
+}
+
+// diagnose reports a problem found while a session is set up (at startup,
+// new_session, switch_session, fork, clone) once: the same one found again
+// by a later replacement is not repeated, as pi 1.6 reports them.
+func (h *Host) diagnose(err error) {
+	key := err.Error()
+	h.diagMu.Lock()
+	seen := h.diagnosed[key]
+	if !seen {
+		if h.diagnosed == nil {
+			h.diagnosed = map[string]bool{}
+		}
+		h.diagnosed[key] = true
+	}
+	h.diagMu.Unlock()
+	if !seen {
+		h.opts.Report(err)
+	}
 }
 
 // hasThinkingEntry reports whether the branch set a thinking level (a
