@@ -206,7 +206,9 @@ func TestAbortEndsTheCallAtOnce(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	srv := stdio()
-	srv.Timeout = 0.3
+	// The timeout bounds the connection too: long enough for the server to
+	// start on a loaded machine; the slow tool never answers at all.
+	srv.Timeout = 2
 	m, _ := start(t, map[string]Server{"s": srv})
 	res := call(t, context.Background(), tool(t, m, "mcp__s__slow"), map[string]any{})
 	assert.True(t, res.IsError)
