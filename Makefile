@@ -2,9 +2,11 @@
 GO      ?= go
 BIN     ?= bin/gopi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE    ?= $(shell git log -1 --format=%cI HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix bench bench-vs-pi fuzz lint fmtcheck stylua-check generate clean
+.PHONY: build run test test-go test-node test-editors test-vscode-e2e vsix release release-host bench bench-vs-pi fuzz lint fmtcheck stylua-check generate clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gopi
@@ -86,6 +88,23 @@ test-vscode-e2e: build
 vsix:
 	@cd editors/vscode && { [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; } && node esbuild.mjs && ./package-vsix.sh
 
+# The release files in dist/ (docs/release.md), offline once modules and
+# the VS Code extension's npm packages are cached: for linux, darwin and
+# windows on amd64 and arm64 an archive (binary, README, licence files),
+# a CycloneDX SBOM, the npm packages (dist/npm: the launcher "gopi" and
+# one per platform), the VS Code packages (dist/vscode), install.sh, the
+# ACP registry entry with the archives' URLs and checksums, and
+# SHA256SUMS. RELEASE_ARGS='-version 0.1.0' names the version (default:
+# the tag at HEAD, else 0.0.0-dev.g<commit>).
+RELEASE_ARGS ?=
+release:
+	$(GO) run ./cmd/release -out dist $(RELEASE_ARGS)
+
+# This machine's platform only, without the VS Code packages: what the
+# tests of cmd/release build (make test runs them).
+release-host:
+	$(GO) run ./cmd/release -out dist -targets host -vsix=false $(RELEASE_ARGS)
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	cd core/codemode/enginebench && $(GO) test -run '^$$' -bench . -benchmem -benchtime=20x .
@@ -143,4 +162,4 @@ fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf bin editors/vscode/dist editors/vscode/test-artifacts
+	rm -rf bin dist editors/vscode/dist editors/vscode/test-artifacts

@@ -38,7 +38,7 @@ func (ap *app) runACP(ctx context.Context, a *args, stdin io.Reader, stdout io.W
 			return ap.acpFork(a, src, cfg)
 		},
 		Auth:    acpAuth{ap.registry},
-		Version: version,
+		Version: currentBuild().Version,
 		Report:  report,
 	}
 	if !a.noSession {

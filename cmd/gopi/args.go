@@ -18,6 +18,7 @@ import (
 // an error once they have loaded.
 type args struct {
 	help, version  bool
+	versionJSON    bool   // --json with --version
 	mode           string // "", "text", "print", "json", "rpc", "jsonrpc", "acp"
 	print          bool
 	continue_      bool
@@ -137,6 +138,10 @@ func parseArgs(argv []string) *args {
 			a.help = true
 		case "--version", "-v":
 			a.version = true
+		case "--json":
+			// Only with --version: gopi's other output has its own
+			// modes (--mode json).
+			a.versionJSON = true
 		case "--mode":
 			if v, ok := next(&i); ok {
 				switch v {
@@ -323,6 +328,9 @@ func (a *args) checkCombinations() {
 	if a.nameSet && strings.TrimSpace(a.name) == "" {
 		a.errors = append(a.errors, "--name needs a non-empty name")
 	}
+	if a.versionJSON && !a.version {
+		a.errors = append(a.errors, "--json goes with --version (for the event stream as JSON, use --mode json)")
+	}
 }
 
 func takesValue(flag string) bool {
@@ -344,7 +352,7 @@ var knownFlags = []string{
 	"--no-context-files", "--prompt-template", "--skill", "--extension", "--stdio", "--full-updates",
 	"--no-extensions", "--approve", "--no-approve", "--resume", "--name", "--session-id", "--fork",
 	"--no-builtin-tools", "--exclude-tools", "--no-skills", "--no-prompt-templates", "--no-mcp",
-	"--export", "--offline", "--theme", "--use-theme", "--no-themes", "--verbose", "--tui-mode",
+	"--export", "--json", "--offline", "--theme", "--use-theme", "--no-themes", "--verbose", "--tui-mode",
 }
 
 // unknownFlag is the error for a flag gopi does not know, with the
@@ -467,7 +475,8 @@ Other:
   --offline                          set PI_OFFLINE=1 for what gopi starts (gopi itself only
                                      goes online to call the model)
   --no-mcp                           connect no MCP server (mcp.json) this run
-  --version, -v, --help, -h
+  --version, -v [--json]            the version, commit and build date (--json: as an object)
+  --help, -h
   pi's commands (install, remove, update, list, config, auth) are not gopi's: refused
 Accepted and ignored (pi's terminal UI; gopi has none):
   --theme PATH, --use-theme NAME, --no-themes, --tui-mode regular|fullscreen, --verbose

@@ -19,9 +19,6 @@ import (
 	"github.com/gopi-dev/gopi/core/tools"
 )
 
-// version is set by the Makefile (-ldflags -X main.version=...).
-var version = "dev"
-
 func main() {
 	// gopi started as the sandbox's launcher (first argument
 	// sandbox.LauncherArg) never gets here: core/sandbox's init confines
@@ -56,7 +53,7 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case a.version:
-		fmt.Fprintln(stdout, "gopi", version)
+		printVersion(stdout, a.versionJSON)
 		return 0
 	case a.exportSet:
 		return runExport(a, stdout, stderr)

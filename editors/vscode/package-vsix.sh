@@ -8,7 +8,9 @@
 #
 #   GOPI_VSIX_BIN  a gopi binary already built for the one target named,
 #                  shipped as it is instead of compiling one (the end-to-end
-#                  suite packages the binary it tests)
+#                  suite packages the binary it tests; `make release` the
+#                  release build)
+#   GOPI_VSIX_OUT  the folder the packages go to (default: dist)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +21,7 @@ targets=("$@")
 version=$(node -p 'require("./package.json").version')
 gopi_version=$(cd "$repo" && git describe --tags --always --dirty 2>/dev/null || echo dev)
 
+out=${GOPI_VSIX_OUT:-dist}
 [[ -f dist/extension.js && -f dist/webview.js ]] || node esbuild.mjs
 trap 'rm -rf "$here/bin"' EXIT
 for target in "${targets[@]}"; do
@@ -34,8 +37,8 @@ for target in "${targets[@]}"; do
 		else
 			(cd "$repo" && CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "-s -w -X main.version=$gopi_version" -o "$here/bin/gopi$exe" ./cmd/gopi)
 		fi
-		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links --target "$target" -o "dist/gopi-$target-$version.vsix"
+		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links --target "$target" -o "$out/gopi-$target-$version.vsix"
 	else
-		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links -o "dist/gopi-universal-$version.vsix"
+		node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --no-rewrite-relative-links -o "$out/gopi-universal-$version.vsix"
 	fi
 done
