@@ -79,6 +79,43 @@ test(":checkhealth gopi names the sandbox option: set, unset, or a value set pas
   config.setup({})
 end)
 
+test("a gopi that install.sh put in $GOPI_INSTALL_DIR is found when it is not on PATH; :checkhealth names it and its version", function()
+  -- The real gopi behind a script that answers --version as a release does.
+  local real = vim.env.GOPI_BIN
+  if not real or real == "" then
+    real = vim.fn.fnamemodify(here, ":h:h:h") .. "/bin/gopi"
+  end
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  local fake = dir .. "/gopi"
+  vim.fn.writefile({
+    "#!/bin/sh",
+    'if [ "$1" = --version ]; then printf "gopi 9.8.7\\ncommit abc\\nbuilt 2026-11-29T00:00:00Z\\n"; exit 0; fi',
+    "exec " .. vim.fn.shellescape(real) .. ' "$@"',
+  }, fake)
+  vim.fn.setfperm(fake, "rwxr-xr-x")
+  local path, install_dir = vim.env.PATH, vim.env.GOPI_INSTALL_DIR
+  vim.env.PATH = "/usr/bin:/bin"
+  vim.env.GOPI_INSTALL_DIR = dir
+  local done, bin, how, text = pcall(function()
+    if vim.fn.executable("gopi") == 1 then
+      error("a gopi on /usr/bin:/bin: " .. vim.fn.exepath("gopi"))
+    end
+    local b, h = require("gopi.client").binary({})
+    require("gopi.config").setup({})
+    vim.cmd("silent checkhealth gopi")
+    local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    vim.cmd("bwipeout!")
+    return b, h, t
+  end)
+  vim.env.PATH, vim.env.GOPI_INSTALL_DIR = path, install_dir
+  ok(done, tostring(bin))
+  eq(fake, bin)
+  ok(how:find("install.sh", 1, true), how)
+  ok(text:find("binary: " .. fake .. " (from install.sh's folder", 1, true), "the binary:\n" .. text)
+  ok(text:find("version: gopi 9.8.7, commit abc, built 2026-11-29T00:00:00Z", 1, true), "the version:\n" .. text)
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

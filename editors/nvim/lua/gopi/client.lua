@@ -4,7 +4,20 @@
 -- so a reply of thousands of deltas costs a few redraws, not thousands.
 local M = {}
 
---- Where the gopi binary is, and how it was found.
+--- Where install.sh puts gopi: $GOPI_INSTALL_DIR, else ~/.local/bin.
+local function installed_path()
+  local dir = vim.env.GOPI_INSTALL_DIR
+  if not dir or dir == "" then
+    dir = vim.fn.expand("~/.local/bin")
+  end
+  return dir .. "/gopi" .. (vim.fn.has("win32") == 1 and ".exe" or "")
+end
+
+--- Where the gopi binary is, and how it was found: the cmd option, else
+--- `gopi` on PATH, else the one install.sh installed (an editor started
+--- from a desktop launcher often lacks ~/.local/bin on its PATH), else
+--- bin/gopi of the clone the plugin is in (make build, or the lazy.nvim
+--- build step).
 ---@return string|nil path, string how
 function M.binary(cfg)
   if cfg.cmd and cfg.cmd ~= "" then
@@ -17,14 +30,23 @@ function M.binary(cfg)
   if vim.fn.executable("gopi") == 1 then
     return vim.fn.exepath("gopi"), "PATH"
   end
+  local installed = installed_path()
+  if vim.fn.executable(installed) == 1 then
+    return installed, "install.sh's folder (" .. vim.fn.fnamemodify(installed, ":h") .. ")"
+  end
   -- The plugin lives at <repository>/editors/nvim; `make build` puts gopi in <repository>/bin.
   local here = debug.getinfo(1, "S").source:sub(2)
   local repo = vim.fn.fnamemodify(here, ":p:h:h:h:h:h")
   local built = repo .. "/bin/gopi"
   if vim.fn.executable(built) == 1 then
-    return built, "this checkout's bin/ (make build)"
+    return built, "this clone's bin/ (make build, or the lazy.nvim build step)"
   end
-  return nil, "not found: not on $PATH, no cmd option, and no bin/gopi in the repository the plugin is in (" .. repo .. ")"
+  return nil,
+    "not found: no cmd option, not on $PATH, not in "
+      .. vim.fn.fnamemodify(installed, ":h")
+      .. " (install.sh), and no bin/gopi in the repository the plugin is in ("
+      .. repo
+      .. ")"
 end
 
 --- gopi's command line for the options cfg: `--sandbox` only when the

@@ -30,7 +30,8 @@ function M.check()
   local bin, how = require("gopi.client").binary(config.options)
   if not bin then
     h.error("gopi binary " .. how, {
-      "In the gopi repository run `make build`: the plugin finds its bin/gopi (lazy.nvim runs no `build` step for a `dir` plugin)",
+      "Install the release: curl -fsSL https://github.com/gopi-dev/gopi/releases/latest/download/install.sh | sh (into ~/.local/bin, found there)",
+      "Or in the gopi repository run `make build` (or editors/nvim/build.sh): the plugin finds its bin/gopi",
       "Or put gopi on $PATH, or set `cmd` in require('gopi').setup()",
     })
     return
@@ -38,7 +39,9 @@ function M.check()
   h.ok(string.format("binary: %s (from %s)", bin, how))
   local out = vim.system({ bin, "--version" }, { text = true }):wait(10000)
   if out.code == 0 then
-    h.ok("version: " .. vim.trim(out.stdout or ""))
+    -- "gopi 0.1.0", then the commit, the build date and the Go release.
+    local lines = vim.split(vim.trim(out.stdout or ""), "\n")
+    h.ok("version: " .. table.concat(lines, ", "))
   else
     h.error("`" .. bin .. " --version` failed: " .. vim.trim((out.stderr or "") .. (out.stdout or "")))
     return
