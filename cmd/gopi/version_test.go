@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
@@ -68,4 +69,32 @@ func TestBuildFromToolchainRecord(t *testing.T) {
 	stamped.Version, stamped.Commit, stamped.Date = "0.2.0", "abc", "2026-12-01T00:00:00Z"
 	assert.Equal(t, stamped, buildFrom(stamped, checkout))
 	assert.Equal(t, base, buildFrom(base, nil))
+}
+
+// Issue 41: every start runs the init of every package linked in, before
+// main, whatever the command. gopi's own packages compiled their regular
+// expressions and parsed the system prompt's templates there (112 KB
+// allocated on each start, core/resources alone 418 allocations); they
+// build them on first use now. The budget is per package, in bytes
+// allocated, which GODEBUG=inittrace reports exactly, unlike its times.
+func TestOwnPackagesDoLittleAtInit(t *testing.T) {
+	cmd := exec.Command(gopiBinary(t), "--version")
+	cmd.Env = append(binaryEnv(), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run())
+	seen := 0
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		// init github.com/gopi-dev/gopi/core/llm @125 ms, 0.33 ms clock, 4176 bytes, 32 allocs
+		fields := strings.Fields(line)
+		if len(fields) < 10 || fields[0] != "init" || !strings.HasPrefix(fields[1], "github.com/gopi-dev/gopi/") {
+			continue
+		}
+		seen++
+		var bytes int
+		_, err := fmt.Sscan(fields[7], &bytes)
+		require.NoError(t, err, line)
+		assert.LessOrEqual(t, bytes, 8<<10, "%s allocates %d bytes at init: build it on first use (sync.OnceValue)", fields[1], bytes)
+	}
+	assert.Greater(t, seen, 5, "inittrace lines of gopi's packages:\n%s", stderr.String())
 }

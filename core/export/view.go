@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/llm"
@@ -334,8 +335,8 @@ func imagesOf(cs llm.Contents) []imageView {
 }
 
 var (
-	mimeRE   = regexp.MustCompile(`^image/[a-z0-9][a-z0-9.+-]*$`)
-	base64RE = regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`)
+	mimeRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^image/[a-z0-9][a-z0-9.+-]*$`) })
+	base64RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/=\r\n]*$`) })
 )
 
 // image embeds img as a data: URI when its type is an image type and its
@@ -343,7 +344,7 @@ var (
 func image(img llm.ImageContent) imageView {
 	v := imageView{Mime: img.MimeType}
 	mime := strings.ToLower(img.MimeType)
-	if mimeRE.MatchString(mime) && img.Data != "" && base64RE.MatchString(img.Data) {
+	if mimeRE().MatchString(mime) && img.Data != "" && base64RE().MatchString(img.Data) {
 		v.URL = template.URL("data:" + mime + ";base64," + img.Data) //nolint:gosec // checked above
 	}
 	return v

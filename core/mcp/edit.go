@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/gopi-dev/gopi/internal/atomicfile"
 	"github.com/gopi-dev/gopi/internal/regularfile"
@@ -46,7 +47,7 @@ func RemoveServer(path, name string) (removed bool, err error) {
 }
 
 // leadingIndent finds the first indented line's indentation.
-var leadingIndent = regexp.MustCompile(`(?m)^([ \t]+)\S`)
+var leadingIndent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^([ \t]+)\S`) })
 
 // editFile reads the mcp.json at path (empty when missing), lets edit
 // change it, and writes it back atomically when edit says so.
@@ -62,7 +63,7 @@ func editFile(path string, edit func(top, servers *object) bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if m := leadingIndent.FindSubmatch(data); m != nil {
+		if m := leadingIndent().FindSubmatch(data); m != nil {
 			indent = string(m[1])
 		}
 	}

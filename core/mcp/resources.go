@@ -384,13 +384,13 @@ func list[T any](ctx context.Context, m *Manager, method string, page pageFunc[T
 }
 
 // mcpApp matches the MIME type of an MCP App's user interface.
-var mcpApp = regexp.MustCompile(`(?i);\s*profile\s*=\s*"?mcp-app"?`)
+var mcpApp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i);\s*profile\s*=\s*"?mcp-app"?`) })
 
 // isMCPApp reports whether a resource is an MCP App's user interface
 // (a ui:// URI, or HTML with profile=mcp-app), which only hosts that
 // render them can use: listings leave them out, as pi's do.
 func isMCPApp(uri, mimeType string) bool {
-	return strings.HasPrefix(uri, "ui://") || mcpApp.MatchString(mimeType)
+	return strings.HasPrefix(uri, "ui://") || mcpApp().MatchString(mimeType)
 }
 
 // listedResource is a resource in a listing: the server's fields without

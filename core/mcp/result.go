@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -171,7 +172,7 @@ func isTextMIMEType(mimeType string) bool {
 
 // extension matches a file name's extension, as pi keeps it for a saved
 // blob.
-var extension = regexp.MustCompile(`\.[A-Za-z0-9]{1,8}$`)
+var extension = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.[A-Za-z0-9]{1,8}$`) })
 
 // extensionOf is the extension a saved blob's file gets: the one its URI's
 // path ends in, else .bin.
@@ -180,7 +181,7 @@ func extensionOf(uri string) string {
 	if u, err := url.Parse(uri); err == nil && u.Scheme != "" {
 		p = u.Path
 	}
-	return cmp.Or(extension.FindString(p), ".bin")
+	return cmp.Or(extension().FindString(p), ".bin")
 }
 
 // formatSize is a byte count as pi writes it: 512B, 1.5KB, 2.0MB (as

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -252,12 +253,12 @@ func exactReference(ref string, models []llm.Model) (llm.Model, bool) {
 	return m, n == 1
 }
 
-var datedID = regexp.MustCompile(`-\d{8}$`)
+var datedID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{8}$`) })
 
 // isAlias reports whether id names a moving alias rather than a dated
 // snapshot.
 func isAlias(id string) bool {
-	return strings.HasSuffix(id, "-latest") || !datedID.MatchString(id)
+	return strings.HasSuffix(id, "-latest") || !datedID().MatchString(id)
 }
 
 // idAfter orders ids like a case-insensitive locale comparison.

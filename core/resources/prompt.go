@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -19,9 +20,9 @@ var (
 	//go:embed prompts/mcp_servers.md.tmpl
 	mcpServersTmplText string
 
-	systemTmpl     = template.Must(template.New("system").Parse(systemTmplText))
-	contextTmpl    = template.Must(template.New("context").Parse(contextTmplText))
-	mcpServersTmpl = template.Must(template.New("mcp_servers").Parse(mcpServersTmplText))
+	systemTmpl     = sync.OnceValue(func() *template.Template { return template.Must(template.New("system").Parse(systemTmplText)) })
+	contextTmpl    = sync.OnceValue(func() *template.Template { return template.Must(template.New("context").Parse(contextTmplText)) })
+	mcpServersTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("mcp_servers").Parse(mcpServersTmplText)) })
 )
 
 // ToolLine is a tool's one-line summary for the system prompt.
@@ -70,13 +71,13 @@ type PromptOptions struct {
 	Extra []PromptSection
 }
 
-var sectionName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var sectionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
 
 // CheckSectionName refuses a name an extension section cannot have, as
 // pi does: lower-case letters, digits, - and _, starting with a letter,
 // and not "preamble".
 func CheckSectionName(name string) error {
-	if !sectionName.MatchString(name) || name == "preamble" {
+	if !sectionName().MatchString(name) || name == "preamble" {
 		return fmt.Errorf("%w: %q", ErrSectionName, name)
 	}
 	return nil
@@ -114,7 +115,7 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 		add("preamble", o.Custom)
 	} else {
 		var b strings.Builder
-		_ = systemTmpl.Execute(&b, struct {
+		_ = systemTmpl().Execute(&b, struct {
 			Tools      []ToolLine
 			Guidelines []string
 		}{o.Tools, guidelines(o, hasTool)})
@@ -126,7 +127,7 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 	}
 	if len(o.ContextFiles) > 0 {
 		var b strings.Builder
-		_ = contextTmpl.Execute(&b, o.ContextFiles)
+		_ = contextTmpl().Execute(&b, o.ContextFiles)
 		add("project_context", b.String())
 	}
 	// As in pi, the skills section needs the read tool, custom prompt or not
@@ -137,7 +138,7 @@ func BuildSystemSections(o PromptOptions) []PromptSection {
 	}
 	if len(o.MCPServers) > 0 {
 		var b strings.Builder
-		_ = mcpServersTmpl.Execute(&b, o.MCPServers)
+		_ = mcpServersTmpl().Execute(&b, o.MCPServers)
 		add("mcp_servers", strings.TrimRight(b.String(), "\n"))
 	}
 	now := o.Now

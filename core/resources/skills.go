@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode/utf16"
 
@@ -20,7 +21,7 @@ var (
 	//go:embed prompts/skill-block.md.tmpl
 	skillBlockText string
 
-	skillBlockTmpl = template.Must(template.New("skill-block").Parse(skillBlockText))
+	skillBlockTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.New("skill-block").Parse(skillBlockText)) })
 )
 
 // Skill is a SKILL.md (or a loose .md in a skills directory root): named
@@ -44,7 +45,7 @@ const (
 	maxSkillDescriptionLen = 1024
 )
 
-var skillNameRe = regexp.MustCompile(`^[a-z0-9-]+$`)
+var skillNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+$`) })
 
 // LoadSkills finds skills, first of a name wins, in this order:
 //
@@ -351,7 +352,7 @@ func validateSkillName(name, parent string) []string {
 	if n := utf16Len(name); n > maxSkillNameLen {
 		out = append(out, fmt.Sprintf("skill name is %d characters long; the limit is %d", n, maxSkillNameLen))
 	}
-	if !skillNameRe.MatchString(name) {
+	if !skillNameRe().MatchString(name) {
 		out = append(out, "skill name may only use lowercase letters a-z, digits and hyphens")
 	}
 	if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") {
@@ -394,7 +395,7 @@ func ExpandSkill(text string, skills []Skill) (string, error) {
 			return text, fmt.Errorf("expanding skill %s: %w", s.Name, err)
 		}
 		var out strings.Builder
-		err = skillBlockTmpl.Execute(&out, struct {
+		err = skillBlockTmpl().Execute(&out, struct {
 			Name, Path, BaseDir, Body string
 		}{s.Name, s.Path, s.BaseDir, strings.TrimSpace(stripFrontmatter(string(b)))})
 		if err != nil {

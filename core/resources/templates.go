@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gopi-dev/gopi/internal/regularfile"
 )
@@ -218,7 +219,7 @@ func ExpandTemplate(text string, ts []Template) string {
 // TakesArguments reports whether the template's body has a place for
 // arguments ($1, $@, $ARGUMENTS, ${@:N}).
 func (t Template) TakesArguments() bool {
-	for _, re := range []*regexp.Regexp{positionalRe, sliceRe, allArgsRe, atRe} {
+	for _, re := range []*regexp.Regexp{positionalRe(), sliceRe(), allArgsRe(), atRe()} {
 		if re.MatchString(t.Content) {
 			return true
 		}
@@ -261,10 +262,10 @@ func ParseCommandArgs(s string) []string {
 }
 
 var (
-	positionalRe = regexp.MustCompile(`\$(\d+)`)
-	sliceRe      = regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}`)
-	allArgsRe    = regexp.MustCompile(`\$ARGUMENTS`)
-	atRe         = regexp.MustCompile(`\$@`)
+	positionalRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\d+)`) })
+	sliceRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}`) })
+	allArgsRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$ARGUMENTS`) })
+	atRe         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$@`) })
 )
 
 // SubstituteArgs fills a template body with arguments, in pi's order and
@@ -279,15 +280,15 @@ var (
 // the joined arguments go through JavaScript's replacement patterns ("$$"
 // becomes "$", "$&" the matched placeholder), as in pi.
 func SubstituteArgs(content string, args []string) string {
-	out := positionalRe.ReplaceAllStringFunc(content, func(m string) string {
+	out := positionalRe().ReplaceAllStringFunc(content, func(m string) string {
 		n, err := strconv.Atoi(m[1:])
 		if err != nil || n < 1 || n > len(args) {
 			return ""
 		}
 		return args[n-1]
 	})
-	out = sliceRe.ReplaceAllStringFunc(out, func(m string) string {
-		sub := sliceRe.FindStringSubmatch(m)
+	out = sliceRe().ReplaceAllStringFunc(out, func(m string) string {
+		sub := sliceRe().FindStringSubmatch(m)
 		start := clampIndex(sub[1], len(args)) - 1
 		if start < 0 {
 			start = 0
@@ -302,8 +303,8 @@ func SubstituteArgs(content string, args []string) string {
 		return strings.Join(args[start:end], " ")
 	})
 	all := strings.Join(args, " ")
-	out = jsReplaceAll(out, allArgsRe, all)
-	out = jsReplaceAll(out, atRe, all)
+	out = jsReplaceAll(out, allArgsRe(), all)
+	out = jsReplaceAll(out, atRe(), all)
 	return out
 }
 

@@ -438,12 +438,12 @@ func (s *Store) AppendLabel(targetID, label string) (string, error) {
 // AppendSessionInfo sets the session's display name (on one line:
 // line breaks become spaces; trimmed; empty clears it).
 func (s *Store) AppendSessionInfo(name string) (string, error) {
-	name = strings.TrimSpace(lineBreaks.ReplaceAllString(name, " "))
+	name = strings.TrimSpace(lineBreaks().ReplaceAllString(name, " "))
 	return s.add(func(m Meta) Entry { return &SessionInfoEntry{Meta: m, Name: name} })
 }
 
 // lineBreaks are the runs of CR and LF a session name may not hold.
-var lineBreaks = regexp.MustCompile(`[\r\n]+`)
+var lineBreaks = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\r\n]+`) })
 
 // Leaf is the id of the entry the next append follows; "" before the
 // first entry.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
@@ -260,13 +261,13 @@ const (
 	noToolResult     = "No result provided"
 )
 
-var invalidToolIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var invalidToolIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
 
 // toolCallID makes another API's tool call id acceptable to Anthropic
 // (^[a-zA-Z0-9_-]+$, at most 64 characters). Valid ids pass unchanged, so
 // a call and its result always map to the same id.
 func toolCallID(id string) string {
-	id = invalidToolIDChars.ReplaceAllString(id, "_")
+	id = invalidToolIDChars().ReplaceAllString(id, "_")
 	if len(id) > 64 {
 		id = id[:64]
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -71,9 +72,9 @@ func convertTools(tools []llm.ToolSpec) []*genai.Tool {
 }
 
 var (
-	gemini3Pro   = regexp.MustCompile(`gemini-3(\.\d+)?-pro`)
-	gemini3Flash = regexp.MustCompile(`gemini-3(\.\d+)?-flash`)
-	gemma4       = regexp.MustCompile(`gemma-?4`)
+	gemini3Pro   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemini-3(\.\d+)?-pro`) })
+	gemini3Flash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemini-3(\.\d+)?-flash`) })
+	gemma4       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemma-?4`) })
 )
 
 // thinkingConfig picks the reasoning settings. Gemini 3 and Gemma 4 take a
@@ -85,11 +86,11 @@ func thinkingConfig(model *llm.Model, opts *llm.Options) *genai.ThinkingConfig {
 		return nil
 	}
 	id := strings.ToLower(model.ID)
-	usesLevel := gemini3Pro.MatchString(id) || gemini3Flash.MatchString(id) || gemma4.MatchString(id)
+	usesLevel := gemini3Pro().MatchString(id) || gemini3Flash().MatchString(id) || gemma4().MatchString(id)
 	level := opts.Thinking
 	if level == "" || level == llm.ThinkingOff {
 		switch {
-		case gemini3Pro.MatchString(id):
+		case gemini3Pro().MatchString(id):
 			return &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelLow}
 		case usesLevel:
 			return &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelMinimal}
@@ -114,12 +115,12 @@ func thinkingConfig(model *llm.Model, opts *llm.Options) *genai.ThinkingConfig {
 func googleLevel(id string, level llm.ThinkingLevel) genai.ThinkingLevel {
 	low := level == llm.ThinkingMinimal || level == llm.ThinkingLow
 	switch {
-	case gemini3Pro.MatchString(id):
+	case gemini3Pro().MatchString(id):
 		if low {
 			return genai.ThinkingLevelLow
 		}
 		return genai.ThinkingLevelHigh
-	case gemma4.MatchString(id):
+	case gemma4().MatchString(id):
 		if low {
 			return genai.ThinkingLevelMinimal
 		}
@@ -165,22 +166,22 @@ func requiresToolCallID(modelID string) bool {
 	return strings.HasPrefix(modelID, "claude-") || strings.HasPrefix(modelID, "gpt-oss-")
 }
 
-var unsafeIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var unsafeIDChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
 
 func normalizeToolCallID(id string) string {
-	id = unsafeIDChars.ReplaceAllString(id, "_")
+	id = unsafeIDChars().ReplaceAllString(id, "_")
 	if len(id) > 64 {
 		id = id[:64]
 	}
 	return id
 }
 
-var geminiVersion = regexp.MustCompile(`^gemini(?:-live)?-(\d+)`)
+var geminiVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini(?:-live)?-(\d+)`) })
 
 // multimodalToolResults reports whether images may ride inside a
 // functionResponse: Gemini 3 and later, and non-Gemini models.
 func multimodalToolResults(id string) bool {
-	m := geminiVersion.FindStringSubmatch(strings.ToLower(id))
+	m := geminiVersion().FindStringSubmatch(strings.ToLower(id))
 	if m == nil {
 		return true
 	}

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -154,7 +155,7 @@ func newClient(ctx context.Context, model *llm.Model, opts *llm.Options) (*genai
 }
 
 // versionSegment matches an API version path segment: v1, v1beta, v1alpha2.
-var versionSegment = regexp.MustCompile(`^v\d+((alpha|beta)\d*)?$`)
+var versionSegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v\d+((alpha|beta)\d*)?$`) })
 
 // splitAPIVersion splits a trailing API version off a base URL. pi's models
 // name the version in baseUrl (".../v1beta"), while the Go SDK joins
@@ -168,7 +169,7 @@ func splitAPIVersion(raw string) (base, version string) {
 	}
 	p := strings.TrimRight(u.Path, "/")
 	i := strings.LastIndex(p, "/")
-	if i < 0 || !versionSegment.MatchString(p[i+1:]) {
+	if i < 0 || !versionSegment().MatchString(p[i+1:]) {
 		return raw, ""
 	}
 	version = p[i+1:]
