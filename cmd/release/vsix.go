@@ -27,14 +27,12 @@ func packageVSIX(ctx context.Context, repo, out string, bins map[target]string) 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", out, err)
 	}
-	var names []string
 	for t, bin := range bins {
 		platform, cpu := t.node()
 		name := platform + "-" + cpu
 		if !slices.Contains(vscodeTargets, name) {
 			continue
 		}
-		names = append(names, name)
 		cmd := exec.CommandContext(ctx, "./package-vsix.sh", name)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOPI_VSIX_BIN="+bin, "GOPI_VSIX_OUT="+out)
