@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -80,7 +80,7 @@ func httpError(resp *http.Response, err error) error {
 		f.Message, f.Err = streamErr.Message, err
 		return f
 	}
-	var apiErr *sdk.Error
+	var apiErr *responses.Error
 	if errors.As(err, &apiErr) {
 		text := apiErr.RawJSON()
 		if text == "" {

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"net/http"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/gopi-dev/gopi/core/llm"
 )
@@ -395,9 +393,17 @@ func (c *chatCall) Read(ctx context.Context) error {
 	if id := c.req.Options.SessionID; id != "" && compat.sendSessionAffinityHeaders && cacheRetention(&c.req.Options) != "none" {
 		headers = map[string]string{"session_id": id, "x-client-request-id": id, "x-session-affinity": id}
 	}
-	var resp *http.Response
-	svc := sdk.NewChatCompletionService(requestOptions(c.model, &c.req.Options, headers, body, &resp)...)
-	return readStream(svc.NewStreaming(ctx, sdk.ChatCompletionNewParams{}), &resp, func(ch sdk.ChatCompletionChunk) (bool, error) {
+	resp, err := post(ctx, c.model, &c.req.Options, "chat/completions", headers, body)
+	if err != nil {
+		return httpError(nil, err)
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		return httpError(resp, nil)
+	}
+	// The SDK's SSE reader (ssestream) decodes the events; an error event
+	// in the stream ends it with an *ssestream.StreamError.
+	return readStream(ssestream.NewStream[chatChunk](ssestream.NewDecoder(resp), nil), &resp, func(ch chatChunk) (bool, error) {
 		return c.run.EmitAll(c.s.chunk(ch)), nil
 	})
 }
@@ -430,24 +436,22 @@ type chatState struct {
 	failure        error
 }
 
-func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
+func (s *chatState) chunk(ch chatChunk) []llm.StreamEvent {
 	var evs []llm.StreamEvent
 	if ch.ID != "" && !s.gotID {
 		s.b.SetResponseID(ch.ID)
 		s.gotID = true
 	}
-	if ch.JSON.Usage.Valid() {
-		s.usage(ch.JSON.Usage.Raw())
+	if ch.Usage != "" {
+		s.usage(ch.Usage)
 	}
 	if len(ch.Choices) == 0 {
 		return nil
 	}
 	choice := ch.Choices[0]
-	if !ch.JSON.Usage.Valid() {
+	if ch.Usage == "" && choice.Usage != "" {
 		// Some servers (Moonshot) put usage on the choice.
-		if raw, ok := extraField(choice.JSON.ExtraFields, "usage"); ok {
-			s.usage(raw)
-		}
+		s.usage(choice.Usage)
 	}
 	if choice.FinishReason != "" {
 		s.finish(choice.FinishReason)
@@ -463,7 +467,7 @@ func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
 		evs = append(evs, s.b.TextDelta(s.text, d.Content))
 	}
 	for _, field := range reasoningFields {
-		raw, ok := extraField(d.JSON.ExtraFields, field)
+		raw, ok := d.field(field)
 		if !ok {
 			continue
 		}
@@ -483,7 +487,7 @@ func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
 	}
 	for _, tc := range d.ToolCalls {
 		i, ok := -1, false
-		if tc.JSON.Index.Valid() {
+		if tc.HasIndex {
 			i, ok = s.byIndex[tc.Index]
 		}
 		if !ok && tc.ID != "" {
@@ -491,30 +495,22 @@ func (s *chatState) chunk(ch sdk.ChatCompletionChunk) []llm.StreamEvent {
 		}
 		if !ok {
 			var ev llm.StreamEvent
-			i, ev = s.b.BeginToolCall(tc.ID, tc.Function.Name)
+			i, ev = s.b.BeginToolCall(tc.ID, tc.Name)
 			s.order = append(s.order, i)
 			evs = append(evs, ev)
 		}
-		if tc.JSON.Index.Valid() {
+		if tc.HasIndex {
 			s.byIndex[tc.Index] = i
 		}
 		if tc.ID != "" {
 			s.byID[tc.ID] = i
 		}
-		evs = append(evs, s.b.ToolCallDelta(i, tc.Function.Arguments))
+		evs = append(evs, s.b.ToolCallDelta(i, tc.Arguments))
 	}
-	if raw, ok := extraField(d.JSON.ExtraFields, "reasoning_details"); ok {
+	if raw, ok := d.field("reasoning_details"); ok {
 		s.reasoningDetails(raw)
 	}
 	return evs
-}
-
-// extraField is the raw JSON of a field the SDK's types do not declare
-// (the SDK marks those "invalid", so Valid cannot be used); ok is false
-// when it is absent or null.
-func extraField(fields map[string]respjson.Field, name string) (string, bool) {
-	raw := fields[name].Raw()
-	return raw, raw != "" && raw != "null"
 }
 
 // reasoningDetails attaches OpenRouter's encrypted reasoning to the tool
