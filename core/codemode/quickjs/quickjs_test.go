@@ -149,6 +149,10 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 func TestEmbeddedModule(t *testing.T) {
+	wasm, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(sum[:]); got != wasmSHA256 {
 		t.Fatalf("quickjs.wasm has SHA-256 %s, README.md and wasmSHA256 record %s", got, wasmSHA256)
