@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
@@ -98,8 +99,12 @@ func (c clientCapabilities) caps() (clientCaps, []string) {
 	lspDialogs := false
 	var experimental json.RawMessage
 	if len(c) > 0 && string(c) != "null" {
-		// The LSP part, as go.lsp.dev/protocol reads it.
-		var lc protocol.ClientCapabilities
+		// The window part, as go.lsp.dev/protocol reads it: gopi uses no
+		// other LSP capability, and decoding only this part keeps the
+		// rest of LSP's capability types out of the binary.
+		var lc struct {
+			Window *protocol.WindowClientCapabilities `json:"window,omitzero"`
+		}
 		if err := decodeLSP(c, &lc); err != nil {
 			notes = append(notes, fmt.Sprintf("capabilities are not LSP ClientCapabilities (%s); window capabilities ignored", api.Clip(err.Error(), 120)))
 		} else if w := lc.Window; w != nil {
@@ -196,12 +201,20 @@ func initializeResult(version string) (jsonrpc2.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{Experimental: rawOf(pi)},
-		ServerInfo:   protocol.ServerInfo{Name: "gopi"},
-	}
+	res := initResult{ServerInfo: protocol.ServerInfo{Name: "gopi"}}
+	res.Capabilities.Experimental = rawOf(pi)
 	res.ServerInfo.Version.Set(version)
 	return lspRaw(res)
+}
+
+// initResult is LSP's InitializeResult with only the capability
+// gopi declares, experimental.pi: protocol.ServerCapabilities would link
+// every LSP capability type for fields that stay empty.
+type initResult struct {
+	Capabilities struct {
+		Experimental jsontext.Value `json:"experimental,omitzero"`
+	} `json:"capabilities"`
+	ServerInfo protocol.ServerInfo `json:"serverInfo"`
 }
 
 type piCapabilities struct {
