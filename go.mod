@@ -14,7 +14,7 @@ require (
 	github.com/kaptinlin/jsonschema v0.9.8 // tool argument validation against JSON Schema (2020-12), every failure reported; it compiles nothing at start, where santhosh-tekuri/jsonschema cost 14 ms of startup; also checks every ACP frame against the vendored schema in the tests
 	github.com/landlock-lsm/go-landlock v0.11.2 // the sandbox's Landlock rules: writes and TCP (core/sandbox)
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // official SDK: MCP client and its OAuth sign-in (core/mcp), and the test servers under core/mcp/testdata
-	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-completions and openai-responses providers
+	github.com/openai/openai-go/v3 v3.96.0 // official SDK: openai-responses; its SSE decoder for openai-completions
 	github.com/sourcegraph/conc v0.3.0 // scoped goroutines for parallel tool calls
 	github.com/stretchr/testify v1.12.1 // tests
 	github.com/tetratelabs/wazero v1.12.0 // codemode's sandbox: runs QuickJS-NG compiled to WebAssembly (pi's own quickjs-wasi build), pure Go; chosen over goja for its hard memory limit and pi's engine (docs/performance.md, "Codemode's engine")

@@ -5,9 +5,12 @@
 // DeepSeek ...) and [Responses] for "openai-responses".
 //
 // Start with [NewCompletions] or [NewResponses]; both implement
-// [llm.Provider]. The SDK is used only as a transport: the client is built
-// without reading OPENAI_* environment variables and with retries off
-// (retrying is the agent's decision), requests are written as plain wire
-// structs so the compatibility switches of [llm.OpenAICompat] control every
-// field, and the SDK's SSE decoder and event types read the stream.
+// [llm.Provider]. The SDK is used only as a transport, built without
+// reading OPENAI_* environment variables and with retries off (retrying is
+// the agent's decision); requests are written as plain wire structs so the
+// compatibility switches of [llm.OpenAICompat] control every field. The
+// Responses API runs on the SDK's responses package and event types. Chat
+// Completions is sent over net/http and read with the SDK's SSE decoder into
+// gopi's own chunk type: the SDK's root package, which Chat Completions'
+// service lives in, links every OpenAI API's types (docs/performance.md).
 package openai
