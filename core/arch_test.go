@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"core/resources":     {"internal/atomicfile", "internal/lockdir", "internal/regularfile"},
 	"core/export":        {"core/session", "core/llm", "internal/atomicfile", "internal/regularfile"},
 	"core/models":        {"core/llm", "internal/atomicfile", "internal/envexpand", "internal/lockdir", "internal/regularfile"},
-	"core/mcp":           {"core/agent", "core/llm", "internal/envexpand", "internal/fanout", "internal/homedir", "internal/regularfile", "internal/atomicfile", "internal/lockdir"},
+	"core/mcp":           {"core/agent", "core/llm", "core/tools", "internal/envexpand", "internal/fanout", "internal/homedir", "internal/regularfile", "internal/atomicfile", "internal/lockdir"},
 	"core/api":           {"core/llm"},
 	"core/ext":           {"core/agent", "core/session", "core/compaction", "core/llm", "core/api", "internal/homedir", "internal/rpccodec"},
 	"core/host":          {"core/*", "internal/atomicfile", "internal/fanout", "internal/homedir", "internal/regularfile"},

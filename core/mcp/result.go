@@ -16,6 +16,7 @@ import (
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // TextLimit is the size in bytes above which a text block of a result
@@ -74,7 +75,7 @@ func (c *modelContent) resource(rc *sdk.ResourceContents) {
 	case isTextMIMEType(rc.MIMEType):
 		c.text(strings.ToValidUTF8(string(rc.Blob), "\uFFFD"))
 	default:
-		kind := fmt.Sprintf("%s, %s", cmp.Or(rc.MIMEType, "unknown type"), formatSize(len(rc.Blob)))
+		kind := fmt.Sprintf("%s, %s", cmp.Or(rc.MIMEType, "unknown type"), tools.FormatSize(len(rc.Blob)))
 		path, err := c.m.saveTemp(rc.Blob, extensionOf(rc.URI))
 		if err != nil {
 			c.text(fmt.Sprintf("[Binary resource %s (%s) could not be saved: %v]", rc.URI, kind, err))
@@ -146,7 +147,7 @@ func resourceLinkText(server string, l *sdk.ResourceLink, readable bool) string 
 		details = append(details, l.MIMEType)
 	}
 	if l.Size != nil {
-		details = append(details, formatSize(int(*l.Size)))
+		details = append(details, tools.FormatSize(int(*l.Size)))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `[Resource %s "%s"`, l.URI, cmp.Or(l.Title, l.Name))
@@ -182,19 +183,6 @@ func extensionOf(uri string) string {
 		p = u.Path
 	}
 	return cmp.Or(extension().FindString(p), ".bin")
-}
-
-// formatSize is a byte count as pi writes it: 512B, 1.5KB, 2.0MB (as
-// tools.FormatSize, which this package does not import).
-func formatSize(n int) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%dB", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1fKB", float64(n)/1024)
-	default:
-		return fmt.Sprintf("%.1fMB", float64(n)/(1024*1024))
-	}
 }
 
 // cutText keeps the head and tail of a text over TextLimit around a
