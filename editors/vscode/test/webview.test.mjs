@@ -33,13 +33,13 @@ const { chatHtml } = loadExtension();
  * Runs prompts through gopi's JSON-RPC dialect and returns every pi/event,
  * in order, as the extension would forward them to the page.
  */
-async function recordEvents(prompts) {
+async function recordEvents(prompts, args = []) {
 	const root = await realpath(await mkdtemp(path.join(tmpdir(), "gopi-webview-")));
 	const agentDir = path.join(root, "agent");
 	await mkdir(agentDir);
 	// A short conversation is enough to compact when little is kept.
 	await writeFile(path.join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 10 } }));
-	const child = spawn(gopiBin, ["--mode", "jsonrpc", "--provider", "faux", "--model", "faux-1"], {
+	const child = spawn(gopiBin, ["--mode", "jsonrpc", "--provider", "faux", "--model", "faux-1", ...args], {
 		cwd: root,
 		env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", GEMINI_API_KEY: "" },
 		stdio: ["pipe", "pipe", "inherit"],
@@ -486,6 +486,130 @@ test("an approval asks on its tool card; an answer posts approve and the card sa
 	} finally {
 		await page.close();
 		await cleanup();
+	}
+});
+
+// A codemode script that calls two tools at once, prints, and returns: the
+// faux model's call directive makes the call.
+const codemodeScript = [
+	"const [a, b] = await Promise.all([",
+	'  tools.bash({ command: "echo nested" }),',
+	'  tools.read({ path: "missing.txt" }).catch((e) => String(e)),',
+	"]);",
+	'console.log("exit code", a.exit_code);',
+	'text("first: " + a.output.trim());',
+	"return b;",
+].join("\n");
+
+test("a codemode call is one card: its script highlighted, its calls as rows under it, its result read out; questions land on the rows", async () => {
+	const cm = await recordEvents([{ message: `call: codemode ${JSON.stringify({ code: codemodeScript })}` }], ["--tools", "+codemode"]);
+	const parent = cm.find((e) => e.type === "tool_execution_start" && e.toolName === "codemode")?.toolCallId;
+	assert.ok(parent, "gopi ran the codemode call");
+	const nested = cm.filter((e) => e.type === "tool_execution_start" && e.parentToolCallId === parent);
+	assert.deepEqual(nested.map((e) => e.toolName).sort(), ["bash", "read"], "the script's calls came as nested events");
+	const bashId = nested.find((e) => e.toolName === "bash").toolCallId;
+	const { page, errors, cleanup } = await openPage({ width: 420 });
+	try {
+		// Up to the nested bash's start: a question about it lands on its row.
+		const upToBash = cm.slice(0, cm.findIndex((e) => e.type === "tool_execution_start" && e.toolCallId === bashId) + 1);
+		await feed(page, upToBash);
+		await post(page, [{ type: "approval", id: "n1", toolCallId: bashId, toolName: "bash", title: "Run echo nested?", options: approvalOptions }]);
+		const asked = await page.evaluate((id) => {
+			const row = document.querySelector(`.tool[data-id="${id}"]`);
+			return {
+				inCard: row?.parentElement?.closest(".tool")?.classList.contains("codemode"),
+				pending: row?.classList.contains("pending"),
+				question: row?.querySelector(".approval-question")?.textContent,
+				label: row?.getAttribute("aria-label"),
+			};
+		}, bashId);
+		assert.deepEqual(asked, { inCard: true, pending: true, question: "Run echo nested?", label: "bash echo nested (waits for your answer)" });
+		await page.click(`.tool[data-id="${bashId}"] .approval-button[data-answer="accept"]`);
+		assert.deepEqual((await posted(page)).at(-1), { type: "approve", id: "n1", answer: "accept" });
+		await post(page, [{ type: "approvalDone", id: "n1", outcome: "accepted" }]);
+		await feed(page, cm.slice(upToBash.length));
+		const card = await page.evaluate((parent) => {
+			const c = document.querySelector(`.tool[data-id="${parent}"]`);
+			return {
+				cls: [...c.classList].filter((x) => ["codemode", "done", "error"].includes(x)),
+				title: c.querySelector(":scope > .tool-head > .tool-title").textContent,
+				state: c.querySelector(":scope > .tool-head > .tool-state").textContent,
+				argsHidden: c.querySelector(":scope > .tool-args").hidden,
+				code: c.querySelector(".cm-script code.language-javascript")?.textContent,
+				keywords: [...c.querySelectorAll(".cm-script code .hljs-keyword")].map((k) => k.textContent),
+				rows: [...c.querySelectorAll(".cm-calls > .tool.nested")].map((r) => ({
+					name: r.querySelector(".cm-name").textContent,
+					brief: r.querySelector(".cm-brief").textContent,
+					cls: [...r.classList].filter((x) => ["done", "error", "running"].includes(x)),
+					result: r.querySelector(".cm-row-result").textContent,
+				})),
+				status: c.querySelector(".cm-status")?.textContent,
+				captions: [...c.querySelectorAll(".cm-caption")].map((x) => x.textContent),
+				texts: [...c.querySelectorAll(".cm-text")].map((x) => x.textContent),
+				console: { summary: c.querySelector(".cm-console summary")?.textContent, open: c.querySelector(".cm-console")?.open, text: c.querySelector(".cm-console pre")?.textContent },
+				rawHidden: c.querySelector(":scope > .tool-result").hidden,
+			};
+		}, parent);
+		assert.deepEqual(card.cls, ["codemode", "done"]);
+		assert.equal(card.title, "codemode");
+		assert.match(card.state, /^2 tool calls · [\d.]+ s$/);
+		assert.equal(card.argsHidden, true, "the script replaces the JSON arguments");
+		assert.equal(card.code, codemodeScript);
+		assert.ok(card.keywords.includes("const") && card.keywords.includes("await"), `highlighted: ${card.keywords}`);
+		assert.deepEqual(
+			card.rows.map(({ result, ...r }) => r),
+			[
+				{ name: "bash", brief: "echo nested", cls: ["done"] },
+				{ name: "read", brief: "missing.txt", cls: ["error"] },
+			],
+		);
+		assert.match(card.rows[0].result, /^nested/);
+		assert.match(card.rows[1].result, /missing\.txt/);
+		assert.match(card.status, /^Script completed in [\d.]+ s$/);
+		assert.deepEqual(card.captions, ["Text 1 of 2", "Text 2 of 2"]);
+		assert.equal(card.texts[0], "first: nested");
+		assert.match(card.texts[1], /missing\.txt/);
+		assert.deepEqual(card.console, { summary: "Console output (1 line)", open: false, text: "exit code 0" });
+		assert.equal(card.rawHidden, true);
+		// No nested call has a card of its own in the log.
+		assert.equal(await page.evaluate((parent) => [...document.querySelectorAll(".tool")].filter((c) => c.dataset.id?.startsWith(`${parent}/`) && !c.closest(".cm-calls")).length, parent), 0);
+		// The failed read's row shows what it said; the bash row opens on a click.
+		assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll(".tool.nested .cm-row-result")].map((r) => r.hidden)), [true, false]);
+		await page.click(".tool.nested.done .cm-toggle");
+		assert.equal(await page.evaluate(() => document.querySelector(".tool.nested.done .cm-row-result").hidden), false);
+		// The script's Copy button hands it to the extension.
+		await page.evaluate(() => document.querySelector(".cm-script .copy").click());
+		assert.deepEqual((await posted(page)).at(-1), { type: "copy", text: codemodeScript });
+		await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
+		await page.screenshot({ path: path.join(artifacts, "codemode-dark-420.png") });
+		assert.deepEqual(errors, []);
+	} finally {
+		await page.close();
+		await cleanup();
+	}
+	// A history shows the same card: the rows come from the result's list of calls.
+	const messages = cm.filter((e) => e.type === "message_end" && e.message.role !== "system").map((e) => e.message);
+	const h = await openPage({ width: 300, theme: "light" });
+	try {
+		await post(h.page, [{ type: "history", messages }]);
+		const card = await h.page.evaluate(() => {
+			const c = document.querySelector(".tool.codemode");
+			return {
+				rows: [...c.querySelectorAll(".cm-calls > .tool.nested")].map((r) => [r.querySelector(".cm-name").textContent, r.querySelector(".cm-brief").textContent, r.className]),
+				status: c.querySelector(".cm-status")?.textContent,
+				cards: document.querySelectorAll(".tool:not(.nested)").length,
+			};
+		});
+		assert.deepEqual(card.rows.map(([n, b]) => [n, b]), [["bash", "echo nested"], ["read", "missing.txt"]]);
+		assert.match(card.rows[0][2], /done/);
+		assert.match(card.rows[1][2], /error/);
+		assert.match(card.status, /^Script completed/);
+		assert.equal(card.cards, 1);
+		await h.page.screenshot({ path: path.join(artifacts, "codemode-history-light-300.png") });
+		assert.deepEqual(h.errors, []);
+	} finally {
+		await h.page.close();
+		await h.cleanup();
 	}
 });
 

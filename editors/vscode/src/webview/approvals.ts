@@ -89,7 +89,7 @@ export class Approvals {
 			actions.append(b);
 		});
 		box.append(q, actions);
-		card.querySelector(".tool-head")?.after(box);
+		card.querySelector(":scope > .tool-head")?.after(box);
 		card.classList.add("pending");
 		card.dataset.approval = m.id;
 		labelCard(card);
@@ -114,8 +114,8 @@ export class Approvals {
 		const text = (p.escape ? ESCAPE_TEXT[outcome] : undefined) ?? OUTCOME_TEXT[outcome] ?? outcome;
 		const done = el("div", `approval-outcome outcome-${outcome}`, text);
 		p.card.querySelector(":scope > .approval-outcome")?.remove();
-		p.card.querySelector(".tool-head")?.after(done);
-		(p.card.querySelector(".tool-state") as HTMLElement).textContent = text.toLowerCase();
+		p.card.querySelector(":scope > .tool-head")?.after(done);
+		(p.card.querySelector(":scope > .tool-head > .tool-state") as HTMLElement).textContent = text.toLowerCase();
 		// Not run: the card stops spinning (a result, if one comes, still fills it in).
 		if (outcome === "aborted") p.card.classList.add("aborted");
 		if (outcome === "rejected" || outcome === "timedOut") p.card.classList.add("denied");

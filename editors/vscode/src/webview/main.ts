@@ -92,13 +92,13 @@ function onEvent(ev: PiEvent): void {
 			break;
 		}
 		case "tool_execution_start":
-			transcript.toolStarted(String(ev.toolCallId ?? ""), String(ev.toolName ?? "tool"), ev.args);
+			transcript.toolStarted(String(ev.toolCallId ?? ""), String(ev.toolName ?? "tool"), ev.args, ev.parentToolCallId);
 			break;
 		case "tool_execution_update":
-			transcript.toolOutput(String(ev.toolCallId ?? ""), ev.partialResult?.content);
+			transcript.toolOutput(String(ev.toolCallId ?? ""), ev.partialResult);
 			break;
 		case "tool_execution_end":
-			transcript.toolEnded(String(ev.toolCallId ?? ""), ev.result?.content, Boolean(ev.isError));
+			transcript.toolEnded(String(ev.toolCallId ?? ""), ev.result, Boolean(ev.isError), ev.durationMs);
 			break;
 		case "compaction_start":
 			notice("info", ev.reason === "overflow" ? "The context overflowed: compacting…" : "Compacting the context…");

@@ -47,3 +47,8 @@ md.renderer.rules.image = (tokens, idx) => {
 export function renderMarkdown(src: string): string {
 	return md.render(src);
 }
+
+/** Code as highlighted HTML (escaped text when the language is unknown), as a fenced block of it is shown. */
+export function highlightCode(code: string, lang: string): string {
+	return md.options.highlight?.(code, lang, "") || md.utils.escapeHtml(code);
+}

@@ -25,16 +25,16 @@ export function makeCard(): HTMLElement {
 /** Sets what is given: an empty title or argument text leaves the card's own. */
 export function fillCard(card: HTMLElement, title: string, argsText: string): void {
 	if (title) {
-		(card.querySelector(".tool-title") as HTMLElement).textContent = title;
+		(card.querySelector(":scope > .tool-head > .tool-title") as HTMLElement).textContent = title;
 		labelCard(card);
 	}
-	if (argsText) (card.querySelector(".tool-args pre") as HTMLElement).textContent = argsText;
+	if (argsText) (card.querySelector(":scope > .tool-args > pre") as HTMLElement).textContent = argsText;
 }
 
 /** A card's accessible name: its title, and its question while one waits. */
 export function labelCard(card: HTMLElement): void {
-	const title = card.querySelector(".tool-title")?.textContent || "tool call";
-	const state = card.querySelector(".tool-state")?.textContent;
+	const title = card.querySelector(":scope > .tool-head > .tool-title")?.textContent || "tool call";
+	const state = card.querySelector(":scope > .tool-head > .tool-state")?.textContent;
 	card.setAttribute("aria-label", card.classList.contains("pending") ? `${title} (waits for your answer)` : state ? `${title} (${state})` : title);
 }
 
@@ -46,7 +46,7 @@ export function toolTitle(name: string, args: unknown): string {
 
 /** The tool's output so far, its last 20,000 characters. */
 export function showOutput(card: HTMLElement, text: string): void {
-	const out = card.querySelector(".tool-output") as HTMLElement;
+	const out = card.querySelector(":scope > .tool-output") as HTMLElement;
 	out.hidden = false;
 	out.textContent = text.length > 20000 ? `…${text.slice(-20000)}` : text;
 	out.scrollTop = out.scrollHeight;
@@ -61,13 +61,13 @@ export function setResult(card: HTMLElement, text: string, isError: boolean): vo
 	card.classList.toggle("error", isError && !aborted && !denied);
 	card.classList.toggle("aborted", aborted);
 	card.classList.toggle("done", !isError);
-	const state = card.querySelector(".tool-state") as HTMLElement;
+	const state = card.querySelector(":scope > .tool-head > .tool-state") as HTMLElement;
 	if (aborted) state.textContent = "aborted";
 	else if (isError && !state.textContent) state.textContent = "failed";
-	const res = card.querySelector(".tool-result") as HTMLDetailsElement;
+	const res = card.querySelector(":scope > .tool-result") as HTMLDetailsElement;
 	res.hidden = false;
-	(res.querySelector("pre") as HTMLElement).textContent = text || "(no output)";
+	(res.querySelector(":scope > pre") as HTMLElement).textContent = text || "(no output)";
 	res.open = isError && !aborted && !denied;
-	(card.querySelector(".tool-output") as HTMLElement).hidden = true;
+	(card.querySelector(":scope > .tool-output") as HTMLElement).hidden = true;
 	labelCard(card);
 }

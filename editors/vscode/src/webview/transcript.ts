@@ -9,6 +9,7 @@ import { el, type NextId, type Post, scrollerOf } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { chipLabel, parseBlocks } from "./mentions";
 import { statsCard } from "./stats";
+import { CODEMODE, type CallRecord, callList, callsOf, countCalls, endRow, fillRow, isCodemodeCard, isNestedRow, makeCodemode, makeRow, parseResult, showScriptResult } from "./codemode";
 import { fillCard, makeCard, setResult, showOutput, toolTitle } from "./toolcard";
 
 export interface TranscriptDeps {
@@ -161,23 +162,92 @@ export class Transcript {
 		this.current = undefined;
 	}
 
-	toolStarted(id: string, name: string, args: unknown): void {
+	/** A tool call started; a nested one (parent: the call that made it, a codemode script) is a row on its parent's card. */
+	toolStarted(id: string, name: string, args: unknown, parent?: string): void {
+		const host = parent ? this.cards.get(parent) : undefined;
+		if (host) {
+			const row = this.rowFor(host, id);
+			if (isNestedRow(row)) fillRow(row, name, args);
+			else this.toolCard(id, toolTitle(name, args), JSON.stringify(args ?? {}, null, 2));
+			row.classList.add("running");
+			countCalls(host);
+			return;
+		}
 		const card = this.cards.get(id) ?? this.toolCard(id, "", "");
 		if (!card.isConnected) (this.current?.el ?? this.log).append(card);
 		this.toolCard(id, toolTitle(name, args), JSON.stringify(args ?? {}, null, 2));
+		this.codemode(card, name, args);
 		card.classList.add("running");
 	}
 
-	toolOutput(id: string, content: unknown): void {
+	/** A running tool's output so far; a codemode call's is the list of its calls. */
+	toolOutput(id: string, partial: { content?: unknown; details?: unknown } | undefined): void {
 		const card = this.cards.get(id);
-		if (!card) return;
-		showOutput(card, contentText(content));
+		if (!card || isNestedRow(card)) return;
+		if (isCodemodeCard(card)) {
+			this.syncCalls(card, callsOf(partial?.details));
+			return;
+		}
+		showOutput(card, contentText(partial?.content));
 		this.scrollDown();
 	}
 
-	toolEnded(id: string, content: unknown, isError: boolean): void {
+	toolEnded(id: string, result: { content?: unknown; details?: unknown } | undefined, isError: boolean, durationMs?: number): void {
 		const card = this.cards.get(id);
-		if (card) setResult(card, contentText(content), isError);
+		if (card) this.ended(card, result?.content, result?.details, isError, durationMs);
+	}
+
+	/** A call's result on its card: a row's, a script's or any other tool's. */
+	private ended(card: HTMLElement, content: unknown, details: unknown, isError: boolean, durationMs?: number): void {
+		const text = contentText(content);
+		if (isNestedRow(card)) {
+			endRow(card, !isError ? "ok" : /^operation aborted\.?$/i.test(text.trim()) ? "cancelled" : "error", text, durationMs);
+			return;
+		}
+		setResult(card, text, isError);
+		if (!isCodemodeCard(card)) return;
+		this.syncCalls(card, callsOf(details));
+		const r = parseResult(content);
+		if (r) showScriptResult(card, r);
+	}
+
+	/** Makes a codemode call's card show its script (once its arguments are known). */
+	private codemode(card: HTMLElement, name: string, args: unknown): void {
+		const code = (args as { code?: unknown } | undefined)?.code;
+		if (name === CODEMODE && typeof code === "string") makeCodemode(card, code, (text) => this.d.post({ type: "copy", text }));
+	}
+
+	/**
+	 * The row of a nested call on host's card. A call shown before its
+	 * parent was known (a question about it came first) moves under it.
+	 */
+	private rowFor(host: HTMLElement, id: string): HTMLElement {
+		const list = callList(host);
+		let row = this.cards.get(id);
+		if (!row) {
+			row = makeRow();
+			row.dataset.id = id;
+			this.cards.set(id, row);
+		}
+		if (row.parentElement !== list) list.append(row);
+		return row;
+	}
+
+	/** Brings a codemode card's rows in line with its result's list of calls (the only record of them in a history). */
+	private syncCalls(card: HTMLElement, calls: CallRecord[]): void {
+		for (const c of calls) {
+			const known = this.cards.get(c.id);
+			const row = this.rowFor(card, c.id);
+			if (!isNestedRow(row)) continue;
+			if (!known || !row.querySelector(".cm-name")?.textContent) fillRow(row, c.name, c.args);
+			if (c.status === "running") continue;
+			// The call's own end (with what it returned) may have come first: keep its text.
+			const text = row.querySelector(":scope > .cm-row-result")?.textContent || c.error || "";
+			const status = c.status === "ok" ? "ok" : c.status === "cancelled" ? "cancelled" : "error";
+			endRow(row, status, text, c.durationMs);
+		}
+		countCalls(card);
+		this.scrollDown();
 	}
 
 	// --- whole messages (history, message_start/end) ---
@@ -193,7 +263,7 @@ export class Transcript {
 				break;
 			case "toolResult": {
 				const card = this.cards.get(String(m.toolCallId ?? ""));
-				if (card) setResult(card, contentText(m.content), Boolean(m.isError));
+				if (card) this.ended(card, m.content, m.details, Boolean(m.isError), m.durationMs);
 				break;
 			}
 			case "bashExecution":
@@ -341,7 +411,8 @@ export class Transcript {
 			b.el.dataset.id = id;
 			this.cards.set(id, b.el);
 		}
-		this.toolCard(id, toolTitle(call.name ?? "tool", call.arguments), JSON.stringify(call.arguments ?? {}, null, 2));
+		const card = this.toolCard(id, toolTitle(call.name ?? "tool", call.arguments), JSON.stringify(call.arguments ?? {}, null, 2));
+		this.codemode(card, call.name ?? "", call.arguments);
 	}
 
 	private renderUser(m: UserMessage): void {
