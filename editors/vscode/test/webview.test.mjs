@@ -582,6 +582,12 @@ test("a codemode call is one card: its script highlighted, its calls as rows und
 		assert.deepEqual((await posted(page)).at(-1), { type: "copy", text: codemodeScript });
 		await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
 		await page.screenshot({ path: path.join(artifacts, "codemode-dark-420.png") });
+		// The script's list of calls may report a call done before its start event arrives: the row stays done.
+		await feed(page, [
+			{ type: "tool_execution_update", toolCallId: parent, toolName: "codemode", args: {}, partialResult: { content: [], details: { calls: [{ id: `${parent}/9`, name: "ls", args: "{}", status: "ok", durationMs: 2 }] } } },
+			{ type: "tool_execution_start", toolCallId: `${parent}/9`, toolName: "ls", args: {}, parentToolCallId: parent },
+		]);
+		assert.deepEqual(await page.evaluate((id) => [...document.querySelector(`.tool[data-id="${id}"]`).classList], `${parent}/9`), ["tool", "nested", "done"]);
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();

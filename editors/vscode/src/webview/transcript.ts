@@ -169,7 +169,8 @@ export class Transcript {
 			const row = this.rowFor(host, id);
 			if (isNestedRow(row)) fillRow(row, name, args);
 			else this.toolCard(id, toolTitle(name, args), JSON.stringify(args ?? {}, null, 2));
-			row.classList.add("running");
+			// The script's list of calls can report a call's end before its start event arrives.
+			if (!["done", "error", "aborted"].some((c) => row.classList.contains(c))) row.classList.add("running");
 			countCalls(host);
 			return;
 		}
