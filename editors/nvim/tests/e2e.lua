@@ -726,6 +726,89 @@ test("bash asks through vim.ui.select with the command shown, once opened; dismi
   eq(0, vim.fn.filereadable(t.work .. "/ran.txt"), "nothing ran")
 end)
 
+-- A codemode script that runs bash (which asks) and reads a file at once.
+local codemode_script = table.concat({
+  "const [cmd, notes] = await Promise.all([",
+  '  tools.bash({ command: "echo nested" }),',
+  '  tools.read({ path: "notes.txt" }),',
+  "]);",
+  'console.log("bash exited with", cmd.exit_code);',
+  'text("bash said: " + cmd.output.trim());',
+  "return notes;",
+}, "\n")
+
+test("a codemode call: the script in a javascript block, its calls indented under it, the result; the nested question is answered", function(t)
+  vim.fn.writefile({ "remember the milk" }, t.work .. "/notes.txt")
+  t.cmd("Gopi")
+  prompt(t, "call: codemode " .. vim.json.encode({ code = codemode_script }))
+  -- bash asks first, as a call of its own would.
+  t.wait("the nested question", pending)
+  t.lua("_G.answer = function(items) return items[1] end")
+  t.cmd("GopiReview")
+  t.wait_chat("the script's result", "Script completed in ")
+  t.wait("settled", settled)
+  local chat = t.chat()
+  local text = table.concat(chat, "\n")
+  local head = find_row(chat, "✓ codemode: 2 tool calls · completed in ")
+  ok(head, "the card's title line:\n" .. text)
+  -- The script as a fenced javascript block right under the title.
+  local want = vim.list_extend({ "```javascript" }, vim.split(codemode_script, "\n"))
+  table.insert(want, "```")
+  eq(want, vim.list_slice(chat, head + 1, head + #want), "the script's block")
+  -- The calls, each a line indented under the script, in the order made.
+  local calls = vim.list_slice(chat, head + #want + 1, head + #want + 2)
+  ok(calls[1]:match("^    ✓ bash: echo nested  %(%d+ ms%)$"), "bash's line: " .. calls[1])
+  ok(calls[2]:match("^    ✓ read: notes%.txt  %(%d+ ms%)$"), "read's line: " .. calls[2])
+  eq(
+    {
+      "    ---",
+      "    Script completed in ",
+      "    [text 1 of 2]",
+      "    bash said: nested",
+      "    [text 2 of 2]",
+      "    remember the milk",
+      "    [console output]",
+      "    bash exited with 0",
+    },
+    vim.tbl_map(function(l)
+      return (l:gsub("in [%d.]+ s$", "in "))
+    end, vim.list_slice(chat, head + #want + 3, head + #want + 10)),
+    "the result"
+  )
+  -- No nested call has a card of its own.
+  ok(not text:find("\n✓ bash", 1, true) and not text:find("\n✓ read", 1, true), "no top-level card for a nested call:\n" .. text)
+  -- Markdown's treesitter sees a fenced block tagged javascript there (what
+  -- injects JavaScript highlighting where its parser is installed).
+  local block = t.lua([[
+    local buf = require('gopi.chat').current().buf
+    local parser = vim.treesitter.get_parser(buf, "markdown")
+    local root = parser:parse()[1]:root()
+    local q = vim.treesitter.query.parse("markdown", "(fenced_code_block (info_string (language) @lang)) @block")
+    local out = {}
+    for id, node in q:iter_captures(root, buf) do
+      if q.captures[id] == "block" then
+        out.first, _, out.last = node:range()
+      elseif not out.lang then
+        out.lang = vim.treesitter.get_node_text(node, buf)
+        break
+      end
+    end
+    return { out.lang or "none", out.first, out.last }
+  ]])
+  -- (The block ends where the line after its closing fence starts.)
+  eq({ "javascript", head, head + #want }, { block[1], block[2], block[3] }, "the fenced block: its language, where it starts and ends")
+  -- The card folds closed once done, like any tool's.
+  local win = t.lua("return vim.fn.bufwinid(require('gopi.chat').current().buf)")
+  eq(head, t.lua("local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(l) end)", win, head), "the card is folded closed")
+  -- The session shown again (from its history) shows the same card.
+  t.cmd("GopiRestart")
+  t.wait("the history again", "return require('gopi.chat').current().client.ready == true and #require('gopi.chat').current().r.regions > 0")
+  t.wait_chat("the card from history", "✓ codemode: 2 tool calls · completed in ")
+  local again = t.chat()
+  local h2 = find_row(again, "✓ codemode: 2 tool calls")
+  eq(vim.list_slice(chat, head, head + #want + 10), vim.list_slice(again, h2, h2 + #want + 10), "the card from history")
+end, { setup = { args = { "--tools", "+codemode" } } })
+
 test(":GopiNew, then :GopiSessions resumes the earlier session", function(t)
   t.cmd("Gopi")
   prompt(t, "reply: the first session")

@@ -213,10 +213,197 @@ local function card_lines(card, status, output)
   return lines
 end
 
-function R:card(id, name, args)
+-- A codemode call's card: the script as a fenced ```javascript block (so
+-- markdown highlighting injects JavaScript into it), the tool calls the
+-- script made indented under it as one line each, then what the script
+-- returned: a status line, its texts, its console output and its error.
+
+--- The fence for code: three backticks, or one more than the longest run
+--- of backticks that starts one of its lines.
+local function fence(code)
+  local n = 3
+  for _, l in ipairs(split(code)) do
+    local run = l:match("^%s*(`+)")
+    if run and #run >= n then
+      n = #run + 1
+    end
+  end
+  return string.rep("`", n)
+end
+M.fence = fence
+
+--- What a call's arguments are shown as on its line: the command, path,
+--- pattern or query (its first line), or else the arguments as JSON. args
+--- may be a table, or JSON text (the result's list of calls, cut to 200
+--- characters).
+local function brief(args)
+  if type(args) == "string" then
+    local ok, decoded = pcall(vim.json.decode, args)
+    if not ok or type(decoded) ~= "table" then
+      return (args:gsub("%s+", " "))
+    end
+    args = decoded
+  end
+  if type(args) ~= "table" then
+    return ""
+  end
+  for _, k in ipairs({ "command", "path", "pattern", "query", "url" }) do
+    if type(args[k]) == "string" and args[k] ~= "" then
+      return (args[k]:gsub("\n.*", ""))
+    end
+  end
+  if next(args) == nil then
+    return ""
+  end
+  local ok, text = pcall(vim.json.encode, args)
+  return ok and text or ""
+end
+M.brief = brief
+
+--- Reads codemode's result: "Script completed" or "Script failed" and the
+--- wall time in the first block, then the texts ("==> text N/M <==" heads
+--- each of several), the console lines in <console_output>, a failed
+--- script's "Script error:". nil for a result that is not a script's.
+---@param content gopi.Content[]|string|nil
+---@return {ok: boolean, seconds: string, texts: string[], console: string, error: string}|nil
+function M.script_result(content)
+  if type(content) ~= "table" or not content[1] or content[1].type ~= "text" then
+    return nil
+  end
+  local word, seconds = (content[1].text or ""):match("^Script (%a+)\nWall time ([%d.]+) seconds\nOutput:\n?$")
+  if word ~= "completed" and word ~= "failed" then
+    return nil
+  end
+  local rest = content_text(vim.list_slice(content, 2))
+  local r = { ok = word == "completed", seconds = seconds, texts = {}, console = "", error = "" }
+  if not r.ok then
+    local at
+    if rest:sub(1, 14) == "Script error:\n" then
+      at = 0
+    else
+      local from = 1
+      while true do
+        local i = rest:find("\nScript error:\n", from, true)
+        if not i then
+          break
+        end
+        at, from = i, i + 1
+      end
+    end
+    if at then
+      r.error = rest:sub(at + 1):gsub("^\n?Script error:\n", "")
+      rest = rest:sub(1, math.max(at - 1, 0))
+    end
+  end
+  local i = rest:find("<console_output>\n", 1, true)
+  if i and (i == 1 or rest:sub(i - 1, i - 1) == "\n") then
+    local body = rest:sub(i + #"<console_output>\n")
+    local close = body:find("\n?</console_output>\n?$")
+    if close then
+      r.console = body:sub(1, close - 1)
+      rest = rest:sub(1, math.max(i - 2, 0))
+    end
+  end
+  if rest:match("^==> text 1/%d+ <==\n") then
+    local cur
+    for _, l in ipairs(split(rest)) do
+      if l:match("^==> text %d+/%d+ <==$") then
+        cur = {}
+        table.insert(r.texts, cur)
+      elseif cur then
+        table.insert(cur, l)
+      end
+    end
+    for k, v in ipairs(r.texts) do
+      r.texts[k] = table.concat(v, "\n")
+    end
+  elseif rest ~= "" then
+    r.texts = { rest }
+  end
+  return r
+end
+
+local call_icon = { running = "◌", ok = "✓", error = "✗", cancelled = "■" }
+
+local function ms(d)
+  if type(d) ~= "number" then
+    return nil
+  end
+  if d < 1000 then
+    return string.format("%d ms", math.max(1, math.floor(d + 0.5)))
+  end
+  return string.format("%.1f s", d / 1000)
+end
+
+--- The lines of a codemode card.
+local function codemode_lines(card, status, content)
+  local n = #card.calls
+  local counted = n == 0 and "no tool calls" or n == 1 and "1 tool call" or (n .. " tool calls")
+  local r = status ~= "running" and M.script_result(content) or nil
+  local head = "codemode: " .. counted
+  if r then
+    head = head .. (r.ok and " · completed in " or " · failed after ") .. r.seconds .. " s"
+  end
+  local icon = ({ running = "◌", done = "✓", error = "✗" })[status] or "◌"
+  local lines = { icon .. " " .. head }
+  local f = fence(card.code)
+  table.insert(lines, f .. "javascript")
+  vim.list_extend(lines, split(card.code))
+  table.insert(lines, f)
+  for _, call in ipairs(card.calls) do
+    local b = call.brief or ""
+    local line = string.format("    %s %s%s", call_icon[call.status] or "◌", call.name or "tool", b ~= "" and (": " .. b) or "")
+    local note = call.status == "ok" and ms(call.ms)
+      or call.status == "error" and ("failed" .. (call.error and call.error ~= "" and (": " .. call.error) or ""))
+      or call.status == "cancelled" and "cancelled"
+      or nil
+    if note then
+      line = line .. "  (" .. note .. ")"
+    end
+    table.insert(lines, line)
+  end
+  if status == "running" then
+    return lines
+  end
+  table.insert(lines, "    ---")
+  if not r then
+    for _, l in ipairs(split(content_text(content))) do
+      table.insert(lines, "    " .. l)
+    end
+    return lines
+  end
+  table.insert(lines, "    " .. (r.ok and "Script completed in " or "Script failed after ") .. r.seconds .. " s")
+  for k, text in ipairs(r.texts) do
+    if #r.texts > 1 then
+      table.insert(lines, string.format("    [text %d of %d]", k, #r.texts))
+    end
+    for _, l in ipairs(split(text)) do
+      table.insert(lines, "    " .. l)
+    end
+  end
+  if r.console ~= "" then
+    table.insert(lines, "    [console output]")
+    for _, l in ipairs(split(r.console)) do
+      table.insert(lines, "    " .. l)
+    end
+  end
+  if r.error ~= "" then
+    table.insert(lines, "    [error]")
+    for _, l in ipairs(split(r.error)) do
+      table.insert(lines, "    " .. l)
+    end
+  end
+  return lines
+end
+
+function R:card(id, name, args, parent)
   local c = self.cards[id]
   if c then
     return c
+  end
+  local host = parent and self.cards[parent]
+  if host and host.calls then
+    return self:nested_call(host, id, name, args)
   end
   self:end_block()
   -- One line per argument, in name order (a Lua table has none of its own).
@@ -228,23 +415,94 @@ function R:card(id, name, args)
     table.insert(arg_lines, k .. ": " .. (type(v) == "string" and v:gsub("\n", "\\n") or vim.json.encode(v)))
   end
   c = { title = tool_title(name, args), args = arg_lines }
+  if name == "codemode" and type((args or {}).code) == "string" then
+    -- The script's calls, in the order they were made, and by id.
+    c.code, c.calls, c.by_id = args.code, {}, {}
+  end
   self:gap()
-  local row = self:append(card_lines(c, "running"))
+  local row = self:append(c.calls and codemode_lines(c, "running") or card_lines(c, "running"))
   c.region = self:open_region(row)
   vim.api.nvim_buf_set_extmark(self.buf, ns, vim.api.nvim_buf_line_count(self.buf) - 1, 0, { id = c.region.stop })
   self.cards[id] = c
   return c
 end
 
+--- One of a codemode script's calls (id), a line on its card host: made
+--- when it is first heard of (its start, or the script's list of calls,
+--- whichever comes first), and found again by its id.
+function R:nested_call(host, id, name, args)
+  local call = host.by_id[id]
+  if not call then
+    call = { id = id, status = "running", host = host }
+    host.by_id[id] = call
+    table.insert(host.calls, call)
+    self.cards[id] = call
+  end
+  if name and name ~= "" then
+    call.name = name
+  end
+  -- The event's arguments are whole; the list's are JSON, cut.
+  if type(args) == "table" or (args ~= nil and call.brief == nil) then
+    call.brief = brief(args)
+  end
+  self:fill_card(host, "running")
+  return call
+end
+
+--- Brings a codemode card's lines in line with its result's list of
+--- calls (details.calls: in a history, the only record of them).
+function R:sync_calls(host, details)
+  local calls = type(details) == "table" and details.calls
+  if type(calls) ~= "table" then
+    return
+  end
+  for _, rec in ipairs(calls) do
+    if type(rec) == "table" and type(rec.id) == "string" then
+      local call = host.by_id[rec.id]
+      if not call then
+        call = { id = rec.id, status = "running", host = host, name = rec.name, brief = brief(rec.args) }
+        host.by_id[rec.id] = call
+        table.insert(host.calls, call)
+        self.cards[rec.id] = call
+      end
+      if rec.status ~= "running" then
+        call.status = rec.status == "ok" and "ok" or rec.status == "cancelled" and "cancelled" or "error"
+        call.ms = rec.durationMs or call.ms
+        if type(rec.error) == "string" and rec.error ~= "" then
+          call.error = (rec.error:gsub("\n.*", ""))
+        end
+      end
+    end
+  end
+end
+
+--- A nested call ended: its line says how, and its card is drawn again.
+function R:end_call(call, is_error, content, duration)
+  local text = content_text(content)
+  call.status = not is_error and "ok" or text:match("^%s*[Oo]peration aborted%.?%s*$") and "cancelled" or "error"
+  call.ms = duration or call.ms
+  if call.status == "error" and text ~= "" then
+    call.error = (text:gsub("^%s+", ""):gsub("\n.*", ""))
+  end
+  self:fill_card(call.host, "running")
+end
+
 --- Fills card c with its status and output. A card is finished once: its
 --- result arrives twice (the tool's end, then its message), and a second
 --- fold over the same lines would nest (zo would open only one of them).
-function R:fill_card(c, status, output)
+--- A codemode card takes the result's content (and details, its calls).
+function R:fill_card(c, status, output, details)
   if c.finished then
     return
   end
   local s, e = row_of(self.buf, c.region.start), row_of(self.buf, c.region.stop)
-  local lines = card_lines(c, status, output)
+  local lines
+  if c.calls then
+    self:sync_calls(c, details)
+    lines = codemode_lines(c, status, output)
+  else
+    lines = card_lines(c, status, type(output) == "table" and content_text(output) or output)
+  end
   vim.bo[self.buf].modifiable = true
   vim.api.nvim_buf_set_lines(self.buf, s, e + 1, false, lines)
   vim.bo[self.buf].modifiable = false
@@ -280,8 +538,8 @@ function R:message(m)
     self:ending(m)
   elseif m.role == "toolResult" then
     local c = self.cards[m.toolCallId or ""]
-    if c then
-      self:fill_card(c, m.isError and "error" or "done", content_text(m.content))
+    if c and c.region then
+      self:fill_card(c, m.isError and "error" or "done", m.content, m.details)
     end
   elseif m.role == "bashExecution" then
     self:header("You ran")
@@ -345,7 +603,7 @@ function R:event(ev, state)
       self:message(m)
     end
   elseif t == "tool_execution_start" then
-    local c = self:card(ev.toolCallId or "", ev.toolName or "tool", ev.args)
+    local c = self:card(ev.toolCallId or "", ev.toolName or "tool", ev.args, ev.parentToolCallId)
     local args = ev.args or {}
     if (ev.toolName == "edit" or ev.toolName == "write") and type(args.path) == "string" then
       state.changed[args.path] = true
@@ -353,13 +611,21 @@ function R:event(ev, state)
     return c
   elseif t == "tool_execution_update" then
     local c = self.cards[ev.toolCallId or ""]
-    if c then
-      self:fill_card(c, "running", content_text((ev.partialResult or {}).content))
+    local partial = ev.partialResult or {}
+    if c and c.calls then
+      -- A script's output so far is the list of its calls.
+      self:sync_calls(c, partial.details)
+      self:fill_card(c, "running")
+    elseif c and c.region then
+      self:fill_card(c, "running", content_text(partial.content))
     end
   elseif t == "tool_execution_end" then
     local c = self.cards[ev.toolCallId or ""]
-    if c then
-      self:fill_card(c, ev.isError and "error" or "done", content_text((ev.result or {}).content))
+    local result = ev.result or {}
+    if c and c.host then
+      self:end_call(c, ev.isError, result.content, ev.durationMs)
+    elseif c then
+      self:fill_card(c, ev.isError and "error" or "done", result.content, result.details)
     end
   elseif t == "compaction_start" then
     self:notice(ev.reason == "overflow" and "the context overflowed: compacting…" or "compacting the context…")
