@@ -64,4 +64,10 @@ fi
 if ((status == 0)) && [[ $# -eq 0 ]]; then
 	${guard[@]+"${guard[@]}"} "$here/screenshot.sh" || status=1
 fi
+# A picture of a codemode call (tests/artifacts/nvim-codemode.png): its
+# script, its calls under it, what it returned. Runs with the others, or by
+# a filter it contains.
+if ((status == 0)) && [[ $# -eq 0 || screenshot-codemode == *"$1"* ]]; then
+	${guard[@]+"${guard[@]}"} "$here/screenshot-codemode.sh" || status=1
+fi
 exit "$status"

@@ -116,6 +116,59 @@ test("a gopi that install.sh put in $GOPI_INSTALL_DIR is found when it is not on
   ok(text:find("version: gopi 9.8.7, commit abc, built 2026-11-29T00:00:00Z", 1, true), "the version:\n" .. text)
 end)
 
+test("a failed codemode script: its calls under it (one cancelled), its output, console and error; a fence longer than the script's", function()
+  local render = require("gopi.render")
+  local buf = vim.api.nvim_create_buf(false, true)
+  local r = render.new(buf)
+  local st = { streaming = false, changed = {} }
+  local code = "const md = `\n```js\n`;\nawait tools.bash({ command: 'sleep 9' });"
+  local result = {
+    { type = "text", text = "Script failed\nWall time 0.3 seconds\nOutput:\n" },
+    { type = "text", text = "partial\n<console_output>\nstarting\n</console_output>\nScript error:\nError: boom\n    at <eval>:3" },
+  }
+  local calls = {
+    { id = "c1/1", name = "bash", args = '{"command":"sleep 9"}', status = "cancelled" },
+    { id = "c1/2", name = "mcp__dev__x", args = '{"n":1}', status = "error", error = "bad n\nmore" },
+  }
+  for _, ev in ipairs({
+    { type = "agent_start" },
+    { type = "tool_execution_start", toolCallId = "c1", toolName = "codemode", args = { code = code } },
+    { type = "tool_execution_start", toolCallId = "c1/1", toolName = "bash", args = { command = "sleep 9" }, parentToolCallId = "c1" },
+    { type = "tool_execution_update", toolCallId = "c1", partialResult = { content = {}, details = { calls = { calls[1], calls[2] } } } },
+    {
+      type = "tool_execution_end",
+      toolCallId = "c1/1",
+      isError = true,
+      result = { content = { { type = "text", text = "Operation aborted" } } },
+      parentToolCallId = "c1",
+    },
+    { type = "tool_execution_end", toolCallId = "c1", isError = true, result = { content = result, details = { calls = calls } } },
+    { type = "agent_settled" },
+  }) do
+    r:event(ev, st)
+  end
+  eq({
+    "✗ codemode: 2 tool calls · failed after 0.3 s",
+    "````javascript",
+    "const md = `",
+    "```js",
+    "`;",
+    "await tools.bash({ command: 'sleep 9' });",
+    "````",
+    "    ■ bash: sleep 9  (cancelled)",
+    '    ✗ mcp__dev__x: {"n":1}  (failed: bad n)',
+    "    ---",
+    "    Script failed after 0.3 s",
+    "    partial",
+    "    [console output]",
+    "    starting",
+    "    [error]",
+    "    Error: boom",
+    "        at <eval>:3",
+  }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+  eq(nil, render.script_result({ { type = "text", text = "Tool codemode not found" } }), "a result that is not a script's")
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

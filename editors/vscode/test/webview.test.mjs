@@ -502,7 +502,11 @@ const codemodeScript = [
 ].join("\n");
 
 test("a codemode call is one card: its script highlighted, its calls as rows under it, its result read out; questions land on the rows", async () => {
-	const cm = await recordEvents([{ message: `call: codemode ${JSON.stringify({ code: codemodeScript })}` }], ["--tools", "+codemode"]);
+	const failing = 'console.log("before");\ntext("partial");\nthrow new Error("boom");';
+	const cm = await recordEvents(
+		[{ message: `call: codemode ${JSON.stringify({ code: codemodeScript })}` }, { message: `call: codemode ${JSON.stringify({ code: failing })}` }],
+		["--tools", "+codemode"],
+	);
 	const parent = cm.find((e) => e.type === "tool_execution_start" && e.toolName === "codemode")?.toolCallId;
 	assert.ok(parent, "gopi ran the codemode call");
 	const nested = cm.filter((e) => e.type === "tool_execution_start" && e.parentToolCallId === parent);
@@ -588,6 +592,26 @@ test("a codemode call is one card: its script highlighted, its calls as rows und
 			{ type: "tool_execution_start", toolCallId: `${parent}/9`, toolName: "ls", args: {}, parentToolCallId: parent },
 		]);
 		assert.deepEqual(await page.evaluate((id) => [...document.querySelector(`.tool[data-id="${id}"]`).classList], `${parent}/9`), ["tool", "nested", "done"]);
+		// A failed script: its card says so, with the partial output, the console lines and the error.
+		const failed = await page.evaluate(() => {
+			const c = [...document.querySelectorAll(".tool.codemode")][1];
+			return {
+				error: c.classList.contains("error"),
+				state: c.querySelector(":scope > .tool-head > .tool-state").textContent,
+				status: c.querySelector(".cm-status").textContent,
+				texts: [...c.querySelectorAll(".cm-text")].map((x) => x.textContent),
+				console: c.querySelector(".cm-console pre")?.textContent,
+				scriptError: c.querySelector(".cm-error")?.textContent,
+				calls: c.querySelector(".cm-calls").hidden,
+			};
+		});
+		assert.equal(failed.error, true);
+		assert.match(failed.state, /^no tool calls · [\d.]+ s$/);
+		assert.match(failed.status, /^Script failed after [\d.]+ s$/);
+		assert.deepEqual(failed.texts, ["partial"]);
+		assert.equal(failed.console, "before");
+		assert.match(failed.scriptError, /^Error: boom/);
+		assert.equal(failed.calls, true, "no calls, no list");
 		assert.deepEqual(errors, []);
 	} finally {
 		await page.close();
@@ -610,7 +634,7 @@ test("a codemode call is one card: its script highlighted, its calls as rows und
 		assert.match(card.rows[0][2], /done/);
 		assert.match(card.rows[1][2], /error/);
 		assert.match(card.status, /^Script completed/);
-		assert.equal(card.cards, 1);
+		assert.equal(card.cards, 2, "the two codemode calls, and no card for a nested call");
 		await h.page.screenshot({ path: path.join(artifacts, "codemode-history-light-300.png") });
 		assert.deepEqual(h.errors, []);
 	} finally {
