@@ -586,15 +586,22 @@ test("a codemode call is one card: its script highlighted, its calls as rows und
 		assert.deepEqual((await posted(page)).at(-1), { type: "copy", text: codemodeScript });
 		await page.evaluate(() => (document.querySelector("#log").scrollTop = 0));
 		await page.screenshot({ path: path.join(artifacts, "codemode-dark-420.png") });
-		// The script's list of calls may report a call done before its start event arrives: the row stays done.
+		// The script's list of calls may report a call done before its start event arrives: the row
+		// stays done, and while the script runs on, its icon is a still ✓, not its card's spinner.
 		await feed(page, [
-			{ type: "tool_execution_update", toolCallId: parent, toolName: "codemode", args: {}, partialResult: { content: [], details: { calls: [{ id: `${parent}/9`, name: "ls", args: "{}", status: "ok", durationMs: 2 }] } } },
-			{ type: "tool_execution_start", toolCallId: `${parent}/9`, toolName: "ls", args: {}, parentToolCallId: parent },
+			{ type: "tool_execution_start", toolCallId: "cmx", toolName: "codemode", args: { code: "await tools.ls({})" } },
+			{ type: "tool_execution_update", toolCallId: "cmx", toolName: "codemode", args: {}, partialResult: { content: [], details: { calls: [{ id: "cmx/1", name: "ls", args: "{}", status: "ok", durationMs: 2 }] } } },
+			{ type: "tool_execution_start", toolCallId: "cmx/1", toolName: "ls", args: {}, parentToolCallId: "cmx" },
 		]);
-		assert.deepEqual(await page.evaluate((id) => [...document.querySelector(`.tool[data-id="${id}"]`).classList], `${parent}/9`), ["tool", "nested", "done"]);
+		const still = await page.evaluate(() => {
+			const row = document.querySelector('.tool[data-id="cmx/1"]');
+			const icon = getComputedStyle(row.querySelector(".tool-icon"), "::before");
+			return { cls: [...row.classList], running: document.querySelector('.tool[data-id="cmx"]').classList.contains("running"), content: icon.content, animation: icon.animationName };
+		});
+		assert.deepEqual(still, { cls: ["tool", "nested", "done"], running: true, content: '"✓"', animation: "none" });
 		// A failed script: its card says so, with the partial output, the console lines and the error.
 		const failed = await page.evaluate(() => {
-			const c = [...document.querySelectorAll(".tool.codemode")][1];
+			const c = [...document.querySelectorAll(".tool.codemode")].filter((x) => x.dataset.id !== "cmx")[1];
 			return {
 				error: c.classList.contains("error"),
 				state: c.querySelector(":scope > .tool-head > .tool-state").textContent,
