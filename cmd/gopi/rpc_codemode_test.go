@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
+	"github.com/gopi-dev/gopi/rpc"
 )
 
 // codemodeCall is a scripted codemode call running script.
@@ -222,4 +223,120 @@ func TestRPCCodemodeModes(t *testing.T) {
 			assert.Equal(t, 0, p.exit())
 		})
 	}
+}
+
+// The nested calls a script made are recorded on the codemode call's
+// toolResult message as pi 1.6.0 records them (nestedCalls: each call's
+// id, name, arguments, status, duration and error, never its result;
+// arguments over 8 KiB kept only as their size, and complete false then),
+// in the message_end event and in the session file. The built-ins are
+// frozen before the script runs, so patching Array.prototype.toJSON does
+// not spoil the returned value.
+func TestRPCCodemodeRecordsNestedCalls(t *testing.T) {
+	script := `await tools.read({ path: "seed.txt" });
+await tools.read({ path: "missing.txt" }).catch(() => {});
+await tools.bash({ command: "echo " + "x".repeat(9000) + " >/dev/null" });
+Array.prototype.toJSON = () => "spoiled";
+return [1, 2];`
+	w := newWorld(t, codemodeCall("c1", script), llmtest.Text("done"), codemodeCall("c2", `return 1`), llmtest.Text("done"))
+	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "seed.txt"), []byte("a seed\n"), 0o644))
+	p := w.start("--tools", "+codemode")
+	p.ok("1", map[string]any{"type": "prompt", "message": "run it"})
+	rs := p.idle()
+	end := toolEnd(rs, "c1")
+	require.NotNil(t, end, p.transcript())
+	texts := resultTexts(end)
+	require.Len(t, texts, 2, p.transcript())
+	assert.Equal(t, "[1,2]", texts[1], "a patched built-in does not reach the result")
+
+	var msg record
+	for _, r := range rs {
+		if r.is("message_end") && r.obj("message").str("toolCallId") == "c1" {
+			msg = r.obj("message")
+		}
+	}
+	require.NotNil(t, msg, p.transcript())
+	nested := msg.obj("nestedCalls")
+	require.NotNil(t, nested, "the toolResult message records its nested calls: %v", msg)
+	assert.Equal(t, false, nested["complete"], "the bash call's arguments were too large to keep")
+	calls := nested["calls"].([]any)
+	require.Len(t, calls, 3)
+	read, missing, bash := record(calls[0].(map[string]any)), record(calls[1].(map[string]any)), record(calls[2].(map[string]any))
+	assert.Equal(t, "c1/1", read.str("id"))
+	assert.Equal(t, "read", read.str("name"))
+	assert.Equal(t, "ok", read.str("status"))
+	assert.Equal(t, map[string]any{"path": "seed.txt"}, read["arguments"])
+	assert.Contains(t, read, "durationMs")
+	assert.NotContains(t, read, "error")
+	assert.Equal(t, "error", missing.str("status"))
+	assert.Equal(t, "File not found: missing.txt", missing.str("error"))
+	assert.Equal(t, "ok", bash.str("status"))
+	assert.NotContains(t, bash, "arguments")
+	assert.EqualValues(t, len(`{"command":"echo `)+9000+len(` >/dev/null"}`), bash["argumentsBytes"])
+
+	p.ok("2", map[string]any{"type": "prompt", "message": "again"})
+	rs = p.idle()
+	for _, r := range rs {
+		if r.is("message_end") && r.obj("message").str("toolCallId") == "c2" {
+			assert.NotContains(t, r.obj("message"), "nestedCalls", "a script that called no tool has no record")
+		}
+	}
+	assert.Equal(t, 0, p.exit())
+
+	files := sessionFiles(t, w.agentDir)
+	require.Len(t, files, 1)
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var saved int
+	for _, line := range strings.Split(string(b), "\n") {
+		var e struct {
+			Message struct {
+				ToolCallID  string         `json:"toolCallId"`
+				NestedCalls map[string]any `json:"nestedCalls"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Message.ToolCallID == "c1" {
+			saved++
+			assert.Len(t, e.Message.NestedCalls["calls"], 3, "the session keeps the record")
+		}
+	}
+	assert.Equal(t, 1, saved)
+}
+
+// Scripts share the process's codemode workers, two by default as in pi
+// (PI_CODEMODE_MAX_WORKERS changes it): with one, of two scripts called
+// together the second waits while the first holds the worker (its nested
+// bash waits on the user), and an abort ends the wait: that script did
+// not start.
+func TestRPCCodemodeScriptsShareTheWorkers(t *testing.T) {
+	script := `await tools.bash({ command: "echo hi" }); return "ran"`
+	args, _ := json.Marshal(map[string]string{"code": script})
+	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "codemode", string(args)), llmtest.Call("c2", "codemode", string(args))), llmtest.Text("done"))
+	p := launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline, []string{"PI_CODEMODE_MAX_WORKERS=1"},
+		gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-1", "--tools", "+codemode", "--approval", "writes")
+	p.ok("1", map[string]any{"type": "prompt", "message": "run both"})
+	rs := p.until(func(r record) bool { return r.is("extension_ui_request") })
+	asking := rs[len(rs)-1].obj("details").str("toolCallId")
+	p.send(map[string]any{"id": "a", "type": "abort"})
+	rs = append(rs, p.idle()...)
+	var notStarted []string
+	for _, id := range []string{"c1", "c2"} {
+		end := toolEnd(rs, id)
+		require.NotNil(t, end, p.transcript())
+		assert.Equal(t, true, end["isError"])
+		texts := resultTexts(end)
+		require.Len(t, texts, 2, p.transcript())
+		if strings.HasSuffix(texts[1], "\n\nThe script did not start.") {
+			notStarted = append(notStarted, id)
+			assert.Regexp(t, `^Script error:\nScript aborted: .+\n\nThe script did not start\.$`, texts[1])
+		}
+	}
+	require.Len(t, notStarted, 1, "one script ran, the other waited for the worker:\n%s", p.transcript())
+	assert.False(t, strings.HasPrefix(asking, notStarted[0]+"/"), "the script that asked is the one that ran")
+	for _, r := range rs {
+		if strings.HasPrefix(r.str("type"), "tool_execution_") {
+			assert.NotEqual(t, notStarted[0], r.str("parentToolCallId"), "the waiting script made no call")
+		}
+	}
+	assert.Equal(t, 0, p.exit())
 }

@@ -171,12 +171,13 @@ func (o outcome) durationMs() *int64 {
 // pushResult reports the toolResult message of out.
 func (r *run) pushResult(out outcome) *llm.ToolResultMessage {
 	tr := &llm.ToolResultMessage{
-		ToolCallID: out.call.ID,
-		ToolName:   out.call.Name,
-		Content:    out.result.Content,
-		IsError:    out.isError,
-		DurationMs: out.durationMs(),
-		Timestamp:  llm.Now(),
+		ToolCallID:  out.call.ID,
+		ToolName:    out.call.Name,
+		Content:     out.result.Content,
+		IsError:     out.isError,
+		DurationMs:  out.durationMs(),
+		NestedCalls: out.result.NestedCalls,
+		Timestamp:   llm.Now(),
 	}
 	if tr.Content == nil {
 		tr.Content = llm.Contents{}

@@ -85,6 +85,10 @@ type Result struct {
 	// instead of asking the model again. It takes effect only when every
 	// result of the batch sets it.
 	Terminate bool `json:"-"`
+	// NestedCalls is the record of the calls this call made to other
+	// tools, kept on its toolResult message (the host's AfterToolCall
+	// sets it).
+	NestedCalls *llm.NestedCalls `json:"-"`
 }
 
 // ArgumentPreparer is implemented by tools that repair the model's raw

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,7 +282,7 @@ type calls struct {
 
 func (cs *calls) publish() {
 	if cs.update != nil {
-		cs.update(agent.Result{Content: llm.Contents{}, Details: Details{Calls: slices.Clone(cs.list)}})
+		cs.update(agent.Result{Content: llm.Contents{}, Details: Details{Calls: append([]CallRecord{}, cs.list...)}})
 	}
 }
 
@@ -302,10 +301,12 @@ func (cs *calls) set(i int, f func(*CallRecord)) {
 	cs.publish()
 }
 
+// snapshot is a copy of the records, [] (never nil) for none: pi's
+// details always list the calls.
 func (cs *calls) snapshot() []CallRecord {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return slices.Clone(cs.list)
+	return append([]CallRecord{}, cs.list...)
 }
 
 // Run runs one script.
@@ -349,15 +350,27 @@ func (c *Codemode) Run(ctx context.Context, call agent.Call, update func(agent.R
 		}
 	}
 
-	scriptCtx := ctx
+	// The script waits for one of the process's workers; the wait counts
+	// toward its deadline, and an abort ends it.
+	waitCtx := ctx
+	var deadline time.Time
 	if opts.timeoutMS > 0 {
+		deadline = started.Add(time.Duration(opts.timeoutMS) * time.Millisecond)
 		var cancel context.CancelFunc
-		scriptCtx, cancel = context.WithTimeout(ctx, time.Duration(opts.timeoutMS)*time.Millisecond)
+		waitCtx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
+	}
+	if got := workers.acquire(waitCtx, workerWait); got != slotTaken {
+		return notStarted(ctx, got, opts.timeoutMS, started), nil
+	}
+	var timeout time.Duration
+	if !deadline.IsZero() {
+		timeout = max(time.Until(deadline), time.Millisecond)
 	}
 	var n int
 	var nMu sync.Mutex
-	out := run(scriptCtx, eng, runSpec{
+	out := run(ctx, eng, runSpec{
+		timeout: timeout,
 		code:    code,
 		tools:   scriptTools,
 		globals: c.globals(tools, samples),
@@ -371,6 +384,7 @@ func (c *Codemode) Run(ctx context.Context, call agent.Call, update func(agent.R
 			return c.nested(callCtx, rec, byName[name], Nested{ID: id, Parent: call.ID, Tool: name, Args: args})
 		},
 	})
+	workers.release() // run closed the script's VM
 	records := rec.snapshot()
 	for i := range records {
 		if records[i].Status == "running" {
@@ -405,6 +419,29 @@ func (c *Codemode) Run(ctx context.Context, call agent.Call, update func(agent.R
 		IsError: !out.ok,
 	}
 	return res, nil
+}
+
+// notStarted is the result of a script that got no worker: aborted,
+// past its deadline, or none free within workerWait.
+func notStarted(ctx context.Context, got waitOutcome, timeoutMS int64, started time.Time) agent.Result {
+	var why string
+	switch {
+	case got == waitEnded && ctx.Err() != nil:
+		why = "Script aborted: " + abortReason(ctx)
+	case got == waitEnded:
+		why = fmt.Sprintf("Script timed out: Execution timed out after %d ms while waiting for a free codemode worker", timeoutMS)
+	default:
+		why = fmt.Sprintf("No codemode worker became free within %d seconds. All %d workers, shared by every session in this process, are held by other scripts. Retry after they finish.",
+			int(workerWait.Seconds()), maxWorkers())
+	}
+	return agent.Result{
+		Content: llm.Contents{
+			llm.TextContent{Text: header(false, time.Since(started))},
+			llm.TextContent{Text: "Script error:\n" + why + "\n\nThe script did not start."},
+		},
+		Details: Details{Calls: []CallRecord{}},
+		IsError: true,
+	}
 }
 
 // abortReason is what "Script aborted:" says: the cause the call was

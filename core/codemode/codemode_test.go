@@ -560,3 +560,89 @@ func TestScriptNote(t *testing.T) {
 	union := Tool{Spec: llm.ToolSpec{Name: "u"}, Output: json.RawMessage(`{"oneOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"type":"number"}},"required":["b"]}]}`)}
 	assert(ScriptNote(union), "Codemode: `tools.u(args)` resolves to `{ a? } | { b }`.")
 }
+
+// The built-ins are frozen before the script runs, as pi freezes them: a
+// script that patches one cannot spoil what the prelude reports, and an
+// Error subclass may still name its instances.
+func TestBuiltinsAreFrozen(t *testing.T) {
+	c := newTool(t, &fakeCaller{}, nil)
+	ok := "Script completed\nWall time T\nOutput:\n|"
+	for _, tc := range []struct{ code, want string }{
+		{`Array.prototype.toJSON = () => "spoiled"; return [1, 2]`, ok + "[1,2]"},
+		{`Object.prototype.toJSON = () => "spoiled"; text({ a: 1 }); return { b: 2 }`, ok + "==> text 1/2 <==\n{\"a\":1}\n==> text 2/2 <==\n{\"b\":2}"},
+		{`JSON = { stringify: () => "spoiled" }; return [1]`, ok + "[1]"},
+		{`return [Object.isFrozen(Array.prototype), Object.isFrozen(JSON), Object.isFrozen(Object.getPrototypeOf([].values())), Object.isFrozen(Math)]`, ok + "[true,true,true,true]"},
+		{`class E extends Error { constructor(m) { super(m); this.name = "E"; } }; const o = {}; o.toString = () => "own"; return [String(new E("x")), String(o)]`, ok + `["E: x","own"]`},
+		{`"use strict"; Array.prototype.push = null`, "Script failed\nWall time T\nOutput:\n|Script error:\nTypeError: "},
+	} {
+		got, _ := runScript(t, c, context.Background(), tc.code)
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.code, got, tc.want)
+		}
+	}
+}
+
+// Scripts share the process's workers (PI_CODEMODE_MAX_WORKERS, pi's two
+// by default): at capacity a script waits, its wait counts toward its
+// deadline, an abort ends it, and a freed worker goes to the first in
+// line.
+func TestScriptsWaitForAFreeWorker(t *testing.T) {
+	t.Setenv("PI_CODEMODE_MAX_WORKERS", "1")
+	f := &fakeCaller{started: make(chan string, 1), ended: make(chan string, 1)}
+	c := newTool(t, f, nil)
+	holdCtx, release := context.WithCancel(context.Background())
+	held := make(chan string, 1)
+	go func() {
+		got, _ := runScript(t, c, holdCtx, `await tools.block({})`)
+		held <- got
+	}()
+	<-f.started // the first script runs, and holds the only worker
+
+	got, res := runScript(t, c, context.Background(), "// @options: {\"timeout_ms\": 50}\nreturn 1")
+	want := "Script failed\nWall time T\nOutput:\n|Script error:\nScript timed out: Execution timed out after 50 ms while waiting for a free codemode worker\n\nThe script did not start."
+	if got != want || !res.IsError {
+		t.Fatalf("a deadline while waiting:\n got %q\nwant %q", got, want)
+	}
+
+	abortCtx, abort := context.WithCancel(context.Background())
+	args, _ := json.Marshal(map[string]string{"code": `return "ran"`})
+	res, err := c.Run(abortCtx, agent.Call{ID: "call2", Name: Name, Args: args}, func(agent.Result) { abort() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[1].(llm.TextContent).Text; text != "Script error:\nScript aborted: This operation was aborted\n\nThe script did not start." {
+		t.Fatalf("an abort while waiting: %q", text)
+	}
+
+	saved := workerWait
+	workerWait = 10 * time.Millisecond
+	got, _ = runScript(t, c, context.Background(), `return 1`)
+	workerWait = saved
+	if !strings.Contains(got, "No codemode worker became free within 0 seconds. All 1 workers, shared by every session in this process, are held by other scripts.") {
+		t.Fatalf("no worker within the wait: %q", got)
+	}
+
+	// The next script in line runs once the worker is free.
+	waited := make(chan string, 1)
+	go func() {
+		got, _ := runScript(t, c, context.Background(), `return "after"`)
+		waited <- got
+	}()
+	for {
+		workers.mu.Lock()
+		queued := len(workers.queue)
+		workers.mu.Unlock()
+		if queued == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	<-f.ended
+	if got := <-held; !strings.Contains(got, "Script aborted") {
+		t.Fatalf("the first script: %q", got)
+	}
+	if got := <-waited; !strings.HasSuffix(got, "|after") {
+		t.Fatalf("the waiting script: %q", got)
+	}
+}

@@ -17,6 +17,89 @@
 //                                           nothing that can ever settle
 (function (bridge, toolsJSON, globalsJSON, storeJSON, limitsJSON) {
 	"use strict";
+
+	// First of all, the language's own objects are locked, as pi locks
+	// them: every object reachable from the global object (and the
+	// intrinsics only instances lead to: the iterator, generator and
+	// async function prototypes, %TypedArray%) is frozen, and the
+	// built-in globals become read-only. The script shares them with this
+	// prelude, so a script that patched one (Array.prototype.toJSON, say)
+	// could otherwise spoil what the prelude reports.
+	//
+	// A frozen prototype would also stop an instance from getting a
+	// property of the same name by assignment (this.name = "E" in an
+	// Error subclass throws). The names scripts commonly give their own
+	// objects, and Object.prototype's, become accessors instead: reading
+	// gives the built-in value, assigning on anything but the built-in
+	// itself defines an own property there.
+	(function freezeBuiltins() {
+		const shadowed = new Set(["constructor", "name", "message", "toString", "toLocaleString", "valueOf", "toJSON"]);
+		const visited = new Set([globalThis]);
+		const todo = [];
+		const visit = (value) => {
+			if (value === null || (typeof value !== "object" && typeof value !== "function") || visited.has(value)) return;
+			visited.add(value);
+			todo.push(value);
+		};
+		// The accessors come from an object literal: they have no
+		// prototype object of their own to walk into.
+		const shadowable = (owner, key, value, enumerable) => {
+			const pair = Object.getOwnPropertyDescriptor(
+				{
+					get slot() {
+						return value;
+					},
+					set slot(next) {
+						if (this === owner) throw new TypeError("Cannot assign to read only property '" + String(key) + "' of a built-in");
+						if (this === null || (typeof this !== "object" && typeof this !== "function")) return;
+						Object.defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
+					},
+				},
+				"slot",
+			);
+			Object.defineProperty(owner, key, { get: pair.get, set: pair.set, enumerable, configurable: false });
+			visit(pair.get);
+			visit(pair.set);
+		};
+		for (const key of Reflect.ownKeys(globalThis)) {
+			const d = Object.getOwnPropertyDescriptor(globalThis, key);
+			visit(d.value);
+			visit(d.get);
+			visit(d.set);
+			if ("value" in d && d.configurable) Object.defineProperty(globalThis, key, { writable: false, configurable: false });
+		}
+		visit(Object.getPrototypeOf(function* () {}));
+		visit(Object.getPrototypeOf(async function () {}));
+		visit(Object.getPrototypeOf(async function* () {}));
+		visit(Object.getPrototypeOf(Int8Array));
+		visit(Object.getPrototypeOf([][Symbol.iterator]()));
+		visit(Object.getPrototypeOf(new Map()[Symbol.iterator]()));
+		visit(Object.getPrototypeOf(new Set()[Symbol.iterator]()));
+		visit(Object.getPrototypeOf(""[Symbol.iterator]()));
+		visit(Object.getPrototypeOf(/a/[Symbol.matchAll]("")));
+		if (typeof Iterator === "function") {
+			if (typeof Iterator.prototype.map === "function") visit(Object.getPrototypeOf([].values().map((x) => x)));
+			if (typeof Iterator.from === "function") visit(Object.getPrototypeOf(Iterator.from({ next() {} })));
+		}
+		while (todo.length > 0) {
+			const object = todo.pop();
+			visit(Object.getPrototypeOf(object));
+			const descriptors = Object.getOwnPropertyDescriptors(object);
+			for (const key of Reflect.ownKeys(descriptors)) {
+				const d = descriptors[key];
+				if (!("value" in d)) {
+					visit(d.get);
+					visit(d.set);
+					continue;
+				}
+				visit(d.value);
+				if (d.writable && d.configurable && (object === Object.prototype || shadowed.has(key))) {
+					shadowable(object, key, d.value, d.enumerable);
+				}
+			}
+			Object.freeze(object);
+		}
+	})();
 	const stringify = JSON.stringify;
 	const parse = JSON.parse;
 	const promiseThen = Promise.prototype.then;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gopi-dev/gopi/core/codemode/quickjs"
 )
@@ -76,6 +77,9 @@ type runSpec struct {
 	store   map[string]string // key -> JSON text
 	call    callFunc
 	memory  uint32 // the heap's limit
+	// timeout is the script's deadline, counted from when its VM is
+	// ready; 0: none.
+	timeout time.Duration
 }
 
 // settlement answers one pending call of the script.
@@ -104,23 +108,32 @@ type runner struct {
 	wake  chan struct{}
 }
 
-// run runs spec.code in a fresh VM until it finishes, fails, or ctx ends
-// (deadline: timeout; cancelled: abort); scriptCtx carries both. Calls
-// still running when it returns are cancelled and waited for.
+// run runs spec.code in a fresh VM until it finishes, fails, ctx ends
+// (abort) or spec.timeout passes. The deadline starts once the VM and its
+// prelude are ready: setting them up is gopi's time, not the script's.
+// Calls still running when it returns are cancelled and waited for.
 func run(ctx context.Context, eng *quickjs.Engine, spec runSpec) outcome {
 	r := &runner{spec: spec, wake: make(chan struct{}, 1)}
+	vm, err := eng.New(context.WithoutCancel(ctx), quickjs.Config{MemoryLimit: spec.memory, Host: r.host})
+	if err != nil {
+		return sandboxFailure(err)
+	}
+	defer vm.Close(context.WithoutCancel(ctx))
+	r.vm = vm
+	if err := r.prelude(ctx); err != nil {
+		return r.fail(ctx, err)
+	}
+	if spec.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.timeout)
+		defer cancel()
+	}
 	callCtx, cancelCalls := context.WithCancel(ctx)
 	r.callCtx = callCtx
 	defer func() {
 		cancelCalls()
 		r.calls.Wait()
 	}()
-	vm, err := eng.New(context.WithoutCancel(ctx), quickjs.Config{MemoryLimit: spec.memory, Host: r.host})
-	if err != nil {
-		return sandboxFailure(err)
-	}
-	defer vm.Close(ctx)
-	r.vm = vm
 	if err := r.start(ctx); err != nil {
 		return r.fail(ctx, err)
 	}
@@ -152,9 +165,9 @@ func run(ctx context.Context, eng *quickjs.Engine, spec runSpec) outcome {
 // api holds the prelude's three functions.
 type api struct{ obj, settle, run, stalled quickjs.Value }
 
-// start evaluates the prelude, compiles the script and runs it to its
-// first wait.
-func (r *runner) start(ctx context.Context) error {
+// prelude evaluates the prelude: it locks the built-ins and defines the
+// script's globals.
+func (r *runner) prelude(ctx context.Context) error {
 	vm := r.vm
 	factory, err := vm.Eval(ctx, preludeSource, "codemode-prelude.js", quickjs.EvalStrict)
 	if err != nil {
@@ -213,6 +226,12 @@ func (r *runner) start(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// start compiles the script and runs it to its first wait.
+func (r *runner) start(ctx context.Context) error {
+	vm := r.vm
 	// The script shares its first line with the wrapper, so the line
 	// numbers of its errors are the script's own.
 	fn, err := vm.Eval(ctx, "(async (tools, console) => {"+r.spec.code+"\n})", "codemode.js", quickjs.EvalGlobal)

@@ -142,7 +142,7 @@ func messagesOf(entries []session.Entry) []llm.Message {
 }
 
 // FileOps collects the paths the model's read, write and edit tool calls
-// touched.
+// touched, its own and those its codemode scripts made.
 type FileOps struct {
 	Read    map[string]struct{}
 	Written map[string]struct{}
@@ -153,36 +153,46 @@ func newFileOps() FileOps {
 	return FileOps{Read: map[string]struct{}{}, Written: map[string]struct{}{}, Edited: map[string]struct{}{}}
 }
 
-// addMessage records the file tool calls of an assistant message.
+// addMessage records the file tool calls of an assistant message, and
+// the nested ones recorded on a tool result (a script's calls), as pi
+// does.
 func (f FileOps) addMessage(m llm.Message) {
-	a, ok := m.(*llm.AssistantMessage)
-	if !ok {
+	switch m := m.(type) {
+	case *llm.AssistantMessage:
+		for _, c := range m.Content {
+			if tc, ok := c.(llm.ToolCall); ok {
+				f.add(tc.Name, tc.Arguments)
+			}
+		}
+	case *llm.ToolResultMessage:
+		if m.NestedCalls != nil {
+			for _, c := range m.NestedCalls.Calls {
+				f.add(c.Name, c.Arguments)
+			}
+		}
+	}
+}
+
+// add records one call of read, write or edit with a path.
+func (f FileOps) add(tool string, arguments json.RawMessage) {
+	var set map[string]struct{}
+	switch tool {
+	case "read":
+		set = f.Read
+	case "write":
+		set = f.Written
+	case "edit":
+		set = f.Edited
+	default:
 		return
 	}
-	for _, c := range a.Content {
-		tc, ok := c.(llm.ToolCall)
-		if !ok {
-			continue
-		}
-		var set map[string]struct{}
-		switch tc.Name {
-		case "read":
-			set = f.Read
-		case "write":
-			set = f.Written
-		case "edit":
-			set = f.Edited
-		default:
-			continue
-		}
-		var args struct {
-			Path string `json:"path"`
-		}
-		if json.Unmarshal(tc.Arguments, &args) != nil || args.Path == "" {
-			continue
-		}
-		set[args.Path] = struct{}{}
+	var args struct {
+		Path string `json:"path"`
 	}
+	if json.Unmarshal(arguments, &args) != nil || args.Path == "" {
+		return
+	}
+	set[args.Path] = struct{}{}
 }
 
 // addDetails carries over the file lists of an earlier compaction's

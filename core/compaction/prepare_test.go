@@ -285,3 +285,28 @@ func TestPrepareCustomAndBranchSummaryEntries(t *testing.T) {
 	assert.Equal(t, "note", c.CustomType)
 	assert.Equal(t, "from an extension", c.Content.Text())
 }
+
+// The read, write and edit calls a codemode script made, recorded on its
+// tool result (nestedCalls), count in the file lists as pi 1.6.0 counts
+// them.
+func TestPrepareFileOperationsOfNestedCalls(t *testing.T) {
+	s := session.InMemory("/w")
+	script := result("1", "codemode", "Script completed")
+	script.NestedCalls = &llm.NestedCalls{Complete: false, Calls: []llm.NestedCallRecord{
+		{ID: "1/1", Name: "read", Arguments: json.RawMessage(`{"path":"a.go"}`), Status: "ok"},
+		{ID: "1/2", Name: "edit", Arguments: json.RawMessage(`{"path":"b.go","edits":[]}`), Status: "ok"},
+		{ID: "1/3", Name: "write", ArgumentsBytes: 9000, Status: "ok"},
+		{ID: "1/4", Name: "bash", Arguments: json.RawMessage(`{"command":"ls","path":"d.go"}`), Status: "ok"},
+	}}
+	appendAll(t, s,
+		user(text("U0 ", 10)),
+		call("1", "codemode", map[string]any{"code": "…"}),
+		script,
+		assistant(text("A0 ", 10)),
+	)
+	pairs(t, s, 1, 3)
+
+	p, err := Prepare(s.Path(), keep(200))
+	require.NoError(t, err)
+	assert.Equal(t, Details{ReadFiles: []string{"a.go"}, ModifiedFiles: []string{"b.go"}}, p.Files.Details())
+}

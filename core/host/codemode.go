@@ -198,6 +198,7 @@ func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Resu
 	ev := func(typ agent.EventType) agent.Event {
 		return agent.Event{Type: typ, ToolCallID: n.ID, ToolName: n.Tool, Args: n.Args, ParentToolCallID: n.Parent}
 	}
+	rec := h.nested.start(n.Parent, n.ID, n.Tool, n.Args)
 	h.emit(ev(agent.EventToolExecutionStart))
 	var started time.Time
 	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
@@ -210,6 +211,7 @@ func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Resu
 		e.Result = &partial
 		h.emit(e)
 	})
+	h.nested.finish(rec, res)
 	end := ev(agent.EventToolExecutionEnd)
 	end.Result, end.IsError = &res, res.IsError
 	if !started.IsZero() {

@@ -190,6 +190,8 @@ type Host struct {
 	mcp *mcpstate.State
 	// codemode is pi's codemode tool (nil without Options.Codemode).
 	codemode *codemode.Codemode
+	// nested records the nested calls of the calls in progress.
+	nested nestedCalls
 	// notes: the next request's declared tools get codemode's note
 	// (requestTools decides, toolSpec reads).
 	notes atomic.Bool
@@ -231,7 +233,7 @@ func New(opts Options) (*Host, error) {
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall: h.tools.Admit,
 		ToolStarting:   h.toolStarting,
-		AfterToolCall:  h.tools.Finish,
+		AfterToolCall:  h.afterToolCall,
 		// The run's hooks are the run's (core/host/run), built below.
 		TransformContext: func(ctx context.Context, msgs []llm.Message) []llm.Message {
 			return h.run.TransformContext(ctx, msgs)

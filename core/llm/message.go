@@ -104,8 +104,42 @@ type ToolResultMessage struct {
 	// (unknown tool, invalid arguments, blocked, skipped) and in older
 	// sessions.
 	DurationMs *int64 `json:"durationMs,omitempty"`
-	Timestamp  int64  `json:"timestamp"`
+	// NestedCalls records the calls this tool made to other tools (a
+	// codemode script's), as pi 1.6 keeps them; nil when it made none.
+	NestedCalls *NestedCalls `json:"nestedCalls,omitempty"`
+	Timestamp   int64        `json:"timestamp"`
 }
+
+// NestedCalls is pi's bounded record of the calls one tool call made to
+// other tools: never their results. Complete is false when a call was
+// dropped (past [MaxNestedCalls]), lost its arguments (past the size
+// limits) or had not finished when the record was taken.
+type NestedCalls struct {
+	Calls    []NestedCallRecord `json:"calls"`
+	Complete bool               `json:"complete"`
+}
+
+// NestedCallRecord is one nested call: its arguments, or only their size
+// when they were too large to keep; its status "ok", "error" or
+// "unfinished"; how long it ran in whole milliseconds; the start of its
+// error text.
+type NestedCallRecord struct {
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsBytes int             `json:"argumentsBytes,omitempty"`
+	Status         string          `json:"status"`
+	DurationMs     *int64          `json:"durationMs,omitempty"`
+	Error          string          `json:"error,omitempty"`
+}
+
+// The limits of a [NestedCalls] record, pi's.
+const (
+	MaxNestedCalls          = 256
+	MaxNestedArgumentsBytes = 8 << 10
+	MaxNestedArgumentsTotal = 32 << 10
+	MaxNestedErrorChars     = 500
+)
 
 // BashExecutionMessage records a shell command the user ran (the RPC bash
 // command), not one the model ran. ExitCode is nil when the process did not

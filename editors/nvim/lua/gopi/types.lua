@@ -105,7 +105,29 @@
 ---@field details? any
 ---@field isError boolean
 ---@field durationMs? integer DurationMs is how long the tool ran (monotonic clock, whole milliseconds), as pi 1.5 records it; nil when it did not run (unknown tool, invalid arguments, blocked, skipped) and in older sessions.
+---@field nestedCalls? gopi.NestedCalls NestedCalls records the calls this tool made to other tools (a codemode script's), as pi 1.6 keeps them; nil when it made none.
 ---@field timestamp integer
+
+--- NestedCalls is pi's bounded record of the calls one tool call made to
+--- other tools: never their results. Complete is false when a call was
+--- dropped (past [MaxNestedCalls]), lost its arguments (past the size
+--- limits) or had not finished when the record was taken.
+---@class gopi.NestedCalls
+---@field calls gopi.NestedCallRecord[]
+---@field complete boolean
+
+--- NestedCallRecord is one nested call: its arguments, or only their size
+--- when they were too large to keep; its status "ok", "error" or
+--- "unfinished"; how long it ran in whole milliseconds; the start of its
+--- error text.
+---@class gopi.NestedCallRecord
+---@field id string
+---@field name string
+---@field arguments? any
+---@field argumentsBytes? integer
+---@field status string
+---@field durationMs? integer
+---@field error? string
 
 --- BashExecutionMessage records a shell command the user ran (the RPC bash
 --- command), not one the model ran. ExitCode is nil when the process did not

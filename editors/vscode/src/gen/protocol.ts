@@ -156,7 +156,39 @@ export interface ToolResultMessage {
 	 * sessions.
 	 */
 	durationMs?: number;
+	/**
+	 * NestedCalls records the calls this tool made to other tools (a
+	 * codemode script's), as pi 1.6 keeps them; nil when it made none.
+	 */
+	nestedCalls?: NestedCalls;
 	timestamp: number;
+}
+
+/**
+ * NestedCalls is pi's bounded record of the calls one tool call made to
+ * other tools: never their results. Complete is false when a call was
+ * dropped (past [MaxNestedCalls]), lost its arguments (past the size
+ * limits) or had not finished when the record was taken.
+ */
+export interface NestedCalls {
+	calls: NestedCallRecord[];
+	complete: boolean;
+}
+
+/**
+ * NestedCallRecord is one nested call: its arguments, or only their size
+ * when they were too large to keep; its status "ok", "error" or
+ * "unfinished"; how long it ran in whole milliseconds; the start of its
+ * error text.
+ */
+export interface NestedCallRecord {
+	id: string;
+	name: string;
+	arguments?: unknown;
+	argumentsBytes?: number;
+	status: string;
+	durationMs?: number;
+	error?: string;
 }
 
 /**
