@@ -32,7 +32,8 @@ test-go:
 # published client, and installs pi 1.5.2 itself with Node 22 to check
 # that it opens and continues a session gopi wrote, and to run pi's
 # extensions in gopi's extension host beside pi itself, and to check that
-# pi and gopi share MCP OAuth sign-ins; pi 0.73.1's package brings the
+# pi and gopi share MCP OAuth sign-ins; pi 1.6.0 to run the same codemode
+# scripts in both; pi 0.73.1's package brings the
 # example extensions; and the official MCP test server,
 # @modelcontextprotocol/server-everything, over stdio and HTTP; and the
 # official ACP TypeScript SDK against --mode acp).
@@ -43,7 +44,7 @@ test-node: build
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/acp/run.sh && \
 		everything="$$(testdata/mcp/everything.sh)" && \
-		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi' ./cmd/gopi; \
+		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi|TestCodemodeBesidePi' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 
