@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -31,11 +32,13 @@ var stopWords = map[string]bool{
 	"that": true, "the": true, "this": true, "to": true, "with": true,
 }
 
+// The search's expressions, compiled on first use: not on every start
+// of gopi (TestOwnPackagesDoLittleAtInit).
 var (
-	lowerUpper = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-	upperRun   = regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`)
-	asciiWord  = regexp.MustCompile(`^[a-z0-9]+$`)
-	esSuffix   = regexp.MustCompile(`(ches|shes|sses|xes|zes)$`)
+	lowerUpper = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-z0-9])([A-Z])`) })
+	upperRun   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`) })
+	asciiWord  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+$`) })
+	esSuffix   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(ches|shes|sses|xes|zes)$`) })
 )
 
 // stem is a naive singular: issues → issue, searches → search.
@@ -43,7 +46,7 @@ func stem(w string) string {
 	switch {
 	case len(w) > 4 && strings.HasSuffix(w, "ies"):
 		return w[:len(w)-3] + "y"
-	case len(w) > 4 && esSuffix.MatchString(w):
+	case len(w) > 4 && esSuffix().MatchString(w):
 		return w[:len(w)-2]
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
 		return w[:len(w)-1]
@@ -56,8 +59,8 @@ func stem(w string) string {
 // words, ASCII words in a singular form.
 func tokenize(text string) []string {
 	s := norm.NFC.String(text)
-	s = lowerUpper.ReplaceAllString(s, "$1 $2")
-	s = upperRun.ReplaceAllString(s, "$1 $2")
+	s = lowerUpper().ReplaceAllString(s, "$1 $2")
+	s = upperRun().ReplaceAllString(s, "$1 $2")
 	s = strings.ToLower(s)
 	words := strings.FieldsFunc(s, func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r))
@@ -67,7 +70,7 @@ func tokenize(text string) []string {
 		if stopWords[w] {
 			continue
 		}
-		if asciiWord.MatchString(w) {
+		if asciiWord().MatchString(w) {
 			w = stem(w)
 		}
 		out = append(out, w)

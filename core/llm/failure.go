@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,13 +112,15 @@ func StreamFailure(body string) *ProviderError {
 	// upstream connection relays that as "Connection closed." or a bare
 	// socket error ("read ECONNRESET"), a transport failure like one of
 	// our own connections.
-	f.Transport = f.Type == "" && brokenConnection.MatchString(errorMessage(body))
+	f.Transport = f.Type == "" && brokenConnection().MatchString(errorMessage(body))
 	return f
 }
 
 // brokenConnection matches an error message that reports a broken or
 // failed connection; a socket error code counts as a whole word only.
-var brokenConnection = regexp.MustCompile(`(?i)connection (?:closed|reset|lost|refused|aborted)|other side closed|socket hang up|(?:^|[^a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?:$|[^a-z0-9_])`)
+var brokenConnection = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)connection (?:closed|reset|lost|refused|aborted)|other side closed|socket hang up|(?:^|[^a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?:$|[^a-z0-9_])`)
+})
 
 // errorMessage is the message of an error body: error.message, else the
 // top-level message, else the body itself.
