@@ -23,10 +23,12 @@ run: build
 # RpcClient (0.73.1 and 1.5.2) and two editor stacks against the built binary.
 test: test-go test-node test-editors
 
+# The binary tests (cmd/gopi) take about 9 minutes with the race detector on a
+# busy two-core machine, near go test's 10-minute default: hence -timeout.
 test-go:
 	$(GO) vet ./...
 	cd core/codemode/enginebench && $(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
 # published client, and installs pi 1.5.2 itself with Node 22 to check
@@ -44,7 +46,7 @@ test-node: build
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/node/run.sh && \
 		GOPI_BIN=$(CURDIR)/$(BIN) testdata/clients/acp/run.sh && \
 		everything="$$(testdata/mcp/everything.sh)" && \
-		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi|TestCodemodeBesidePi' ./cmd/gopi; \
+		GOPI_MCP_EVERYTHING="$$everything" $(GO) test -count=1 -timeout 30m -run 'TestGopiSessionOpensInPi|TestExtension|TestMCPServerEverything|TestMCPOAuthSharedWithPi|TestCodemodeBesidePi' ./cmd/gopi; \
 	elif [ -n "$$CI" ]; then echo "test-node: node is required in CI" >&2; exit 1; \
 	else echo "test-node: skipped (node is not installed)"; fi
 
