@@ -20,7 +20,7 @@ run: build
 	./$(BIN) $(ARGS)
 
 # Everything: vet, the Go tests (race detector on), then pi's own Node
-# RpcClient (0.73.1 and 1.5.2) and two editor stacks against the built binary.
+# RpcClient (0.73.1 and 1.6.0) and two editor stacks against the built binary.
 test: test-go test-node test-editors
 
 # The binary tests (cmd/gopi) take about 9 minutes with the race detector on a
@@ -31,7 +31,7 @@ test-go:
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Needs Node 18+ and the npm registry on first use (it fetches pi's
-# published client, and installs pi 1.5.2 itself with Node 22 to check
+# published client, and installs pi 1.6.0 itself with Node 22 to check
 # that it opens and continues a session gopi wrote, and to run pi's
 # extensions in gopi's extension host beside pi itself, and to check that
 # pi and gopi share MCP OAuth sign-ins; pi 1.6.0 to run the same codemode
@@ -118,7 +118,7 @@ bench:
 # peak RSS.
 # Installs pi (PI_BENCH_VERSION) and Node 22 from npm into ~/.cache/gopi on
 # first use. BENCH_ARGS='-runs 9 -deltas 4000' changes the runs.
-PI_BENCH_VERSION ?= 1.5.2
+PI_BENCH_VERSION ?= 1.6.0
 BENCH_ARGS ?=
 bench-vs-pi: build
 	$(GO) build -o bin/bench-vs-pi ./cmd/bench-vs-pi

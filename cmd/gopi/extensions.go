@@ -108,7 +108,7 @@ func (e usageError) Error() string { return string(e) }
 
 // piVersionForHost is the pi package `gopi extensions install` installs:
 // the version gopi's extension host is tested with.
-const piVersionForHost = "1.5.2"
+const piVersionForHost = "1.6.0"
 
 // runExtensionsCommand is `gopi extensions install|list`.
 func runExtensionsCommand(argv []string, stdout, stderr io.Writer) int {

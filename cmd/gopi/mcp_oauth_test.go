@@ -262,7 +262,7 @@ func TestRPCMCPOAuthSession(t *testing.T) {
 	assert.Equal(t, 0, p.exit())
 }
 
-// Issue 29: gopi and pi 1.5.2 share sign-ins through mcp-auth.json: pi
+// Issue 29: gopi and pi 1.6.0 share sign-ins through mcp-auth.json: pi
 // connects with the token gopi stored and refreshes it as the client gopi
 // registered; gopi then uses and refreshes what pi stored; pi's logout
 // leaves gopi's session needing sign-in. (Runs with pi: make test-node.)

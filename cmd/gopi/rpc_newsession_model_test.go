@@ -17,7 +17,7 @@ func modelAndLevel(p *proc, id string) (string, string) {
 }
 
 // Issue 25: after set_model or cycle_model, new_session kept the model
-// (and level) the last session ended on; pi 1.5.2 starts each new
+// (and level) the last session ended on; pi (1.5.2 and 1.6.0) starts each new
 // session as at startup: the command line's --model, else settings.json's
 // defaultProvider/defaultModel (read again), with the default thinking
 // level.
@@ -50,7 +50,7 @@ func TestNewSessionStartsWithTheDefaultModel(t *testing.T) {
 	m, l = modelAndLevel(p, "10")
 	assert.Equal(t, "scripted-1", m)
 	assert.Equal(t, "low", l)
-	// None of it was saved as the default, as in pi 1.5.2's RPC mode.
+	// None of it was saved as the default, as in pi 1.6.0's RPC mode.
 	saved, err := os.ReadFile(settings)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"defaultProvider":"scripted","defaultModel":"scripted-1","defaultThinkingLevel":"low"}`, string(saved))

@@ -479,7 +479,7 @@ func TestPiSessionOpensInGopi(t *testing.T) {
 	require.Equal(t, 0, p.exit())
 }
 
-// A session gopi wrote opens in pi 1.5.2 (when it is installed): pi
+// A session gopi wrote opens in pi 1.6.0 (when it is installed): pi
 // lists its messages, system message first, and continues it.
 func TestGopiSessionOpensInPi(t *testing.T) {
 	prefix := os.Getenv("GOPI_PI_PREFIX")
@@ -487,7 +487,7 @@ func TestGopiSessionOpensInPi(t *testing.T) {
 		prefix = os.Getenv("GOPI_RECORD_PI")
 	}
 	if prefix == "" {
-		t.Skip("GOPI_PI_PREFIX (an npm prefix holding pi 1.5.2) is not set")
+		t.Skip("GOPI_PI_PREFIX (an npm prefix holding pi 1.6.0) is not set")
 	}
 	w := piScenarioWorld(t)
 	w.srv.Push(llmtest.Text("Continued by pi."))

@@ -18,7 +18,7 @@ func (nopPeer) Notification(Method, json.RawMessage)                          {}
 
 // benchHost starts a Node host with one extension whose tool_call handler
 // lets every call through. It needs GOPI_NODE and GOPI_PI_PACKAGE (make
-// bench sets them when pi 1.5.2 is installed).
+// bench sets them when pi 1.6.0 is installed).
 func benchHost(b *testing.B, n int) *Manager {
 	b.Helper()
 	node, pkg := os.Getenv("GOPI_NODE"), os.Getenv("GOPI_PI_PACKAGE")

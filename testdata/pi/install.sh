@@ -6,10 +6,10 @@
 # from @mariozechner/pi-coding-agent and run on the system's node.
 # Idempotent. Prints the npm prefix it installed into.
 #
-#   install.sh [VERSION]   (default 1.5.2)
+#   install.sh [VERSION]   (default 1.6.0)
 set -euo pipefail
 
-version=${1:-1.5.2}
+version=${1:-1.6.0}
 minor=$(printf '%s' "$version" | cut -d. -f2)
 pkgs=()
 if [[ ${version%%.*} == 0 && $minor -lt 74 ]]; then

@@ -39,7 +39,7 @@ const piModule = (rel) => import(pathToFileURL(path.join(piDir, rel)).href);
 //
 // pi 1.5 gives extensions calls that the pi package we load may not have
 // (0.87.1 lacks getSettings, registerToolRenderer, the virtual-model and
-// MCP calls; gopi's tests load 1.5.2, a user's may be older). pi's loader
+// MCP calls; gopi's tests load 1.6.0, a user's may be older). pi's loader
 // builds each extension's API object itself, so we reach it where the
 // loader gets the extension's factory: its jiti loader module is swapped
 // for one whose import wraps the factory, which adds the missing calls to

@@ -797,7 +797,7 @@ test("a chat closed while gopi restarts stops the gopi the restart starts", asyn
 	}
 });
 
-test("New Session starts fresh in the same gopi, on the model gopi's rule gives a new session (as pi 1.5.2)", async (t) => {
+test("New Session starts fresh in the same gopi, on the model gopi's rule gives a new session (as pi 1.6.0)", async (t) => {
 	const { session, posted } = await start(t);
 	answers.showQuickPick = (items) => items.find((i) => i.model?.id === "faux-1");
 	await vscode.commands.executeCommand("gopi.switchModel");
@@ -807,7 +807,7 @@ test("New Session starts fresh in the same gopi, on the model gopi's rule gives 
 	assert.equal((await session.client.request("get_state")).model.id, "faux-1");
 	const s2 = await vscode.commands.executeCommand("gopi.newSession");
 	assert.equal(s2, session, "the same gopi");
-	// pi 1.5.2's new_session goes back to the start-up model (gopi.model here);
+	// pi 1.6.0's new_session goes back to the start-up model (gopi.model here);
 	// a switch lasts for its session. The status bar follows.
 	assert.equal((await session.client.request("get_state")).model.id, "faux-fast");
 	await waitFor("the status bar", () => /faux-fast/.test(statusItem().text), { event: "status", past: [0] });

@@ -1,6 +1,6 @@
 // Drives the gopi binary with pi's own published RpcClient
 // (dist/modes/rpc/rpc-client.js of @mariozechner/pi-coding-agent 0.73.1 and
-// of @earendil-works/pi-coding-agent 1.5.2), so real pi clients of the
+// of @earendil-works/pi-coding-agent 1.6.0), so real pi clients of the
 // older and of today's protocol check gopi's side of it. Run through run.sh, which
 // fetches the client first; directly:
 //
@@ -799,7 +799,7 @@ test(
 // pi's own extensions under gopi (issue 14), through pi's RpcClient: the
 // permission gate's dialog and the command of pirate.ts. They need the
 // extension host's runtime: GOPI_NODE (Node 22), GOPI_PI_PACKAGE (pi
-// 1.5.2's package) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions);
+// 1.6.0's package) and GOPI_PI_EXAMPLES (pi 0.73.1's examples/extensions);
 // make test-node sets them.
 const extEnv = ["GOPI_NODE", "GOPI_PI_PACKAGE", "GOPI_PI_EXAMPLES"].every((k) => process.env[k]);
 test("pi extensions: a dialog from tool_call, and an extension command", { skip: !extEnv && "GOPI_NODE, GOPI_PI_PACKAGE and GOPI_PI_EXAMPLES are not set" }, async (t) => {
