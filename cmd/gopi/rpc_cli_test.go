@@ -15,8 +15,8 @@ import (
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 )
 
-// piCLIDoc is pi 1.5.2's command-line reference, kept beside the
-// repository (shared/spec), relative to this package.
+// piCLIDoc is pi 1.5.2's command-line reference (1.6.0, today's pi, did not change it),
+// kept beside the repository (shared/spec), relative to this package.
 var piCLIDoc = filepath.Join("..", "..", "..", "shared", "spec", "pi-1.5.2", "cli.md")
 
 // piFlag is one option of pi's command line as its reference lists it.

@@ -1717,7 +1717,7 @@ func TestExtensionSystemPromptOptions(t *testing.T) {
 		rs = p.all(responseTo("2"), notifyOf("start tools="), settled)
 		if strings.HasSuffix(t.Name(), "/gopi") {
 			// Changing the selection is pi.setActiveTools(), as pi 1.5's
-			// document says; pi 1.5.2 itself (as 0.87.1) keeps the tool
+			// document says; pi 1.6.0 itself (as 0.87.1 and 1.5.2) keeps the tool
 			// away but still lists it here.
 			assert.Contains(t, notices(rs), "start tools=read,edit,write cwd=true")
 		}

@@ -162,8 +162,8 @@ func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced
 	}
 	if !slices.Equal(o.SelectedTools, sent.SelectedTools) {
 		// pi 1.5's document: the same as pi.setActiveTools() (pi
-		// 0.87.1 and 1.5.2 change the tools but not the selection the
-		// next run reports). The
+		// 0.87.1, 1.5.2 and 1.6.0 change the tools but not the
+		// selection the next run reports). The
 		// prompt lists the tools the model gets.
 		h.setActiveTools(o.SelectedTools)
 		var active []string

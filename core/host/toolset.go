@@ -187,7 +187,7 @@ func (h *Host) applyActiveTools() {
 	h.refreshSystemPrompt()
 }
 
-// allToolInfos are pi.getAllTools()'s answer, as pi 1.5.2 gives it: the
+// allToolInfos are pi.getAllTools()'s answer, as pi 1.6.0 gives it: the
 // tools of all (the built-ins and extension tools that exist), then every
 // MCP tool gopi has, whatever its exposure (the tool selection keeps),
 // unless a tool of all has its name. A tool says where it comes from

@@ -1,4 +1,4 @@
-// Package mcp connects gopi to Model Context Protocol servers as pi 1.5.2
+// Package mcp connects gopi to Model Context Protocol servers as pi 1.6.0
 // does (mcp.md of pi's documents): the mcp.json configuration and, on the
 // official Go SDK, the connections and the tools they offer.
 //

@@ -103,7 +103,7 @@ func IsToolSearch(t agent.Tool) bool {
 	return ok
 }
 
-// ToolInfos are pi.getAllTools()'s entries of the MCP tools, as pi 1.5.2
+// ToolInfos are pi.getAllTools()'s entries of the MCP tools, as pi 1.6.0
 // gives them: every MCP tool gopi has, whatever its exposure (the tool
 // selection keeps), unless taken holds its name (a tool that is not
 // MCP's), with its server (namespace) and the server's hints
