@@ -42,3 +42,29 @@ func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 func (h *Host) extValidateMCPServer(_ context.Context, a ext.MCPServer) (ext.ValidateMCPServerResult, error) {
 	return mcpstate.Validate(a), nil
 }
+
+// mcpCommand runs text when it is the built-in /mcp command (mcpstate's
+// RunCommand, with the client's dialogs), unless an extension registered
+// a command of that name (which then ran instead, as in pi), and reports
+// whether it was. It returns once the command is done; the session's end
+// ends its dialogs.
+func (h *Host) mcpCommand(text string) bool {
+	if !h.mcp.HandlesCommand(text) || h.exts().HasCommand(mcpstate.CommandName) {
+		return false
+	}
+	var ui mcpstate.UI
+	if c := h.uiClient(); c != nil {
+		ui = c
+	}
+	h.mcp.RunCommand(h.ctx, text, ui)
+	return true
+}
+
+// mcpCommandEntry is /mcp's get_commands entry, first as in pi; none when
+// an extension registered a command of that name.
+func (h *Host) mcpCommandEntry() (api.SlashCommand, bool) {
+	if h.exts().HasCommand(mcpstate.CommandName) {
+		return api.SlashCommand{}, false
+	}
+	return h.mcp.CommandEntry()
+}

@@ -30,7 +30,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
-	if handled {
+	if handled || h.mcpCommand(message) {
 		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
 	}
 	p.Message, p.Images = message, images

@@ -72,6 +72,9 @@ func (h *Host) GetCommands(ctx context.Context) (api.CommandsResult, error) {
 // commands lists the slash commands known now.
 func (h *Host) commands() api.CommandsResult {
 	out := []api.SlashCommand{}
+	if c, ok := h.mcpCommandEntry(); ok {
+		out = append(out, c)
+	}
 	for _, c := range h.exts().Registrations().Commands {
 		// An extension's handler gets whatever follows the name.
 		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension", Input: "arguments"}

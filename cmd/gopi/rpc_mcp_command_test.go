@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopi-dev/gopi/internal/testenv"
+)
+
+// mcpCommandClient drives the built-in /mcp command in one dialect.
+type mcpCommandClient struct {
+	commands func() []any
+	servers  func() any
+	// prompt sends a prompt and does not wait for its answer.
+	prompt func(text string)
+	// handled waits for the last prompt's answer: handled, no run.
+	handled func()
+	// selectAsked waits for a select dialog and returns its title and
+	// options; answer (nil cancels) answers it.
+	selectAsked func() (title string, options []string, answer func(value *string))
+	// notified waits for a notification containing text.
+	notified func(text string) string
+}
+
+func rpcMCPCommandClient(t *testing.T, p *proc) mcpCommandClient {
+	n := 0
+	id := func() string { n++; return fmt.Sprint(n) }
+	last := ""
+	return mcpCommandClient{
+		commands: func() []any {
+			return p.ok(id(), map[string]any{"type": "get_commands"}).(map[string]any)["commands"].([]any)
+		},
+		servers: func() any { return p.ok(id(), map[string]any{"type": "get_mcp_servers"}) },
+		prompt: func(text string) {
+			last = id()
+			p.send(map[string]any{"id": last, "type": "prompt", "message": text})
+		},
+		handled: func() {
+			r := p.response(last)
+			require.Equal(t, true, r["success"], "%v", r)
+			assert.Equal(t, "handled", r.obj("data").str("disposition"))
+		},
+		selectAsked: func() (string, []string, func(*string)) {
+			rs := p.until(func(r record) bool { return r.is("extension_ui_request") && r.str("method") == "select" })
+			req := rs[len(rs)-1]
+			var options []string
+			for _, o := range req["options"].([]any) {
+				options = append(options, o.(string))
+			}
+			return req.str("title"), options, func(v *string) {
+				resp := map[string]any{"type": "extension_ui_response", "id": req.str("id")}
+				if v == nil {
+					resp["cancelled"] = true
+				} else {
+					resp["value"] = *v
+				}
+				p.send(resp)
+			}
+		},
+		notified: func(text string) string { return p.notified(text).str("message") },
+	}
+}
+
+func jsonrpcMCPCommandClient(t *testing.T, p *jproc) mcpCommandClient {
+	var last float64
+	return mcpCommandClient{
+		commands: func() []any { return p.call("pi/get_commands", nil).(map[string]any)["commands"].([]any) },
+		servers:  func() any { return p.call("pi/get_mcp_servers", nil) },
+		prompt:   func(text string) { last = p.request("pi/prompt", map[string]any{"message": text}) },
+		handled: func() {
+			r := p.reply(last)
+			require.Nil(t, r["error"], "%v", r)
+			assert.Equal(t, "handled", r.obj("result").str("disposition"))
+		},
+		selectAsked: func() (string, []string, func(*string)) {
+			rs := p.until(func(r record) bool { return r["method"] == "window/showMessageRequest" })
+			req := rs[len(rs)-1]
+			var options []string
+			for _, a := range req.obj("params")["actions"].([]any) {
+				options = append(options, a.(map[string]any)["title"].(string))
+			}
+			return req.obj("params").str("message"), options, func(v *string) {
+				var result any
+				if v != nil {
+					result = map[string]any{"title": *v}
+				}
+				p.write(map[string]any{"id": req["id"], "result": result})
+			}
+		},
+		notified: func(text string) string {
+			rs := p.until(func(r record) bool {
+				return r["method"] == "window/showMessage" && strings.Contains(r.obj("params").str("message"), text)
+			})
+			return rs[len(rs)-1].obj("params").str("message")
+		},
+	}
+}
+
+// Issue 40: get_commands lists the built-in /mcp as pi 1.6.0 does (a
+// built-in extension's command), and "/mcp" runs pi's flow over the
+// dialect's dialogs: the status of each server; "/mcp reconnect" asks
+// which server with a select when more than one fits, and connects the
+// chosen one again (its process is a new one) and no other; a cancelled
+// select changes nothing.
+func TestMCPCommand(t *testing.T) {
+	bin := mcpServerBinary(t)
+	for _, dialect := range []string{"rpc", "jsonrpc"} {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t)
+			pidA := filepath.Join(t.TempDir(), "a.pid")
+			pidB := filepath.Join(t.TempDir(), "b.pid")
+			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+				"alpha": map[string]any{"command": bin, "args": []string{"-pidfile", pidA}, "exposure": "direct"},
+				"beta":  map[string]any{"command": bin, "args": []string{"-pidfile", pidB}},
+				"off":   map[string]any{"command": bin, "enabled": false},
+			}})
+			var c mcpCommandClient
+			if dialect == "rpc" {
+				c = rpcMCPCommandClient(t, startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast"))
+			} else {
+				p := w.startJSONRPC(true, "--mode", "jsonrpc", "--model", "faux/faux-fast")
+				p.call("initialize", map[string]any{"capabilities": map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}})
+				p.notify("initialized", map[string]any{})
+				c = jsonrpcMCPCommandClient(t, p)
+			}
+
+			cmds := c.commands()
+			require.NotEmpty(t, cmds)
+			assert.Equal(t, map[string]any{
+				"name":        "mcp",
+				"description": "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+				"source":      "extension",
+				"sourceInfo":  map[string]any{"path": "builtin:mcp", "source": "builtin", "scope": "temporary", "origin": "top-level"},
+			}, cmds[0])
+
+			mcpServersByName(t, c.servers)
+			a0, b0 := testenv.ReadPID(t, pidA), testenv.ReadPID(t, pidB)
+
+			c.prompt("/mcp")
+			status := c.notified("alpha: connected")
+			assert.Contains(t, status, "beta: connected")
+			assert.Contains(t, status, "off: disabled")
+			c.handled()
+
+			// Cancelled: nothing changes.
+			c.prompt("/mcp reconnect")
+			title, options, answer := c.selectAsked()
+			assert.Equal(t, "MCP server", title)
+			assert.Equal(t, []string{"alpha", "beta"}, options, "a disabled server is no choice")
+			answer(nil)
+			c.handled()
+			assert.Equal(t, a0, testenv.ReadPID(t, pidA))
+			assert.True(t, testenv.Alive(a0))
+
+			c.prompt("/mcp reconnect")
+			_, _, answer = c.selectAsked()
+			alpha := "alpha"
+			answer(&alpha)
+			assert.Contains(t, c.notified(`"alpha"`), "connected")
+			c.handled()
+			a1 := testenv.ReadPID(t, pidA)
+			assert.NotEqual(t, a0, a1, "alpha was not started again")
+			assert.Equal(t, b0, testenv.ReadPID(t, pidB), "beta was started again")
+			assert.True(t, testenv.Alive(b0))
+			servers := mcpServersByName(t, c.servers)
+			assert.Equal(t, "connected", servers["alpha"]["state"])
+			assert.NotEmpty(t, servers["alpha"]["tools"])
+
+			// Named: no question.
+			c.prompt("/mcp reconnect beta")
+			assert.Contains(t, c.notified(`"beta"`), "connected")
+			c.handled()
+			assert.NotEqual(t, b0, testenv.ReadPID(t, pidB), "beta was not started again")
+
+			c.prompt("/mcp reconnect off")
+			c.notified("no enabled MCP server to reconnect")
+			c.handled()
+
+			c.prompt("/mcp enable off")
+			c.notified("Usage: /mcp")
+			c.handled()
+		})
+	}
+}
