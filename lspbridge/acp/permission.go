@@ -70,6 +70,12 @@ func (q asker) Notify(req api.UIRequest) {
 	}
 }
 
+// CanAsk reports whether the client can be asked a dialog of kind m:
+// only through form elicitation, which it declares.
+func (q asker) CanAsk(m api.UIMethod) bool {
+	return m.IsDialog() && q.a.caps.formElicitation()
+}
+
 // Ask puts a question to the client and waits for its answer. ctx's end
 // (the run aborted: session/cancel) and the question's timeout withdraw
 // it ($/cancel_request) and answer it cancelled, as does a client that

@@ -36,6 +36,19 @@ type UI interface {
 	Notify(req api.UIRequest)
 }
 
+// dialogChecker is a UI that can say whether the client shows dialogs
+// of a kind (the JSON-RPC dialect's and ACP's, which depend on the
+// client's capabilities); a UI without it shows every kind.
+type dialogChecker interface {
+	CanAsk(m api.UIMethod) bool
+}
+
+// canAsk reports whether ui shows dialogs of kind m.
+func canAsk(ui UI, m api.UIMethod) bool {
+	dc, ok := ui.(dialogChecker)
+	return !ok || dc.CanAsk(m)
+}
+
 // CommandEntry is /mcp as get_commands lists it; ok is false under
 // --no-mcp, where pi 1.6.0 has no such command either.
 func (s *State) CommandEntry() (api.SlashCommand, bool) {
@@ -206,11 +219,15 @@ func (c command) pick(ctx context.Context, name string, p picking) (target, bool
 	case len(preferred) == 1:
 		return preferred[0], true
 	}
-	names := make([]string, len(candidates))
-	for i, srv := range candidates {
-		names[i] = srv.entry.Name
+	if !canAsk(c.ui, api.UISelect) {
+		c.tell("warning", "Name the MCP server after the subcommand; it could be any of: "+serverNames(candidates)+".")
+		return target{}, false
 	}
-	resp := c.ui.Ask(ctx, api.UIRequest{Method: api.UISelect, Title: "MCP server", Options: names})
+	options := make([]string, len(candidates))
+	for i, srv := range candidates {
+		options[i] = srv.entry.Name
+	}
+	resp := c.ui.Ask(ctx, api.UIRequest{Method: api.UISelect, Title: "MCP server", Options: options})
 	if resp.Cancelled || resp.Value == nil {
 		return target{}, false
 	}
@@ -220,6 +237,15 @@ func (c command) pick(ctx context.Context, name string, p picking) (target, bool
 		}
 	}
 	return target{}, false
+}
+
+// serverNames lists the servers' names, comma-separated.
+func serverNames(servers []target) string {
+	out := make([]string, len(servers))
+	for i, srv := range servers {
+		out[i] = srv.entry.Name
+	}
+	return strings.Join(out, ", ")
 }
 
 // reconnect connects srv anew and says how that went.
@@ -277,6 +303,11 @@ func (c command) login(ctx context.Context, srv target) {
 		Name: name, Server: srv.entry.Server, Store: store, Version: c.s.cfg.Version, Pasted: pasted,
 		Prompt: func(authURL, _ string) {
 			c.tell("info", fmt.Sprintf("Open this address in a browser to sign in to MCP server %q:\n%s", name, authURL))
+			if !canAsk(c.ui, api.UIInput) {
+				// Nobody can paste an address: the browser must reach
+				// this machine's loopback listener.
+				return
+			}
 			ask(fmt.Sprintf("Waiting for the sign-in to %q. If the browser cannot reach this machine, paste the address it ended on.", name))
 		},
 		Problem: func(err error) { c.tell("warning", fmt.Sprintf("That is not the sign-in's answer: %v", err)) },
