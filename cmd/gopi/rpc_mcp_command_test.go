@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopi-dev/gopi/core/mcp/testdata/oauthserver"
 	"github.com/gopi-dev/gopi/internal/testenv"
 )
 
@@ -186,4 +189,59 @@ func TestMCPCommand(t *testing.T) {
 			c.handled()
 		})
 	}
+}
+
+// Issue 40: "/mcp login" signs in within the session: the authorization
+// address comes as a notify, the browser's answer reaches gopi's loopback
+// listener while an input dialog waits for a pasted address, and the
+// server connects with the new tokens at once. Cancelling that dialog
+// cancels the sign-in and stores nothing; "/mcp logout" deletes the
+// tokens and the server needs a sign-in again.
+func TestRPCMCPCommandLogin(t *testing.T) {
+	as := oauthserver.New(t, oauthserver.Options{})
+	w := newWorld(t)
+	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"docs": map[string]any{"url": as.MCPURL, "exposure": "direct"},
+	}})
+	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--model", "faux/faux-fast", "--no-session")
+	c := rpcMCPCommandClient(t, p)
+	assert.Equal(t, "needs-auth", mcpServersByName(t, c.servers)["docs"]["state"])
+
+	// Cancelled: nothing stored, nothing connected.
+	c.prompt("/mcp login")
+	c.notified("sign in to MCP server \"docs\"")
+	p.answerUI("input", map[string]any{"cancelled": true})
+	c.notified("Sign-in cancelled.")
+	c.handled()
+	assert.Equal(t, "needs-auth", mcpServersByName(t, c.servers)["docs"]["state"])
+	assert.NoFileExists(t, filepath.Join(w.agentDir, "mcp-auth.json"))
+
+	c.prompt("/mcp login docs")
+	msg := c.notified("sign in to MCP server \"docs\"")
+	lines := strings.Split(msg, "\n")
+	authURL := lines[len(lines)-1]
+	require.True(t, strings.HasPrefix(authURL, as.Issuer+"/authorize?"), msg)
+	browsed := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(authURL)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		browsed <- err
+	}()
+	assert.Equal(t, `Signed in to MCP server "docs" (2 tools).`, c.notified("Signed in"))
+	c.handled()
+	require.NoError(t, <-browsed)
+	docs := mcpServersByName(t, c.servers)["docs"]
+	assert.Equal(t, "connected", docs["state"], "%v", docs)
+	assert.Len(t, docs["tools"], 2)
+	assert.NotNil(t, authState(t, w.agentDir, "docs", as.MCPURL)["tokens"])
+
+	c.prompt("/mcp logout")
+	c.notified("Signed out of MCP server \"docs\"")
+	c.handled()
+	assert.Nil(t, authState(t, w.agentDir, "docs", as.MCPURL))
+	assert.Equal(t, "needs-auth", mcpServersByName(t, c.servers)["docs"]["state"])
+	assert.Equal(t, 0, p.exit())
 }
