@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -184,9 +187,68 @@ func TestMCPCommand(t *testing.T) {
 			c.notified("no enabled MCP server to reconnect")
 			c.handled()
 
-			c.prompt("/mcp enable off")
+			c.prompt("/mcp frobnicate")
 			c.notified("Usage: /mcp")
 			c.handled()
+
+			// Disabled: saved to mcp.json as pi saves it; its process
+			// ends and its tools are gone.
+			c.prompt("/mcp disable")
+			title, options, answer = c.selectAsked()
+			assert.Equal(t, "MCP server", title)
+			assert.Equal(t, []string{"alpha", "beta"}, options)
+			answer(&alpha)
+			c.notified(`"alpha" is disabled`)
+			c.handled()
+			servers = mcpServersByName(t, c.servers)
+			assert.Equal(t, "disabled", servers["alpha"]["state"])
+			assert.Equal(t, false, servers["alpha"]["enabled"])
+			assert.Empty(t, servers["alpha"]["tools"])
+			require.Eventually(t, func() bool { return !testenv.Alive(a1) }, waitLimit, 20*time.Millisecond,
+				"the disabled server's process %d still runs", a1)
+			assert.Equal(t, false, mcpJSONServer(t, w)["alpha"]["enabled"])
+
+			// A cancelled choice enables nothing.
+			c.prompt("/mcp enable")
+			_, options, answer = c.selectAsked()
+			assert.Equal(t, []string{"alpha", "off"}, options)
+			answer(nil)
+			c.handled()
+			assert.Equal(t, "disabled", mcpServersByName(t, c.servers)["alpha"]["state"])
+
+			c.prompt("/mcp enable alpha")
+			assert.Contains(t, c.notified(`"alpha" is enabled`), "connected")
+			c.handled()
+			servers = mcpServersByName(t, c.servers)
+			assert.Equal(t, "connected", servers["alpha"]["state"])
+			assert.NotEmpty(t, servers["alpha"]["tools"])
+			assert.Equal(t, true, mcpJSONServer(t, w)["alpha"]["enabled"])
+
+			// Exposure: a cancelled choice changes nothing; a chosen one is
+			// saved and the server's tools have it.
+			assert.Equal(t, "codemode", servers["beta"]["exposure"])
+			c.prompt("/mcp exposure beta")
+			title, options, answer = c.selectAsked()
+			assert.Contains(t, title, "beta")
+			assert.Equal(t, []string{"direct", "deferred", "codemode"}, options)
+			answer(nil)
+			c.handled()
+			assert.Equal(t, "codemode", mcpServersByName(t, c.servers)["beta"]["exposure"])
+			assert.NotContains(t, mcpJSONServer(t, w)["beta"], "exposure")
+
+			c.prompt("/mcp exposure beta")
+			_, _, answer = c.selectAsked()
+			direct := "direct"
+			answer(&direct)
+			c.notified(`"beta" is direct now`)
+			c.handled()
+			servers = mcpServersByName(t, c.servers)
+			assert.Equal(t, "direct", servers["beta"]["exposure"])
+			require.NotEmpty(t, servers["beta"]["tools"])
+			for _, tl := range servers["beta"]["tools"].([]any) {
+				assert.Equal(t, "direct", tl.(map[string]any)["exposure"], "%v", tl)
+			}
+			assert.Equal(t, "direct", mcpJSONServer(t, w)["beta"]["exposure"])
 		})
 	}
 }
@@ -244,4 +306,16 @@ func TestRPCMCPCommandLogin(t *testing.T) {
 	assert.Nil(t, authState(t, w.agentDir, "docs", as.MCPURL))
 	assert.Equal(t, "needs-auth", mcpServersByName(t, c.servers)["docs"]["state"])
 	assert.Equal(t, 0, p.exit())
+}
+
+// mcpJSONServer is the global mcp.json's servers, as the file has them.
+func mcpJSONServer(t *testing.T, w *world) map[string]map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.agentDir, "mcp.json"))
+	require.NoError(t, err)
+	var f struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal(b, &f))
+	return f.MCPServers
 }

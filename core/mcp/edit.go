@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/gopi-dev/gopi/internal/atomicfile"
@@ -100,4 +102,48 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// SetServerFields sets the members fields of the server named name in
+// the mcp.json at path, keeping the entry's other members and the rest
+// of the file; a server the file does not have is an error.
+func SetServerFields(path, name string, fields map[string]any) error {
+	found := false
+	var bad error
+	err := editFile(path, func(top, servers *object) bool {
+		raw, ok := servers.get(name)
+		if !ok {
+			return false
+		}
+		found = true
+		entry, err := decodeObject(raw)
+		if err != nil {
+			bad = fmt.Errorf("server %q: %w", name, err)
+			return false
+		}
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			v, err := marshal(fields[k])
+			if err != nil {
+				bad = err
+				return false
+			}
+			entry.set(k, v)
+		}
+		out, err := marshal(entry)
+		if err != nil {
+			bad = err
+			return false
+		}
+		servers.set(name, out)
+		return true
+	})
+	switch {
+	case err != nil:
+		return err
+	case bad != nil:
+		return fmt.Errorf("%s: %w", path, bad)
+	case !found:
+		return fmt.Errorf("%s: has no server %q", path, name)
+	}
+	return nil
 }

@@ -57,3 +57,38 @@ func (m *Manager) Remove(name string) bool {
 	})
 	return true
 }
+
+// Replace gives the server named e.Name the configuration e, in its
+// place: the old connection stops in the background (as at Remove) and
+// the server connects anew with e when the manager has started and e is
+// enabled; a disabled e leaves it disabled, without tools. Subscribers
+// hear of the new connection as of any other; the change itself is the
+// caller's to tell. An unknown server is ErrUnknownServer, a closed
+// manager ErrClosed.
+func (m *Manager) Replace(e Entry) error {
+	if m == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, e.Name)
+	}
+	m.serversMu.Lock()
+	defer m.serversMu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	i := slices.IndexFunc(m.servers, func(s *server) bool { return s.name == e.Name })
+	if i < 0 {
+		return fmt.Errorf("%w: %q", ErrUnknownServer, e.Name)
+	}
+	old := m.servers[i]
+	s := m.newServer(e)
+	m.servers[i] = s
+	m.toolsGen.Add(1)
+	m.wg.Go(func() {
+		if err := old.close(); err != nil {
+			m.opts.Report(err)
+		}
+	})
+	if m.started {
+		m.start(s)
+	}
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +59,7 @@ func (s *State) CommandEntry() (api.SlashCommand, bool) {
 	return api.SlashCommand{
 		Name: CommandName, Description: commandDescription, Source: "extension",
 		SourceInfo: &api.SourceInfo{Path: "builtin:mcp", Source: "builtin", Scope: "temporary", Origin: "top-level"},
-		Input:      "[reconnect|login|logout] [server]",
+		Input:      "[reconnect|login|logout|enable|disable|exposure] [server]",
 	}, true
 }
 
@@ -86,7 +87,7 @@ func (s *State) RunCommand(ctx context.Context, text string, ui UI) {
 		c.tell("info", s.statusText())
 		return
 	}
-	if len(fields) > 2 {
+	if len(fields) > 3 || len(fields) == 3 && fields[0] != "exposure" {
 		c.tell("warning", commandUsage)
 		return
 	}
@@ -110,12 +111,131 @@ func (s *State) RunCommand(ctx context.Context, text string, ui UI) {
 		if srv, ok := c.pick(ctx, name, oauthPick); ok {
 			c.logout(ctx, srv)
 		}
+	case "enable", "disable":
+		enable := fields[0] == "enable"
+		none := "Every MCP server of mcp.json is enabled already."
+		if !enable {
+			none = "No MCP server of mcp.json is enabled."
+		}
+		p := picking{
+			eligible: func(t target) bool {
+				return t.entry.Scope != mcp.ScopeExtension && t.entry.Server.IsEnabled() != enable
+			},
+			preferred: func(target) bool { return false },
+			none:      none,
+		}
+		if srv, ok := c.pick(ctx, name, p); ok {
+			c.setEnabled(ctx, srv, enable)
+		}
+	case "exposure":
+		p := picking{
+			eligible:  func(t target) bool { return t.entry.Scope != mcp.ScopeExtension },
+			preferred: func(target) bool { return false },
+			none:      "No MCP server comes from mcp.json.",
+		}
+		if srv, ok := c.pick(ctx, name, p); ok {
+			exposure := ""
+			if len(fields) == 3 {
+				exposure = fields[2]
+			}
+			c.setExposure(ctx, srv, exposure)
+		}
 	default:
 		c.tell("warning", commandUsage)
 	}
 }
 
-const commandUsage = "Usage: /mcp (where each server stands), /mcp reconnect [server], /mcp login [server], /mcp logout [server]"
+// exposures are the exposures /mcp offers for a server, pi's.
+var exposures = []string{string(mcp.ExposureDirect), string(mcp.ExposureDeferred), string(mcp.ExposureCodemode)}
+
+// setEnabled enables or disables srv: saved to the mcp.json that defines
+// it (its project override, if it has one), as pi saves it, then the
+// session follows (a disabled server stops and its tools are gone; an
+// enabled one connects).
+func (c command) setEnabled(ctx context.Context, srv target, enable bool) {
+	e := srv.entry
+	e.Server.Enabled = &enable
+	if !c.save(e, "enabled", enable) {
+		return
+	}
+	if !enable {
+		c.tell("info", fmt.Sprintf("MCP server %q is disabled (saved to %s).", e.Name, savedTo(e)))
+		return
+	}
+	bounded, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_ = c.s.mgr.Wait(bounded, func(name string, _ mcp.Server) bool { return name == e.Name })
+	c.tell("info", fmt.Sprintf("MCP server %q is enabled (saved to %s): %s.", e.Name, savedTo(e), c.s.describe(e.Name)))
+}
+
+// setExposure sets srv's exposure, asking which with a select when
+// exposure is empty; saved and followed as setEnabled's change (the
+// server connects again, its tools with the new exposure).
+func (c command) setExposure(ctx context.Context, srv target, exposure string) {
+	e := srv.entry
+	current := string(e.Server.ServerExposure())
+	if exposure == "" {
+		if !canAsk(c.ui, api.UISelect) {
+			c.tell("warning", fmt.Sprintf("Name the exposure after the server: %s.", strings.Join(exposures, ", ")))
+			return
+		}
+		resp := c.ui.Ask(ctx, api.UIRequest{Method: api.UISelect,
+			Title:   fmt.Sprintf("Exposure of the tools of %s (now %s)", e.Name, current),
+			Options: exposures})
+		if resp.Cancelled || resp.Value == nil {
+			return
+		}
+		exposure = *resp.Value
+	}
+	if !slices.Contains(exposures, exposure) {
+		c.tell("error", fmt.Sprintf("%q is no exposure: use %s.", exposure, strings.Join(exposures, ", ")))
+		return
+	}
+	if exposure == current {
+		c.tell("info", fmt.Sprintf("The exposure of MCP server %q is %s already.", e.Name, exposure))
+		return
+	}
+	e.Server.Exposure = mcp.Exposure(exposure)
+	if !c.save(e, "exposure", exposure) {
+		return
+	}
+	c.tell("info", fmt.Sprintf("The exposure of MCP server %q is %s now (saved to %s).", e.Name, exposure, savedTo(e)))
+}
+
+// savedTo is the file a change of e is saved to.
+func savedTo(e mcp.Entry) string {
+	if e.Override != "" {
+		return e.Override
+	}
+	return e.Source
+}
+
+// save writes key: value into e's entry of the file that defines it and,
+// once that worked, gives the session's server the configuration e. A
+// failed write is said and changes nothing.
+func (c command) save(e mcp.Entry, key string, value any) bool {
+	s := c.s
+	s.changing.Lock()
+	defer s.changing.Unlock()
+	if err := mcp.SetServerFields(savedTo(e), e.Name, map[string]any{key: value}); err != nil {
+		c.tell("error", fmt.Sprintf("Could not save the change of MCP server %q: %v", e.Name, err))
+		return false
+	}
+	s.registered.mu.Lock()
+	if i := slices.IndexFunc(s.registered.configured, func(x mcp.Entry) bool { return x.Name == e.Name }); i >= 0 {
+		s.registered.configured[i] = e
+	}
+	s.registered.mu.Unlock()
+	if err := s.mgr.Replace(e); err != nil {
+		s.cfg.Report(err)
+	}
+	// The tools follow (and the client hears of it) as after any change.
+	s.changed(mcp.Status{})
+	return true
+}
+
+const commandUsage = "Usage: /mcp (where each server stands), /mcp reconnect [server], /mcp login [server], " +
+	"/mcp logout [server], /mcp enable [server], /mcp disable [server], /mcp exposure [server] [direct|deferred|codemode]"
 
 // noUI tells nobody and answers every question with a cancel.
 type noUI struct{}

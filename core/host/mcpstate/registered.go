@@ -22,6 +22,9 @@ import (
 // registered.
 type registered struct {
 	mu sync.Mutex // guards the fields below
+	// configured are mcp.json's servers as the session has them now:
+	// Config.Servers, with the changes /mcp made (command.go).
+	configured []mcp.Entry
 	// entries are the servers added to the manager, in registration
 	// order: Scope extension, Source the extension's path.
 	entries []mcp.Entry

@@ -165,5 +165,5 @@ func (s *State) Servers() []api.MCPServer {
 func (s *State) entries() []mcp.Entry {
 	s.registered.mu.Lock()
 	defer s.registered.mu.Unlock()
-	return append(slices.Clip(s.cfg.Servers), s.registered.entries...)
+	return append(slices.Clip(s.registered.configured), s.registered.entries...)
 }

@@ -16,6 +16,7 @@ package mcpstate
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,6 +94,10 @@ type State struct {
 	// registered are the servers extensions registered (registered.go).
 	registered registered
 
+	// changing serializes /mcp's changes of a server's configuration
+	// (command.go): one file write and manager change at a time.
+	changing sync.Mutex
+
 	sentMu sync.Mutex // serializes mcp_server_state events; guards the fields below
 	// listening: the client subscribed (Subscribed); nobody heard events
 	// before.
@@ -117,7 +122,9 @@ func New(ctx context.Context, cfg Config) *State {
 	if cfg.ExtError == nil {
 		cfg.ExtError = func(ext.ErrorEvent) {}
 	}
-	return &State{cfg: cfg, life: ctx}
+	s := &State{cfg: cfg, life: ctx}
+	s.registered.configured = slices.Clone(cfg.Servers)
+	return s
 }
 
 // noExtensions reports whether the session has no extension.
