@@ -87,3 +87,24 @@ func TestEditRefusesABrokenFile(t *testing.T) {
 	_, err = RemoveServer(path, "a")
 	assert.EqualError(t, err, path+`: expected an object with an "mcpServers" object`)
 }
+
+// SetServerFields (/mcp's enable, disable and exposure) changes one
+// entry's members and keeps the rest: its other members in their order,
+// the other servers, the file's other keys; a missing server is an error
+// and leaves the file alone.
+func TestSetServerFieldsKeepsTheRest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	orig := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\", \"enabled\": false, \"x\": 1},\n    \"b\": {\"url\": \"https://b\"}\n  },\n  \"other\": true\n}\n"
+	require.NoError(t, os.WriteFile(path, []byte(orig), 0o644))
+	require.NoError(t, SetServerFields(path, "a", map[string]any{"enabled": true, "exposure": "direct"}))
+	b, _ := os.ReadFile(path)
+	assert.Equal(t, "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a\",\n      \"enabled\": true,\n      \"x\": 1,\n"+
+		"      \"exposure\": \"direct\"\n    },\n    \"b\": {\n      \"url\": \"https://b\"\n    }\n  },\n  \"other\": true\n}\n", string(b))
+
+	before, _ := os.ReadFile(path)
+	err := SetServerFields(path, "nope", map[string]any{"enabled": false})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `has no server "nope"`)
+	after, _ := os.ReadFile(path)
+	assert.Equal(t, string(before), string(after))
+}
