@@ -319,3 +319,40 @@ func mcpJSONServer(t *testing.T, w *world) map[string]map[string]any {
 	require.NoError(t, json.Unmarshal(b, &f))
 	return f.MCPServers
 }
+
+// Issue 40 over ACP: /mcp is among the available commands, and its
+// choice of server reaches a client with form elicitation as a form
+// whose field's enum is the servers; the chosen one connects again.
+func TestACPMCPCommand(t *testing.T) {
+	bin := mcpServerBinary(t)
+	cwd, agentDir := t.TempDir(), t.TempDir()
+	pidA := filepath.Join(t.TempDir(), "a.pid")
+	pidB := filepath.Join(t.TempDir(), "b.pid")
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"alpha": map[string]any{"command": bin, "args": []string{"-pidfile", pidA}, "exposure": "direct"},
+		"beta":  map[string]any{"command": bin, "args": []string{"-pidfile", pidB}, "exposure": "direct"},
+	}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), b, 0o644))
+	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast")
+	s := p.startedWith(cwd, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+	var names []string
+	for _, c := range p.commandsOf(s)["availableCommands"].([]any) {
+		names = append(names, c.(map[string]any)["name"].(string))
+	}
+	assert.Contains(t, names, "mcp")
+	a0 := testenv.WaitPID(t, pidA, waitLimit)
+	b0 := testenv.WaitPID(t, pidB, waitLimit)
+
+	id := p.prompt(s, "/mcp reconnect")
+	_, req := p.asked()
+	require.Equal(t, "elicitation/create", req.str("method"))
+	assert.Contains(t, req.obj("params").str("message"), "MCP server")
+	p.write(map[string]any{"jsonrpc": "2.0", "id": req["id"], "result": map[string]any{
+		"action": "accept", "content": map[string]any{"value": "alpha"}}})
+	_, res := p.result(id)
+	assert.Equal(t, "end_turn", res.str("stopReason"))
+	assert.NotEqual(t, a0, testenv.ReadPID(t, pidA), "alpha was not started again")
+	assert.Equal(t, b0, testenv.ReadPID(t, pidB))
+	assert.Equal(t, 0, p.exit())
+}
