@@ -249,6 +249,16 @@ func TestMCPCommand(t *testing.T) {
 				assert.Equal(t, "direct", tl.(map[string]any)["exposure"], "%v", tl)
 			}
 			assert.Equal(t, "direct", mcpJSONServer(t, w)["beta"]["exposure"])
+
+			// Named in full: no question.
+			c.prompt("/mcp exposure beta deferred")
+			c.notified(`"beta" is deferred now`)
+			c.handled()
+			assert.Equal(t, "deferred", mcpServersByName(t, c.servers)["beta"]["exposure"])
+			assert.Equal(t, "deferred", mcpJSONServer(t, w)["beta"]["exposure"])
+			c.prompt("/mcp enable beta")
+			c.notified(`"beta" is enabled already`)
+			c.handled()
 		})
 	}
 }

@@ -92,7 +92,7 @@ func (s *State) RunCommand(ctx context.Context, text string, ui UI) {
 		return
 	}
 	name := ""
-	if len(fields) == 2 {
+	if len(fields) >= 2 {
 		name = fields[1]
 	}
 	switch fields[0] {
@@ -123,6 +123,12 @@ func (s *State) RunCommand(ctx context.Context, text string, ui UI) {
 			},
 			preferred: func(target) bool { return false },
 			none:      none,
+			refused: func(t target) string {
+				if t.entry.Scope == mcp.ScopeExtension {
+					return fmt.Sprintf("MCP server %q is registered by an extension, which decides whether it is enabled.", t.entry.Name)
+				}
+				return fmt.Sprintf("MCP server %q is %sd already.", t.entry.Name, fields[0])
+			},
 		}
 		if srv, ok := c.pick(ctx, name, p); ok {
 			c.setEnabled(ctx, srv, enable)
@@ -132,6 +138,9 @@ func (s *State) RunCommand(ctx context.Context, text string, ui UI) {
 			eligible:  func(t target) bool { return t.entry.Scope != mcp.ScopeExtension },
 			preferred: func(target) bool { return false },
 			none:      "No MCP server comes from mcp.json.",
+			refused: func(t target) string {
+				return fmt.Sprintf("MCP server %q is registered by an extension, which decides its exposure.", t.entry.Name)
+			},
 		}
 		if srv, ok := c.pick(ctx, name, p); ok {
 			exposure := ""
@@ -284,6 +293,9 @@ type picking struct {
 	preferred func(target) bool
 	// none is said when no server is eligible.
 	none string
+	// refused, when set, says why the server named is not eligible
+	// (none is said otherwise).
+	refused func(target) string
 }
 
 var reconnectPick = picking{
@@ -313,6 +325,10 @@ func (c command) pick(ctx context.Context, name string, p picking) (target, bool
 				continue
 			}
 			if !p.eligible(srv) {
+				if p.refused != nil {
+					c.tell("error", p.refused(srv))
+					return target{}, false
+				}
 				c.tell("error", p.none)
 				return target{}, false
 			}
