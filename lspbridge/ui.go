@@ -85,6 +85,10 @@ func (b *Bridge) CanAsk(m api.UIMethod) bool {
 	return b.caps.canShow(m)
 }
 
+// CanShowDialog is [Bridge.CanAsk], for the built-in commands' dialogs
+// (core/host/mcpstate).
+func (b *Bridge) CanShowDialog(m api.UIMethod) bool { return b.CanAsk(m) }
+
 // Ask puts a dialog in front of the user through the editor. It never
 // hangs: clients that cannot show it get it cancelled at once, a timeout
 // or ctx's end cancels the request on the client ($/cancelRequest) and

@@ -70,9 +70,10 @@ func (q asker) Notify(req api.UIRequest) {
 	}
 }
 
-// CanAsk reports whether the client can be asked a dialog of kind m:
-// only through form elicitation, which it declares.
-func (q asker) CanAsk(m api.UIMethod) bool {
+// CanShowDialog reports whether the client shows an extension dialog of
+// kind m: only through form elicitation, which it declares. (Approval
+// questions go as session/request_permission to every client.)
+func (q asker) CanShowDialog(m api.UIMethod) bool {
 	return m.IsDialog() && q.a.caps.formElicitation()
 }
 

@@ -41,13 +41,13 @@ type UI interface {
 // of a kind (the JSON-RPC dialect's and ACP's, which depend on the
 // client's capabilities); a UI without it shows every kind.
 type dialogChecker interface {
-	CanAsk(m api.UIMethod) bool
+	CanShowDialog(m api.UIMethod) bool
 }
 
 // canAsk reports whether ui shows dialogs of kind m.
 func canAsk(ui UI, m api.UIMethod) bool {
 	dc, ok := ui.(dialogChecker)
-	return !ok || dc.CanAsk(m)
+	return !ok || dc.CanShowDialog(m)
 }
 
 // CommandEntry is /mcp as get_commands lists it; ok is false under
