@@ -274,10 +274,12 @@ func TestNoSkillsAndNoPromptTemplates(t *testing.T) {
 		assert.Equal(t, 0, p.exit())
 		return names
 	}
-	assert.ElementsMatch(t, []string{"project-tpl", "user-tpl", "cli-tpl", "skill:project-skill", "skill:user-skill", "skill:cli-skill"}, commands())
-	assert.ElementsMatch(t, []string{"project-tpl", "user-tpl", "cli-tpl", "skill:cli-skill"}, commands("-ns"))
-	assert.ElementsMatch(t, []string{"cli-tpl", "skill:project-skill", "skill:user-skill", "skill:cli-skill"}, commands("--no-prompt-templates"))
-	assert.ElementsMatch(t, []string{"cli-tpl", "skill:cli-skill"}, commands("--no-skills", "-np"))
+	// "mcp" is the built-in /mcp command, listed as pi 1.6.0 lists it.
+	assert.ElementsMatch(t, []string{"mcp", "project-tpl", "user-tpl", "cli-tpl", "skill:project-skill", "skill:user-skill", "skill:cli-skill"}, commands())
+	assert.ElementsMatch(t, []string{"mcp", "project-tpl", "user-tpl", "cli-tpl", "skill:cli-skill"}, commands("-ns"))
+	assert.ElementsMatch(t, []string{"mcp", "cli-tpl", "skill:project-skill", "skill:user-skill", "skill:cli-skill"}, commands("--no-prompt-templates"))
+	assert.ElementsMatch(t, []string{"mcp", "cli-tpl", "skill:cli-skill"}, commands("--no-skills", "-np"))
+	assert.ElementsMatch(t, []string{"cli-tpl", "skill:cli-skill"}, commands("--no-skills", "-np", "--no-mcp"))
 }
 
 // Issue 25: --name sets the session's display name (a session_info
