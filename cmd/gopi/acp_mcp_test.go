@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,4 +178,28 @@ func TestACPClientMCPServersBadInput(t *testing.T) {
 	}
 	p.newSession(cwd)
 	assert.Equal(t, 0, p.exit())
+}
+
+// mcp.json's servers start once for a session: --mode acp builds no host
+// besides the sessions' own, so nothing else starts a copy of them.
+func TestACPStartsConfiguredServerOnce(t *testing.T) {
+	bin := mcpServerBinary(t)
+	cwd, agentDir, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	starts, pidFile := filepath.Join(dir, "starts"), filepath.Join(dir, "pid")
+	// The wrapper notes each start, then becomes the server (same pid).
+	wrapper := filepath.Join(dir, "server.sh")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho $$ >> '"+starts+"'\nexec '"+bin+"' \"$@\"\n"), 0o755))
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"alpha": map[string]any{"command": wrapper, "args": []string{"-pidfile", pidFile}, "exposure": "direct"},
+	}})
+	require.NoError(t, err)
+	writeFile(t, filepath.Join(agentDir, "mcp.json"), string(b))
+	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast")
+	p.started(cwd)
+	pid := testenv.WaitPID(t, pidFile, waitLimit)
+	// Every start gopi began has happened once it has exited.
+	require.Equal(t, 0, p.exit())
+	log, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	assert.Equal(t, []string{strconv.Itoa(pid)}, strings.Fields(string(log)), "starts of alpha for one session/new")
 }

@@ -96,6 +96,22 @@ func setup(ctx context.Context, a *args, stderr io.Writer) (*app, error) {
 	if a.listModels {
 		return ap, nil
 	}
+	if a.mode == "acp" {
+		// ACP serves no session of the process's own: each session/new
+		// builds the host it needs (acpHost). One built here would only
+		// start a second copy of every MCP server and extension. A model
+		// or approval flag that cannot be honoured still stops gopi
+		// before it serves.
+		if _, _, err := ap.resolveModel(a); err != nil {
+			return nil, err
+		}
+		if a.approval != "" {
+			if _, err := host.ParseApproval(a.approval); err != nil {
+				return nil, err
+			}
+		}
+		return ap, nil
+	}
 	h, err := ap.buildHost(a, cwd)
 	if err != nil {
 		return nil, err
