@@ -270,7 +270,7 @@ func preview(s string, n int) string {
 	if jsLen(s) <= n {
 		return s
 	}
-	return head(s, n-3) + "..."
+	return HeadUTF16(s, n-3) + "..."
 }
 
 // calls keeps the script's call records and reports them as they change.

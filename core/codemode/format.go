@@ -106,9 +106,10 @@ func jsLen(s string) int {
 	return n
 }
 
-// head is the longest prefix of s of at most n UTF-16 units that does not
-// split a character; tail the same at the end.
-func head(s string, n int) string {
+// HeadUTF16 is the longest prefix of s of at most n UTF-16 units (what
+// JavaScript's slice counts) that does not split a character; tail the
+// same at the end.
+func HeadUTF16(s string, n int) string {
 	used := 0
 	for i, r := range s {
 		w := utf16.RuneLen(r)
@@ -162,7 +163,7 @@ func budget(parts []part, maxTokens int, tempDir string) (out []part, path strin
 	removed := size - headChars - tailChars
 	text := fmt.Sprintf("Warning: truncated output (original token count: %d)\nTotal output lines: %d\n\n%s…%d tokens truncated…%s",
 		ceilDiv(size, charsPerToken), strings.Count(combined, "\n")+1,
-		head(combined, headChars), ceilDiv(removed, charsPerToken), tail(combined, tailChars))
+		HeadUTF16(combined, headChars), ceilDiv(removed, charsPerToken), tail(combined, tailChars))
 	if p, err := spill(tempDir, "gopi-codemode-*.txt", []byte(combined)); err != nil {
 		text += "\n\n[Could not save the full output: " + err.Error() + "]"
 	} else {

@@ -10,9 +10,9 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
-	"unicode/utf16"
 
 	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/codemode"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -87,7 +87,7 @@ func (n *nestedCalls) finish(c nestedCall, res agent.Result) {
 	e.DurationMs = &d
 	if res.IsError {
 		e.Status = "error"
-		e.Error = firstUTF16(resultText(res), llm.MaxNestedErrorChars)
+		e.Error = codemode.HeadUTF16(resultText(res), llm.MaxNestedErrorChars)
 	}
 }
 
@@ -138,23 +138,6 @@ func resultText(res agent.Result) string {
 		}
 	}
 	return string(b)
-}
-
-// firstUTF16 is the start of s of at most n UTF-16 units (JavaScript's
-// slice), not splitting a character.
-func firstUTF16(s string, n int) string {
-	used := 0
-	for i, r := range s {
-		w := utf16.RuneLen(r)
-		if w < 1 {
-			w = 1
-		}
-		if used+w > n {
-			return s[:i]
-		}
-		used += w
-	}
-	return s
 }
 
 // afterToolCall is the agent's AfterToolCall: the pipeline's stages, then
