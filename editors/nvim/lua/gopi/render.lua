@@ -373,25 +373,23 @@ local function codemode_lines(card, status, content)
     return lines
   end
   table.insert(lines, "    " .. (r.ok and "Script completed in " or "Script failed after ") .. r.seconds .. " s")
-  for k, text in ipairs(r.texts) do
-    if #r.texts > 1 then
-      table.insert(lines, string.format("    [text %d of %d]", k, #r.texts))
+  -- A part of the result: its label (if any), then its lines, indented.
+  local function part(label, text)
+    if label then
+      table.insert(lines, "    " .. label)
     end
     for _, l in ipairs(split(text)) do
       table.insert(lines, "    " .. l)
     end
   end
+  for k, text in ipairs(r.texts) do
+    part(#r.texts > 1 and string.format("[text %d of %d]", k, #r.texts) or nil, text)
+  end
   if r.console ~= "" then
-    table.insert(lines, "    [console output]")
-    for _, l in ipairs(split(r.console)) do
-      table.insert(lines, "    " .. l)
-    end
+    part("[console output]", r.console)
   end
   if r.error ~= "" then
-    table.insert(lines, "    [error]")
-    for _, l in ipairs(split(r.error)) do
-      table.insert(lines, "    " .. l)
-    end
+    part("[error]", r.error)
   end
   return lines
 end
