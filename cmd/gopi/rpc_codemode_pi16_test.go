@@ -134,7 +134,10 @@ func asGopiIntends(script string, o codemodeObservation) codemodeObservation {
 	out := o
 	out.Texts = nil
 	for i, s := range o.Texts {
-		if script == "a tiny timeout" && i == 1 {
+		// pi 1.6.0 keeps the worker's text when it reached the main
+		// thread before the stop, and loses it when it did not: that race
+		// is pi's, so only the lost case is mended.
+		if script == "a tiny timeout" && i == 1 && !strings.HasPrefix(s, "before\n") {
 			s = "before\n" + s
 		}
 		out.Texts = append(out.Texts, words.Replace(s))
