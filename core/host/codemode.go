@@ -22,24 +22,6 @@ import (
 	"github.com/gopi-dev/gopi/core/session"
 )
 
-// CodemodeOptions configure the codemode tool.
-type CodemodeOptions struct {
-	// Active: the tool is enabled from the start (--tools +codemode,
-	// defaultTools: ["+codemode"]).
-	Active bool
-	// Mode is codemode.mode: "on" (the default) keeps the other tools
-	// declared to the model; "only" hides the tools scripts can call,
-	// so the model reaches them through codemode.
-	Mode string
-	// InlineBudget is codemode.inlineBudget (nil: pi's 3000).
-	InlineBudget *int
-	// CacheDir keeps the compiled QuickJS between processes ("": none).
-	CacheDir string
-}
-
-// CodemodeModeOnly is codemode.mode's "only".
-const CodemodeModeOnly = "only"
-
 // addCodemode builds the codemode tool and puts it among the built-in
 // tools, and among the enabled ones when it is active.
 func (h *Host) addCodemode() {

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/session"
 )
 
 // AbortRetry cancels a retry's wait; the prompt then ends with
@@ -156,20 +154,6 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 // pendingCompaction is the channel closed when the registered manual
 // compaction ends, or nil.
 func (h *Host) pendingCompaction() <-chan struct{} { return h.run.ManualDone() }
-
-// latestCompaction is the time of the newest compaction on the path.
-func latestCompaction(path []session.Entry) (int64, bool) {
-	for i := len(path) - 1; i >= 0; i-- {
-		if c, ok := path[i].(*session.CompactionEntry); ok {
-			t, err := time.Parse(time.RFC3339Nano, c.Timestamp)
-			if err != nil {
-				return 0, false
-			}
-			return t.UnixMilli(), true
-		}
-	}
-	return 0, false
-}
 
 func (h *Host) compacting() bool { return h.run.Compacting() }
 

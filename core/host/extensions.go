@@ -1,99 +1,26 @@
 package host
 
-// This file owns the extensions' life in the host: the state they mirror,
-// starting them, waiting for them (and for the host to be idle), stopping,
-// reloading and draining them, and the skills and templates they offer.
+// This file owns the extensions' life in the host after their start
+// (extroutes.go): the state they mirror, waiting for the host to be idle,
+// stopping, reloading and draining them, and the skills and templates
+// they offer.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 )
-
-// extState is the host state extensions read synchronously (host.mjs keeps
-// a copy); the manager sends what changed before each call.
-type extState struct {
-	mu sync.Mutex // guards the fields below
-	// dialogs are the extension dialogs open now, by the host's id, so
-	// an extension that gives up (its AbortSignal) can close one.
-	dialogs map[string]context.CancelFunc
-	// turnIndex counts the turns of the run under way (turn_end's
-	// turnIndex), from 0 at agent_start.
-	turnIndex int
-	// all is every tool: built-ins, with extension tools replacing those
-	// of the same name, then the other extension tools.
-	all []agent.Tool
-	// active names the tools the model sees; nil means all of them.
-	active []string
-	// lines and guidelines describe the extension tools in the system
-	// prompt.
-	lines      map[string]resources.ToolLine
-	guidelines map[string][]string
-	// seen are the extension tools made active once already: one that
-	// setActiveTools turned off stays off when others register.
-	seen map[string]bool
-	// usage is the context usage last sent to extensions, for usageKey.
-	usage    *api.ContextUsage
-	usageKey usageKey
-	usageSet bool
-	// baseSkills and baseTemplates count the skill and template paths
-	// gopi had before extensions offered theirs (resources_discover); a
-	// reload asks them again from there.
-	baseSkills, baseTemplates int
-}
-
-func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
 
 // hooks are the extensions' handlers, typed (the JSON is core/ext's): the
 // tool pipeline's tool_call and tool_result.
 func (h *Host) hooks() ext.Hooks { return ext.Hooks{M: h.exts(), State: h.extSnapshot} }
-
-// startExtensions loads the extensions in the background: gopi answers
-// its client meanwhile, and a prompt waits for them.
-func (h *Host) startExtensions() {
-	m := h.exts()
-	if m.Empty() {
-		return
-	}
-	h.ext.dialogs = map[string]context.CancelFunc{}
-	h.ext.baseSkills, h.ext.baseTemplates = len(h.opts.SkillPaths), len(h.opts.TemplatePaths)
-	// The model calls go through a client that shows extensions the
-	// provider's payload and headers (before_provider_request/_headers).
-	o := h.agent.Options()
-	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook, h.providerResponseHook)
-	h.agent.SetOptions(o)
-	h.extWG.Go(func() {
-		defer close(h.extReady)
-		defer h.survive("starting the extensions", nil)
-		m.Start(h.ctx, extPeer{h})
-		h.discoverResources("startup")
-		h.applyExtensionTools()
-		// session_start waits for the client, so what its handlers show
-		// (a status, a widget) reaches it.
-		select {
-		case <-h.subscribed:
-		case <-h.extStop:
-			return
-		}
-		if m.Handles(ext.EventSessionStart) {
-			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
-			defer cancel()
-			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "startup"}, h.extSnapshot()); err != nil {
-				h.extFailed(ext.EventSessionStart, err)
-			}
-		}
-	})
-}
 
 // WaitIdle returns once no prompt is in progress (or ctx ends, or the
 // host closes).
@@ -102,24 +29,6 @@ func (h *Host) WaitIdle(ctx context.Context) {
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
 	h.run.Await(ctx, func(p run.Phase) bool { return p == run.Idle })
-}
-
-// extensionsFirst waits for the extensions to load before a command that
-// may fire their events: pi has loaded them before it reads a command.
-func (h *Host) extensionsFirst(ctx context.Context) { _ = h.extensionsReady(ctx) }
-
-// extensionsReady waits until the extensions have loaded and handled
-// session_start.
-func (h *Host) extensionsReady(ctx context.Context) error {
-	if h.exts().Empty() {
-		return nil
-	}
-	select {
-	case <-h.extReady:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // WaitExtensions waits until the extensions have loaded (or failed to).
@@ -148,12 +57,6 @@ func (h *Host) stopExtensions() {
 	}
 	_ = m.Close()
 	h.extWG.Wait()
-}
-
-// extFailed reports a hook call that failed as a whole (the host crashed
-// or timed out); handler errors come from the host itself.
-func (h *Host) extFailed(event string, err error) {
-	h.emit(api.ExtensionError{ExtensionPath: "<extension host>", Event: event, Error: err.Error()})
 }
 
 // extSnapshot is the state extensions mirror, now.
@@ -192,15 +95,6 @@ func (h *Host) extSnapshot() *ext.State {
 		return ext.Rare{Models: reg.All(), Settings: h.opts.Settings.Merged}
 	}
 	return &ext.State{Snapshot: snap, Rare: rare, RareRev: reg.Revision(), Store: store}
-}
-
-// usageKey is what the context usage extensions see depends on: the
-// session and its leaf, the transcript's length and the model.
-type usageKey struct {
-	store *session.Store
-	leaf  string
-	n     int
-	model *llm.Model
 }
 
 // snapshotUsage is contextUsage for the state extensions mirror. It is

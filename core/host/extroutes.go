@@ -1,12 +1,14 @@
 package host
 
+// This file starts the extensions and serves what they ask of gopi: each
+// of their calls has its route (extRoutes), each notification its handler.
+
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
@@ -171,27 +173,6 @@ func (h *Host) extReloadRequest(ctx context.Context, _ ext.Empty) (*ext.Empty, e
 
 // ---- notifications ----
 
-// extError reports a handler's failure to the client, and to the log.
-func (h *Host) extError(e ext.ErrorEvent) {
-	h.opts.Report(fmt.Errorf("extension %s (%s): %s", e.ExtensionPath, e.Event, e.Error))
-	ev := api.ExtensionError{ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
-	select {
-	case <-h.subscribed:
-		h.emit(ev)
-	default:
-		// An error while loading may come before the client listens: it
-		// waits for the first subscriber.
-		h.extWG.Go(func() {
-			select {
-			case <-h.subscribed:
-			case <-h.extStop:
-			case <-time.After(10 * time.Second):
-			}
-			h.emit(ev)
-		})
-	}
-}
-
 // extUI passes on a UI update that needs no answer.
 func (h *Host) extUI(r api.UIRequest) {
 	if c := h.uiClient(); c != nil {
@@ -315,3 +296,40 @@ func (h *Host) extRegisterProvider(a ext.RegisterProviderParams) {
 
 // extUnregisterProvider is pi.unregisterProvider.
 func (h *Host) extUnregisterProvider(a ext.NameParams) { h.opts.Registry.UnregisterProvider(a.Name) }
+
+// startExtensions loads the extensions in the background: gopi answers
+// its client meanwhile, and a prompt waits for them.
+func (h *Host) startExtensions() {
+	m := h.exts()
+	if m.Empty() {
+		return
+	}
+	h.ext.dialogs = map[string]context.CancelFunc{}
+	h.ext.baseSkills, h.ext.baseTemplates = len(h.opts.SkillPaths), len(h.opts.TemplatePaths)
+	// The model calls go through a client that shows extensions the
+	// provider's payload and headers (before_provider_request/_headers).
+	o := h.agent.Options()
+	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook, h.providerResponseHook)
+	h.agent.SetOptions(o)
+	h.extWG.Go(func() {
+		defer close(h.extReady)
+		defer h.survive("starting the extensions", nil)
+		m.Start(h.ctx, extPeer{h})
+		h.discoverResources("startup")
+		h.applyExtensionTools()
+		// session_start waits for the client, so what its handlers show
+		// (a status, a widget) reaches it.
+		select {
+		case <-h.subscribed:
+		case <-h.extStop:
+			return
+		}
+		if m.Handles(ext.EventSessionStart) {
+			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
+			defer cancel()
+			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "startup"}, h.extSnapshot()); err != nil {
+				h.extFailed(ext.EventSessionStart, err)
+			}
+		}
+	})
+}

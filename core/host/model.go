@@ -230,3 +230,65 @@ func (h *Host) freshSettings() Settings {
 	s, _ := LoadSettings(h.opts.AgentDir, project)
 	return s
 }
+
+// setModel switches model and level and records both in the session when
+// they change.
+func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
+	level = llm.ClampThinking(m, level)
+	prev := h.agent.ThinkingLevel()
+	h.agent.SetModel(m)
+	h.agent.SetThinkingLevel(level)
+	store := h.Store()
+	ctx := store.Context()
+	fresh := store.Len() == 0
+	if !fresh && prev != level {
+		h.emit(api.ThinkingLevelChanged{Level: string(level)})
+	}
+	if prev != level {
+		h.extEvent(ext.ThinkingLevelSelectEvent{Level: level, PreviousLevel: prev})
+	}
+	if fresh {
+		// A fresh session starts with both, as pi's files do.
+		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
+			return h.saved(store, "the model", err)
+		}
+		if _, err := store.AppendThinkingLevelChange(level); err != nil {
+			return h.saved(store, "the thinking level", err)
+		}
+		return nil
+	}
+	if ctx.Model == nil || ctx.Model.Provider != m.Provider || ctx.Model.ModelID != m.ID {
+		if _, err := store.AppendModelChange(m.Provider, m.ID); err != nil {
+			return h.saved(store, "the model change", err)
+		}
+	}
+	if ctx.ThinkingLevel != level {
+		if _, err := store.AppendThinkingLevelChange(level); err != nil {
+			return h.saved(store, "the thinking level", err)
+		}
+	}
+	return nil
+}
+
+// defaultThinking is the startup level for the current model.
+func (h *Host) defaultThinking() llm.ThinkingLevel { return h.defaultThinkingFor(h.agent.Model()) }
+
+// defaultThinkingFor is the startup level for model m (see thinkingFor).
+func (h *Host) defaultThinkingFor(m *llm.Model) llm.ThinkingLevel {
+	return thinkingFor(h.opts.Settings, m)
+}
+
+// thinkingFor is the startup level for model m under settings s:
+// settings.json's modelThinkingLevels entry for it, else
+// defaultThinkingLevel, else medium.
+func thinkingFor(s Settings, m *llm.Model) llm.ThinkingLevel {
+	if m != nil {
+		if l, err := llm.ParseThinkingLevel(s.ModelThinkingLevels[m.Provider+"/"+m.ID]); err == nil && l != "" {
+			return l
+		}
+	}
+	if l, err := llm.ParseThinkingLevel(s.DefaultThinkingLevel); err == nil && l != "" {
+		return l
+	}
+	return models.DefaultThinking
+}

@@ -6,7 +6,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -138,12 +137,4 @@ func resultText(res agent.Result) string {
 		}
 	}
 	return string(b)
-}
-
-// afterToolCall is the agent's AfterToolCall: the pipeline's stages, then
-// the record of the call's nested calls goes on its result.
-func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
-	res = h.tools.Finish(ctx, call, res)
-	res.NestedCalls = h.nested.take(call.ID)
-	return res
 }

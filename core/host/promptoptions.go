@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -153,4 +154,20 @@ func (h *Host) applyPromptOptions(o promptOptions) {
 	h.sections = sections
 	h.mu.Unlock()
 	h.agent.SetSystemPrompt(prompt.String())
+}
+
+// refreshSystemPrompt builds gopi's own system prompt and returns what it
+// was built from, as a value and, with extensions, as the JSON they are
+// shown (nil without).
+func (h *Host) refreshSystemPrompt() (promptOptions, json.RawMessage) {
+	o := h.promptOptions()
+	h.applyPromptOptions(o)
+	if h.exts().Empty() {
+		return o, nil
+	}
+	inputs, _ := json.Marshal(o)
+	h.mu.Lock()
+	h.promptInputs = inputs
+	h.mu.Unlock()
+	return o, inputs
 }

@@ -1,32 +1,8 @@
 package host
 
-import (
-	"slices"
-	"sync"
-)
-
-// projectRoots are the project's directories besides Cwd: an ACP
-// session's additionalDirectories. The approval gate counts files in them
-// as the project's, the sandbox lets commands write in them in
-// workspace-write, the system prompt names them, and checkpoints record
-// them as they record Cwd (see checkpointRoots); relative paths stay
-// Cwd's.
-type projectRoots struct {
-	mu   sync.Mutex // guards dirs
-	dirs []string
-}
-
-func (r *projectRoots) get() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.dirs)
-}
-
-func (r *projectRoots) set(dirs []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dirs = slices.Clone(dirs)
-}
+// This file changes the project's directories besides Cwd (ACP's
+// additionalDirectories): the gate, the sandbox and the system prompt
+// follow them.
 
 // AdditionalDirs are the project's directories besides Cwd.
 func (h *Host) AdditionalDirs() []string { return h.roots.get() }

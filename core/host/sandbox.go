@@ -7,23 +7,6 @@ import (
 	"github.com/gopi-dev/gopi/core/sandbox"
 )
 
-// Sandbox is the sandbox the model's commands run in, as the host reports
-// and changes it: core/sandbox's Switch, which the tools confine
-// themselves with (tools.WithSandboxOf).
-type Sandbox interface {
-	// State is the sandbox in force.
-	State() sandbox.State
-	// Chosen is the mode last asked for; the one in force may be
-	// stricter (a project's settings).
-	Chosen() sandbox.Mode
-	// Set makes mode the one asked for from now on; the notes say what a
-	// project's settings kept stricter.
-	Set(mode sandbox.Mode) (notes []string, err error)
-	// SetRoots makes dirs the further directories workspace-write lets
-	// commands write in (the project's additional directories).
-	SetRoots(dirs []string)
-}
-
 // SandboxMode is the sandbox mode asked for (--sandbox, the settings, a
 // dialect's default, or the last SetSandbox): off without a sandbox. A
 // project's settings may keep a stricter one in force, which get_state

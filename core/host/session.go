@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/compaction"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
@@ -186,31 +185,4 @@ func (h *Host) ListSessions(_ context.Context, p api.ListSessionsParams) (api.Se
 		}
 	}
 	return api.SessionsResult{Sessions: out}, nil
-}
-
-// contextUsage estimates how full the context window is: the last reply's
-// usage plus an estimate of what came after it. Right after a compaction
-// the size is unknown (null) until a reply reports it.
-func (h *Host) contextUsage(msgs []llm.Message) *api.ContextUsage {
-	m := h.agent.Model()
-	if m == nil || m.ContextWindow <= 0 {
-		return nil
-	}
-	usage := &api.ContextUsage{ContextWindow: m.ContextWindow}
-	if t, ok := latestCompaction(h.Store().Path()); ok {
-		fresh := false
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if a, ok := msgs[i].(*llm.AssistantMessage); ok && a.StopReason != llm.StopError && a.StopReason != llm.StopAborted {
-				fresh = a.Timestamp > t && compaction.ContextTokens(a.Usage) > 0
-				break
-			}
-		}
-		if !fresh {
-			return usage
-		}
-	}
-	tokens := compaction.EstimateContext(msgs).Tokens
-	percent := float64(tokens) / float64(m.ContextWindow) * 100
-	usage.Tokens, usage.Percent = &tokens, &percent
-	return usage
 }

@@ -8,9 +8,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gopi-dev/gopi/core/codemode"
 	"slices"
 	"strings"
+
+	"github.com/gopi-dev/gopi/core/codemode"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"

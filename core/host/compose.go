@@ -1,0 +1,228 @@
+package host
+
+// This file composes the host: New wires the agent, the run, the tool
+// pipeline and the rooms to one another; Close takes them down; the
+// adapters are what the run and the agent call back.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/run"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// New builds a host and restores the session's conversation, model and
+// thinking level.
+func New(opts Options) (*Host, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("host: a model registry is required")
+	}
+	if opts.Providers == nil {
+		opts.Providers = DefaultProviders()
+	}
+	if opts.Store == nil {
+		opts.Store = session.InMemory(opts.Cwd)
+	}
+	if opts.Report == nil {
+		opts.Report = func(error) {}
+	}
+	h := &Host{opts: opts, store: opts.Store}
+	h.roots.set(opts.AdditionalDirs)
+	if opts.Sandbox != nil && len(opts.AdditionalDirs) > 0 {
+		opts.Sandbox.SetRoots(opts.AdditionalDirs)
+	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
+	if !opts.Extensions.Empty() {
+		h.toExtensions = h.notifyExtensions
+	}
+	h.cp = h.checkpointState()
+	h.tools = h.toolPipeline()
+	h.mcp = h.mcpState()
+	h.addCodemode()
+	opts = h.opts
+	reg := opts.Registry
+	h.agent = agent.New(agent.Config{
+		BeforeToolCall: h.tools.Admit,
+		ToolStarting:   h.toolStarting,
+		AfterToolCall:  h.afterToolCall,
+		// The run's hooks are the run's (core/host/run), built below.
+		TransformContext: func(ctx context.Context, msgs []llm.Message) []llm.Message {
+			return h.run.TransformContext(ctx, msgs)
+		},
+		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
+		TurnBoundary:  h.turnBoundary,
+		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
+		RequestTools:  h.requestTools,
+		ToolSpec:      h.toolSpec,
+		OnQueueChange: h.queueChanged,
+		SteeringMode:  queueMode(opts.Settings.SteeringMode),
+		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
+		Providers:     opts.Providers.Lookup,
+		GetAuth: func(ctx context.Context, m *llm.Model) (llm.Auth, error) {
+			if m.API == llm.APIFaux {
+				return llm.Auth{}, nil
+			}
+			return reg.RequestAuth(ctx, m)
+		},
+		ConvertToLLM: session.ConvertToLLM,
+		// pi 0.73.1 lets the current message's tool calls finish before a
+		// steering message is delivered; gopi does the same.
+		SteerKeepsTools: true,
+		Report:          opts.Report,
+	})
+	h.run = run.New(run.Config{
+		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.hooks(),
+		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
+		Retry:      opts.Settings.retrySettings(),
+		Compaction: opts.Settings.compactionSettings(),
+	})
+	h.agent.Subscribe(h.onAgentEvent)
+
+	ctx := opts.Store.Context()
+	h.agent.ReplaceMessages(ctx.Messages)
+	model := opts.Model
+	unrestored := false
+	if model == nil && ctx.Model != nil {
+		// A resumed conversation goes on with its model, when it is known
+		// and has credentials; else the startup default, said once.
+		if m, ok := reg.Find(ctx.Model.Provider, ctx.Model.ModelID); ok && reg.HasAuth(&m) {
+			model = &m
+		} else {
+			unrestored = len(ctx.Messages) > 0
+		}
+	}
+	thinking := opts.Thinking
+	if thinking == "" && ctx.ThinkingLevelSet {
+		thinking = ctx.ThinkingLevel
+	}
+	if model == nil {
+		// The --models scope only chooses for a new conversation, as in
+		// pi.
+		m, l, err := h.freshChoice(opts.Settings, len(ctx.Messages) == 0)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+		if thinking == "" {
+			thinking = l
+		}
+	}
+	if thinking == "" {
+		thinking = h.defaultThinkingFor(model)
+	}
+	if unrestored {
+		h.diagnose(errCouldNotRestore(ctx.Model.Provider, ctx.Model.ModelID, model))
+	}
+	if err := h.setModel(model, thinking); err != nil {
+		return nil, err
+	}
+	h.agent.SetTools(opts.Tools)
+	h.loadResources()
+	h.refreshSystemPrompt()
+	// The manager is there before the extensions, which may add servers.
+	h.mcp.Start()
+	h.startExtensions()
+	return h, nil
+}
+
+// onAgentEvent persists finished messages and forwards every event.
+func (h *Host) onAgentEvent(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventAgentStart, agent.EventAgentEnd:
+		// The agent still counts as streaming for a moment after it
+		// delivered agent_end; a client that saw agent_end must be able
+		// to prompt at once, so the prompt settles (see settle).
+		h.run.AgentEvent(ev.Type == agent.EventAgentEnd)
+	}
+	if ev.Type == agent.EventAgentEnd {
+		ev.WillRetry = h.run.WillContinue(ev.Messages)
+	}
+	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
+		h.mu.Lock()
+		store := h.store
+		h.mu.Unlock()
+		id, err := store.AppendMessage(ev.Message)
+		if h.saved(store, "a message", err) == nil {
+			if _, ok := ev.Message.(*llm.UserMessage); ok {
+				h.cp.UserMessage(store, id)
+			}
+		}
+	}
+	h.emit(ev)
+}
+
+// Close aborts any run and bash command and waits for them to finish;
+// the session file is complete when it returns.
+func (h *Host) Close(ctx context.Context) error {
+	h.stopExtensions()
+	h.cancel()
+	h.agent.Abort()
+	h.mu.Lock()
+	if h.bashCancel != nil {
+		h.bashCancel()
+	}
+	h.mu.Unlock()
+	h.run.CancelPauses()
+	done := make(chan struct{})
+	go func() {
+		h.runs.Wait()
+		close(done)
+	}()
+	// The MCP servers stop however the wait ends: none outlives the host.
+	defer h.mcp.Close()
+	if h.codemode != nil {
+		defer func() { _ = h.codemode.Close() }()
+	}
+	select {
+	case <-done:
+		h.cp.Close()
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("closing the session: %w", ctx.Err())
+	}
+}
+
+// runSession is the session's side of the run (run.Session).
+type runSession struct{ h *Host }
+
+func (r runSession) Compact(ctx context.Context, reason, instructions string) (*api.CompactionResult, error) {
+	return r.h.compactNow(ctx, reason, instructions)
+}
+
+func (r runSession) LastCompaction() (int64, bool) { return latestCompaction(r.h.Store().Path()) }
+
+func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorMessage *string) {
+	r.h.extEvent(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
+}
+
+func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
+
+func (r runSession) BeforeSettle() func() { return r.h.beforeSettle() }
+
+func (r runSession) Ending() {
+	h := r.h
+	// A bash command the user ran during the run joins the transcript
+	// now, so it is saved even if no prompt follows (pi holds it for the
+	// next prompt and loses it when none comes).
+	h.flushPendingBash()
+	h.run.FlushCustom()
+	// Extensions' handlers of the run's events finish first (a dialog an
+	// agent_end handler opened is answered), as pi awaits them.
+	h.drainExtensions()
+}
+
+// afterToolCall is the agent's AfterToolCall: the pipeline's stages, then
+// the record of the call's nested calls goes on its result.
+func (h *Host) afterToolCall(ctx context.Context, call agent.Call, res agent.Result) agent.Result {
+	res = h.tools.Finish(ctx, call, res)
+	res.NestedCalls = h.nested.take(call.ID)
+	return res
+}

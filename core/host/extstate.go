@@ -1,0 +1,56 @@
+package host
+
+// This file holds the state extensions mirror: what host.mjs keeps a copy
+// of, sent before each call when it changed.
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gopi-dev/gopi/core/agent"
+	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/resources"
+	"github.com/gopi-dev/gopi/core/session"
+)
+
+// extState is the host state extensions read synchronously (host.mjs keeps
+// a copy); the manager sends what changed before each call.
+type extState struct {
+	mu sync.Mutex // guards the fields below
+	// dialogs are the extension dialogs open now, by the host's id, so
+	// an extension that gives up (its AbortSignal) can close one.
+	dialogs map[string]context.CancelFunc
+	// turnIndex counts the turns of the run under way (turn_end's
+	// turnIndex), from 0 at agent_start.
+	turnIndex int
+	// all is every tool: built-ins, with extension tools replacing those
+	// of the same name, then the other extension tools.
+	all []agent.Tool
+	// active names the tools the model sees; nil means all of them.
+	active []string
+	// lines and guidelines describe the extension tools in the system
+	// prompt.
+	lines      map[string]resources.ToolLine
+	guidelines map[string][]string
+	// seen are the extension tools made active once already: one that
+	// setActiveTools turned off stays off when others register.
+	seen map[string]bool
+	// usage is the context usage last sent to extensions, for usageKey.
+	usage    *api.ContextUsage
+	usageKey usageKey
+	usageSet bool
+	// baseSkills and baseTemplates count the skill and template paths
+	// gopi had before extensions offered theirs (resources_discover); a
+	// reload asks them again from there.
+	baseSkills, baseTemplates int
+}
+
+// usageKey is what the context usage extensions see depends on: the
+// session and its leaf, the transcript's length and the model.
+type usageKey struct {
+	store *session.Store
+	leaf  string
+	n     int
+	model *llm.Model
+}
