@@ -159,15 +159,6 @@ func nonNilMessages(ms []llm.Message) []llm.Message {
 	return ms
 }
 
-// boundaryPreview answers the extension host's preview request.
-func (h *Host) boundaryPreview(_ context.Context, p ext.BoundaryPreviewParams) (ext.BoundaryPreview, error) {
-	drafts, err := parseDrafts(p.Entries)
-	if err != nil {
-		return ext.BoundaryPreview{}, err
-	}
-	return h.boundaryContext(p.Event, drafts)
-}
-
 // runBoundary runs a boundary's handlers and appends what they proposed;
 // the agent's transcript is then the session's context again. rebuilt is
 // that context when entries were appended (nil otherwise), and more says

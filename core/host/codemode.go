@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
@@ -22,16 +23,33 @@ import (
 	"github.com/gopi-dev/gopi/core/session"
 )
 
+// codemodeRoom is codemode's place in the session: the tool (nil without
+// Options.Codemode), its mode, which tools scripts can call, and how the
+// tools are declared to the model beside it.
+type codemodeRoom struct {
+	tool *codemode.Codemode // nil: no codemode
+	mode string             // codemode.mode ("on" or "only")
+	mcp  *mcpstate.State
+	// active are the run's tools (the agent's).
+	active func() []agent.Tool
+	// notes: the next request's declared tools get codemode's note
+	// (requestTools decides, toolSpec reads).
+	notes atomic.Bool
+}
+
 // addCodemode builds the codemode tool and puts it among the built-in
 // tools, and among the enabled ones when it is active.
 func (h *Host) addCodemode() {
+	h.codemode = &codemodeRoom{mcp: h.mcp, active: func() []agent.Tool { return h.agent.Tools() }}
 	o := h.opts.Codemode
 	if o == nil {
 		return
 	}
-	h.codemode = codemode.New(codemode.Config{
+	cm := h.codemode
+	cm.mode = o.Mode
+	cm.tool = codemode.New(codemode.Config{
 		Caller: codemodeCaller{h},
-		Tools:  h.codemodeTools,
+		Tools:  cm.listed,
 		Store:  codemodeStore{h},
 		Models: codemodeModels{h},
 		InlineBudget: func() int {
@@ -45,53 +63,63 @@ func (h *Host) addCodemode() {
 	if h.opts.AllTools == nil {
 		h.opts.AllTools = slices.Clone(h.opts.Tools)
 	}
-	h.opts.AllTools = append(h.opts.AllTools, h.codemode)
+	h.opts.AllTools = append(h.opts.AllTools, cm.tool)
 	if o.Active {
-		h.opts.Tools = append(h.opts.Tools, h.codemode)
+		h.opts.Tools = append(h.opts.Tools, cm.tool)
 	}
 }
 
-// codemodeOnly reports whether codemode is active with mode "only".
-func (h *Host) codemodeOnly(tools []agent.Tool) bool {
-	return h.codemode != nil && h.opts.Codemode.Mode == CodemodeModeOnly &&
-		slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
+// refresh brings the tool's description up to date with the tools
+// callable now; no lock is held here (Codemode.Spec never calls out).
+func (c *codemodeRoom) refresh() {
+	if c.tool != nil {
+		c.tool.Refresh()
+	}
+}
+
+// close stops the tool's workers.
+func (c *codemodeRoom) close() {
+	if c.tool != nil {
+		_ = c.tool.Close()
+	}
+}
+
+// among reports whether codemode is among tools.
+func (c *codemodeRoom) among(tools []agent.Tool) bool {
+	return c.tool != nil && slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
 }
 
 // requestTools is the agent's RequestTools: the MCP room's, and with
 // codemode.mode "only" the tools scripts can call left out, so the model
 // reaches them through codemode.
-func (h *Host) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
-	tools = h.mcp.RequestTools(ctx, msgs, tools)
-	h.notes.Store(h.codemodeNotes(tools))
-	if h.codemode != nil {
-		// The description lists the tools callable now; no lock is held
-		// here (Codemode.Spec never calls out).
-		h.codemode.Refresh()
-	}
-	if !h.codemodeOnly(tools) {
+func (c *codemodeRoom) requestTools(ctx context.Context, msgs []llm.Message, tools []agent.Tool) []agent.Tool {
+	tools = c.mcp.RequestTools(ctx, msgs, tools)
+	c.notes.Store(c.notesFor(tools))
+	c.refresh()
+	if c.mode != CodemodeModeOnly || !c.among(tools) {
 		return tools
 	}
 	return slices.DeleteFunc(tools, func(t agent.Tool) bool { return callableByScripts(t) })
 }
 
-// codemodeNotes reports whether the declared tools get codemode's note:
+// notesFor reports whether the declared tools get codemode's note:
 // codemode is among tools, with mode "on".
-func (h *Host) codemodeNotes(tools []agent.Tool) bool {
-	return h.codemode != nil && h.opts.Codemode.Mode != CodemodeModeOnly &&
-		slices.ContainsFunc(tools, func(t agent.Tool) bool { _, ok := t.(*codemode.Codemode); return ok })
+func (c *codemodeRoom) notesFor(tools []agent.Tool) bool {
+	return c.mode != CodemodeModeOnly && c.among(tools)
 }
 
 // toolSpec is the agent's ToolSpec: a tool as the next request declares
-// it ([Host.declared]). The request's tools are the ones requestTools
-// gave last; whether they get codemode's note was decided there.
-func (h *Host) toolSpec(t agent.Tool) llm.ToolSpec {
-	return h.declared(t, h.notes.Load())
+// it ([codemodeRoom.declared]). The request's tools are the ones
+// requestTools gave last; whether they get codemode's note was decided
+// there.
+func (c *codemodeRoom) toolSpec(t agent.Tool) llm.ToolSpec {
+	return declared(t, c.notes.Load())
 }
 
 // declared is a tool's declaration: its Spec, and with notes (codemode
 // on, mode "on") a tool that scripts can call gets pi's line on how a
 // script calls it and what the call resolves to.
-func (h *Host) declared(t agent.Tool, notes bool) llm.ToolSpec {
+func declared(t agent.Tool, notes bool) llm.ToolSpec {
 	spec := t.Spec()
 	if !notes || !callableByScripts(t) {
 		return spec
@@ -115,13 +143,12 @@ func callableByScripts(t agent.Tool) bool {
 	return !mcpstate.IsToolSearch(t)
 }
 
-// codemodeCallable are the tools scripts may call now: the active ones,
-// then the MCP tools reached through tool_search (exposure codemode or
-// deferred).
-func (h *Host) codemodeCallable() []agent.Tool {
+// callable are the tools scripts may call now: the active ones, then the
+// MCP tools reached through tool_search (exposure codemode or deferred).
+func (c *codemodeRoom) callable() []agent.Tool {
 	var out []agent.Tool
 	seen := map[string]bool{}
-	for _, t := range append(h.agent.Tools(), h.mcp.Searchable()...) {
+	for _, t := range append(c.active(), c.mcp.Searchable()...) {
 		if !callableByScripts(t) {
 			continue
 		}
@@ -137,14 +164,14 @@ func (h *Host) codemodeCallable() []agent.Tool {
 // and read): a script's call resolves to that content.
 type outputSchemer interface{ OutputSchema() json.RawMessage }
 
-// codemodeTools are the callable tools as codemode lists them: with mode
-// "on" the tools declared to the model are not listed in its description
+// listed are the callable tools as codemode lists them: with mode "on"
+// the tools declared to the model are not listed in its description
 // (scripts still call them), MCP tools never are (scripts find them with
 // searchTools()), each MCP server's tools are a namespace.
-func (h *Host) codemodeTools() []codemode.Tool {
-	only := h.opts.Codemode.Mode == CodemodeModeOnly
+func (c *codemodeRoom) listed() []codemode.Tool {
+	only := c.mode == CodemodeModeOnly
 	var out []codemode.Tool
-	for _, t := range h.codemodeCallable() {
+	for _, t := range c.callable() {
 		ct := codemode.Tool{Spec: t.Spec(), Unlisted: !only}
 		if os, ok := t.(outputSchemer); ok {
 			ct.Output = os.OutputSchema()
@@ -165,7 +192,7 @@ type codemodeCaller struct{ h *Host }
 
 func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Result, error) {
 	var tool agent.Tool
-	for _, t := range c.h.codemodeCallable() {
+	for _, t := range c.h.codemode.callable() {
 		if t.Spec().Name == n.Tool {
 			tool = t
 			break

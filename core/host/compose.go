@@ -60,8 +60,8 @@ func New(opts Options) (*Host, error) {
 		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
 		TurnBoundary:  h.turnBoundary,
 		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
-		RequestTools:  h.requestTools,
-		ToolSpec:      h.toolSpec,
+		RequestTools:  h.codemode.requestTools,
+		ToolSpec:      h.codemode.toolSpec,
 		OnQueueChange: h.queueChanged,
 		SteeringMode:  queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
@@ -178,9 +178,7 @@ func (h *Host) Close(ctx context.Context) error {
 	}()
 	// The MCP servers stop however the wait ends: none outlives the host.
 	defer h.mcp.Close()
-	if h.codemode != nil {
-		defer func() { _ = h.codemode.Close() }()
-	}
+	defer h.codemode.close()
 	select {
 	case <-done:
 		h.cp.Close()

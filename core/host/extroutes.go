@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -24,41 +26,41 @@ var _ ext.Peer = extPeer{}
 
 // extRoutes are the methods extensions call, one typed func each.
 var extRoutes = ext.NewRoutes(
-	ext.Request(ext.PeerUIAsk, (*Host).extAsk),
-	ext.Request(ext.PeerBoundaryPreview, (*Host).boundaryPreview),
-	ext.Request(ext.PeerSetModel, (*Host).extSetModel),
-	ext.Request(ext.PeerGetAPIKey, (*Host).extGetAPIKey),
-	ext.Request(ext.PeerCompact, (*Host).extCompact),
-	ext.Request(ext.PeerWaitForIdle, (*Host).extWaitForIdle),
-	ext.Request(ext.PeerNewSession, (*Host).extNewSession),
-	ext.Request(ext.PeerFork, (*Host).extFork),
-	ext.Request(ext.PeerSwitchSession, (*Host).extSwitchSession),
-	ext.Request(ext.PeerNavigateTree, (*Host).extNavigateTree),
-	ext.Request(ext.PeerReload, (*Host).extReloadRequest),
-	ext.Request(ext.PeerValidateMCPServer, (*Host).extValidateMCPServer),
+	ext.Request(ext.PeerUIAsk, extPeer.extAsk),
+	ext.Request(ext.PeerBoundaryPreview, extPeer.boundaryPreview),
+	ext.Request(ext.PeerSetModel, extPeer.extSetModel),
+	ext.Request(ext.PeerGetAPIKey, extPeer.extGetAPIKey),
+	ext.Request(ext.PeerCompact, extPeer.extCompact),
+	ext.Request(ext.PeerWaitForIdle, extPeer.extWaitForIdle),
+	ext.Request(ext.PeerNewSession, extPeer.extNewSession),
+	ext.Request(ext.PeerFork, extPeer.extFork),
+	ext.Request(ext.PeerSwitchSession, extPeer.extSwitchSession),
+	ext.Request(ext.PeerNavigateTree, extPeer.extNavigateTree),
+	ext.Request(ext.PeerReload, extPeer.extReloadRequest),
+	ext.Request(ext.PeerValidateMCPServer, extPeer.extValidateMCPServer),
 
-	ext.Notification(ext.PeerError, (*Host).extError),
-	ext.Notification(ext.PeerUI, (*Host).extUI),
-	ext.Notification(ext.PeerUICancel, (*Host).extUICancel),
-	ext.Notification(ext.PeerSendMessage, (*Host).extSendMessage),
-	ext.Notification(ext.PeerSendUserMessage, (*Host).extSendUserMessage),
-	ext.Notification(ext.PeerAppendEntry, (*Host).extAppendEntry),
-	ext.Notification(ext.PeerSetSessionName, (*Host).extSetSessionName),
-	ext.Notification(ext.PeerSetLabel, (*Host).extSetLabel),
-	ext.Notification(ext.PeerSetActiveTools, (*Host).extSetActiveTools),
-	ext.Notification(ext.PeerSetThinkingLevel, (*Host).extSetThinkingLevel),
-	ext.Notification(ext.PeerRegistrations, (*Host).extRegistrations),
-	ext.Notification(ext.PeerRestarted, (*Host).extRestarted),
-	ext.Notification(ext.PeerStopped, (*Host).extStopped),
-	ext.Notification(ext.PeerAbort, (*Host).extAbort),
-	ext.Notification(ext.PeerShutdown, (*Host).extShutdown),
-	ext.Notification(ext.PeerRegisterProvider, (*Host).extRegisterProvider),
-	ext.Notification(ext.PeerUnregisterProvider, (*Host).extUnregisterProvider),
+	ext.Notification(ext.PeerError, extPeer.extError),
+	ext.Notification(ext.PeerUI, extPeer.extUI),
+	ext.Notification(ext.PeerUICancel, extPeer.extUICancel),
+	ext.Notification(ext.PeerSendMessage, extPeer.extSendMessage),
+	ext.Notification(ext.PeerSendUserMessage, extPeer.extSendUserMessage),
+	ext.Notification(ext.PeerAppendEntry, extPeer.extAppendEntry),
+	ext.Notification(ext.PeerSetSessionName, extPeer.extSetSessionName),
+	ext.Notification(ext.PeerSetLabel, extPeer.extSetLabel),
+	ext.Notification(ext.PeerSetActiveTools, extPeer.extSetActiveTools),
+	ext.Notification(ext.PeerSetThinkingLevel, extPeer.extSetThinkingLevel),
+	ext.Notification(ext.PeerRegistrations, extPeer.extRegistrations),
+	ext.Notification(ext.PeerRestarted, extPeer.extRestarted),
+	ext.Notification(ext.PeerStopped, extPeer.extStopped),
+	ext.Notification(ext.PeerAbort, extPeer.extAbort),
+	ext.Notification(ext.PeerShutdown, extPeer.extShutdown),
+	ext.Notification(ext.PeerRegisterProvider, extPeer.extRegisterProvider),
+	ext.Notification(ext.PeerUnregisterProvider, extPeer.extUnregisterProvider),
 )
 
 // Request implements [ext.Peer]; bad params are an [*ext.ParamError].
 func (p extPeer) Request(ctx context.Context, method ext.Method, params json.RawMessage) (any, error) {
-	return extRoutes.Request(ctx, p.h, method, params)
+	return extRoutes.Request(ctx, p, method, params)
 }
 
 // Notification implements [ext.Peer]. Params that do not fit are
@@ -67,7 +69,7 @@ func (p extPeer) Request(ctx context.Context, method ext.Method, params json.Raw
 func (p extPeer) Notification(method ext.Method, params json.RawMessage) {
 	h := p.h
 	defer h.survive("an extension's "+string(method), nil)
-	if err := extRoutes.Notify(h, method, params); err != nil && !errors.Is(err, ext.ErrNoMethod) {
+	if err := extRoutes.Notify(p, method, params); err != nil && !errors.Is(err, ext.ErrNoMethod) {
 		h.extFailed(string(method), err)
 	}
 }
@@ -75,7 +77,8 @@ func (p extPeer) Notification(method ext.Method, params json.RawMessage) {
 // ---- requests ----
 
 // extAsk puts an extension's dialog in front of the user.
-func (h *Host) extAsk(ctx context.Context, a ext.UIAskParams) (api.UIResponse, error) {
+func (p extPeer) extAsk(ctx context.Context, a ext.UIAskParams) (api.UIResponse, error) {
+	h := p.h
 	c := h.uiClient()
 	if c == nil {
 		return api.Cancelled(""), nil
@@ -102,7 +105,8 @@ func (h *Host) extAsk(ctx context.Context, a ext.UIAskParams) (api.UIResponse, e
 
 // extSetModel is pi.setModel: false for a model gopi does not know or
 // has no credentials for.
-func (h *Host) extSetModel(ctx context.Context, a ext.ModelParams) (ext.SetModelResult, error) {
+func (p extPeer) extSetModel(ctx context.Context, a ext.ModelParams) (ext.SetModelResult, error) {
+	h := p.h
 	m, ok := h.opts.Registry.Find(a.Provider, a.ID)
 	if !ok || !h.opts.Registry.HasAuth(&m) {
 		return ext.SetModelResult{}, nil
@@ -115,7 +119,8 @@ func (h *Host) extSetModel(ctx context.Context, a ext.ModelParams) (ext.SetModel
 }
 
 // extGetAPIKey is ctx.modelRegistry.getApiKeyAndHeaders.
-func (h *Host) extGetAPIKey(ctx context.Context, a ext.ModelParams) (ext.APIKeyResult, error) {
+func (p extPeer) extGetAPIKey(ctx context.Context, a ext.ModelParams) (ext.APIKeyResult, error) {
+	h := p.h
 	m, ok := h.opts.Registry.Find(a.Provider, a.ID)
 	if !ok {
 		return ext.APIKeyResult{Error: "unknown model " + a.Provider + "/" + a.ID}, nil
@@ -132,23 +137,27 @@ func (h *Host) extGetAPIKey(ctx context.Context, a ext.ModelParams) (ext.APIKeyR
 }
 
 // extCompact is ctx.compact(): it runs in the session, not the call.
-func (h *Host) extCompact(_ context.Context, a ext.CompactParams) (api.CompactionResult, error) {
+func (p extPeer) extCompact(_ context.Context, a ext.CompactParams) (api.CompactionResult, error) {
+	h := p.h
 	return h.Compact(h.ctx, api.CompactParams{CustomInstructions: a.CustomInstructions})
 }
 
 // extWaitForIdle is ctx.waitForIdle().
-func (h *Host) extWaitForIdle(ctx context.Context, _ ext.Empty) (ext.Empty, error) {
+func (p extPeer) extWaitForIdle(ctx context.Context, _ ext.Empty) (ext.Empty, error) {
+	h := p.h
 	h.WaitIdle(ctx)
 	return ext.Empty{}, ctx.Err()
 }
 
 // extNewSession is ctx.newSession().
-func (h *Host) extNewSession(ctx context.Context, a ext.NewSessionParams) (api.CancelledResult, error) {
+func (p extPeer) extNewSession(ctx context.Context, a ext.NewSessionParams) (api.CancelledResult, error) {
+	h := p.h
 	return h.NewSession(ctx, api.NewSessionParams{ParentSession: a.Options.ParentSession})
 }
 
 // extFork is ctx.fork().
-func (h *Host) extFork(ctx context.Context, a ext.ForkParams) (ext.ForkResult, error) {
+func (p extPeer) extFork(ctx context.Context, a ext.ForkParams) (ext.ForkResult, error) {
+	h := p.h
 	r, err := h.Fork(ctx, api.ForkParams{EntryID: a.EntryID})
 	if err != nil {
 		return ext.ForkResult{}, err
@@ -157,31 +166,36 @@ func (h *Host) extFork(ctx context.Context, a ext.ForkParams) (ext.ForkResult, e
 }
 
 // extSwitchSession is ctx.switchSession().
-func (h *Host) extSwitchSession(ctx context.Context, a ext.SwitchSessionParams) (api.CancelledResult, error) {
+func (p extPeer) extSwitchSession(ctx context.Context, a ext.SwitchSessionParams) (api.CancelledResult, error) {
+	h := p.h
 	return h.SwitchSession(ctx, api.SwitchSessionParams{SessionPath: a.SessionPath})
 }
 
 // extNavigateTree is ctx.navigateTree().
-func (h *Host) extNavigateTree(ctx context.Context, a ext.NavigateTreeParams) (NavigateResult, error) {
+func (p extPeer) extNavigateTree(ctx context.Context, a ext.NavigateTreeParams) (NavigateResult, error) {
+	h := p.h
 	return h.NavigateTree(ctx, a.TargetID, a.Options)
 }
 
 // extReloadRequest is ctx.reload(), answered with null.
-func (h *Host) extReloadRequest(ctx context.Context, _ ext.Empty) (*ext.Empty, error) {
+func (p extPeer) extReloadRequest(ctx context.Context, _ ext.Empty) (*ext.Empty, error) {
+	h := p.h
 	return nil, h.extReload(ctx)
 }
 
 // ---- notifications ----
 
 // extUI passes on a UI update that needs no answer.
-func (h *Host) extUI(r api.UIRequest) {
+func (p extPeer) extUI(r api.UIRequest) {
+	h := p.h
 	if c := h.uiClient(); c != nil {
 		c.Notify(r)
 	}
 }
 
 // extUICancel withdraws a dialog whose extension gave up on it.
-func (h *Host) extUICancel(a ext.UICancelParams) {
+func (p extPeer) extUICancel(a ext.UICancelParams) {
+	h := p.h
 	h.ext.mu.Lock()
 	cancel := h.ext.dialogs[a.RID]
 	h.ext.mu.Unlock()
@@ -191,7 +205,8 @@ func (h *Host) extUICancel(a ext.UICancelParams) {
 }
 
 // extAppendEntry is pi.appendEntry.
-func (h *Host) extAppendEntry(a ext.AppendEntryParams) {
+func (p extPeer) extAppendEntry(a ext.AppendEntryParams) {
+	h := p.h
 	store := h.Store()
 	id, err := store.AppendCustom(a.CustomType, optional(a.Data))
 	if h.saved(store, "an extension's entry", err) != nil {
@@ -205,14 +220,16 @@ func (h *Host) extAppendEntry(a ext.AppendEntryParams) {
 }
 
 // extSetSessionName is pi.setSessionName.
-func (h *Host) extSetSessionName(a ext.NameParams) {
+func (p extPeer) extSetSessionName(a ext.NameParams) {
+	h := p.h
 	if err := h.SetSessionName(h.ctx, api.NameParams{Name: a.Name}); err != nil {
 		h.extFailed(string(ext.PeerSetSessionName), err)
 	}
 }
 
 // extSetLabel is pi.setLabel.
-func (h *Host) extSetLabel(a ext.SetLabelParams) {
+func (p extPeer) extSetLabel(a ext.SetLabelParams) {
+	h := p.h
 	store := h.Store()
 	if _, ok := store.Entry(a.EntryID); !ok {
 		h.extFailed(string(ext.PeerSetLabel), fmt.Errorf("%w %s in this session", errNoEntry, a.EntryID))
@@ -223,11 +240,15 @@ func (h *Host) extSetLabel(a ext.SetLabelParams) {
 }
 
 // extSetActiveTools is pi.setActiveTools.
-func (h *Host) extSetActiveTools(a ext.SetActiveToolsParams) { h.setActiveTools(a.Names) }
+func (p extPeer) extSetActiveTools(a ext.SetActiveToolsParams) {
+	h := p.h
+	h.setActiveTools(a.Names)
+}
 
 // extSetThinkingLevel is pi.setThinkingLevel; a level gopi does not know
 // changes nothing, as in pi.
-func (h *Host) extSetThinkingLevel(a ext.SetThinkingLevelParams) {
+func (p extPeer) extSetThinkingLevel(a ext.SetThinkingLevelParams) {
+	h := p.h
 	if l, err := llm.ParseThinkingLevel(a.Level); err == nil {
 		_ = h.SetThinkingLevel(h.ctx, api.ThinkingParams{Level: l})
 	}
@@ -235,12 +256,16 @@ func (h *Host) extSetThinkingLevel(a ext.SetThinkingLevelParams) {
 
 // extRegistrations takes in tools an extension registered late (the
 // manager has merged them already).
-func (h *Host) extRegistrations(ext.Registrations) { h.applyExtensionTools() }
+func (p extPeer) extRegistrations(ext.Registrations) {
+	h := p.h
+	h.applyExtensionTools()
+}
 
 // extRestarted follows a crashed host's restart: the new process lost
 // what its extensions kept in memory, and session_start lets them
 // rebuild it from the session.
-func (h *Host) extRestarted(ext.Empty) {
+func (p extPeer) extRestarted(ext.Empty) {
+	h := p.h
 	select {
 	case <-h.extStop:
 		return
@@ -262,13 +287,20 @@ func (h *Host) extRestarted(ext.Empty) {
 // extStopped follows a host that crashed too often and stays down: the
 // MCP servers it registered stop (the manager has dropped them from its
 // registrations).
-func (h *Host) extStopped(ext.Empty) { h.applyExtensionTools() }
+func (p extPeer) extStopped(ext.Empty) {
+	h := p.h
+	h.applyExtensionTools()
+}
 
 // extAbort is ctx.abort().
-func (h *Host) extAbort(ext.Empty) { h.extWG.Go(func() { _ = h.Abort(h.ctx) }) }
+func (p extPeer) extAbort(ext.Empty) {
+	h := p.h
+	h.extWG.Go(func() { _ = h.Abort(h.ctx) })
+}
 
 // extShutdown is ctx.shutdown().
-func (h *Host) extShutdown(ext.Empty) {
+func (p extPeer) extShutdown(ext.Empty) {
+	h := p.h
 	if f := h.opts.Shutdown; f != nil {
 		f()
 	}
@@ -282,7 +314,8 @@ var providerCode = []string{"stream", "streamSimple", "refreshModels", "getModel
 // extRegisterProvider applies pi.registerProvider(name, config) in its
 // declarative form (models.json's provider entry); see
 // [models.Registry.RegisterProvider].
-func (h *Host) extRegisterProvider(a ext.RegisterProviderParams) {
+func (p extPeer) extRegisterProvider(a ext.RegisterProviderParams) {
+	h := p.h
 	for _, f := range a.Functions {
 		if slices.Contains(providerCode, f) {
 			h.extFailed(string(ext.PeerRegisterProvider), fmt.Errorf("pi.registerProvider(%q): its %s is %w", a.Name, f, errProviderCode))
@@ -295,7 +328,10 @@ func (h *Host) extRegisterProvider(a ext.RegisterProviderParams) {
 }
 
 // extUnregisterProvider is pi.unregisterProvider.
-func (h *Host) extUnregisterProvider(a ext.NameParams) { h.opts.Registry.UnregisterProvider(a.Name) }
+func (p extPeer) extUnregisterProvider(a ext.NameParams) {
+	h := p.h
+	h.opts.Registry.UnregisterProvider(a.Name)
+}
 
 // startExtensions loads the extensions in the background: gopi answers
 // its client meanwhile, and a prompt waits for them.
@@ -333,3 +369,79 @@ func (h *Host) startExtensions() {
 		}
 	})
 }
+
+// boundaryPreview answers the extension host's preview request.
+func (p extPeer) boundaryPreview(_ context.Context, a ext.BoundaryPreviewParams) (ext.BoundaryPreview, error) {
+	drafts, err := parseDrafts(a.Entries)
+	if err != nil {
+		return ext.BoundaryPreview{}, err
+	}
+	return p.h.boundaryContext(a.Event, drafts)
+}
+
+// extSendMessage is pi.sendMessage: a custom message joins the
+// conversation now, steers or follows up a run, waits for the next turn,
+// or starts a turn of its own (triggerTurn).
+func (p extPeer) extSendMessage(a ext.SendMessageParams) {
+	h := p.h
+	msg := &llm.CustomMessage{
+		CustomType: a.Message.CustomType, Content: customContent(a.Message.Content), Display: a.Message.Display,
+		Details: nullToNil(a.Message.Details), Timestamp: time.Now().UnixMilli(),
+	}
+	busy := h.run.Settle(h.ctx)
+	noTurn := a.Options.TriggerTurn != nil && !*a.Options.TriggerTurn
+	switch {
+	case a.Options.DeliverAs == "nextTurn":
+		h.run.HoldNextTurn(msg)
+	case busy && noTurn:
+		h.run.HoldCustom(msg)
+	case busy && a.Options.DeliverAs == "followUp":
+		h.agent.FollowUp(msg)
+	case busy:
+		h.agent.Steer(msg)
+	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
+		if err := h.startMessages(h.ctx, msg); err != nil {
+			h.extFailed(string(ext.PeerSendMessage), err)
+		}
+	default:
+		h.appendCustom(msg)
+	}
+}
+
+// extSendUserMessage is pi.sendUserMessage: a user message, as if typed,
+// that always leads to a turn; during a run deliverAs says how it queues.
+func (p extPeer) extSendUserMessage(a ext.SendUserMessageParams) {
+	h := p.h
+	content := customContent(a.Content)
+	text := content.Text()
+	var images []llm.ImageContent
+	for _, c := range content {
+		if im, ok := c.(llm.ImageContent); ok {
+			images = append(images, im)
+		}
+	}
+	msg := llm.UserText(text, images...)
+	if h.run.Settle(h.ctx) {
+		switch a.Options.DeliverAs {
+		case "followUp":
+			h.agent.FollowUp(msg)
+		case "steer":
+			h.agent.Steer(msg)
+		default:
+			h.extFailed(string(ext.PeerSendUserMessage), errStreamingDeliverAs)
+		}
+		return
+	}
+	if err := h.startMessages(h.ctx, msg); err != nil {
+		h.extFailed(string(ext.PeerSendUserMessage), err)
+	}
+}
+
+// extValidateMCPServer is pi.registerMcpServer's check of its config
+// (mcpstate.Validate).
+func (p extPeer) extValidateMCPServer(_ context.Context, a ext.MCPServer) (ext.ValidateMCPServerResult, error) {
+	return mcpstate.Validate(a), nil
+}
+
+// extError is an extension's error notification (Host.extError).
+func (p extPeer) extError(e ext.ErrorEvent) { p.h.extError(e) }

@@ -11,10 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/gopi-dev/gopi/core/codemode"
 	"github.com/gopi-dev/gopi/core/ext"
 
 	"github.com/gopi-dev/gopi/core/host/checkpoints"
@@ -95,13 +93,11 @@ type Host struct {
 	// mcp is the MCP room: the servers' connections and registrations,
 	// what the client heard of them, tool_search (core/host/mcpstate).
 	mcp *mcpstate.State
-	// codemode is pi's codemode tool (nil without Options.Codemode).
-	codemode *codemode.Codemode
+	// codemode is pi's codemode tool and how the tools are declared
+	// beside it (codemode.go).
+	codemode *codemodeRoom
 	// nested records the nested calls of the calls in progress.
 	nested nestedCalls
-	// notes: the next request's declared tools get codemode's note
-	// (requestTools decides, toolSpec reads).
-	notes atomic.Bool
 
 	diagMu sync.Mutex // guards diagnosed
 	// diagnosed holds the diagnostics already reported (see diagnose).

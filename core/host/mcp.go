@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
 )
 
@@ -35,12 +34,6 @@ func (h *Host) mcpState() *mcpstate.State {
 // answers at once; a server still starting is "connecting".
 func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 	return api.MCPServersResult{Servers: h.mcp.Servers()}, nil
-}
-
-// extValidateMCPServer is pi.registerMcpServer's check of its config
-// (mcpstate.Validate).
-func (h *Host) extValidateMCPServer(_ context.Context, a ext.MCPServer) (ext.ValidateMCPServerResult, error) {
-	return mcpstate.Validate(a), nil
 }
 
 // mcpCommand runs text when it is the built-in /mcp command (mcpstate's

@@ -239,13 +239,13 @@ func TestAllToolsReportMCPTools(t *testing.T) {
 func TestValidateRegisteredMCPServer(t *testing.T) {
 	h := &Host{}
 	ctx := context.Background()
-	r, err := h.extValidateMCPServer(ctx, registered("docs", `{"url":"ftp://x"}`))
+	r, err := extPeer{h}.extValidateMCPServer(ctx, registered("docs", `{"url":"ftp://x"}`))
 	require.NoError(t, err)
 	assert.Equal(t, ext.ValidateMCPServerResult{Error: `Invalid MCP server registered by extension "/exts/mine.ts": server "docs": url must be an http or https URL`}, r)
-	r, err = h.extValidateMCPServer(ctx, registered("bad name", `{"command":"x"}`))
+	r, err = extPeer{h}.extValidateMCPServer(ctx, registered("bad name", `{"command":"x"}`))
 	require.NoError(t, err)
 	assert.Contains(t, r.Error, `invalid server name "bad name"`)
-	r, err = h.extValidateMCPServer(ctx, registered("docs", `{"command":"x","exposure":"codemode-deferred","mine":1}`))
+	r, err = extPeer{h}.extValidateMCPServer(ctx, registered("docs", `{"command":"x","exposure":"codemode-deferred","mine":1}`))
 	require.NoError(t, err)
 	assert.Empty(t, r.Error)
 	assert.JSONEq(t, `{"command":"x","exposure":"codemode","mine":1}`, string(r.Config))

@@ -31,15 +31,13 @@ func (h *Host) systemPatch(store *session.Store) *llm.SystemMessage {
 	sections := h.sections
 	h.mu.Unlock()
 	prev, ok := session.SystemStateOf(store.Path())
-	if h.codemode != nil {
-		// Record codemode's description as its next request sends it.
-		h.codemode.Refresh()
-	}
+	// Record codemode's description as its next request sends it.
+	h.codemode.refresh()
 	tools := h.agent.Tools()
-	notes := h.codemodeNotes(tools)
+	notes := h.codemode.notesFor(tools)
 	specs := make([]llm.ToolSpec, 0, len(tools))
 	for _, t := range tools {
-		specs = append(specs, h.declared(t, notes))
+		specs = append(specs, declared(t, notes))
 	}
 	for _, t := range h.mcp.Loaded(h.agent.Messages()) {
 		if spec := t.Spec(); !slices.ContainsFunc(specs, func(o llm.ToolSpec) bool { return o.Name == spec.Name }) {
