@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,13 +82,17 @@ func gatedServer(t *testing.T, pidFile, gate string) (string, []string) {
 	return "sh", []string{"-c", script, pidFile, gate, mcpServerBinary(t)}
 }
 
-// waitFile waits until path exists (a child got that far).
+// waitFile waits until the pid file at path holds a number (a child got
+// that far).
 func waitFile(t *testing.T, p *aproc, path string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		if _, err := os.Stat(path); err == nil {
-			return
+		// The server creates its pid file before it writes the number.
+		if b, err := os.ReadFile(path); err == nil {
+			if _, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never appeared\n%s", path, p.transcript())

@@ -47,6 +47,12 @@ func New(opts Options) (*Host, error) {
 	h.tools = h.toolPipeline()
 	h.mcp = h.mcpState()
 	h.addCodemode()
+	h.toolset = newToolSet(toolSetConfig{
+		builtins: h.opts.AllTools, enabled: h.opts.Tools, selection: h.opts.ToolSelection,
+		exts: h.opts.Extensions, state: h.extSnapshot, mcp: h.mcp,
+		setTools: func(ts []agent.Tool) { h.agent.SetTools(ts) },
+		changed:  func() { h.refreshSystemPrompt() },
+	})
 	opts = h.opts
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{

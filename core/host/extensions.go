@@ -64,11 +64,8 @@ func (h *Host) extSnapshot() *ext.State {
 	store := h.Store()
 	model := h.agent.Model()
 	steer, follow := h.agent.QueueCounts()
-	h.ext.mu.Lock()
-	all := h.ext.all
-	active := h.activeToolNames()
-	h.ext.mu.Unlock()
-	infos := h.allToolInfos(all)
+	all, active := h.toolset.snapshot()
+	infos := h.toolset.allToolInfos(all)
 	cmds := h.commands()
 	busy := h.agent.IsStreaming() || h.run.Driving()
 	snap := ext.Snapshot{
@@ -155,7 +152,7 @@ func (h *Host) extReload(ctx context.Context) error {
 	h.mu.Unlock()
 	h.loadResources()
 	h.discoverResources("reload")
-	h.applyExtensionTools()
+	h.toolset.apply()
 	if m.Handles(ext.EventSessionStart) {
 		if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
 			h.extFailed(ext.EventSessionStart, err)

@@ -165,7 +165,7 @@ func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced
 		// 0.87.1, 1.5.2 and 1.6.0 change the tools but not the
 		// selection the next run reports). The
 		// prompt lists the tools the model gets.
-		h.setActiveTools(o.SelectedTools)
+		h.toolset.setActive(o.SelectedTools)
 		var active []string
 		for _, t := range h.agent.Tools() {
 			active = append(active, t.Spec().Name)

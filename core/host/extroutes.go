@@ -242,7 +242,7 @@ func (p extPeer) extSetLabel(a ext.SetLabelParams) {
 // extSetActiveTools is pi.setActiveTools.
 func (p extPeer) extSetActiveTools(a ext.SetActiveToolsParams) {
 	h := p.h
-	h.setActiveTools(a.Names)
+	h.toolset.setActive(a.Names)
 }
 
 // extSetThinkingLevel is pi.setThinkingLevel; a level gopi does not know
@@ -258,7 +258,7 @@ func (p extPeer) extSetThinkingLevel(a ext.SetThinkingLevelParams) {
 // manager has merged them already).
 func (p extPeer) extRegistrations(ext.Registrations) {
 	h := p.h
-	h.applyExtensionTools()
+	h.toolset.apply()
 }
 
 // extRestarted follows a crashed host's restart: the new process lost
@@ -273,7 +273,7 @@ func (p extPeer) extRestarted(ext.Empty) {
 	}
 	h.extWG.Go(func() {
 		defer h.survive("restarting the extensions", nil)
-		h.applyExtensionTools()
+		h.toolset.apply()
 		if m := h.exts(); m.Handles(ext.EventSessionStart) {
 			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
 			defer cancel()
@@ -289,7 +289,7 @@ func (p extPeer) extRestarted(ext.Empty) {
 // registrations).
 func (p extPeer) extStopped(ext.Empty) {
 	h := p.h
-	h.applyExtensionTools()
+	h.toolset.apply()
 }
 
 // extAbort is ctx.abort().
@@ -352,7 +352,7 @@ func (h *Host) startExtensions() {
 		defer h.survive("starting the extensions", nil)
 		m.Start(h.ctx, extPeer{h})
 		h.discoverResources("startup")
-		h.applyExtensionTools()
+		h.toolset.apply()
 		// session_start waits for the client, so what its handlers show
 		// (a status, a widget) reaches it.
 		select {

@@ -7,10 +7,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 )
 
@@ -24,18 +22,6 @@ type extState struct {
 	// turnIndex counts the turns of the run under way (turn_end's
 	// turnIndex), from 0 at agent_start.
 	turnIndex int
-	// all is every tool: built-ins, with extension tools replacing those
-	// of the same name, then the other extension tools.
-	all []agent.Tool
-	// active names the tools the model sees; nil means all of them.
-	active []string
-	// lines and guidelines describe the extension tools in the system
-	// prompt.
-	lines      map[string]resources.ToolLine
-	guidelines map[string][]string
-	// seen are the extension tools made active once already: one that
-	// setActiveTools turned off stays off when others register.
-	seen map[string]bool
 	// usage is the context usage last sent to extensions, for usageKey.
 	usage    *api.ContextUsage
 	usageKey usageKey

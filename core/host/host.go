@@ -80,9 +80,10 @@ type Host struct {
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
 
 	ext extState // the extensions' tools and dialogs (extensions.go)
-	// toolPasses keeps applyExtensionTools from running twice at once.
-	toolPasses passes
-	extWG      sync.WaitGroup // extension work the host started
+	// toolset is every tool, the active ones and their prompt lines
+	// (toolset.go).
+	toolset *toolSet
+	extWG   sync.WaitGroup // extension work the host started
 	// subscribed closes at the first Subscribe: extension errors from
 	// loading wait for someone to hear them.
 	subscribed     chan struct{}

@@ -23,7 +23,7 @@ func (h *Host) mcpState() *mcpstate.State {
 		Report:     h.opts.Report,
 		Emit:       h.emit,
 		ExtError:   h.extError,
-		Changed:    h.applyExtensionTools,
+		Changed:    func() { h.toolset.apply() },
 	})
 }
 

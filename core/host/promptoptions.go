@@ -2,14 +2,10 @@ package host
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
-	"github.com/gopi-dev/gopi/core/agent"
-	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/resources"
-	"github.com/gopi-dev/gopi/core/tools"
 )
 
 // promptOptions are the inputs gopi builds its system prompt from, in the
@@ -40,52 +36,9 @@ type promptSkill struct {
 	DisableModelInvocation bool   `json:"disableModelInvocation"`
 }
 
-// promptTools are the active tools as the system prompt describes them:
-// a line each, and each one's guidelines.
-func (h *Host) promptTools() ([]resources.ToolLine, map[string][]string) {
-	guides := map[string][]string{}
-	prompter := func(t agent.Tool) resources.ToolLine {
-		line := resources.ToolLine{Name: t.Spec().Name}
-		if p, ok := t.(tools.Prompter); ok {
-			line.Summary = p.PromptSnippet()
-			if g := p.PromptGuidelines(); len(g) > 0 {
-				guides[line.Name] = g
-			}
-		}
-		return line
-	}
-	h.ext.mu.Lock()
-	defer h.ext.mu.Unlock()
-	if h.exts().Empty() || h.ext.all == nil {
-		var lines []resources.ToolLine
-		for _, t := range h.opts.Tools {
-			lines = append(lines, prompter(t))
-		}
-		return lines, guides
-	}
-	active := h.activeToolNames()
-	var lines []resources.ToolLine
-	for _, t := range h.ext.all {
-		name := t.Spec().Name
-		if mcpstate.IsMCPTool(t) || !slices.Contains(active, name) {
-			// MCP tools are declared, not described in the prompt.
-			continue
-		}
-		if l, ok := h.ext.lines[name]; ok {
-			lines = append(lines, l)
-			if g := h.ext.guidelines[name]; len(g) > 0 {
-				guides[name] = g
-			}
-			continue
-		}
-		lines = append(lines, prompter(t))
-	}
-	return lines, guides
-}
-
 // promptOptions are the inputs of the system prompt now.
 func (h *Host) promptOptions() promptOptions {
-	lines, guides := h.promptTools()
+	lines, guides := h.toolset.promptTools()
 	o := promptOptions{
 		CustomPrompt:       h.opts.SystemPrompt,
 		SelectedTools:      []string{},

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gopi-dev/gopi/core/codemode"
+	"github.com/gopi-dev/gopi/core/tools"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
@@ -21,34 +23,87 @@ import (
 	"github.com/gopi-dev/gopi/core/resources"
 )
 
-// activeToolNames: h.ext.mu is held.
-func (h *Host) activeToolNames() []string {
-	if h.ext.active != nil {
-		return slices.Clone(h.ext.active)
+// toolSet is the session's tool set: every tool that exists (the
+// built-ins, extension tools replacing those of the same name, the other
+// extension tools, then the MCP servers' direct tools), the active ones,
+// and how the extension tools describe themselves in the system prompt.
+// It is given what it reads and whom it tells; it never sees the Host.
+type toolSet struct {
+	toolSetConfig
+	// passes keeps apply from running twice at once.
+	passes passes
+
+	mu sync.Mutex // guards the fields below
+	// all is every tool; nil until the extensions' tools are known.
+	all []agent.Tool
+	// active names the tools the model sees; nil means all of them.
+	active []string
+	// lines and guidelines describe the extension tools in the system
+	// prompt.
+	lines      map[string]resources.ToolLine
+	guidelines map[string][]string
+	// seen are the extension and MCP tools made active once already: one
+	// that setActiveTools turned off stays off when others register.
+	seen map[string]bool
+}
+
+// toolSetConfig is what the tool set is given.
+type toolSetConfig struct {
+	// builtins are every built-in tool; enabled the ones active at start.
+	builtins, enabled []agent.Tool
+	// selection is --tools/--exclude-tools for the extensions' tools.
+	selection tools.Selection
+	// exts runs the extensions' tools; state is what they mirror.
+	exts  *ext.Manager
+	state func() *ext.State
+	mcp   *mcpstate.State
+	// setTools gives the agent the active tools; changed follows every
+	// change of the active set (the system prompt is rebuilt).
+	setTools func([]agent.Tool)
+	changed  func()
+}
+
+func newToolSet(c toolSetConfig) *toolSet {
+	if c.builtins == nil {
+		c.builtins = c.enabled
 	}
-	names := make([]string, len(h.ext.all))
-	for i, t := range h.ext.all {
-		names[i] = t.Spec().Name
+	return &toolSet{toolSetConfig: c}
+}
+
+// activeNames are the names of the active tools; t.mu is held.
+func (t *toolSet) activeNames() []string {
+	if t.active != nil {
+		return slices.Clone(t.active)
+	}
+	names := make([]string, len(t.all))
+	for i, tool := range t.all {
+		names[i] = tool.Spec().Name
 	}
 	return names
 }
 
-// applyExtensionTools puts the extensions' tools beside the built-in ones
-// (an extension tool named like a built-in replaces it, as in pi), then
-// the MCP servers' direct tools, and rebuilds the system prompt; the MCP
+// snapshot is every tool and the active names, as extensions mirror them.
+func (t *toolSet) snapshot() (all []agent.Tool, active []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.all, t.activeNames()
+}
+
+// apply puts the extensions' tools beside the built-in ones (an
+// extension tool named like a built-in replaces it, as in pi), then the
+// MCP servers' direct tools, and rebuilds the system prompt; the MCP
 // servers extensions registered join the manager, or leave it, first.
 // The MCP state calls it too (mcpstate.Config.Changed), whenever a
 // server's tools change.
-func (h *Host) applyExtensionTools() { h.toolPasses.run(h.applyTools) }
+func (t *toolSet) apply() { t.passes.run(t.applyOnce) }
 
-// applyTools is one pass of applyExtensionTools.
-func (h *Host) applyTools() {
-	regs := h.exts().Registrations()
-	h.mcp.SyncRegistered(regs.MCPServers)
-	sel := h.opts.ToolSelection
+// applyOnce is one pass of apply.
+func (t *toolSet) applyOnce() {
+	regs := t.exts.Registrations()
+	t.mcp.SyncRegistered(regs.MCPServers)
 	// A tool --tools or --exclude-tools leaves out is not registered at
 	// all, an extension's included (as in pi).
-	regTools := slices.DeleteFunc(slices.Clone(regs.Tools), func(d ext.ToolDef) bool { return !sel.Allowed(d.Name) })
+	regTools := slices.DeleteFunc(slices.Clone(regs.Tools), func(d ext.ToolDef) bool { return !t.selection.Allowed(d.Name) })
 	byName := map[string]ext.ToolDef{}
 	for _, d := range regTools {
 		byName[d.Name] = d
@@ -56,44 +111,40 @@ func (h *Host) applyTools() {
 	var all []agent.Tool
 	lines := map[string]resources.ToolLine{}
 	guidelines := map[string][]string{}
-	builtins := h.opts.AllTools
-	if builtins == nil {
-		builtins = h.opts.Tools
-	}
 	// No MCP tool takes the name of a built-in or an extension's tool
 	// (one that would gets pi's hash suffix), so that a name means one
 	// tool to the model, tool_search, get_mcp_servers and getAllTools.
 	// Every extension tool counts, whatever the tool selection: a tool's
 	// name does not depend on the flags of a run.
 	var reserved []string
-	for _, t := range builtins {
-		reserved = append(reserved, t.Spec().Name)
+	for _, b := range t.builtins {
+		reserved = append(reserved, b.Spec().Name)
 	}
 	for _, d := range regs.Tools {
 		reserved = append(reserved, d.Name)
 	}
-	renamed := h.mcp.Reserve(reserved)
-	for _, t := range builtins {
-		if d, ok := byName[t.Spec().Name]; ok {
-			all = append(all, extTool{h: h, def: d})
+	renamed := t.mcp.Reserve(reserved)
+	for _, b := range t.builtins {
+		if d, ok := byName[b.Spec().Name]; ok {
+			all = append(all, extTool{m: t.exts, state: t.state, def: d})
 			delete(byName, d.Name)
 			continue
 		}
-		all = append(all, t)
+		all = append(all, b)
 	}
 	for _, d := range regTools {
 		if _, ok := byName[d.Name]; ok {
-			all = append(all, extTool{h: h, def: d})
+			all = append(all, extTool{m: t.exts, state: t.state, def: d})
 		}
 	}
 	// The MCP servers' direct tools come last, and tool_search when a
 	// server has tools to search; a name taken already keeps its tool.
 	var mcpTools []agent.Tool
-	for _, t := range h.mcp.Declared() {
-		name := t.Spec().Name
+	for _, m := range t.mcp.Declared() {
+		name := m.Spec().Name
 		if !slices.ContainsFunc(all, func(o agent.Tool) bool { return o.Spec().Name == name }) {
-			all = append(all, t)
-			mcpTools = append(mcpTools, t)
+			all = append(all, m)
+			mcpTools = append(mcpTools, m)
 		}
 	}
 	for _, d := range regTools {
@@ -104,88 +155,131 @@ func (h *Host) applyTools() {
 		lines[d.Name] = resources.ToolLine{Name: d.Name, Summary: summary}
 		guidelines[d.Name] = d.PromptGuidelines
 	}
-	h.ext.mu.Lock()
-	h.ext.all, h.ext.lines, h.ext.guidelines = all, lines, guidelines
-	if h.ext.active == nil {
+	t.mu.Lock()
+	t.all, t.lines, t.guidelines = all, lines, guidelines
+	if t.active == nil {
 		// The enabled built-ins and every extension tool (none at all
 		// after --no-tools: not nil, which would mean all).
-		h.ext.active = []string{}
-		for _, t := range h.opts.Tools {
-			h.ext.active = append(h.ext.active, t.Spec().Name)
+		t.active = []string{}
+		for _, e := range t.enabled {
+			t.active = append(t.active, e.Spec().Name)
 		}
 	}
 	// A tool registered later is active, as in pi (regTools holds only
 	// the tools a --tools allowlist names or matches).
 	for _, d := range regTools {
-		if !slices.Contains(h.ext.active, d.Name) && !h.ext.seen[d.Name] {
-			h.ext.active = append(h.ext.active, d.Name)
+		if !slices.Contains(t.active, d.Name) && !t.seen[d.Name] {
+			t.active = append(t.active, d.Name)
 		}
 	}
 	// So is an MCP tool that appears (its server connected, or its list
 	// changed).
-	for _, t := range mcpTools {
-		if name := t.Spec().Name; !slices.Contains(h.ext.active, name) && !h.ext.seen[name] {
-			h.ext.active = append(h.ext.active, name)
+	for _, m := range mcpTools {
+		if name := m.Spec().Name; !slices.Contains(t.active, name) && !t.seen[name] {
+			t.active = append(t.active, name)
 		}
 	}
-	if h.ext.seen == nil {
-		h.ext.seen = map[string]bool{}
+	if t.seen == nil {
+		t.seen = map[string]bool{}
 	}
 	for _, d := range regTools {
-		h.ext.seen[d.Name] = true
+		t.seen[d.Name] = true
 	}
-	for _, t := range mcpTools {
-		h.ext.seen[t.Spec().Name] = true
+	for _, m := range mcpTools {
+		t.seen[m.Spec().Name] = true
 	}
-	h.ext.mu.Unlock()
-	h.applyActiveTools()
+	t.mu.Unlock()
+	t.applyActive()
 	// Extensions read their copy of the tools (getAllTools,
 	// getActiveTools): it changes now, not at their next call, so that a
 	// command waiting for an MCP server's tools sees them come.
-	if m := h.exts(); m.Ready() {
-		m.Sync(h.extSnapshot())
+	if t.exts.Ready() {
+		t.exts.Sync(t.state())
 	}
 	if renamed {
 		// Clients hear of the servers whose tools it renamed.
-		h.mcp.Announce()
+		t.mcp.Announce()
 	}
 }
 
-// setActiveTools is pi.setActiveTools: the tools known by these names
-// become the active ones (unknown names are ignored).
-func (h *Host) setActiveTools(names []string) {
-	h.ext.mu.Lock()
+// setActive is pi.setActiveTools: the tools known by these names become
+// the active ones (unknown names are ignored).
+func (t *toolSet) setActive(names []string) {
+	t.mu.Lock()
 	keep := []string{}
-	for _, t := range h.ext.all {
-		if slices.Contains(names, t.Spec().Name) {
-			keep = append(keep, t.Spec().Name)
+	for _, tool := range t.all {
+		if slices.Contains(names, tool.Spec().Name) {
+			keep = append(keep, tool.Spec().Name)
 		}
 	}
-	h.ext.active = keep
-	h.ext.mu.Unlock()
-	h.applyActiveTools()
+	t.active = keep
+	t.mu.Unlock()
+	t.applyActive()
 }
 
-// applyActiveTools gives the agent the active tools and rebuilds the
-// system prompt's tool list.
-func (h *Host) applyActiveTools() {
-	h.ext.mu.Lock()
-	if h.ext.all == nil {
+// applyActive gives the agent the active tools and rebuilds the system
+// prompt's tool list.
+func (t *toolSet) applyActive() {
+	t.mu.Lock()
+	if t.all == nil {
 		// The extensions' tools are not known (yet): the built-ins stay.
-		h.ext.mu.Unlock()
-		h.refreshSystemPrompt()
+		t.mu.Unlock()
+		t.changed()
 		return
 	}
 	var ts []agent.Tool
-	active := h.activeToolNames()
-	for _, t := range h.ext.all {
-		if slices.Contains(active, t.Spec().Name) {
-			ts = append(ts, t)
+	active := t.activeNames()
+	for _, tool := range t.all {
+		if slices.Contains(active, tool.Spec().Name) {
+			ts = append(ts, tool)
 		}
 	}
-	h.ext.mu.Unlock()
-	h.agent.SetTools(ts)
-	h.refreshSystemPrompt()
+	t.mu.Unlock()
+	t.setTools(ts)
+	t.changed()
+}
+
+// promptTools are the active tools as the system prompt describes them:
+// a line each, and each one's guidelines.
+func (t *toolSet) promptTools() ([]resources.ToolLine, map[string][]string) {
+	guides := map[string][]string{}
+	prompter := func(tool agent.Tool) resources.ToolLine {
+		line := resources.ToolLine{Name: tool.Spec().Name}
+		if p, ok := tool.(tools.Prompter); ok {
+			line.Summary = p.PromptSnippet()
+			if g := p.PromptGuidelines(); len(g) > 0 {
+				guides[line.Name] = g
+			}
+		}
+		return line
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exts.Empty() || t.all == nil {
+		var lines []resources.ToolLine
+		for _, e := range t.enabled {
+			lines = append(lines, prompter(e))
+		}
+		return lines, guides
+	}
+	active := t.activeNames()
+	var lines []resources.ToolLine
+	for _, tool := range t.all {
+		name := tool.Spec().Name
+		if mcpstate.IsMCPTool(tool) || !slices.Contains(active, name) {
+			// MCP tools are declared, not described in the prompt.
+			continue
+		}
+		if l, ok := t.lines[name]; ok {
+			lines = append(lines, l)
+			if g := t.guidelines[name]; len(g) > 0 {
+				guides[name] = g
+			}
+			continue
+		}
+		lines = append(lines, prompter(tool))
+	}
+	return lines, guides
 }
 
 // allToolInfos are pi.getAllTools()'s answer, as pi 1.6.0 gives it: the
@@ -194,20 +288,20 @@ func (h *Host) applyActiveTools() {
 // unless a tool of all has its name. A tool says where it comes from
 // (sourceInfo) and how the model reaches it (exposure); an MCP tool also
 // its server (namespace) and the server's hints (annotations).
-func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
+func (t *toolSet) allToolInfos(all []agent.Tool) []ext.ToolInfo {
 	infos := make([]ext.ToolInfo, 0, len(all))
 	taken := map[string]bool{}
-	for _, t := range all {
-		if mcpstate.IsMCPTool(t) {
+	for _, tool := range all {
+		if mcpstate.IsMCPTool(tool) {
 			continue // below, with the others
 		}
-		s := t.Spec()
+		s := tool.Spec()
 		taken[s.Name] = true
 		info := ext.ToolInfo{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
 			Exposure: "direct", SourceInfo: builtinSource(s.Name)}
-		if et, ok := t.(extTool); ok {
+		if et, ok := tool.(extTool); ok {
 			info.SourceInfo = et.def.SourceInfo
-		} else if mcpstate.IsToolSearch(t) {
+		} else if mcpstate.IsToolSearch(tool) {
 			// pi's tool_search comes with its built-in extension
 			// tool-search, declared but not callable by other tools.
 			info.Exposure, info.SourceInfo = "model-only", builtinSource("tool-search")
@@ -218,7 +312,7 @@ func (h *Host) allToolInfos(all []agent.Tool) []ext.ToolInfo {
 		}
 		infos = append(infos, info)
 	}
-	return append(infos, h.mcp.ToolInfos(taken, builtinSource("mcp"))...)
+	return append(infos, t.mcp.ToolInfos(taken, builtinSource("mcp"))...)
 }
 
 // builtinSource is pi 1.5's sourceInfo of a tool it ships, as
@@ -230,8 +324,9 @@ func builtinSource(name string) api.SourceInfo {
 
 // extTool is an extension's tool as the agent runs it.
 type extTool struct {
-	h   *Host
-	def ext.ToolDef
+	m     *ext.Manager
+	state func() *ext.State // what extensions mirror, sent with the call
+	def   ext.ToolDef
 }
 
 func (t extTool) Spec() llm.ToolSpec {
@@ -247,11 +342,11 @@ func (t extTool) Spec() llm.ToolSpec {
 func (t extTool) Sequential() bool { return t.def.ExecutionMode == "sequential" }
 
 func (t extTool) Run(ctx context.Context, call agent.Call, update func(agent.Result)) (agent.Result, error) {
-	out, err := t.h.exts().ExecuteTool(ctx, t.def.Name, call.ID, call.Args, func(partial json.RawMessage) {
+	out, err := t.m.ExecuteTool(ctx, t.def.Name, call.ID, call.Args, func(partial json.RawMessage) {
 		if r, err := toolOutput(partial); err == nil {
 			update(r)
 		}
-	}, t.h.extSnapshot())
+	}, t.state())
 	if err != nil {
 		return agent.Result{}, err
 	}
