@@ -14,6 +14,7 @@ import (
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
+	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 )
 
@@ -47,11 +48,20 @@ func New(opts Options) (*Host, error) {
 	h.tools = h.toolPipeline()
 	h.mcp = h.mcpState()
 	h.addCodemode()
+	h.prompts = newPromptRoom(promptConfig{
+		cwd: opts.Cwd, agentDir: opts.AgentDir, custom: opts.SystemPrompt, appended: opts.AppendSystemPrompt,
+		contextFiles: opts.ContextFiles, untrusted: opts.UntrustedProject,
+		noSkills: opts.NoSkills, noTemplates: opts.NoPromptTemplates, keepInputs: !opts.Extensions.Empty(),
+		tools:   func() ([]resources.ToolLine, map[string][]string) { return h.toolset.promptTools() },
+		servers: h.mcp.ServerLines, roots: h.roots.get,
+		setPrompt: func(s string) { h.agent.SetSystemPrompt(s) },
+		report:    opts.Report, emit: h.emit,
+	}, opts.SkillPaths, opts.TemplatePaths)
 	h.toolset = newToolSet(toolSetConfig{
 		builtins: h.opts.AllTools, enabled: h.opts.Tools, selection: h.opts.ToolSelection,
 		exts: h.opts.Extensions, state: h.extSnapshot, mcp: h.mcp,
 		setTools: func(ts []agent.Tool) { h.agent.SetTools(ts) },
-		changed:  func() { h.refreshSystemPrompt() },
+		changed:  func() { h.prompts.refresh() },
 	})
 	opts = h.opts
 	reg := opts.Registry
@@ -131,8 +141,8 @@ func New(opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.agent.SetTools(opts.Tools)
-	h.loadResources()
-	h.refreshSystemPrompt()
+	h.prompts.load()
+	h.prompts.refresh()
 	// The manager is there before the extensions, which may add servers.
 	h.mcp.Start()
 	h.startExtensions()

@@ -84,9 +84,7 @@ func (h *Host) extSnapshot() *ext.State {
 		SystemPrompt:    h.agent.SystemPrompt(),
 		ContextUsage:    h.snapshotUsage(store, model),
 	}
-	h.mu.Lock()
-	snap.SystemPromptOptions = h.promptInputs
-	h.mu.Unlock()
+	snap.SystemPromptOptions = h.prompts.currentInputs()
 	reg := h.opts.Registry
 	rare := func() ext.Rare {
 		return ext.Rare{Models: reg.All(), Settings: h.opts.Settings.Merged}
@@ -146,11 +144,8 @@ func (h *Host) extReload(ctx context.Context) error {
 	if err := m.Reload(ext.Untimed(ctx)); err != nil {
 		return fmt.Errorf("ctx.reload(): %w", err)
 	}
-	h.mu.Lock()
-	h.opts.SkillPaths = h.opts.SkillPaths[:h.ext.baseSkills]
-	h.opts.TemplatePaths = h.opts.TemplatePaths[:h.ext.baseTemplates]
-	h.mu.Unlock()
-	h.loadResources()
+	h.prompts.resetPaths()
+	h.prompts.load()
 	h.discoverResources("reload")
 	h.toolset.apply()
 	if m.Handles(ext.EventSessionStart) {
@@ -176,13 +171,9 @@ func (h *Host) discoverResources(reason string) {
 		h.extFailed("resources_discover", err)
 		return
 	}
-	if len(res.SkillPaths)+len(res.PromptPaths) == 0 {
+	if !h.prompts.addPaths(res.SkillPaths, res.PromptPaths) {
 		return
 	}
-	h.mu.Lock()
-	h.opts.SkillPaths = append(h.opts.SkillPaths, res.SkillPaths...)
-	h.opts.TemplatePaths = append(h.opts.TemplatePaths, res.PromptPaths...)
-	h.mu.Unlock()
-	h.loadResources()
-	h.refreshSystemPrompt()
+	h.prompts.load()
+	h.prompts.refresh()
 }

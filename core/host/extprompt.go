@@ -172,6 +172,6 @@ func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced
 		}
 		o.SelectedTools = slices.DeleteFunc(o.SelectedTools, func(n string) bool { return !slices.Contains(active, n) })
 	}
-	h.applyPromptOptions(o)
+	h.prompts.apply(o)
 	return o.ForceSystemPrompt, nil
 }

@@ -341,7 +341,6 @@ func (h *Host) startExtensions() {
 		return
 	}
 	h.ext.dialogs = map[string]context.CancelFunc{}
-	h.ext.baseSkills, h.ext.baseTemplates = len(h.opts.SkillPaths), len(h.opts.TemplatePaths)
 	// The model calls go through a client that shows extensions the
 	// provider's payload and headers (before_provider_request/_headers).
 	o := h.agent.Options()

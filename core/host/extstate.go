@@ -26,10 +26,6 @@ type extState struct {
 	usage    *api.ContextUsage
 	usageKey usageKey
 	usageSet bool
-	// baseSkills and baseTemplates count the skill and template paths
-	// gopi had before extensions offered theirs (resources_discover); a
-	// reload asks them again from there.
-	baseSkills, baseTemplates int
 }
 
 // usageKey is what the context usage extensions see depends on: the

@@ -6,7 +6,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +22,6 @@ import (
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
-	"github.com/gopi-dev/gopi/core/resources"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/internal/fanout"
 )
@@ -54,21 +52,15 @@ type Host struct {
 	// (core/host/run).
 	run *run.Run
 
-	mu    sync.Mutex // guards the fields below, through skills
+	mu    sync.Mutex // guards the fields below, through bashCancel
 	store *session.Store
-	// sections are the system prompt's named parts, which system
-	// messages record (see withSystem).
-	sections llm.Sections
-	// promptInputs are the options gopi's own prompt is built from (not
-	// what a run's before_agent_start made of them), as JSON, for
-	// extensions' ctx.getSystemPromptOptions(); nil without extensions.
-	promptInputs json.RawMessage
 	// saveFailing: a session write failed and none has worked since.
 	saveFailing bool
 	bashCancel  context.CancelFunc // the running bash command's, or nil
 
-	templates []resources.Template
-	skills    []resources.Skill
+	// prompts are the system prompt, its options, the skills and the
+	// prompt templates (promptoptions.go).
+	prompts *promptRoom
 
 	clientMu sync.Mutex // guards client
 	client   api.Client // receives the host's UI requests (Bind)

@@ -34,7 +34,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
 	}
 	p.Message, p.Images = message, images
-	text := h.expandInput(p.Message)
+	text := h.prompts.expand(p.Message)
 	msg := llm.UserText(text, p.Images...)
 	if done := h.pendingCompaction(); done != nil {
 		return started, h.promptAfterCompaction(ctx, done, msg)
@@ -94,7 +94,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	}
 	// Each run starts from gopi's own system prompt; a before_agent_start
 	// handler may change it for this run.
-	base, baseJSON := h.refreshSystemPrompt()
+	base, baseJSON := h.prompts.refresh()
 	extra := h.run.TakeNextTurn()
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
@@ -178,7 +178,7 @@ func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionR
 	if handled {
 		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
 	}
-	h.agent.Steer(llm.UserText(h.expandInput(text), images...))
+	h.agent.Steer(llm.UserText(h.prompts.expand(text), images...))
 	return queued, nil
 }
 
@@ -192,7 +192,7 @@ func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.Dispositi
 	if handled {
 		return api.DispositionResult{Disposition: api.DispositionHandled}, nil
 	}
-	h.agent.FollowUp(llm.UserText(h.expandInput(text), images...))
+	h.agent.FollowUp(llm.UserText(h.prompts.expand(text), images...))
 	return queued, nil
 }
 

@@ -10,45 +10,6 @@ import (
 	"github.com/gopi-dev/gopi/core/resources"
 )
 
-// loadResources reads prompt templates and skills (user and project
-// folders, unless --no-skills or --no-prompt-templates, and the explicit
-// paths); problems with single files are reported once and the files
-// skipped.
-func (h *Host) loadResources() {
-	var problems []error
-	discover := func(off bool) resources.Discovery {
-		switch {
-		case off:
-			return resources.DiscoverNone
-		case h.opts.UntrustedProject:
-			return resources.DiscoverUser
-		}
-		return resources.DiscoverAll
-	}
-	h.templates, problems = resources.LoadTemplatesFrom(h.opts.AgentDir, h.opts.Cwd, h.opts.TemplatePaths, discover(h.opts.NoPromptTemplates))
-	for _, p := range problems {
-		h.opts.Report(fmt.Errorf("prompt template: %w", p))
-	}
-	h.skills, problems = resources.LoadSkillsFrom(h.opts.AgentDir, h.opts.Cwd, h.opts.SkillPaths, discover(h.opts.NoSkills))
-	for _, p := range problems {
-		h.opts.Report(fmt.Errorf("skill: %w", p))
-	}
-}
-
-// expandInput turns "/skill:name args" and "/template args" into the text
-// the model sees; other input passes through unchanged.
-func (h *Host) expandInput(text string) string {
-	if !strings.HasPrefix(text, "/") {
-		return text
-	}
-	if expanded, err := resources.ExpandSkill(text, h.skills); err != nil {
-		h.emit(api.ExtensionError{ExtensionPath: skillPath(h.skills, text), Event: "skill_expansion", Error: err.Error()})
-	} else {
-		text = expanded
-	}
-	return resources.ExpandTemplate(text, h.templates)
-}
-
 func skillPath(skills []resources.Skill, text string) string {
 	name, _, _ := strings.Cut(strings.TrimPrefix(text, "/skill:"), " ")
 	for _, s := range skills {
@@ -84,7 +45,8 @@ func (h *Host) commands() api.CommandsResult {
 		}
 		out = append(out, sc)
 	}
-	for _, t := range h.templates {
+	templates, skills := h.prompts.invocable()
+	for _, t := range templates {
 		input := t.ArgumentHint
 		if input == "" && t.TakesArguments() {
 			input = "arguments"
@@ -95,7 +57,7 @@ func (h *Host) commands() api.CommandsResult {
 			Input: input,
 		})
 	}
-	for _, s := range h.skills {
+	for _, s := range skills {
 		out = append(out, api.SlashCommand{
 			Name: "skill:" + s.Name, Description: s.Description, Source: "skill",
 			Location: string(s.Location), Path: s.Path, SourceInfo: sourceInfo(s.SourceInfo),

@@ -16,5 +16,5 @@ func (h *Host) SetAdditionalDirs(dirs []string) {
 	if h.opts.Sandbox != nil {
 		h.opts.Sandbox.SetRoots(dirs)
 	}
-	h.refreshSystemPrompt()
+	h.prompts.refresh()
 }

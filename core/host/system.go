@@ -27,9 +27,7 @@ func (h *Host) withSystem(msg llm.Message) []llm.Message {
 // past a compaction that summarizes the searches (as pi records them as
 // a tool change).
 func (h *Host) systemPatch(store *session.Store) *llm.SystemMessage {
-	h.mu.Lock()
-	sections := h.sections
-	h.mu.Unlock()
+	sections := h.prompts.currentSections()
 	prev, ok := session.SystemStateOf(store.Path())
 	// Record codemode's description as its next request sends it.
 	h.codemode.refresh()
