@@ -49,7 +49,7 @@ func (h *Host) toolPipeline() *gate.Pipeline {
 		Report:      h.opts.Report,
 	})
 	return gate.New(
-		gate.HookStage(h.hooks(), h.extFailed),
+		gate.HookStage(h.ext.hooks(), h.ext.failed),
 		h.approval,
 		gate.NewSandbox(gate.SandboxConfig{
 			Mode:    h.approval.Mode,

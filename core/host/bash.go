@@ -159,12 +159,12 @@ func (h *Host) appendMessage(m llm.Message) {
 // run in gopi, so the command is refused rather than run locally against
 // the extension's intent. A handler that throws refuses it too, as in pi.
 func (h *Host) extUserBash(ctx context.Context, p api.BashParams) (api.BashResult, bool, error) {
-	m := h.exts()
-	if err := h.extensionsReady(ctx); err != nil || !m.Handles(ext.EventUserBash) {
+	m := h.ext.manager()
+	if err := h.ext.waitLoaded(ctx); err != nil || !m.Handles(ext.EventUserBash) {
 		return api.BashResult{}, false, nil
 	}
 	ev := ext.UserBashEvent{Command: p.Command, ExcludeFromContext: p.ExcludeFromContext, Cwd: h.opts.Cwd}
-	r, err := m.UserBash(ctx, ev, h.extSnapshot())
+	r, err := m.UserBash(ctx, ev, h.ext.snapshot())
 	if err != nil {
 		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", err)
 	}

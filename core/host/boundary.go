@@ -165,10 +165,10 @@ func nonNilMessages(ms []llm.Message) []llm.Message {
 // whether one more request was asked for and can be made.
 func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.Message, more bool) {
 	typ := event.EventType()
-	m := h.exts()
-	res, err := m.Boundary(ctx, event, h.extSnapshot())
+	m := h.ext.manager()
+	res, err := m.Boundary(ctx, event, h.ext.snapshot())
 	if err != nil {
-		h.extFailed(typ, err)
+		h.ext.failed(typ, err)
 		return nil, false
 	}
 	drafts, err := parseDrafts(res.Entries)
@@ -246,7 +246,7 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 	index := h.ext.turnIndex
 	h.ext.turnIndex++
 	h.ext.mu.Unlock()
-	m := h.exts()
+	m := h.ext.manager()
 	if m.Empty() || !m.Ready() || !m.Handles("turn_end") {
 		return nil, false
 	}
@@ -275,7 +275,7 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 // over, and returns the run it asked for (nil for none). An aborted run
 // skips it, as in pi.
 func (h *Host) beforeSettle() func() {
-	m := h.exts()
+	m := h.ext.manager()
 	if m.Empty() || !m.Ready() || !m.Handles("agent_before_settle") || h.ctx.Err() != nil {
 		return nil
 	}
@@ -284,7 +284,7 @@ func (h *Host) beforeSettle() func() {
 		return nil
 	}
 	// agent_end's handlers finish first.
-	h.drainExtensions()
+	h.ext.drain()
 	outcome := "completed"
 	if last != nil {
 		outcome = outcomeOf(last)

@@ -69,7 +69,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	}
 	// Extensions may cancel the compaction or write the summary
 	// themselves (session_before_compact).
-	hooked, fromHook, err := h.beforeCompact(ctx, store, prep, reason, instructions)
+	hooked, fromHook, err := h.ext.beforeCompact(ctx, store, prep, reason, instructions)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if err != nil {
 		return nil, h.saved(store, "the compaction", err)
 	}
-	h.afterCompact(store, entryID, reason, fromHook)
+	h.ext.afterCompact(store, entryID, reason, fromHook)
 	msgs := store.Context().Messages
 	h.agent.ReplaceMessages(msgs)
 	details, _ := json.Marshal(res.Details)

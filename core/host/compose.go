@@ -39,10 +39,11 @@ func New(opts Options) (*Host, error) {
 		opts.Sandbox.SetRoots(opts.AdditionalDirs)
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.subscribed, h.extStop, h.extReady = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h.subscribed = make(chan struct{})
+	h.ext = &extRoom{h: h, m: opts.Extensions, stopped: make(chan struct{}), loaded: make(chan struct{})}
 	h.startContinue = func(ctx context.Context) (func(), error) { return h.agent.StartContinue(ctx) }
 	if !opts.Extensions.Empty() {
-		h.toExtensions = h.notifyExtensions
+		h.toExtensions = h.ext.notify
 	}
 	h.cp = h.checkpointState()
 	h.tools = h.toolPipeline()
@@ -59,7 +60,7 @@ func New(opts Options) (*Host, error) {
 	}, opts.SkillPaths, opts.TemplatePaths)
 	h.toolset = newToolSet(toolSetConfig{
 		builtins: h.opts.AllTools, enabled: h.opts.Tools, selection: h.opts.ToolSelection,
-		exts: h.opts.Extensions, state: h.extSnapshot, mcp: h.mcp,
+		exts: h.opts.Extensions, state: h.ext.snapshot, mcp: h.mcp,
 		setTools: func(ts []agent.Tool) { h.agent.SetTools(ts) },
 		changed:  func() { h.prompts.refresh() },
 	})
@@ -95,7 +96,7 @@ func New(opts Options) (*Host, error) {
 		Report:          opts.Report,
 	})
 	h.run = run.New(run.Config{
-		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.hooks(),
+		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.ext.hooks(),
 		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
 		Retry:      opts.Settings.retrySettings(),
 		Compaction: opts.Settings.compactionSettings(),
@@ -145,7 +146,7 @@ func New(opts Options) (*Host, error) {
 	h.prompts.refresh()
 	// The manager is there before the extensions, which may add servers.
 	h.mcp.Start()
-	h.startExtensions()
+	h.ext.start()
 	return h, nil
 }
 
@@ -178,7 +179,7 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 // Close aborts any run and bash command and waits for them to finish;
 // the session file is complete when it returns.
 func (h *Host) Close(ctx context.Context) error {
-	h.stopExtensions()
+	h.ext.stop()
 	h.cancel()
 	h.agent.Abort()
 	h.mu.Lock()
@@ -214,7 +215,7 @@ func (r runSession) Compact(ctx context.Context, reason, instructions string) (*
 func (r runSession) LastCompaction() (int64, bool) { return latestCompaction(r.h.Store().Path()) }
 
 func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorMessage *string) {
-	r.h.extEvent(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
+	r.h.ext.event(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
 }
 
 func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
@@ -230,7 +231,7 @@ func (r runSession) Ending() {
 	h.run.FlushCustom()
 	// Extensions' handlers of the run's events finish first (a dialog an
 	// agent_end handler opened is answered), as pi awaits them.
-	h.drainExtensions()
+	h.ext.drain()
 }
 
 // afterToolCall is the agent's AfterToolCall: the pipeline's stages, then

@@ -17,9 +17,9 @@ import (
 
 // beforeCompact runs the session_before_compact handlers: one may cancel
 // the compaction (an error) or return the compaction itself (fromHook).
-func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *compaction.Preparation, reason, instructions string) (res compaction.Result, fromHook bool, err error) {
-	m := h.exts()
-	if err := h.extensionsReady(ctx); err != nil || !m.Handles(ext.EventSessionBeforeCompact) {
+func (e *extRoom) beforeCompact(ctx context.Context, store *session.Store, prep *compaction.Preparation, reason, instructions string) (res compaction.Result, fromHook bool, err error) {
+	m := e.manager()
+	if err := e.waitLoaded(ctx); err != nil || !m.Handles(ext.EventSessionBeforeCompact) {
 		return res, false, nil
 	}
 	files := prep.Files.Details()
@@ -45,9 +45,9 @@ func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *co
 		Reason:             reason,
 	}
 	// A custom summary may call a model: no hook timeout here.
-	r, err := ext.EmitFor[ext.BeforeCompactResult](ext.Untimed(ctx), m, ev, h.extSnapshot())
+	r, err := ext.EmitFor[ext.BeforeCompactResult](ext.Untimed(ctx), m, ev, e.snapshot())
 	if err != nil {
-		h.extFailed(ext.EventSessionBeforeCompact, err)
+		e.failed(ext.EventSessionBeforeCompact, err)
 		return res, false, nil
 	}
 	if r.Cancel {
@@ -68,21 +68,21 @@ func (h *Host) beforeCompact(ctx context.Context, store *session.Store, prep *co
 
 // afterCompact tells extensions about a saved compaction
 // (session_compact).
-func (h *Host) afterCompact(store *session.Store, entryID, reason string, fromHook bool) {
-	m := h.exts()
+func (e *extRoom) afterCompact(store *session.Store, entryID, reason string, fromHook bool) {
+	m := e.manager()
 	if !m.Handles(ext.EventSessionCompact) {
 		return
 	}
-	e, ok := store.Entry(entryID)
+	entry, ok := store.Entry(entryID)
 	if !ok {
 		return
 	}
-	b, err := json.Marshal(e)
+	b, err := json.Marshal(entry)
 	if err != nil {
-		h.extFailed(ext.EventSessionCompact, fmt.Errorf("the compaction entry: %w", err))
+		e.failed(ext.EventSessionCompact, fmt.Errorf("the compaction entry: %w", err))
 		return
 	}
-	m.NotifyEvent(ext.SessionCompactEvent{CompactionEntry: b, FromExtension: fromHook, Reason: reason}, h.extSnapshot())
+	m.NotifyEvent(ext.SessionCompactEvent{CompactionEntry: b, FromExtension: fromHook, Reason: reason}, e.snapshot())
 }
 
 func nonNil(msgs []llm.Message) []llm.Message {

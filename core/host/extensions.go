@@ -20,7 +20,9 @@ import (
 
 // hooks are the extensions' handlers, typed (the JSON is core/ext's): the
 // tool pipeline's tool_call and tool_result.
-func (h *Host) hooks() ext.Hooks { return ext.Hooks{M: h.exts(), State: h.extSnapshot} }
+func (e *extRoom) hooks() ext.Hooks {
+	return ext.Hooks{M: e.manager(), State: e.snapshot}
+}
 
 // WaitIdle returns once no prompt is in progress (or ctx ends, or the
 // host closes).
@@ -32,35 +34,36 @@ func (h *Host) WaitIdle(ctx context.Context) {
 }
 
 // WaitExtensions waits until the extensions have loaded (or failed to).
-func (h *Host) WaitExtensions(ctx context.Context) error { return h.exts().Wait(ctx) }
+func (h *Host) WaitExtensions(ctx context.Context) error { return h.ext.manager().Wait(ctx) }
 
 // ExtensionFlags are the command-line flags extensions registered.
-func (h *Host) ExtensionFlags() []ext.Flag { return h.exts().Registrations().Flags }
+func (h *Host) ExtensionFlags() []ext.Flag { return h.ext.manager().Registrations().Flags }
 
-// stopExtensions tells extensions the session ends and stops them.
-func (h *Host) stopExtensions() {
-	m := h.exts()
+// stop tells extensions the session ends and stops them.
+func (e *extRoom) stop() {
+	m := e.manager()
 	if m.Empty() {
 		return
 	}
 	select {
-	case <-h.extStop:
+	case <-e.stopped:
 		return // stopped already
 	default:
 	}
-	close(h.extStop)
+	close(e.stopped)
 	if m.Ready() && m.Handles(ext.EventSessionShutdown) {
 		// gopi is going: a handler that fails has no one left to tell.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, _ = m.Emit(ctx, ext.SessionShutdownEvent{Reason: "quit"}, h.extSnapshot())
+		_, _ = m.Emit(ctx, ext.SessionShutdownEvent{Reason: "quit"}, e.snapshot())
 		cancel()
 	}
 	_ = m.Close()
-	h.extWG.Wait()
+	e.wg.Wait()
 }
 
-// extSnapshot is the state extensions mirror, now.
-func (h *Host) extSnapshot() *ext.State {
+// snapshot is the state extensions mirror, now.
+func (e *extRoom) snapshot() *ext.State {
+	h := e.h
 	store := h.Store()
 	model := h.agent.Model()
 	steer, follow := h.agent.QueueCounts()
@@ -82,7 +85,7 @@ func (h *Host) extSnapshot() *ext.State {
 		SessionDir:      store.Dir(),
 		SessionID:       store.ID(),
 		SystemPrompt:    h.agent.SystemPrompt(),
-		ContextUsage:    h.snapshotUsage(store, model),
+		ContextUsage:    e.usageNow(store, model),
 	}
 	snap.SystemPromptOptions = h.prompts.currentInputs()
 	reg := h.opts.Registry
@@ -92,53 +95,56 @@ func (h *Host) extSnapshot() *ext.State {
 	return &ext.State{Snapshot: snap, Rare: rare, RareRev: reg.Revision(), Store: store}
 }
 
-// snapshotUsage is contextUsage for the state extensions mirror. It is
+// usageNow is contextUsage for the state extensions mirror. It is
 // sent before every hook call and walks the whole branch, so it is worked
 // out again only when what it depends on changed (in a session of 10,000
 // messages it took a millisecond per hook call).
-func (h *Host) snapshotUsage(store *session.Store, model *llm.Model) *api.ContextUsage {
+func (e *extRoom) usageNow(store *session.Store, model *llm.Model) *api.ContextUsage {
+	h := e.h
 	key := usageKey{store: store, leaf: store.Leaf(), n: h.agent.MessageCount(), model: model}
-	h.ext.mu.Lock()
-	if h.ext.usageSet && h.ext.usageKey == key {
-		u := h.ext.usage
-		h.ext.mu.Unlock()
+	e.mu.Lock()
+	if e.usageSet && e.usageKey == key {
+		u := e.usage
+		e.mu.Unlock()
 		return u
 	}
-	h.ext.mu.Unlock()
+	e.mu.Unlock()
 	u := h.contextUsage(h.agent.Messages())
-	h.ext.mu.Lock()
-	h.ext.usageKey, h.ext.usage, h.ext.usageSet = key, u, true
-	h.ext.mu.Unlock()
+	e.mu.Lock()
+	e.usageKey, e.usage, e.usageSet = key, u, true
+	e.mu.Unlock()
 	return u
 }
 
-// drainExtensions waits for the handlers of the events extensions were
+// drain waits for the handlers of the events extensions were
 // sent (see [ext.Manager.Drain]); one that runs out of time is reported.
-func (h *Host) drainExtensions() {
-	m := h.exts()
+func (e *extRoom) drain() {
+	h := e.h
+	m := e.manager()
 	if m.Empty() || !m.Ready() {
 		return
 	}
 	// A host that is down has nothing to wait for (its crash was
 	// reported); a handler that runs out of time is worth saying.
 	if err := m.Drain(h.ctx); errors.Is(err, ext.ErrHookTimeout) {
-		h.extFailed("agent_end", fmt.Errorf("waiting for the run's event handlers: %w", err))
+		e.failed("agent_end", fmt.Errorf("waiting for the run's event handlers: %w", err))
 	}
 }
 
-// extReload is pi's ctx.reload(): session_shutdown (reason "reload") to
+// reload is pi's ctx.reload(): session_shutdown (reason "reload") to
 // the extensions as they are, a fresh load of every extension, prompt
 // templates and skills read again (with what resources_discover offers
 // now), then session_start with reason "reload". Refused while a run is
 // under way, as pi refuses it.
-func (h *Host) extReload(ctx context.Context) error {
+func (e *extRoom) reload(ctx context.Context) error {
+	h := e.h
 	if h.agent.IsStreaming() {
 		return errReloadRunning
 	}
-	m := h.exts()
+	m := e.manager()
 	if m.Handles(ext.EventSessionShutdown) {
-		if _, err := m.Emit(ctx, ext.SessionShutdownEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
-			h.extFailed(ext.EventSessionShutdown, err)
+		if _, err := m.Emit(ctx, ext.SessionShutdownEvent{Reason: "reload"}, e.snapshot()); err != nil {
+			e.failed(ext.EventSessionShutdown, err)
 		}
 	}
 	if err := m.Reload(ext.Untimed(ctx)); err != nil {
@@ -146,29 +152,30 @@ func (h *Host) extReload(ctx context.Context) error {
 	}
 	h.prompts.resetPaths()
 	h.prompts.load()
-	h.discoverResources("reload")
+	e.discover("reload")
 	h.toolset.apply()
 	if m.Handles(ext.EventSessionStart) {
-		if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
-			h.extFailed(ext.EventSessionStart, err)
+		if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, e.snapshot()); err != nil {
+			e.failed(ext.EventSessionStart, err)
 		}
 	}
 	return nil
 }
 
-// discoverResources adds the skills and prompt templates extensions offer
+// discover adds the skills and prompt templates extensions offer
 // (resources_discover) to those gopi loads. Themes are pi's terminal's
 // and are ignored.
-func (h *Host) discoverResources(reason string) {
-	m := h.exts()
+func (e *extRoom) discover(reason string) {
+	h := e.h
+	m := e.manager()
 	if !m.Handles("resources_discover") {
 		return
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
 	defer cancel()
-	res, err := m.ResourcesDiscover(ctx, h.opts.Cwd, reason, h.extSnapshot())
+	res, err := m.ResourcesDiscover(ctx, h.opts.Cwd, reason, e.snapshot())
 	if err != nil {
-		h.extFailed("resources_discover", err)
+		e.failed("resources_discover", err)
 		return
 	}
 	if !h.prompts.addPaths(res.SkillPaths, res.PromptPaths) {

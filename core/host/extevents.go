@@ -12,10 +12,11 @@ import (
 	"github.com/gopi-dev/gopi/core/ext"
 )
 
-// notifyExtensions passes an event the client sees on to the extensions
+// notify passes an event the client sees on to the extensions
 // that listen to it.
-func (h *Host) notifyExtensions(ev api.Event) {
-	m := h.exts()
+func (e *extRoom) notify(ev api.Event) {
+	h := e.h
+	m := e.manager()
 	if m.Empty() || !m.Ready() {
 		return
 	}
@@ -23,9 +24,9 @@ func (h *Host) notifyExtensions(ev api.Event) {
 	if typ == "agent_start" {
 		// A new run: ctx.signal is a fresh AbortSignal until it ends.
 		m.Notify(ext.HostRunStart, ext.Empty{})
-		h.ext.mu.Lock()
-		h.ext.turnIndex = 0
-		h.ext.mu.Unlock()
+		e.mu.Lock()
+		e.turnIndex = 0
+		e.mu.Unlock()
 	}
 	if !m.Handles(typ) {
 		return
@@ -39,45 +40,45 @@ func (h *Host) notifyExtensions(ev api.Event) {
 		// Awaited, as in pi, with what its handlers sent: a message
 		// they hold for the turn's end (sendMessage, triggerTurn false)
 		// is in place before the turn's request goes.
-		h.ext.mu.Lock()
-		index := h.ext.turnIndex
-		h.ext.mu.Unlock()
+		e.mu.Lock()
+		index := e.turnIndex
+		e.mu.Unlock()
 		ev := ext.TurnStartEvent{TurnIndex: index, Timestamp: time.Now().UnixMilli()}
 		if err := m.EmitDelivered(h.ctx, ev, nil); err != nil {
-			h.extFailed(typ, err)
+			e.failed(typ, err)
 		}
 		return
 	}
 	var st *ext.State
 	switch typ {
 	case "agent_start", "agent_end", "turn_end", "message_end", "tool_execution_end":
-		st = h.extSnapshot()
+		st = e.snapshot()
 	}
 	m.NotifyEvent(ev, st)
 }
 
-// extEvent passes an event that only extensions see (model_select,
+// event passes an event that only extensions see (model_select,
 // thinking_level_select) to those that listen to it.
-func (h *Host) extEvent(ev ext.Event) {
-	m := h.exts()
+func (e *extRoom) event(ev ext.Event) {
+	m := e.manager()
 	if m.Empty() || !m.Handles(ev.EventType()) {
 		return
 	}
-	m.NotifyEvent(ev, h.extSnapshot())
+	m.NotifyEvent(ev, e.snapshot())
 }
 
 // sessionBefore asks extensions whether a session switch or fork may go
 // ahead (session_before_switch / session_before_fork); true means one
 // cancelled it.
-func (h *Host) sessionBefore(ctx context.Context, ev ext.Event) bool {
-	m := h.exts()
+func (e *extRoom) sessionBefore(ctx context.Context, ev ext.Event) bool {
+	m := e.manager()
 	typ := ev.EventType()
-	if err := h.extensionsReady(ctx); err != nil || !m.Handles(typ) {
+	if err := e.waitLoaded(ctx); err != nil || !m.Handles(typ) {
 		return false
 	}
-	r, err := ext.EmitFor[ext.CancelResult](ctx, m, ev, h.extSnapshot())
+	r, err := ext.EmitFor[ext.CancelResult](ctx, m, ev, e.snapshot())
 	if err != nil {
-		h.extFailed(typ, err)
+		e.failed(typ, err)
 		return false
 	}
 	return r.Cancel
@@ -85,21 +86,21 @@ func (h *Host) sessionBefore(ctx context.Context, ev ext.Event) bool {
 
 // sessionReplaced tells extensions the session changed: session_shutdown
 // for the old one, session_start for the new.
-func (h *Host) sessionReplaced(ctx context.Context, reason, previous, target string) {
-	m := h.exts()
+func (e *extRoom) sessionReplaced(ctx context.Context, reason, previous, target string) {
+	m := e.manager()
 	if m.Empty() || !m.Ready() {
 		return
 	}
 	if m.Handles(ext.EventSessionShutdown) {
 		ev := ext.SessionShutdownEvent{Reason: reason, TargetSessionFile: target}
 		if _, err := m.Emit(ctx, ev, nil); err != nil {
-			h.extFailed(ext.EventSessionShutdown, err)
+			e.failed(ext.EventSessionShutdown, err)
 		}
 	}
 	if m.Handles(ext.EventSessionStart) {
 		ev := ext.SessionStartEvent{Reason: reason, PreviousSessionFile: previous}
-		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed(ext.EventSessionStart, err)
+		if _, err := m.Emit(ctx, ev, e.snapshot()); err != nil {
+			e.failed(ext.EventSessionStart, err)
 		}
 	}
 }

@@ -17,46 +17,47 @@ import (
 	"github.com/gopi-dev/gopi/core/resources"
 )
 
-// extPrompt runs what extensions do with a prompt before gopi does: an
+// prompt runs what extensions do with a prompt before gopi does: an
 // extension command ("/name args") runs at once, even during a run, and
 // the input handlers may transform or consume the text. handled means
 // nothing more is to be done.
-func (h *Host) extPrompt(ctx context.Context, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
-	m := h.exts()
+func (e *extRoom) prompt(ctx context.Context, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+	h := e.h
+	m := e.manager()
 	if m.Empty() {
 		return false, text, images, nil
 	}
-	if err := h.extensionsReady(ctx); err != nil {
+	if err := e.waitLoaded(ctx); err != nil {
 		return false, "", nil, fmt.Errorf("waiting for the extensions to load: %w", err)
 	}
 	if strings.HasPrefix(text, "/") {
 		name, args, _ := strings.Cut(text[1:], " ")
 		if m.HasCommand(name) {
-			if err := m.RunCommand(h.ctx, name, args, h.extSnapshot()); err != nil {
-				h.extFailed("command", err)
+			if err := m.RunCommand(h.ctx, name, args, e.snapshot()); err != nil {
+				e.failed("command", err)
 			}
 			return true, "", nil, nil
 		}
 	}
-	return h.extInput(ctx, m, text, images, source, behavior)
+	return e.input(ctx, m, text, images, source, behavior)
 }
 
-// extQueued runs the input handlers on a steer or follow_up message, as pi
+// queued runs the input handlers on a steer or follow_up message, as pi
 // 1.5 does: they may consume it (handled) or transform it. behavior is
 // "steer" or "followUp" while a run streams, empty when idle.
-func (h *Host) extQueued(ctx context.Context, text string, images []llm.ImageContent, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
-	m := h.exts()
+func (e *extRoom) queued(ctx context.Context, text string, images []llm.ImageContent, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+	m := e.manager()
 	if m.Empty() {
 		return false, text, images, nil
 	}
-	if err := h.extensionsReady(ctx); err != nil {
+	if err := e.waitLoaded(ctx); err != nil {
 		return false, "", nil, fmt.Errorf("waiting for the extensions to load: %w", err)
 	}
-	return h.extInput(ctx, m, text, images, "rpc", behavior)
+	return e.input(ctx, m, text, images, "rpc", behavior)
 }
 
-// extInput runs the input handlers: a transform chains, "handled" ends it.
-func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
+// input runs the input handlers: a transform chains, "handled" ends it.
+func (e *extRoom) input(ctx context.Context, m *ext.Manager, text string, images []llm.ImageContent, source, behavior string) (handled bool, outText string, outImages []llm.ImageContent, err error) {
 	if !m.Handles("input") {
 		return false, text, images, nil
 	}
@@ -64,9 +65,9 @@ func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images
 	if len(images) > 0 {
 		rawImages, _ = json.Marshal(images)
 	}
-	res, err := m.Input(ctx, text, rawImages, source, behavior, h.extSnapshot())
+	res, err := m.Input(ctx, text, rawImages, source, behavior, e.snapshot())
 	if err != nil {
-		h.extFailed("input", err)
+		e.failed("input", err)
 		return false, text, images, nil
 	}
 	switch res.Action {
@@ -77,7 +78,7 @@ func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images
 		if len(res.Images) > 0 && string(res.Images) != "null" {
 			var imgs []llm.ImageContent
 			if err := json.Unmarshal(res.Images, &imgs); err != nil {
-				h.extFailed("input", fmt.Errorf("the handlers returned images gopi cannot read: %w", err))
+				e.failed("input", fmt.Errorf("the handlers returned images gopi cannot read: %w", err))
 			} else {
 				outImages = imgs
 			}
@@ -90,8 +91,9 @@ func (h *Host) extInput(ctx context.Context, m *ext.Manager, text string, images
 // beforeAgentStart runs the before_agent_start handlers for a prompt about
 // to start a run: the custom messages they return join the prompt, and a
 // system prompt they return is this run's.
-func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promptOptions, sentJSON json.RawMessage) []llm.Message {
-	m := h.exts()
+func (e *extRoom) beforeAgentStart(ctx context.Context, msg llm.Message, sent promptOptions, sentJSON json.RawMessage) []llm.Message {
+	h := e.h
+	m := e.manager()
 	if !m.Handles("before_agent_start") {
 		return nil
 	}
@@ -112,15 +114,15 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promp
 		ev.MessageType = "custom"
 		ev.Message, _ = json.Marshal(msg)
 	}
-	res, err := m.BeforeAgentStart(ctx, ev, h.extSnapshot())
+	res, err := m.BeforeAgentStart(ctx, ev, e.snapshot())
 	if err != nil {
-		h.extFailed("before_agent_start", err)
+		e.failed("before_agent_start", err)
 		return nil
 	}
 	forced := res.SystemPrompt
 	if len(res.SystemPromptOptions) > 0 {
-		if f, err := h.startWithOptions(sent, res.SystemPromptOptions); err != nil {
-			h.extFailed("before_agent_start", err)
+		if f, err := e.startWithOptions(sent, res.SystemPromptOptions); err != nil {
+			e.failed("before_agent_start", err)
 		} else if f != nil {
 			forced = f
 		}
@@ -134,7 +136,7 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promp
 	for _, raw := range res.Messages {
 		var cm ext.CustomMessage
 		if err := json.Unmarshal(raw, &cm); err != nil {
-			h.extFailed("before_agent_start", fmt.Errorf("a message gopi cannot read: %w", err))
+			e.failed("before_agent_start", fmt.Errorf("a message gopi cannot read: %w", err))
 			continue
 		}
 		out = append(out, &llm.CustomMessage{
@@ -150,7 +152,8 @@ func (h *Host) beforeAgentStart(ctx context.Context, msg llm.Message, sent promp
 // given: a changed tool selection changes the active tools too, as in
 // pi. It returns the prompt a handler forced, if any. Options gopi cannot
 // read, or a section name pi refuses, change nothing.
-func (h *Host) startWithOptions(sent promptOptions, raw json.RawMessage) (forced *string, err error) {
+func (e *extRoom) startWithOptions(sent promptOptions, raw json.RawMessage) (forced *string, err error) {
+	h := e.h
 	var o promptOptions
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return nil, fmt.Errorf("systemPromptOptions: %w", err)

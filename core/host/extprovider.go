@@ -17,27 +17,27 @@ import (
 // and before_provider_headers over the request's headers (names in lower
 // case; a handler sets one to null, or deletes it, to remove it). A hook
 // that fails leaves the request as it was and says so.
-func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http.Header) ([]byte, error) {
-	m := h.exts()
+func (e *extRoom) providerRequestHook(ctx context.Context, body []byte, header http.Header) ([]byte, error) {
+	m := e.manager()
 	if !m.Ready() {
 		return nil, nil
 	}
 	var out []byte
 	if m.Handles("before_provider_request") {
-		res, err := m.BeforeProviderRequest(ctx, body, h.extSnapshot())
+		res, err := m.BeforeProviderRequest(ctx, body, e.snapshot())
 		switch {
 		case err != nil:
-			h.extFailed("before_provider_request", err)
+			e.failed("before_provider_request", err)
 		case res != nil:
 			out = res
 		}
 	}
 	if m.Handles("before_provider_headers") {
 		flat := lowerHeaders(header)
-		res, err := m.BeforeProviderHeaders(ctx, flat, h.extSnapshot())
+		res, err := m.BeforeProviderHeaders(ctx, flat, e.snapshot())
 		switch {
 		case err != nil:
-			h.extFailed("before_provider_headers", err)
+			e.failed("before_provider_headers", err)
 		case res != nil:
 			for k := range flat {
 				if _, ok := res[k]; !ok {
@@ -61,15 +61,16 @@ func (h *Host) providerRequestHook(ctx context.Context, body []byte, header http
 // extension listens to provider_stream_event, it returns what runs it for
 // each event of the answer's stream: the provider's JSON as data, each
 // awaited before the SDK reads on, as in pi.
-func (h *Host) providerResponseHook(ctx context.Context, status int, header http.Header) func([]byte) {
-	m := h.exts()
+func (e *extRoom) providerResponseHook(ctx context.Context, status int, header http.Header) func([]byte) {
+	h := e.h
+	m := e.manager()
 	if !m.Ready() {
 		return nil
 	}
 	if m.Handles(ext.EventAfterProviderResponse) {
 		ev := ext.AfterProviderResponseEvent{Status: status, Headers: lowerHeaders(header)}
-		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed(ext.EventAfterProviderResponse, err)
+		if _, err := m.Emit(ctx, ev, e.snapshot()); err != nil {
+			e.failed(ext.EventAfterProviderResponse, err)
 		}
 	}
 	model := h.agent.Model()
@@ -78,11 +79,11 @@ func (h *Host) providerResponseHook(ctx context.Context, status int, header http
 	}
 	// One snapshot for the whole stream: nothing an extension reads
 	// changes while the answer streams in.
-	st := h.extSnapshot()
+	st := e.snapshot()
 	return func(data []byte) {
 		ev := ext.ProviderStreamEvent{Provider: model.Provider, API: model.API, Model: model.ID, Data: data}
 		if _, err := m.Emit(ctx, ev, st); err != nil {
-			h.extFailed(ext.EventProviderStream, err)
+			e.failed(ext.EventProviderStream, err)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func (p extPeer) Notification(method ext.Method, params json.RawMessage) {
 	h := p.h
 	defer h.survive("an extension's "+string(method), nil)
 	if err := extRoutes.Notify(p, method, params); err != nil && !errors.Is(err, ext.ErrNoMethod) {
-		h.extFailed(string(method), err)
+		h.ext.failed(string(method), err)
 	}
 }
 
@@ -180,7 +180,7 @@ func (p extPeer) extNavigateTree(ctx context.Context, a ext.NavigateTreeParams) 
 // extReloadRequest is ctx.reload(), answered with null.
 func (p extPeer) extReloadRequest(ctx context.Context, _ ext.Empty) (*ext.Empty, error) {
 	h := p.h
-	return nil, h.extReload(ctx)
+	return nil, h.ext.reload(ctx)
 }
 
 // ---- notifications ----
@@ -223,7 +223,7 @@ func (p extPeer) extAppendEntry(a ext.AppendEntryParams) {
 func (p extPeer) extSetSessionName(a ext.NameParams) {
 	h := p.h
 	if err := h.SetSessionName(h.ctx, api.NameParams{Name: a.Name}); err != nil {
-		h.extFailed(string(ext.PeerSetSessionName), err)
+		h.ext.failed(string(ext.PeerSetSessionName), err)
 	}
 }
 
@@ -232,7 +232,7 @@ func (p extPeer) extSetLabel(a ext.SetLabelParams) {
 	h := p.h
 	store := h.Store()
 	if _, ok := store.Entry(a.EntryID); !ok {
-		h.extFailed(string(ext.PeerSetLabel), fmt.Errorf("%w %s in this session", errNoEntry, a.EntryID))
+		h.ext.failed(string(ext.PeerSetLabel), fmt.Errorf("%w %s in this session", errNoEntry, a.EntryID))
 		return
 	}
 	_, err := store.AppendLabel(a.EntryID, a.Label)
@@ -267,18 +267,18 @@ func (p extPeer) extRegistrations(ext.Registrations) {
 func (p extPeer) extRestarted(ext.Empty) {
 	h := p.h
 	select {
-	case <-h.extStop:
+	case <-h.ext.stopped:
 		return
 	default:
 	}
-	h.extWG.Go(func() {
+	h.ext.wg.Go(func() {
 		defer h.survive("restarting the extensions", nil)
 		h.toolset.apply()
-		if m := h.exts(); m.Handles(ext.EventSessionStart) {
+		if m := h.ext.manager(); m.Handles(ext.EventSessionStart) {
 			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
 			defer cancel()
-			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, h.extSnapshot()); err != nil {
-				h.extFailed(ext.EventSessionStart, err)
+			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "reload"}, h.ext.snapshot()); err != nil {
+				h.ext.failed(ext.EventSessionStart, err)
 			}
 		}
 	})
@@ -295,7 +295,7 @@ func (p extPeer) extStopped(ext.Empty) {
 // extAbort is ctx.abort().
 func (p extPeer) extAbort(ext.Empty) {
 	h := p.h
-	h.extWG.Go(func() { _ = h.Abort(h.ctx) })
+	h.ext.wg.Go(func() { _ = h.Abort(h.ctx) })
 }
 
 // extShutdown is ctx.shutdown().
@@ -318,12 +318,12 @@ func (p extPeer) extRegisterProvider(a ext.RegisterProviderParams) {
 	h := p.h
 	for _, f := range a.Functions {
 		if slices.Contains(providerCode, f) {
-			h.extFailed(string(ext.PeerRegisterProvider), fmt.Errorf("pi.registerProvider(%q): its %s is %w", a.Name, f, errProviderCode))
+			h.ext.failed(string(ext.PeerRegisterProvider), fmt.Errorf("pi.registerProvider(%q): its %s is %w", a.Name, f, errProviderCode))
 			return
 		}
 	}
 	if err := h.opts.Registry.RegisterProvider(a.Name, a.Config); err != nil {
-		h.extFailed(string(ext.PeerRegisterProvider), fmt.Errorf("pi.registerProvider: %w", err))
+		h.ext.failed(string(ext.PeerRegisterProvider), fmt.Errorf("pi.registerProvider: %w", err))
 	}
 }
 
@@ -333,37 +333,38 @@ func (p extPeer) extUnregisterProvider(a ext.NameParams) {
 	h.opts.Registry.UnregisterProvider(a.Name)
 }
 
-// startExtensions loads the extensions in the background: gopi answers
+// start loads the extensions in the background: gopi answers
 // its client meanwhile, and a prompt waits for them.
-func (h *Host) startExtensions() {
-	m := h.exts()
+func (e *extRoom) start() {
+	h := e.h
+	m := e.manager()
 	if m.Empty() {
 		return
 	}
-	h.ext.dialogs = map[string]context.CancelFunc{}
+	e.dialogs = map[string]context.CancelFunc{}
 	// The model calls go through a client that shows extensions the
 	// provider's payload and headers (before_provider_request/_headers).
 	o := h.agent.Options()
-	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, h.providerRequestHook, h.providerResponseHook)
+	o.HTTPClient = llm.WithRequestHook(o.HTTPClient, e.providerRequestHook, e.providerResponseHook)
 	h.agent.SetOptions(o)
-	h.extWG.Go(func() {
-		defer close(h.extReady)
+	e.wg.Go(func() {
+		defer close(e.loaded)
 		defer h.survive("starting the extensions", nil)
 		m.Start(h.ctx, extPeer{h})
-		h.discoverResources("startup")
+		e.discover("startup")
 		h.toolset.apply()
 		// session_start waits for the client, so what its handlers show
 		// (a status, a widget) reaches it.
 		select {
 		case <-h.subscribed:
-		case <-h.extStop:
+		case <-e.stopped:
 			return
 		}
 		if m.Handles(ext.EventSessionStart) {
 			ctx, cancel := context.WithTimeout(h.ctx, 2*ext.DefaultHookTimeout)
 			defer cancel()
-			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "startup"}, h.extSnapshot()); err != nil {
-				h.extFailed(ext.EventSessionStart, err)
+			if _, err := m.Emit(ctx, ext.SessionStartEvent{Reason: "startup"}, e.snapshot()); err != nil {
+				e.failed(ext.EventSessionStart, err)
 			}
 		}
 	})
@@ -400,7 +401,7 @@ func (p extPeer) extSendMessage(a ext.SendMessageParams) {
 		h.agent.Steer(msg)
 	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
 		if err := h.startMessages(h.ctx, msg); err != nil {
-			h.extFailed(string(ext.PeerSendMessage), err)
+			h.ext.failed(string(ext.PeerSendMessage), err)
 		}
 	default:
 		h.appendCustom(msg)
@@ -427,12 +428,12 @@ func (p extPeer) extSendUserMessage(a ext.SendUserMessageParams) {
 		case "steer":
 			h.agent.Steer(msg)
 		default:
-			h.extFailed(string(ext.PeerSendUserMessage), errStreamingDeliverAs)
+			h.ext.failed(string(ext.PeerSendUserMessage), errStreamingDeliverAs)
 		}
 		return
 	}
 	if err := h.startMessages(h.ctx, msg); err != nil {
-		h.extFailed(string(ext.PeerSendUserMessage), err)
+		h.ext.failed(string(ext.PeerSendUserMessage), err)
 	}
 }
 
@@ -442,5 +443,5 @@ func (p extPeer) extValidateMCPServer(_ context.Context, a ext.MCPServer) (ext.V
 	return mcpstate.Validate(a), nil
 }
 
-// extError is an extension's error notification (Host.extError).
-func (p extPeer) extError(e ext.ErrorEvent) { p.h.extError(e) }
+// reportError is an extension's error notification (Host.extError).
+func (p extPeer) extError(e ext.ErrorEvent) { p.h.ext.reportError(e) }

@@ -6,13 +6,9 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/gopi-dev/gopi/core/ext"
 
 	"github.com/gopi-dev/gopi/core/host/checkpoints"
 
@@ -71,17 +67,16 @@ type Host struct {
 	approval *gate.Approval
 	roots    projectRoots // the project's directories besides Cwd (roots.go)
 
-	ext extState // the extensions' tools and dialogs (extensions.go)
+	// ext is the extensions' room: their life, their hooks and the
+	// state they mirror (ext*.go).
+	ext *extRoom
 	// toolset is every tool, the active ones and their prompt lines
 	// (toolset.go).
 	toolset *toolSet
-	extWG   sync.WaitGroup // extension work the host started
 	// subscribed closes at the first Subscribe: extension errors from
 	// loading wait for someone to hear them.
 	subscribed     chan struct{}
 	subscribedOnce sync.Once
-	extStop        chan struct{} // closes when the extensions stop
-	extReady       chan struct{} // closes once they loaded and saw session_start
 
 	// mcp is the MCP room: the servers' connections and registrations,
 	// what the client heard of them, tool_search (core/host/mcpstate).
@@ -162,14 +157,6 @@ func (h *Host) emit(ev api.Event) {
 	}
 }
 
-func (h *Host) exts() *ext.Manager { return h.opts.Extensions }
-
-// extFailed reports a hook call that failed as a whole (the host crashed
-// or timed out); handler errors come from the host itself.
-func (h *Host) extFailed(event string, err error) {
-	h.emit(api.ExtensionError{ExtensionPath: "<extension host>", Event: event, Error: err.Error()})
-}
-
 // Bind sets the client that receives the host's UI requests (approval
 // questions); nil detaches it, after which questions are answered Deny.
 func (h *Host) Bind(c api.Client) {
@@ -215,50 +202,11 @@ func (r runHost) Emit(ev api.Event) { r.h.emit(ev) }
 
 func (r runHost) Report(err error) { r.h.opts.Report(err) }
 
-func (r runHost) HookFailed(event string, err error) { r.h.extFailed(event, err) }
+func (r runHost) HookFailed(event string, err error) { r.h.ext.failed(event, err) }
 
 // toolStarting passes a call about to run on to Options.ToolStarting.
 func (h *Host) toolStarting(_ context.Context, call agent.Call) {
 	if f := h.opts.ToolStarting; f != nil {
 		f(call.ID)
-	}
-}
-
-// extensionsFirst waits for the extensions to load before a command that
-// may fire their events: pi has loaded them before it reads a command.
-func (h *Host) extensionsFirst(ctx context.Context) { _ = h.extensionsReady(ctx) }
-
-// extensionsReady waits until the extensions have loaded and handled
-// session_start.
-func (h *Host) extensionsReady(ctx context.Context) error {
-	if h.exts().Empty() {
-		return nil
-	}
-	select {
-	case <-h.extReady:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// extError reports a handler's failure to the client, and to the log.
-func (h *Host) extError(e ext.ErrorEvent) {
-	h.opts.Report(fmt.Errorf("extension %s (%s): %s", e.ExtensionPath, e.Event, e.Error))
-	ev := api.ExtensionError{ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error}
-	select {
-	case <-h.subscribed:
-		h.emit(ev)
-	default:
-		// An error while loading may come before the client listens: it
-		// waits for the first subscriber.
-		h.extWG.Go(func() {
-			select {
-			case <-h.subscribed:
-			case <-h.extStop:
-			case <-time.After(10 * time.Second):
-			}
-			h.emit(ev)
-		})
 	}
 }

@@ -19,10 +19,10 @@ func (h *Host) mcpState() *mcpstate.State {
 		Version:    h.opts.Version,
 		Selection:  h.opts.ToolSelection,
 		Codemode:   h.opts.Codemode != nil && h.opts.Codemode.Active,
-		Extensions: h.exts(),
+		Extensions: h.ext.manager(),
 		Report:     h.opts.Report,
 		Emit:       h.emit,
-		ExtError:   h.extError,
+		ExtError:   h.ext.reportError,
 		Changed:    func() { h.toolset.apply() },
 	})
 }
@@ -42,7 +42,7 @@ func (h *Host) GetMCPServers(context.Context) (api.MCPServersResult, error) {
 // whether it was. It returns once the command is done; the session's end
 // ends its dialogs.
 func (h *Host) mcpCommand(text string) bool {
-	if !h.mcp.HandlesCommand(text) || h.exts().HasCommand(mcpstate.CommandName) {
+	if !h.mcp.HandlesCommand(text) || h.ext.manager().HasCommand(mcpstate.CommandName) {
 		return false
 	}
 	var ui mcpstate.UI
@@ -56,7 +56,7 @@ func (h *Host) mcpCommand(text string) bool {
 // mcpCommandEntry is /mcp's get_commands entry, first as in pi; none when
 // an extension registered a command of that name.
 func (h *Host) mcpCommandEntry() (api.SlashCommand, bool) {
-	if h.exts().HasCommand(mcpstate.CommandName) {
+	if h.ext.manager().HasCommand(mcpstate.CommandName) {
 		return api.SlashCommand{}, false
 	}
 	return h.mcp.CommandEntry()

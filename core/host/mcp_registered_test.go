@@ -90,7 +90,7 @@ func mcpHost(t *testing.T, exts *ext.Manager, o Options) (*Host, *recorder, func
 	t.Cleanup(h.Subscribe(evs.add))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(t, h.extensionsReady(ctx))
+	require.NoError(t, h.ext.waitLoaded(ctx))
 	return h, evs, func() string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -152,7 +152,7 @@ func TestMCPServersRegisteredByExtensions(t *testing.T) {
 		t.Helper()
 		args, err := json.Marshal(append([]ext.MCPServer{}, servers...))
 		require.NoError(t, err)
-		require.NoError(t, h.exts().RunCommand(ctx, "set", string(args), nil))
+		require.NoError(t, h.ext.manager().RunCommand(ctx, "set", string(args), nil))
 	}
 	// Another config: the server starts again, with it.
 	set(registered("reg", `{"command":`+string(quoted)+`,"exposure":"deferred"}`))
@@ -172,7 +172,7 @@ func TestMCPServersRegisteredByExtensions(t *testing.T) {
 	// The host stops for good: its servers go with it.
 	set(registered("again", `{"command":`+string(quoted)+`,"exposure":"direct"}`))
 	require.Len(t, mcpServerStates(t, h), 2)
-	require.NoError(t, h.exts().RunCommand(ctx, "stop", "", nil))
+	require.NoError(t, h.ext.manager().RunCommand(ctx, "stop", "", nil))
 	assert.Len(t, mcpServerStates(t, h), 1)
 	assert.Equal(t, 1, strings.Count(reports(), `mcp: codemode is off; the tools of "reg" with exposure codemode`), reports())
 }
@@ -199,7 +199,7 @@ func TestAllToolsReportMCPTools(t *testing.T) {
 	mcpServerStates(t, h)
 	byName := map[string]map[string]any{}
 	require.Eventually(t, func() bool {
-		raw, err := json.Marshal(h.extSnapshot().Snapshot.AllTools)
+		raw, err := json.Marshal(h.ext.snapshot().Snapshot.AllTools)
 		require.NoError(t, err)
 		var infos []map[string]any
 		require.NoError(t, json.Unmarshal(raw, &infos))

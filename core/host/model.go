@@ -16,7 +16,7 @@ import (
 // SetModel switches to an available model ("Model not found: p/id"
 // otherwise), keeping the thinking level where the model allows it.
 func (h *Host) SetModel(ctx context.Context, p api.SetModelParams) (*llm.Model, error) {
-	h.extensionsFirst(ctx)
+	h.ext.first(ctx)
 	m, err := h.opts.Registry.FindAvailable(p.Provider, p.ModelID)
 	if errors.Is(err, models.ErrModelNotFound) {
 		// pi's words, quoting at most a short prefix of each name.
@@ -36,7 +36,7 @@ func (h *Host) SetModel(ctx context.Context, p api.SetModelParams) (*llm.Model, 
 // CycleModel moves to the next model of the --models scope, or of every
 // available model without one; nil when there is nothing to move to.
 func (h *Host) CycleModel(ctx context.Context) (*api.CycleModelResult, error) {
-	h.extensionsFirst(ctx)
+	h.ext.first(ctx)
 	reg := h.opts.Registry
 	type candidate struct {
 		model llm.Model
@@ -90,7 +90,7 @@ func (h *Host) levelForSwitch(explicit llm.ThinkingLevel) llm.ThinkingLevel {
 // GetAvailableModels lists the models that have credentials (after the
 // extensions loaded: they may register providers).
 func (h *Host) GetAvailableModels(ctx context.Context) (api.ModelsResult, error) {
-	h.extensionsFirst(ctx)
+	h.ext.first(ctx)
 	avail := h.opts.Registry.Available()
 	out := make([]*llm.Model, len(avail))
 	for i := range avail {
@@ -101,7 +101,7 @@ func (h *Host) GetAvailableModels(ctx context.Context) (api.ModelsResult, error)
 
 // SetThinkingLevel sets the level, clamped to what the model supports.
 func (h *Host) SetThinkingLevel(ctx context.Context, p api.ThinkingParams) error {
-	h.extensionsFirst(ctx)
+	h.ext.first(ctx)
 	m := h.agent.Model()
 	if m == nil {
 		h.agent.SetThinkingLevel(llm.ThinkingOff)
@@ -113,7 +113,7 @@ func (h *Host) SetThinkingLevel(ctx context.Context, p api.ThinkingParams) error
 // CycleThinkingLevel moves to the model's next level; nil for a model
 // without reasoning.
 func (h *Host) CycleThinkingLevel(ctx context.Context) (*api.LevelResult, error) {
-	h.extensionsFirst(ctx)
+	h.ext.first(ctx)
 	m := h.agent.Model()
 	if m == nil || !m.Reasoning {
 		return nil, nil
@@ -151,7 +151,7 @@ func (h *Host) GetAvailableThinkingLevels(context.Context) (api.LevelsResult, er
 
 // modelSelected tells extensions about a model change (model_select).
 func (h *Host) modelSelected(m, prev *llm.Model, source string) {
-	h.extEvent(ext.ModelSelectEvent{Model: m, PreviousModel: prev, Source: source})
+	h.ext.event(ext.ModelSelectEvent{Model: m, PreviousModel: prev, Source: source})
 }
 
 // freshChoice is the model and thinking level a conversation starts
@@ -245,7 +245,7 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 		h.emit(api.ThinkingLevelChanged{Level: string(level)})
 	}
 	if prev != level {
-		h.extEvent(ext.ThinkingLevelSelectEvent{Level: level, PreviousLevel: prev})
+		h.ext.event(ext.ThinkingLevelSelectEvent{Level: level, PreviousLevel: prev})
 	}
 	if fresh {
 		// A fresh session starts with both, as pi's files do.

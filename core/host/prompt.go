@@ -26,7 +26,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	if h.agent.IsStreaming() {
 		behavior = string(p.StreamingBehavior)
 	}
-	handled, message, images, err := h.extPrompt(ctx, p.Message, p.Images, "rpc", behavior)
+	handled, message, images, err := h.ext.prompt(ctx, p.Message, p.Images, "rpc", behavior)
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
@@ -89,7 +89,7 @@ func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Mess
 func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	h.flushPendingBash()
 	h.run.FlushCustom()
-	if h.exts().Empty() {
+	if h.ext.manager().Empty() {
 		return h.withSystem(msg)
 	}
 	// Each run starts from gopi's own system prompt; a before_agent_start
@@ -98,7 +98,7 @@ func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
 	extra := h.run.TakeNextTurn()
 	// Its handlers may change the system prompt's sections: the system
 	// message records them.
-	extra = append(extra, h.beforeAgentStart(ctx, msg, base, baseJSON)...)
+	extra = append(extra, h.ext.beforeAgentStart(ctx, msg, base, baseJSON)...)
 	return append(h.withSystem(msg), extra...)
 }
 
@@ -171,7 +171,7 @@ func (h *Host) queue(ctx context.Context, b api.StreamingBehavior, msg llm.Messa
 // (or at the start of the next run when idle).
 // Input handlers see it first: one may consume it ("handled") or change it.
 func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	handled, text, images, err := h.extQueued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorSteer))
+	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorSteer))
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
@@ -185,7 +185,7 @@ func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionR
 // FollowUp queues a message delivered when the run would otherwise stop.
 // Input handlers see it first, as for Steer.
 func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	handled, text, images, err := h.extQueued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorFollowUp))
+	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorFollowUp))
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
@@ -243,7 +243,7 @@ func (h *Host) Abort(ctx context.Context) error {
 	done := h.run.Abort()
 	h.agent.Abort()
 	// Extensions' ctx.signal aborts with the run.
-	h.exts().Notify(ext.HostRunAbort, ext.Empty{})
+	h.ext.manager().Notify(ext.HostRunAbort, ext.Empty{})
 	ctx, cancel := context.WithTimeout(ctx, abortWait)
 	defer cancel()
 	if done != nil {

@@ -24,7 +24,7 @@ func skillPath(skills []resources.Skill, text string) string {
 // prompt can invoke with "/name", in pi's order.
 func (h *Host) GetCommands(ctx context.Context) (api.CommandsResult, error) {
 	// pi has loaded its extensions before it answers anything.
-	if err := h.extensionsReady(ctx); err != nil {
+	if err := h.ext.waitLoaded(ctx); err != nil {
 		return api.CommandsResult{}, fmt.Errorf("waiting for the extensions to load: %w", err)
 	}
 	return h.commands(), nil
@@ -36,7 +36,7 @@ func (h *Host) commands() api.CommandsResult {
 	if c, ok := h.mcpCommandEntry(); ok {
 		out = append(out, c)
 	}
-	for _, c := range h.exts().Registrations().Commands {
+	for _, c := range h.ext.manager().Registrations().Commands {
 		// An extension's handler gets whatever follows the name.
 		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension", Input: "arguments"}
 		var si api.SourceInfo

@@ -131,7 +131,7 @@ func (h *Host) GetForkMessages(_ context.Context) (api.ForkMessagesResult, error
 // current one (in memory when the current one is), recording
 // parentSession in its header.
 func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.CancelledResult, error) {
-	if h.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "new"}) {
+	if h.ext.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "new"}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -151,7 +151,7 @@ func (h *Host) NewSession(ctx context.Context, p api.NewSessionParams) (api.Canc
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
-	h.sessionReplaced(ctx, "new", old.File(), "")
+	h.ext.sessionReplaced(ctx, "new", old.File(), "")
 	return api.CancelledResult{}, nil
 }
 

@@ -40,7 +40,7 @@ func BenchmarkExtSnapshot(b *testing.B) {
 			defer h.Close(context.Background())
 			b.ResetTimer()
 			for range b.N {
-				_ = h.extSnapshot()
+				_ = h.ext.snapshot()
 			}
 		})
 	}
@@ -57,7 +57,7 @@ func TestSnapshotUsageFollowsTheTranscript(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Close(context.Background())
 	usage := func() int {
-		u := h.extSnapshot().Snapshot.ContextUsage
+		u := h.ext.snapshot().Snapshot.ContextUsage
 		require.NotNil(t, u)
 		require.NotNil(t, u.Tokens)
 		return *u.Tokens

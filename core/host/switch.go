@@ -34,7 +34,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	case info.IsDir():
 		return api.CancelledResult{}, fmt.Errorf("%w: %s is a directory", errNotSessionFile, api.Clip(path, api.ClipName))
 	}
-	if h.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "resume", TargetSessionFile: path}) {
+	if h.ext.sessionBefore(ctx, ext.SessionBeforeSwitchEvent{Reason: "resume", TargetSessionFile: path}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -54,7 +54,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
-	h.sessionReplaced(ctx, "resume", previous, path)
+	h.ext.sessionReplaced(ctx, "resume", previous, path)
 	return api.CancelledResult{}, nil
 }
 
@@ -67,7 +67,7 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	if !h.forkable(p.EntryID) {
 		return api.ForkResult{}, errForkEntry
 	}
-	if h.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: p.EntryID}) {
+	if h.ext.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: p.EntryID}) {
 		return api.ForkResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -84,7 +84,7 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	if err := h.adopt(next); err != nil {
 		return api.ForkResult{}, err
 	}
-	h.sessionReplaced(ctx, "fork", previous, "")
+	h.ext.sessionReplaced(ctx, "fork", previous, "")
 	return api.ForkResult{Text: text}, nil
 }
 
@@ -109,7 +109,7 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 	if h.Store().Leaf() == "" {
 		return api.CancelledResult{}, errCloneEmpty
 	}
-	if h.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: h.Store().Leaf(), Position: "at"}) {
+	if h.ext.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: h.Store().Leaf(), Position: "at"}) {
 		return api.CancelledResult{Cancelled: true}, nil
 	}
 	if err := h.Abort(ctx); err != nil {
@@ -126,7 +126,7 @@ func (h *Host) Clone(ctx context.Context) (api.CancelledResult, error) {
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
 	}
-	h.sessionReplaced(ctx, "fork", previous, "")
+	h.ext.sessionReplaced(ctx, "fork", previous, "")
 	return api.CancelledResult{}, nil
 }
 

@@ -70,7 +70,7 @@ func TestToolSelectionCoversExtensionTools(t *testing.T) {
 			t.Cleanup(unsub)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			require.NoError(t, h.extensionsReady(ctx))
+			require.NoError(t, h.ext.waitLoaded(ctx))
 			var names []string
 			for _, tl := range h.agent.Tools() {
 				names = append(names, tl.Spec().Name)

@@ -68,15 +68,15 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	var summary *compaction.BranchSummary
 	var summaryDetails json.RawMessage // a hook's summary's details
 	fromHook := false
-	if m := h.exts(); m.Ready() && m.Handles(ext.EventSessionBeforeTree) {
+	if m := h.ext.manager(); m.Ready() && m.Handles(ext.EventSessionBeforeTree) {
 		prep := ext.TreePreparation{
 			TargetID: targetID, OldLeafID: nullable(oldLeaf), CommonAncestorID: nullable(ancestor),
 			EntriesToSummarize: leaving, UserWantsSummary: opts.Summarize,
 			CustomInstructions: opts.CustomInstructions, ReplaceInstructions: opts.ReplaceInstructions, Label: opts.Label,
 		}
-		r, err := ext.EmitFor[ext.BeforeTreeResult](ctx, m, ext.SessionBeforeTreeEvent{Preparation: prep}, h.extSnapshot())
+		r, err := ext.EmitFor[ext.BeforeTreeResult](ctx, m, ext.SessionBeforeTreeEvent{Preparation: prep}, h.ext.snapshot())
 		if err != nil {
-			h.extFailed(ext.EventSessionBeforeTree, err)
+			h.ext.failed(ext.EventSessionBeforeTree, err)
 		}
 		// The handlers before one that failed may have answered.
 		if r.Cancel {
@@ -155,13 +155,13 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 	}
 	h.agent.ReplaceMessages(store.Context().Messages)
 
-	if m := h.exts(); m.Ready() && m.Handles(ext.EventSessionTree) {
+	if m := h.ext.manager(); m.Ready() && m.Handles(ext.EventSessionTree) {
 		ev := ext.SessionTreeEvent{NewLeafID: nullable(store.Leaf()), OldLeafID: nullable(oldLeaf)}
 		if out.SummaryEntry != nil {
 			ev.SummaryEntry, ev.FromExtension = out.SummaryEntry, &fromHook
 		}
-		if _, err := m.Emit(ctx, ev, h.extSnapshot()); err != nil {
-			h.extFailed(ext.EventSessionTree, err)
+		if _, err := m.Emit(ctx, ev, h.ext.snapshot()); err != nil {
+			h.ext.failed(ext.EventSessionTree, err)
 		}
 	}
 	return out, nil
