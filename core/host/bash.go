@@ -1,8 +1,8 @@
 package host
 
-// This file runs the client's own shell commands (pi's bash command and
-// user_bash, which an extension may answer instead) and keeps their
-// output for the next prompt.
+// This file runs the client's own shell commands (pi's bash command, which
+// an extension's user_bash may answer instead) and keeps their output for
+// the next prompt.
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
-	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/session"
 	"github.com/gopi-dev/gopi/core/tools"
@@ -60,7 +59,7 @@ func (h *Host) StartBash(ctx context.Context, p api.BashParams) (func() (api.Bas
 
 func (h *Host) runBash(ctx context.Context, p api.BashParams, store *session.Store) (api.BashResult, error) {
 	// An extension may answer the command itself (user_bash).
-	if res, ok, err := h.extUserBash(ctx, p); err != nil {
+	if res, ok, err := h.ext.userBash(ctx, p); err != nil {
 		return api.BashResult{}, err
 	} else if ok {
 		h.recordBash(store, &llm.BashExecutionMessage{
@@ -151,29 +150,4 @@ func (h *Host) appendMessage(m llm.Message) {
 	store := h.Store()
 	_, err := store.AppendMessage(m)
 	_ = h.saved(store, "a message", err)
-}
-
-// extUserBash runs user_bash for the client's bash command: an extension
-// that returns { result } answers it (nothing runs, the result is
-// recorded); { operations } (a JavaScript backend, such as SSH) cannot
-// run in gopi, so the command is refused rather than run locally against
-// the extension's intent. A handler that throws refuses it too, as in pi.
-func (h *Host) extUserBash(ctx context.Context, p api.BashParams) (api.BashResult, bool, error) {
-	m := h.ext.manager()
-	if err := h.ext.waitLoaded(ctx); err != nil || !m.Handles(ext.EventUserBash) {
-		return api.BashResult{}, false, nil
-	}
-	ev := ext.UserBashEvent{Command: p.Command, ExcludeFromContext: p.ExcludeFromContext, Cwd: h.opts.Cwd}
-	r, err := m.UserBash(ctx, ev, h.ext.snapshot())
-	if err != nil {
-		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", err)
-	}
-	switch {
-	case r == nil:
-	case r.Result != nil:
-		return *r.Result, true, nil
-	case r.Operations != nil:
-		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", errBashOperations)
-	}
-	return api.BashResult{}, false, nil
 }

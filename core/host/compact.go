@@ -77,7 +77,7 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	if fromHook {
 		res = hooked
 	} else {
-		res, err = h.summarize(ctx, reason, func() (compaction.Result, error) {
+		res, err = run.RetrySummary(ctx, h.run, "compaction", reason, func() (compaction.Result, error) {
 			return compaction.Compact(ctx, provider, model, auth, prep, instructions)
 		})
 	}
@@ -149,17 +149,4 @@ func (h *Host) StartCompact(ctx context.Context, p api.CompactParams) (func() (a
 		return nil, err
 	}
 	return h.run.StartCompact(ctx, p.CustomInstructions)
-}
-
-// pendingCompaction is the channel closed when the registered manual
-// compaction ends, or nil.
-func (h *Host) pendingCompaction() <-chan struct{} { return h.run.ManualDone() }
-
-func (h *Host) compacting() bool { return h.run.Compacting() }
-
-func (h *Host) autoCompaction() bool { return h.run.AutoCompaction() }
-
-// summarize runs one compaction's summary requests; see [run.RetrySummary].
-func (h *Host) summarize(ctx context.Context, reason string, attempt func() (compaction.Result, error)) (compaction.Result, error) {
-	return run.RetrySummary(ctx, h.run, "compaction", reason, attempt)
 }

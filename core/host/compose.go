@@ -123,7 +123,7 @@ func New(opts Options) (*Host, error) {
 	if model == nil {
 		// The --models scope only chooses for a new conversation, as in
 		// pi.
-		m, l, err := h.freshChoice(opts.Settings, len(ctx.Messages) == 0)
+		m, l, err := h.opts.freshChoice(opts.Settings, len(ctx.Messages) == 0)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func New(opts Options) (*Host, error) {
 		}
 	}
 	if thinking == "" {
-		thinking = h.defaultThinkingFor(model)
+		thinking = h.opts.defaultThinkingFor(model)
 	}
 	if unrestored {
 		h.diagnose(errCouldNotRestore(ctx.Model.Provider, ctx.Model.ModelID, model))

@@ -1,11 +1,12 @@
 package host
 
 // This file owns the session's events passed on to extensions: the client's
-// events, those only extensions see, and the session switch and fork
-// hooks.
+// events, those only extensions see, the session switch and fork hooks,
+// and user_bash.
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/api"
@@ -103,4 +104,30 @@ func (e *extRoom) sessionReplaced(ctx context.Context, reason, previous, target 
 			e.failed(ext.EventSessionStart, err)
 		}
 	}
+}
+
+// userBash runs user_bash for the client's bash command: an extension
+// that returns { result } answers it (nothing runs, the result is
+// recorded); { operations } (a JavaScript backend, such as SSH) cannot
+// run in gopi, so the command is refused rather than run locally against
+// the extension's intent. A handler that throws refuses it too, as in pi.
+func (e *extRoom) userBash(ctx context.Context, p api.BashParams) (api.BashResult, bool, error) {
+	h := e.h
+	m := e.manager()
+	if err := e.waitLoaded(ctx); err != nil || !m.Handles(ext.EventUserBash) {
+		return api.BashResult{}, false, nil
+	}
+	ev := ext.UserBashEvent{Command: p.Command, ExcludeFromContext: p.ExcludeFromContext, Cwd: h.opts.Cwd}
+	r, err := m.UserBash(ctx, ev, e.snapshot())
+	if err != nil {
+		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", err)
+	}
+	switch {
+	case r == nil:
+	case r.Result != nil:
+		return *r.Result, true, nil
+	case r.Operations != nil:
+		return api.BashResult{}, false, fmt.Errorf("user_bash: %w", errBashOperations)
+	}
+	return api.BashResult{}, false, nil
 }

@@ -29,7 +29,7 @@ func (h *Host) SetModel(ctx context.Context, p api.SetModelParams) (*llm.Model, 
 	if err := h.setModel(&m, h.levelForSwitch("")); err != nil {
 		return nil, err
 	}
-	h.modelSelected(&m, prev, "set")
+	h.ext.event(ext.ModelSelectEvent{Model: &m, PreviousModel: prev, Source: "set"})
 	return &m, nil
 }
 
@@ -70,7 +70,7 @@ func (h *Host) CycleModel(ctx context.Context) (*api.CycleModelResult, error) {
 	if err := h.setModel(&m, h.levelForSwitch(next.level)); err != nil {
 		return nil, err
 	}
-	h.modelSelected(&m, cur, "cycle")
+	h.ext.event(ext.ModelSelectEvent{Model: &m, PreviousModel: cur, Source: "cycle"})
 	return &api.CycleModelResult{Model: &m, ThinkingLevel: h.agent.ThinkingLevel(), IsScoped: scoped}, nil
 }
 
@@ -82,7 +82,7 @@ func (h *Host) levelForSwitch(explicit llm.ThinkingLevel) llm.ThinkingLevel {
 		return explicit
 	}
 	if m := h.agent.Model(); m == nil || !m.Reasoning {
-		return h.defaultThinking()
+		return h.opts.defaultThinkingFor(m)
 	}
 	return h.agent.ThinkingLevel()
 }
@@ -149,11 +149,6 @@ func (h *Host) GetAvailableThinkingLevels(context.Context) (api.LevelsResult, er
 	return api.LevelsResult{Levels: llm.SupportedLevels(h.agent.Model())}, nil
 }
 
-// modelSelected tells extensions about a model change (model_select).
-func (h *Host) modelSelected(m, prev *llm.Model, source string) {
-	h.ext.event(ext.ModelSelectEvent{Model: m, PreviousModel: prev, Source: source})
-}
-
 // freshChoice is the model and thinking level a conversation starts
 // with when neither the command line nor the session names a model, as
 // pi decides them each time it builds a session (at startup, and again
@@ -164,10 +159,10 @@ func (h *Host) modelSelected(m, prev *llm.Model, source string) {
 // (or a :level suffix), else the scope entry's, else the startup level
 // for the model under s. The command line's --model, when given, wins
 // over all of it.
-func (h *Host) freshChoice(s Settings, withScope bool) (*llm.Model, llm.ThinkingLevel, error) {
-	reg := h.opts.Registry
-	level := h.opts.Thinking
-	model := h.opts.Model
+func (o *Options) freshChoice(s Settings, withScope bool) (*llm.Model, llm.ThinkingLevel, error) {
+	reg := o.Registry
+	level := o.Thinking
+	model := o.Model
 	if model == nil {
 		var def *llm.Model
 		if s.DefaultProvider != "" && s.DefaultModel != "" {
@@ -177,8 +172,8 @@ func (h *Host) freshChoice(s Settings, withScope bool) (*llm.Model, llm.Thinking
 		}
 		if withScope {
 			var first, saved *models.ScopedModel
-			for i := range h.opts.Scope {
-				sm := &h.opts.Scope[i]
+			for i := range o.Scope {
+				sm := &o.Scope[i]
 				if !reg.HasAuth(&sm.Model) {
 					continue
 				}
@@ -219,15 +214,15 @@ func (h *Host) freshChoice(s Settings, withScope bool) (*llm.Model, llm.Thinking
 // freshSettings are the settings a new conversation's model is chosen
 // under: read again, as pi does for every session it builds, so a
 // default model saved meanwhile (by pi's /model, say) counts.
-func (h *Host) freshSettings() Settings {
-	if h.opts.AgentDir == "" {
-		return h.opts.Settings
+func (o *Options) freshSettings() Settings {
+	if o.AgentDir == "" {
+		return o.Settings
 	}
-	project := h.opts.Cwd
-	if h.opts.UntrustedProject {
+	project := o.Cwd
+	if o.UntrustedProject {
 		project = ""
 	}
-	s, _ := LoadSettings(h.opts.AgentDir, project)
+	s, _ := LoadSettings(o.AgentDir, project)
 	return s
 }
 
@@ -270,12 +265,9 @@ func (h *Host) setModel(m *llm.Model, level llm.ThinkingLevel) error {
 	return nil
 }
 
-// defaultThinking is the startup level for the current model.
-func (h *Host) defaultThinking() llm.ThinkingLevel { return h.defaultThinkingFor(h.agent.Model()) }
-
 // defaultThinkingFor is the startup level for model m (see thinkingFor).
-func (h *Host) defaultThinkingFor(m *llm.Model) llm.ThinkingLevel {
-	return thinkingFor(h.opts.Settings, m)
+func (o *Options) defaultThinkingFor(m *llm.Model) llm.ThinkingLevel {
+	return thinkingFor(o.Settings, m)
 }
 
 // thinkingFor is the startup level for model m under settings s:

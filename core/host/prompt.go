@@ -36,7 +36,7 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	p.Message, p.Images = message, images
 	text := h.prompts.expand(p.Message)
 	msg := llm.UserText(text, p.Images...)
-	if done := h.pendingCompaction(); done != nil {
+	if done := h.run.ManualDone(); done != nil {
 		return started, h.promptAfterCompaction(ctx, done, msg)
 	}
 	if h.run.Settle(ctx) {

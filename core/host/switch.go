@@ -160,11 +160,11 @@ func (h *Host) adopt(next *session.Store) error {
 				h.diagnose(errCouldNotRestore(ref.Provider, ref.ModelID, model))
 			}
 		}
-		level = h.defaultThinking()
+		level = h.opts.defaultThinkingFor(h.agent.Model())
 		if hasThinkingEntry(next.Path()) {
 			level = sc.ThinkingLevel
 		}
-	} else if m, l, err := h.freshChoice(h.freshSettings(), true); err == nil {
+	} else if m, l, err := h.opts.freshChoice(h.opts.freshSettings(), true); err == nil {
 		model, level = m, l
 	}
 	if model == nil {
