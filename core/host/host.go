@@ -41,7 +41,7 @@ type Host struct {
 
 	subs fanout.Fanout[api.Event] // the event subscribers (Subscribe)
 	// toExtensions hears every event after the subscribers: the
-	// extensions' share (notifyExtensions); nil without extensions.
+	// extensions' share (extRoom.notify); nil without extensions.
 	toExtensions func(api.Event)
 	// run is the prompt in progress: its run plus the retries and
 	// compactions that follow it, and the messages held for a point of it

@@ -9,7 +9,7 @@ import (
 
 // mcpState is the session's MCP room (core/host/mcpstate), given what it
 // uses: the servers and settings, a way to the client, and the host's
-// applyExtensionTools for a server whose tools changed.
+// tool set's apply for a server whose tools changed.
 func (h *Host) mcpState() *mcpstate.State {
 	return mcpstate.New(h.ctx, mcpstate.Config{
 		Servers:    h.opts.MCPServers,
