@@ -101,7 +101,8 @@ func (d boundaryDraft) entry() session.Entry {
 // context the proposal makes (pi's BoundaryContextPreview: the entries it
 // is built from, the drafts among them with preview ids, and its
 // messages). An error says why the proposal cannot be appended.
-func (h *Host) boundaryContext(event string, drafts []boundaryDraft) (ext.BoundaryPreview, error) {
+func (e *extRoom) boundaryContext(event string, drafts []boundaryDraft) (ext.BoundaryPreview, error) {
+	h := e.h
 	entries := make([]session.Entry, len(drafts))
 	for i, d := range drafts {
 		entries[i] = d.entry()
@@ -163,12 +164,13 @@ func nonNilMessages(ms []llm.Message) []llm.Message {
 // the agent's transcript is then the session's context again. rebuilt is
 // that context when entries were appended (nil otherwise), and more says
 // whether one more request was asked for and can be made.
-func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.Message, more bool) {
+func (e *extRoom) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.Message, more bool) {
+	h := e.h
 	typ := event.EventType()
-	m := h.ext.manager()
-	res, err := m.Boundary(ctx, event, h.ext.snapshot())
+	m := e.manager()
+	res, err := m.Boundary(ctx, event, e.snapshot())
 	if err != nil {
-		h.ext.failed(typ, err)
+		e.failed(typ, err)
 		return nil, false
 	}
 	drafts, err := parseDrafts(res.Entries)
@@ -176,7 +178,7 @@ func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.
 		h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: typ, Error: "Invalid boundary entries: " + err.Error()})
 		return nil, false
 	}
-	appended := h.commitDrafts(typ, drafts)
+	appended := e.commitDrafts(typ, drafts)
 	if !appended && !res.Continue {
 		return nil, false
 	}
@@ -198,7 +200,8 @@ func (h *Host) runBoundary(ctx context.Context, event ext.Event) (rebuilt []llm.
 
 // commitDrafts appends the drafts in order, each reported as
 // entry_appended; one that fails is reported and the rest still go.
-func (h *Host) commitDrafts(event string, drafts []boundaryDraft) (appended bool) {
+func (e *extRoom) commitDrafts(event string, drafts []boundaryDraft) (appended bool) {
+	h := e.h
 	store := h.Store()
 	for _, d := range drafts {
 		var id string
@@ -241,12 +244,13 @@ func optional(raw json.RawMessage) any {
 }
 
 // turnBoundary is the agent's TurnBoundary: the extensions' turn_end.
-func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, results []*llm.ToolResultMessage) ([]llm.Message, bool) {
-	h.ext.mu.Lock()
-	index := h.ext.turnIndex
-	h.ext.turnIndex++
-	h.ext.mu.Unlock()
-	m := h.ext.manager()
+func (e *extRoom) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, results []*llm.ToolResultMessage) ([]llm.Message, bool) {
+	h := e.h
+	e.mu.Lock()
+	index := e.turnIndex
+	e.turnIndex++
+	e.mu.Unlock()
+	m := e.manager()
 	if m.Empty() || !m.Ready() || !m.Handles("turn_end") {
 		return nil, false
 	}
@@ -265,7 +269,7 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 	if results == nil {
 		results = []*llm.ToolResultMessage{}
 	}
-	return h.runBoundary(ctx, ext.TurnEndEvent{
+	return e.runBoundary(ctx, ext.TurnEndEvent{
 		TurnIndex: index, Message: msg, ToolResults: results,
 		MessageEntryID: msgID, ToolResultEntryIDs: ids, Outcome: outcomeOf(msg),
 	})
@@ -274,8 +278,9 @@ func (h *Host) turnBoundary(ctx context.Context, msg *llm.AssistantMessage, resu
 // beforeSettle runs agent_before_settle when a prompt would otherwise be
 // over, and returns the run it asked for (nil for none). An aborted run
 // skips it, as in pi.
-func (h *Host) beforeSettle() func() {
-	m := h.ext.manager()
+func (e *extRoom) beforeSettle() func() {
+	h := e.h
+	m := e.manager()
 	if m.Empty() || !m.Ready() || !m.Handles("agent_before_settle") || h.ctx.Err() != nil {
 		return nil
 	}
@@ -284,12 +289,12 @@ func (h *Host) beforeSettle() func() {
 		return nil
 	}
 	// agent_end's handlers finish first.
-	h.ext.drain()
+	e.drain()
 	outcome := "completed"
 	if last != nil {
 		outcome = outcomeOf(last)
 	}
-	_, more := h.runBoundary(h.ctx, ext.AgentBeforeSettleEvent{Outcome: outcome})
+	_, more := e.runBoundary(h.ctx, ext.AgentBeforeSettleEvent{Outcome: outcome})
 	h.run.FlushCustom()
 	if steer, follow := h.agent.QueueCounts(); steer+follow > 0 {
 		more = true

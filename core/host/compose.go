@@ -75,7 +75,7 @@ func New(opts Options) (*Host, error) {
 			return h.run.TransformContext(ctx, msgs)
 		},
 		FinishMessage: func(ctx context.Context, msg llm.Message) llm.Message { return h.run.FinishMessage(ctx, msg) },
-		TurnBoundary:  h.turnBoundary,
+		TurnBoundary:  h.ext.turnBoundary,
 		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
 		RequestTools:  h.codemode.requestTools,
 		ToolSpec:      h.codemode.toolSpec,
@@ -220,7 +220,7 @@ func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorM
 
 func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
 
-func (r runSession) BeforeSettle() func() { return r.h.beforeSettle() }
+func (r runSession) BeforeSettle() func() { return r.h.ext.beforeSettle() }
 
 func (r runSession) Ending() {
 	h := r.h

@@ -376,7 +376,7 @@ func (p extPeer) boundaryPreview(_ context.Context, a ext.BoundaryPreviewParams)
 	if err != nil {
 		return ext.BoundaryPreview{}, err
 	}
-	return p.h.boundaryContext(a.Event, drafts)
+	return p.h.ext.boundaryContext(a.Event, drafts)
 }
 
 // extSendMessage is pi.sendMessage: a custom message joins the
