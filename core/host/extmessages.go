@@ -4,11 +4,9 @@ package host
 // pi.sendUserMessage) and how a custom message's content is read.
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/gopi-dev/gopi/core/agent"
-	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -38,9 +36,4 @@ func (h *Host) appendCustom(msg *llm.CustomMessage) {
 	h.appendMessage(msg)
 	h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
 	h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
-}
-
-// startMessages starts a run with msgs, as a prompt does.
-func (h *Host) startMessages(ctx context.Context, msg llm.Message) error {
-	return h.startPrompt(ctx, api.PromptParams{}, msg)
 }

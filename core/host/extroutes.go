@@ -400,7 +400,7 @@ func (p extPeer) extSendMessage(a ext.SendMessageParams) {
 	case busy:
 		h.agent.Steer(msg)
 	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
-		if err := h.startMessages(h.ctx, msg); err != nil {
+		if err := h.startPrompt(h.ctx, api.PromptParams{}, msg); err != nil {
 			h.ext.failed(string(ext.PeerSendMessage), err)
 		}
 	default:
@@ -432,7 +432,7 @@ func (p extPeer) extSendUserMessage(a ext.SendUserMessageParams) {
 		}
 		return
 	}
-	if err := h.startMessages(h.ctx, msg); err != nil {
+	if err := h.startPrompt(h.ctx, api.PromptParams{}, msg); err != nil {
 		h.ext.failed(string(ext.PeerSendUserMessage), err)
 	}
 }
