@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gopi-dev/gopi/core/host/checkpoints"
 
@@ -58,8 +59,8 @@ type Host struct {
 	// prompt templates (promptoptions.go).
 	prompts *promptRoom
 
-	clientMu sync.Mutex // guards client
-	client   api.Client // receives the host's UI requests (Bind)
+	// client receives the host's UI requests (Bind); nil: none.
+	client atomic.Pointer[boundClient]
 
 	// tools is the pipeline every tool call goes through (gate); approval
 	// is its approval stage.
@@ -87,9 +88,9 @@ type Host struct {
 	// nested records the nested calls of the calls in progress.
 	nested nestedCalls
 
-	diagMu sync.Mutex // guards diagnosed
-	// diagnosed holds the diagnostics already reported (see diagnose).
-	diagnosed map[string]bool
+	// diagnosed holds the diagnostics already reported, by their text
+	// (see diagnose).
+	diagnosed sync.Map
 }
 
 // Subscribe registers f for every event; the returned func removes it.
@@ -160,15 +161,23 @@ func (h *Host) emit(ev api.Event) {
 // Bind sets the client that receives the host's UI requests (approval
 // questions); nil detaches it, after which questions are answered Deny.
 func (h *Host) Bind(c api.Client) {
-	h.clientMu.Lock()
-	defer h.clientMu.Unlock()
-	h.client = c
+	if c == nil {
+		h.client.Store(nil)
+		return
+	}
+	h.client.Store(&boundClient{c})
 }
 
+// boundClient holds the client Bind was given (an interface cannot be
+// stored in an atomic.Pointer itself).
+type boundClient struct{ api.Client }
+
+// uiClient is the client Bind gave, or nil.
 func (h *Host) uiClient() api.Client {
-	h.clientMu.Lock()
-	defer h.clientMu.Unlock()
-	return h.client
+	if b := h.client.Load(); b != nil {
+		return b.Client
+	}
+	return nil
 }
 
 // projectRoots are the project's directories besides Cwd: an ACP

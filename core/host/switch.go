@@ -183,17 +183,7 @@ func errCouldNotRestore(provider, id string, model *llm.Model) error {
 // new_session, switch_session, fork, clone) once: the same one found again
 // by a later replacement is not repeated, as pi 1.6 reports them.
 func (h *Host) diagnose(err error) {
-	key := err.Error()
-	h.diagMu.Lock()
-	seen := h.diagnosed[key]
-	if !seen {
-		if h.diagnosed == nil {
-			h.diagnosed = map[string]bool{}
-		}
-		h.diagnosed[key] = true
-	}
-	h.diagMu.Unlock()
-	if !seen {
+	if _, seen := h.diagnosed.LoadOrStore(err.Error(), true); !seen {
 		h.opts.Report(err)
 	}
 }
