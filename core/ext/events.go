@@ -39,7 +39,7 @@ const (
 	EventTurnEnd               = "turn_end"
 	EventAgentBeforeSettle     = "agent_before_settle"
 	// EventMCPServersChange is fired by the extension host itself
-	// (host.mjs), as pi's runtime fires it, when an extension registers
+	// (nodehost/mcp.mjs), as pi's runtime fires it, when an extension registers
 	// or removes an MCP server after loading: gopi only asks who handles
 	// it.
 	EventMCPServersChange = "mcp_servers_change"

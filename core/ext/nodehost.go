@@ -16,10 +16,10 @@ import (
 	"time"
 )
 
-// NodeHost runs pi extensions in a Node process (nodehost/host.mjs) and
-// talks to it over a private pair of pipes (fds 3 and 4 of the child),
-// never gopi's stdout; a second pair (fds 5 and 6) carries the host's
-// [MethodSpec.Sync] requests. The host's own stdout and stderr go to Log.
+// NodeHost runs pi extensions in a Node process (nodehost/host.mjs and
+// the modules it imports) and talks to it over a private pair of pipes
+// (fds 3 and 4 of the child), never gopi's stdout; a second pair (fds 5
+// and 6) carries the host's [MethodSpec.Sync] requests. The host's own stdout and stderr go to Log.
 type NodeHost struct {
 	// Runtime is the Node and pi package to use; when its Node is empty,
 	// Start looks for one with Find (so the search, which runs node, is

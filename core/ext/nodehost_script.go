@@ -13,10 +13,11 @@ import (
 	"path/filepath"
 )
 
-// hostFiles are the extension host's script and the module of method
-// names it imports (generated from protocol.go).
+// hostFiles are the extension host's modules: host.mjs, which node
+// runs, the modules it imports, and the one of method names (generated
+// from protocol.go). All are written, and all make the hash.
 //
-//go:embed nodehost/host.mjs nodehost/methods.gen.mjs
+//go:embed nodehost/*.mjs
 var hostFiles embed.FS
 
 // scriptPath writes the host's files to a directory named after their

@@ -5,11 +5,12 @@ package ext
 // scheduled. Each method's params and result are the types in params.go;
 // the hook events [HostEmit] and its kin carry are in events.go.
 //
-// host.mjs takes the names from nodehost/methods.gen.mjs, which
-// `go generate` writes from [Methods] (internal/gen); a test fails when it
-// is not current. To add a method: a constant below, its line in Methods,
-// its types in params.go, then its handler on the side that serves it
-// (host.mjs, or a route in core/host's extension routes), and go generate.
+// The Node host's modules take the names from nodehost/methods.gen.mjs,
+// which `go generate` writes from [Methods] (internal/gen); a test fails
+// when it is not current. To add a method: a constant below, its line in
+// Methods, its types in params.go, then its handler on the side that
+// serves it (the host module that owns what it touches, or a route in
+// core/host's extension routes), and go generate.
 
 //go:generate go run ./internal/gen
 
@@ -111,7 +112,7 @@ type MethodSpec struct {
 	// notifications sent before it (a command's sendMessage, then its
 	// waitForIdle).
 	AfterQueue bool
-	// Internal: sent by gopi's side of the pipe to itself; host.mjs never
+	// Internal: sent by gopi's side of the pipe to itself; the Node host never
 	// sends or serves it.
 	Internal bool
 	// Sync (a peer request): the host makes it synchronously, on a pipe of

@@ -12,12 +12,12 @@ import (
 )
 
 // Snapshot is the host state extensions read synchronously (ctx.model,
-// isIdle, getAllTools, ...): host.mjs keeps a copy, which the [Manager]
-// brings up to date before each call with the fields that changed since
-// the last one it sent, compared field by field. Each field is one key of
-// [HostState]'s params; go generate writes the keys into
-// nodehost/methods.gen.mjs (stateFields), which host.mjs applies, so the
-// two sides cannot disagree on a name.
+// isIdle, getAllTools, ...): the Node host keeps a copy, which the
+// [Manager] brings up to date before each call with the fields that
+// changed since the last one it sent, compared field by field. Each field
+// is one key of [HostState]'s params; go generate writes the keys into
+// nodehost/methods.gen.mjs (stateFields), which nodehost/state.mjs
+// applies, so the two sides cannot disagree on a name.
 type Snapshot struct {
 	Cwd             string             `json:"cwd"`
 	Model           *llm.Model         `json:"model"`
@@ -66,7 +66,7 @@ type ToolInfo struct {
 }
 
 // State is what a call sends extensions first: the snapshot, the rare
-// part, and the session whose entries host.mjs mirrors.
+// part, and the session whose entries the Node host mirrors.
 type State struct {
 	Snapshot Snapshot
 	// Rare is asked for only when it has to be sent (see [Rare]).

@@ -1,7 +1,7 @@
 package host
 
-// This file holds the extensions' room: its state (what host.mjs keeps a
-// copy of, the dialogs open, the work it started) and the small calls
+// This file holds the extensions' room: its state (what the Node host keeps
+// a copy of, the dialogs open, the work it started) and the small calls
 // every other room makes of it.
 
 import (
@@ -18,7 +18,7 @@ import (
 
 // extRoom is the extensions' room: their start, stop and reload, the
 // hooks the other rooms call (each a no-op without extensions), and the
-// host state extensions read synchronously (host.mjs keeps a copy; the
+// host state extensions read synchronously (the Node host keeps a copy; the
 // manager sends what changed before each call). It reaches the rest of
 // the session through h.
 type extRoom struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/gopi-dev/gopi/core/ext"
 )
 
-// The module host.mjs imports is what the protocol says: run go generate
+// The module the host's modules import is what the protocol says: run go generate
 // in core/ext after changing protocol.go.
 func TestGeneratedMethodsAreCurrent(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(out)))
