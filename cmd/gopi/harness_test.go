@@ -183,6 +183,14 @@ func (w *world) start(extra ...string) *proc {
 	return startProc(w.t, w.cwd, w.agentDir, args...)
 }
 
+// startEnv is start with extra environment on top of the tests' (a
+// variable one test needs: t.Setenv would rule out t.Parallel).
+func (w *world) startEnv(env []string, extra ...string) *proc {
+	w.t.Helper()
+	args := append([]string{gopiBinary(w.t), "--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
+	return launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingNewline, env, args...)
+}
+
 func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
 	t.Helper()
 	return launch(t, cwd, agentDir, rpc.FramingNewline, args...)
@@ -388,6 +396,7 @@ func types(rs []record) []string {
 // TestBinaryBuiltWithRace checks that under -race the binary the tests
 // drive carries the race detector too, so races in it fail the suite.
 func TestBinaryBuiltWithRace(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "version", "-m", gopiBinary(t)).Output()
 	require.NoError(t, err)
 	built := strings.Contains(string(out), "-race=true")
