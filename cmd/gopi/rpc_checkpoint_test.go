@@ -50,6 +50,7 @@ type fileJSON struct {
 // run; list, diff, a dry run, a restore of code and conversation, its
 // undo after a restart, and the user's repository untouched throughout.
 func TestRPCCheckpointRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`),
@@ -201,6 +202,7 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 // records a checkpoint with its first change, which diff and restore
 // use (commands' changes are not seen, and the note says so).
 func TestRPCCheckpointJournal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("nothing to change"),
 		llmtest.ToolCalls(
@@ -250,6 +252,7 @@ func TestRPCCheckpointJournal(t *testing.T) {
 // and the checkpoint says so at once; a restore is refused while a run
 // streams.
 func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`)),
 		llmtest.Text("done"),
@@ -287,6 +290,7 @@ func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
 // records no files, and restoring its conversation brings the later
 // messages back.
 func TestRPCCheckpointConversationUndo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first answer"))
 	gitIn(t, w.cwd, "init", "-q")
 	p := w.start()

@@ -71,6 +71,7 @@ type codemodeObservation struct {
 }
 
 func TestCodemodeBesidePi(t *testing.T) {
+	t.Parallel()
 	prefix := os.Getenv("GOPI_PI16_PREFIX")
 	if prefix == "" {
 		t.Skip("GOPI_PI16_PREFIX (pi 1.6.0 with Node 22) is not set; make test-node sets it")

@@ -93,6 +93,7 @@ func entryOfRole(t *testing.T, st *session.Store, role llm.Role) string {
 }
 
 func TestRPCForkAndSwitchBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("reply one"), llmtest.Text("reply two"),
 		llmtest.Text("reply retry"), llmtest.Text("reply fresh"))
 	p := w.start()
@@ -173,6 +174,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 }
 
 func TestRPCSessionSwitchErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("only reply"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
@@ -220,6 +222,7 @@ func TestRPCSessionSwitchErrors(t *testing.T) {
 }
 
 func TestRPCClone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("reply one"), llmtest.Text("reply two"), llmtest.Text("reply three"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "one"})
@@ -255,6 +258,7 @@ func TestRPCClone(t *testing.T) {
 }
 
 func TestRPCSwitchIntoPiSession(t *testing.T) {
+	t.Parallel()
 	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessions", "pi-0.73.1.jsonl"))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "from-pi.jsonl")
@@ -337,6 +341,7 @@ func requireSelfContained(t *testing.T, page string) {
 }
 
 func TestRPCExportHTML(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("Here is `the code` you asked for."), llmtest.Text("in memory reply"))
 	p := w.start()
 

@@ -19,6 +19,7 @@ import (
 // configured runs and answers (it is the user's, outside the sandbox).
 // After a restart the session continues from its file.
 func TestSandboxKeepsSessionsCheckpointsAndMCP(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	bin := mcpServerBinary(t)
 	w := newSandboxWorld(t,
