@@ -22,6 +22,15 @@ import (
 
 // The tests in this package's *rpc*_test.go files start the real gopi
 // binary and talk to it over stdin/stdout, like any pi RPC client.
+//
+// A test that starts its own gopis in folders of its own (newWorld,
+// t.TempDir) calls t.Parallel first; variables for gopi go in the child's
+// environment (startEnv, runBinaryEnv, launchArgv's env), never through
+// t.Setenv, which rules out t.Parallel. A test stays serial when it times
+// something, loads the whole machine (busyCPUs), needs t.Setenv or
+// t.Chdir (main_test.go, resolve_test.go), or looks for a process by a
+// name another test could run too: serial tests run alone, before the
+// parallel ones start.
 
 var (
 	buildOnce sync.Once
