@@ -120,14 +120,44 @@ type proc struct {
 }
 
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	grew chan struct{} // closed by the next write; nil until someone waits
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until the buffer holds text, for at most limit. What gopi
+// wrote to stderr before a response may still be in the pipe when the
+// test reads the response from stdout: a check of stderr made while gopi
+// runs awaits the text first.
+func (s *syncBuffer) await(text string, limit time.Duration) {
+	timeout := time.After(limit)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), text) {
+			s.mu.Unlock()
+			return
+		}
+		if s.grew == nil {
+			s.grew = make(chan struct{})
+		}
+		grew := s.grew
+		s.mu.Unlock()
+		select {
+		case <-grew:
+		case <-timeout:
+			return
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

@@ -527,6 +527,7 @@ func TestExtensionNodeTooOld(t *testing.T) {
 	}
 	assert.Contains(t, msg, "extensions need Node 22.19.0 or newer")
 	assert.Contains(t, msg, "v18.19.0")
+	p.stderr.await("extensions need Node", waitLimit)
 	assert.Contains(t, p.stderr.String(), "extensions need Node")
 	assert.Equal(t, "Still here.", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
 	assert.Equal(t, 0, p.exit())

@@ -307,6 +307,7 @@ func TestRPCCouldNotRestoreModelIsReportedOnce(t *testing.T) {
 	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--session", path)
 	st := p.state("1")
 	assert.Equal(t, "scripted-1", st["model"].(map[string]any)["id"])
+	p.stderr.await(want, waitLimit)
 	assert.Contains(t, p.stderr.String(), want, "reported at startup")
 	for i, c := range []map[string]any{
 		{"type": "new_session"},

@@ -217,6 +217,7 @@ func TestRPCSessionSwitchErrors(t *testing.T) {
 	st = p.state("9")
 	assert.Equal(t, damaged, st["sessionFile"])
 	assert.EqualValues(t, 3, st["messageCount"])
+	p.stderr.await("skipped line 2", waitLimit)
 	assert.Contains(t, p.stderr.String(), "skipped line 2")
 	assert.Equal(t, 0, p.exit())
 }
@@ -281,6 +282,7 @@ func TestRPCSwitchIntoPiSession(t *testing.T) {
 	// the file's thinking level (off) is restored.
 	assert.Equal(t, "scripted-1", st["model"].(map[string]any)["id"])
 	assert.Equal(t, "off", st["thinkingLevel"])
+	p.stderr.await("could not restore model fake/fake-haiku; using scripted/scripted-1", waitLimit)
 	assert.Contains(t, p.stderr.String(), "could not restore model fake/fake-haiku; using scripted/scripted-1")
 
 	msgs := p.messages("4")
