@@ -70,8 +70,9 @@ type codemodeObservation struct {
 	NestedCalls string
 }
 
+// Serial: pi's words for a script out of time carry the milliseconds its
+// worker measured ("after 98 ms" for a 100 ms timeout under load).
 func TestCodemodeBesidePi(t *testing.T) {
-	t.Parallel()
 	prefix := os.Getenv("GOPI_PI16_PREFIX")
 	if prefix == "" {
 		t.Skip("GOPI_PI16_PREFIX (pi 1.6.0 with Node 22) is not set; make test-node sets it")
