@@ -28,8 +28,9 @@ import (
 // environment (startEnv, runBinaryEnv, launchArgv's env), never through
 // t.Setenv, which rules out t.Parallel. A test stays serial when it times
 // something, loads the whole machine (busyCPUs), needs t.Setenv or
-// t.Chdir (main_test.go, resolve_test.go), or looks for a process by a
-// name another test could run too: serial tests run alone, before the
+// t.Chdir (main_test.go, resolve_test.go), looks for a process by a
+// name another test could run too, or meets a fault of gopi's that load
+// brings out (each says which): serial tests run alone, before the
 // parallel ones start.
 
 var (
