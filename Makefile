@@ -25,7 +25,7 @@ test: test-go test-node test-editors
 
 # The binary tests (cmd/gopi) run in parallel, as many at once as GOMAXPROCS
 # (go test's default -parallel). With the race detector they take 3 to 4
-# minutes on a busy two-core machine (4 to 6 when they ran one by one);
+# minutes on a busy two-core machine (4 to 9 when they ran one by one);
 # -timeout keeps room above go test's 10-minute default all the same.
 test-go:
 	$(GO) vet ./...
