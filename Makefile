@@ -23,8 +23,10 @@ run: build
 # RpcClient (0.73.1 and 1.6.0) and two editor stacks against the built binary.
 test: test-go test-node test-editors
 
-# The binary tests (cmd/gopi) take about 9 minutes with the race detector on a
-# busy two-core machine, near go test's 10-minute default: hence -timeout.
+# The binary tests (cmd/gopi) run in parallel, as many at once as GOMAXPROCS
+# (go test's default -parallel). With the race detector they take 3 to 4
+# minutes on a busy two-core machine (4 to 9 when they ran one by one);
+# -timeout keeps room above go test's 10-minute default all the same.
 test-go:
 	$(GO) vet ./...
 	cd core/codemode/enginebench && $(GO) vet ./...

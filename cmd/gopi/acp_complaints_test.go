@@ -24,6 +24,7 @@ import (
 // TestACPCancel covers) answers cancelled, and the next prompt of the
 // same session runs and streams.
 func TestACPCancelWhileTheModelStreams(t *testing.T) {
+	t.Parallel()
 	stalled := llmtest.Text("the first words and then nothing")
 	stalled.Fault = &llmtest.Fault{StallAfter: 5} // after two deltas (start, ping, block start)
 	w := newWorld(t, stalled, llmtest.Text("back again"))
@@ -59,6 +60,7 @@ func TestACPCancelWhileTheModelStreams(t *testing.T) {
 // the prompt with the spec's refusal, not a JSON-RPC error; the session
 // goes on.
 func TestACPRefusal(t *testing.T) {
+	t.Parallel()
 	refused := llmtest.Text("I can't help with that.")
 	refused.StopReason = "refusal"
 	w := newWorld(t, refused, llmtest.Text("fine"))
@@ -116,6 +118,7 @@ func mcpConfig(t *testing.T, name, command string, args []string) string {
 // say nothing until the session is open; once they answer, their tools
 // work in the same session.
 func TestACPSessionNewDoesNotWaitForMCPServers(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	gate := filepath.Join(tmp, "gate")
 	ownPID, lentPID := filepath.Join(tmp, "own.pid"), filepath.Join(tmp, "lent.pid")
@@ -154,6 +157,7 @@ func TestACPSessionNewDoesNotWaitForMCPServers(t *testing.T) {
 // after session/new while MCP servers never answer, is a clean exit that
 // leaves no server behind.
 func TestACPStdinEndWhileMCPServersHang(t *testing.T) {
+	t.Parallel()
 	cwd, tmp := t.TempDir(), t.TempDir()
 	never := filepath.Join(tmp, "never")
 	serving := func(pidFile string) string {

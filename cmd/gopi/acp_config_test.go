@@ -65,6 +65,7 @@ func (p *aproc) asks(s, text string) bool {
 }
 
 func TestACPModes(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644))
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
@@ -114,6 +115,7 @@ func TestACPModes(t *testing.T) {
 }
 
 func TestACPModelAndThinking(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--approval", "writes")
 	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1}))

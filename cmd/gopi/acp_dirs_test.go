@@ -17,6 +17,7 @@ import (
 // gate does not call their files outside the project, bad entries are
 // refused naming their place, and the capability is advertised.
 func TestACPAdditionalDirectoriesApproval(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	cwd, lib, other := filepath.Join(base, "app"), filepath.Join(base, "lib"), filepath.Join(base, "other")
 	for _, d := range []string{cwd, lib, other} {
@@ -65,6 +66,7 @@ func TestACPAdditionalDirectoriesApproval(t *testing.T) {
 // open session and session/load in another gopi make the request's list
 // the session's, none when it has none.
 func TestACPAdditionalDirectoriesReachTheModel(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"))
 	lib, docs := filepath.Join(t.TempDir(), "lib"), filepath.Join(t.TempDir(), "docs")
 	require.NoError(t, os.MkdirAll(lib, 0o755))
@@ -110,6 +112,7 @@ func TestACPAdditionalDirectoriesReachTheModel(t *testing.T) {
 // the same way; a directory added after the checkpoint is left alone.
 // Deleting the session prunes its refs in every repository.
 func TestACPAdditionalDirectoriesCheckpointed(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	gitIn(t, base, "init", "-q")
 	cwd, shared, plain, late := filepath.Join(base, "app"), filepath.Join(base, "lib"), filepath.Join(t.TempDir(), "notes"), filepath.Join(t.TempDir(), "late")

@@ -15,6 +15,7 @@ import (
 // with an id of its own on a copy of the branch, as pi's clone; both go
 // on apart, each prompt carrying the shared history and its own turns.
 func TestACPForkSharesTheHistoryAndGoesApart(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first answer"), llmtest.Text("original's answer"), llmtest.Text("fork's answer"), llmtest.Text("replayed"))
 	p := startACP(t, w.cwd, w.agentDir, "--model", "scripted/scripted-2")
 	caps := p.initialized()
@@ -87,6 +88,7 @@ func TestACPForkSharesTheHistoryAndGoesApart(t *testing.T) {
 // Without stored sessions a fork is a copy in memory; a session that is
 // answering a prompt is not forked.
 func TestACPForkInMemory(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)

@@ -151,6 +151,7 @@ func updateText(u record) string {
 }
 
 func TestACPReadsTheEditorsUnsavedBuffer(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	note := filepath.Join(cwd, "note.txt")
 	require.NoError(t, os.WriteFile(note, []byte("saved on disk\n"), 0o644))
@@ -194,6 +195,7 @@ func TestACPReadsTheEditorsUnsavedBuffer(t *testing.T) {
 }
 
 func TestACPWritesAndEditsThroughTheEditor(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	f := filepath.Join(cwd, "f.txt")
 	require.NoError(t, os.WriteFile(f, []byte("a\nold line\nb\n"), 0o644))
@@ -253,6 +255,7 @@ func TestACPWritesAndEditsThroughTheEditor(t *testing.T) {
 }
 
 func TestACPLocalDiffsWithoutTheClientsFileSystem(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	f := filepath.Join(cwd, "f.txt")
 	require.NoError(t, os.WriteFile(f, []byte("one\ntwo\nthree\n"), 0o644))
@@ -333,6 +336,7 @@ func methods(asked []record) []string {
 }
 
 func TestACPBashRunsInTheEditorsTerminal(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	// The editor's terminal is used with the sandbox off (ACP's default
 	// sandbox runs commands in gopi, confined:
@@ -384,6 +388,7 @@ func TestACPBashRunsInTheEditorsTerminal(t *testing.T) {
 }
 
 func TestACPCancelKillsTheEditorsTerminal(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--sandbox", "off")
 	s := p.startedWith(cwd, map[string]any{"terminal": true})
@@ -412,6 +417,7 @@ func TestACPCancelKillsTheEditorsTerminal(t *testing.T) {
 }
 
 func TestACPLoadReplaysDiffs(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	f := filepath.Join(cwd, "f.txt")
 	require.NoError(t, os.WriteFile(f, []byte("alpha\nbeta\n"), 0o644))

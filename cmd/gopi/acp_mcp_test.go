@@ -67,6 +67,7 @@ func noticeTitles(ups []record) []string {
 // goes on; the server stops at session/close, starts again for
 // session/load, and stops when stdin ends.
 func TestACPClientMCPServers(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	// pi's own "test" would fail: the client's of that name wins.
@@ -129,6 +130,7 @@ func TestACPClientMCPServers(t *testing.T) {
 // values are not expanded as mcp.json's are. Without the notices
 // capability a server that fails is on stderr only.
 func TestACPClientMCPServerHTTP(t *testing.T) {
+	t.Parallel()
 	url := mcpHTTPServer(t)
 
 	cwd := t.TempDir()
@@ -151,6 +153,7 @@ func TestACPClientMCPServerHTTP(t *testing.T) {
 
 // Bad mcpServers are -32602 naming the field; the connection goes on.
 func TestACPClientMCPServersBadInput(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	p.initialized()
@@ -183,6 +186,7 @@ func TestACPClientMCPServersBadInput(t *testing.T) {
 // mcp.json's servers start once for a session: --mode acp builds no host
 // besides the sessions' own, so nothing else starts a copy of them.
 func TestACPStartsConfiguredServerOnce(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	cwd, agentDir, dir := t.TempDir(), t.TempDir(), t.TempDir()
 	starts, pidFile := filepath.Join(dir, "starts"), filepath.Join(dir, "pid")

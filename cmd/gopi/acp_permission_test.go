@@ -67,6 +67,7 @@ func (p *aproc) permissionPrompt(s, text, optionID string) (req record, ups []re
 }
 
 func TestACPPermission(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("old\n"), 0o644))
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes")
@@ -159,6 +160,7 @@ func TestACPPermission(t *testing.T) {
 // ($/cancel_request), the call does not run, the prompt answers
 // cancelled, and nothing of it comes after the answer.
 func TestACPPermissionCancelled(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "all")
 	s := p.started(cwd)
@@ -199,6 +201,7 @@ func TestACPPermissionCancelled(t *testing.T) {
 // has, unsaved changes included, when the client lends its file system:
 // what the tool will edit.
 func TestACPPermissionDiffFromTheEditor(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	file := filepath.Join(cwd, "a.txt")
 	require.NoError(t, os.WriteFile(file, []byte("saved line\n"), 0o644))
@@ -252,6 +255,7 @@ func callStatuses(frames []record, id string) []string {
 // after the answer; a call that needs no question goes to in_progress
 // at once.
 func TestACPPermissionStatusFollowsTheAnswer(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes")
 	s := p.started(cwd)
@@ -292,6 +296,7 @@ func TestACPPermissionStatusFollowsTheAnswer(t *testing.T) {
 // the nested call as a tool call of its own before the question, and the
 // script's result ends the codemode call.
 func TestACPCodemodeNestedCallAsks(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes", "--tools", "+codemode")
 	s := p.started(cwd)

@@ -42,6 +42,7 @@ func lastUser(t *testing.T, req llmtest.Request) (text string, images []record) 
 }
 
 func TestACPPromptContentReachesTheModel(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("seen"))
 	p := startACP(t, w.cwd, w.agentDir, "--model", "scripted/scripted-1", "--no-session")
 	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1}))
@@ -93,6 +94,7 @@ func TestACPPromptContentReachesTheModel(t *testing.T) {
 }
 
 func TestACPAvailableCommands(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("reviewed"), llmtest.Text("tidied"))
 	w.trustProject()
 	write := func(path, body string) {
@@ -157,6 +159,7 @@ func TestACPAvailableCommands(t *testing.T) {
 }
 
 func TestACPAuthentication(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, agentDir, "--model", "anthropic/claude-sonnet-4-5", "--no-session")
 	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 1}))
@@ -209,6 +212,7 @@ func TestACPAuthentication(t *testing.T) {
 // was stored, until it is stored again. A key in the environment the
 // editor gave gopi stays.
 func TestACPLogout(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	authFile := filepath.Join(agentDir, "auth.json")
 	require.NoError(t, os.WriteFile(authFile, []byte(`{"mistral": {"type": "api_key", "key": "sk-m"}, "anthropic": {"type": "api_key", "key": "sk-a"}}`), 0o600))
@@ -257,6 +261,7 @@ func TestACPLogout(t *testing.T) {
 // An editor that starts gopi --mode rpc and speaks ACP is served ACP;
 // pi's commands and other JSON-RPC initializes are not taken for it.
 func TestACPDetectedInRPCMode(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := &aproc{proc: launch(t, cwd, t.TempDir(), rpc.FramingNewline, "--mode", "rpc", "--model", "faux/faux-fast", "--no-session"), methods: map[float64]string{}}
 	s := p.started(cwd)

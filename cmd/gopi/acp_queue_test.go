@@ -34,6 +34,7 @@ func gateCommand(gate, what string) string {
 // runtime's follow-up queue and each is answered when its own turn ends,
 // in order, the updates of each after the answer of the one before.
 func TestACPQueuedPromptsAnswerInTurn(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)
@@ -75,6 +76,7 @@ func TestACPQueuedPromptsAnswerInTurn(t *testing.T) {
 // it: all answer cancelled, the waiting ones never join the conversation,
 // and the session's next prompt runs.
 func TestACPCancelEndsTheQueuedPromptsToo(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast")
 	s := p.started(cwd)

@@ -26,6 +26,7 @@ func agentText(ups []record) string {
 // without elicitation, restores the one named (files only, here), and
 // says how to undo it.
 func TestACPRewindByID(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	gitIn(t, cwd, "init", "-q")
 	file := filepath.Join(cwd, "a.txt")
@@ -72,6 +73,7 @@ func TestACPRewindByID(t *testing.T) {
 // later session/load replays. Cancel while the form is open answers
 // cancelled and withdraws it.
 func TestACPRewindElicited(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	gitIn(t, cwd, "init", "-q")
 	file := filepath.Join(cwd, "a.txt")

@@ -56,6 +56,7 @@ func replayed(ups []record) []string {
 }
 
 func TestACPLoadReplaysAndContinuesInAnotherProcess(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "note.txt"), []byte("hello from the file\n"), 0o644))
 
@@ -122,6 +123,7 @@ func TestACPLoadReplaysAndContinuesInAnotherProcess(t *testing.T) {
 }
 
 func TestACPLoadsASessionOfRPCMode(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "note.txt"), []byte("hello from the file\n"), 0o644))
 	r := startProc(t, cwd, agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
@@ -150,6 +152,7 @@ func TestACPLoadsASessionOfRPCMode(t *testing.T) {
 }
 
 func TestACPLoadAndResumeRefusals(t *testing.T) {
+	t.Parallel()
 	cwd, other, agentDir := t.TempDir(), t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast")
 	id := p.started(cwd)
@@ -213,6 +216,7 @@ func (p *aproc) listed(params map[string]any) (ids []string, byID map[string]rec
 }
 
 func TestACPListCloseDelete(t *testing.T) {
+	t.Parallel()
 	cwd, other, agentDir := t.TempDir(), t.TempDir(), t.TempDir()
 	// A session of pi's RPC mode, named there.
 	r := startProc(t, cwd, agentDir, "--mode", "rpc", "--model", "faux/faux-fast")
@@ -299,6 +303,7 @@ func TestACPListCloseDelete(t *testing.T) {
 // Issue 31: deleting a session removes its checkpoints too: their refs in
 // the project's repository, and its edit journal outside git.
 func TestACPDeleteForgetsCheckpoints(t *testing.T) {
+	t.Parallel()
 	repo, plain, agentDir := t.TempDir(), t.TempDir(), t.TempDir()
 	gitIn(t, repo, "init", "-q")
 	p := startACP(t, repo, agentDir, "--model", "faux/faux-fast")

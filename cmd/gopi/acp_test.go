@@ -333,6 +333,7 @@ func chunks(ups []record, k string) string {
 }
 
 func TestACPInitialize(t *testing.T) {
+	t.Parallel()
 	p := startACP(t, t.TempDir(), t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	_, res := p.result(p.request("initialize", map[string]any{"protocolVersion": 7}))
 	assert.EqualValues(t, 1, res["protocolVersion"], "gopi answers the version it speaks")
@@ -349,6 +350,7 @@ func TestACPInitialize(t *testing.T) {
 }
 
 func TestACPPromptStreamsAndAnswersAfterTheRun(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s1 := p.started(cwd)
@@ -419,6 +421,7 @@ func TestACPPromptStreamsAndAnswersAfterTheRun(t *testing.T) {
 }
 
 func TestACPThoughtChunks(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-1", "--thinking", "low", "--no-session")
 	s := p.started(cwd)
@@ -430,6 +433,7 @@ func TestACPThoughtChunks(t *testing.T) {
 }
 
 func TestACPCancel(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)
@@ -458,6 +462,7 @@ func TestACPCancel(t *testing.T) {
 }
 
 func TestACPStdinEndAbortsTheRun(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)
@@ -475,6 +480,7 @@ func TestACPStdinEndAbortsTheRun(t *testing.T) {
 }
 
 func TestACPSignalAbortsTheRun(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)
@@ -496,6 +502,7 @@ func TestACPSignalAbortsTheRun(t *testing.T) {
 }
 
 func TestACPBadInput(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
 	s := p.started(cwd)
@@ -551,6 +558,7 @@ func TestACPBadInput(t *testing.T) {
 // The checks above are only as good as the validator: it must reject
 // what the schema forbids.
 func TestACPSchemaCatchesBadFrames(t *testing.T) {
+	t.Parallel()
 	bad := map[string]string{
 		"":                    `{"id":1,"result":{"stopReason":"end_turn"}}`,
 		"SessionNotification": `{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","kind":"teleport"}}`,

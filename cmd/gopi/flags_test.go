@@ -23,6 +23,7 @@ func runBinary(t *testing.T, cwd, agentDir string, args ...string) (int, string)
 // Issue 10: unknown flags used to be swallowed with the word after them
 // ("--sesion x" did nothing and ate x).
 func TestUnknownFlagsAreErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -43,18 +44,18 @@ func TestUnknownFlagsAreErrors(t *testing.T) {
 // reported, and gopi goes on without it; a flag no extension registered
 // is still an error once they have loaded.
 func TestMissingExtensionRuntime(t *testing.T) {
-	t.Setenv("GOPI_PI_PACKAGE", "")
-	t.Setenv("GOPI_NODE", "")
+	t.Parallel()
+	noRuntime := []string{"GOPI_PI_PACKAGE=", "GOPI_NODE="}
 	agentDir := t.TempDir()
 	cwd := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(cwd, "ext.ts"), []byte("export default function () {}\n"), 0o644))
-	code, out, stderr := runBinaryOut(t, cwd, agentDir, "--no-session", "--extension", "ext.ts", "-p", "reply: hi")
+	code, out, stderr := runBinaryEnv(t, cwd, agentDir, noRuntime, "--no-session", "--extension", "ext.ts", "-p", "reply: hi")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "hi\n", out)
 	assert.Contains(t, stderr, "extensions need pi's npm package @earendil-works/pi-coding-agent")
 	assert.Contains(t, stderr, "gopi extensions install")
 
-	code, stderr = runBinary(t, cwd, agentDir, "--no-session", "-e", "ext.ts", "--plan", "-p", "reply: hi")
+	code, _, stderr = runBinaryEnv(t, cwd, agentDir, noRuntime, "--no-session", "-e", "ext.ts", "--plan", "-p", "reply: hi")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "unknown option: --plan")
 	assert.Contains(t, stderr, "gopi --help")
@@ -63,6 +64,7 @@ func TestMissingExtensionRuntime(t *testing.T) {
 // --prompt-template and --skill load files from anywhere; get_commands
 // lists them with location "path", and prompts expand them.
 func TestPromptTemplateAndSkillFlags(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	extra := t.TempDir()
 	tpl := filepath.Join(extra, "greet.md")
@@ -89,10 +91,17 @@ func TestPromptTemplateAndSkillFlags(t *testing.T) {
 // runBinaryOut is runBinary that also returns stdout.
 func runBinaryOut(t *testing.T, cwd, agentDir string, args ...string) (int, string, string) {
 	t.Helper()
+	return runBinaryEnv(t, cwd, agentDir, nil, args...)
+}
+
+// runBinaryEnv is runBinaryOut with env on top of the tests' environment
+// (a variable one test needs: t.Setenv would rule out t.Parallel).
+func runBinaryEnv(t *testing.T, cwd, agentDir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(gopiBinary(t), args...)
 	cmd.Dir = cwd
-	cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+agentDir,
-		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
+	cmd.Env = append(append(binaryEnv(), "PI_CODING_AGENT_DIR="+agentDir,
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -109,6 +118,7 @@ func runBinaryOut(t *testing.T, cwd, agentDir string, args ...string) (int, stri
 // template and skill expansion, auto-retry and auto-compaction. They now
 // take the RPC prompt path and wait for the prompt to settle.
 func TestPrintAndJSONModesTakeThePromptPath(t *testing.T) {
+	t.Parallel()
 	agentDir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(agentDir, "prompts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "prompts", "greet.md"), []byte("reply: hello $1"), 0o644))

@@ -22,6 +22,16 @@ import (
 
 // The tests in this package's *rpc*_test.go files start the real gopi
 // binary and talk to it over stdin/stdout, like any pi RPC client.
+//
+// A test that starts its own gopis in folders of its own (newWorld,
+// t.TempDir) calls t.Parallel first; variables for gopi go in the child's
+// environment (startEnv, runBinaryEnv, launchArgv's env), never through
+// t.Setenv, which rules out t.Parallel. A test stays serial when it times
+// something, loads the whole machine (busyCPUs), needs t.Setenv or
+// t.Chdir (main_test.go, resolve_test.go), looks for a process by a
+// name another test could run too, or meets a fault of gopi's that load
+// brings out (each says which): serial tests run alone, before the
+// parallel ones start.
 
 var (
 	buildOnce sync.Once
@@ -111,14 +121,44 @@ type proc struct {
 }
 
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	grew chan struct{} // closed by the next write; nil until someone waits
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.grew != nil {
+		close(s.grew)
+		s.grew = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until the buffer holds text, for at most limit. What gopi
+// wrote to stderr before a response may still be in the pipe when the
+// test reads the response from stdout: a check of stderr made while gopi
+// runs awaits the text first.
+func (s *syncBuffer) await(text string, limit time.Duration) {
+	timeout := time.After(limit)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), text) {
+			s.mu.Unlock()
+			return
+		}
+		if s.grew == nil {
+			s.grew = make(chan struct{})
+		}
+		grew := s.grew
+		s.mu.Unlock()
+		select {
+		case <-grew:
+		case <-timeout:
+			return
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -181,6 +221,14 @@ func (w *world) start(extra ...string) *proc {
 	w.t.Helper()
 	args := append([]string{"--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
 	return startProc(w.t, w.cwd, w.agentDir, args...)
+}
+
+// startEnv is start with extra environment on top of the tests' (a
+// variable one test needs: t.Setenv would rule out t.Parallel).
+func (w *world) startEnv(env []string, extra ...string) *proc {
+	w.t.Helper()
+	args := append([]string{gopiBinary(w.t), "--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
+	return launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingNewline, env, args...)
 }
 
 func startProc(t *testing.T, cwd, agentDir string, args ...string) *proc {
@@ -388,6 +436,7 @@ func types(rs []record) []string {
 // TestBinaryBuiltWithRace checks that under -race the binary the tests
 // drive carries the race detector too, so races in it fail the suite.
 func TestBinaryBuiltWithRace(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "version", "-m", gopiBinary(t)).Output()
 	require.NoError(t, err)
 	built := strings.Contains(string(out), "-race=true")

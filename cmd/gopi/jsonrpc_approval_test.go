@@ -36,6 +36,7 @@ func jsonrpcToolEnd(rs []record, callID string) record {
 // question waits sends no further question; the later calls end as
 // aborted.
 func TestJSONRPCApprovalAbortAsksNoMore(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`),
@@ -75,6 +76,7 @@ func TestJSONRPCApprovalAbortAsksNoMore(t *testing.T) {
 // the question could not be shown and where the docs say how to change
 // that, and the client hears it once as a window/showMessage.
 func TestJSONRPCApprovalWithoutDialogsSaysWhy(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`)),
 		llmtest.Text("not written"),
@@ -118,6 +120,7 @@ func TestJSONRPCApprovalWithoutDialogsSaysWhy(t *testing.T) {
 // Issue 25: window/showMessageRequest's message is the question with
 // every line of the command, escapes shown.
 func TestJSONRPCApprovalQuestionShowsEveryLine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"echo harmless\ntouch pwned.txt\u001b[8m"}`)),
 		llmtest.Text("denied"),
@@ -141,6 +144,7 @@ func TestJSONRPCApprovalQuestionShowsEveryLine(t *testing.T) {
 // writes exactly it, and its result tells the model. A bash call ignores
 // it.
 func TestJSONRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"seed.txt","edits":[{"oldText":"seed","newText":"sprout"}]}`)),
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
@@ -198,6 +202,7 @@ func TestJSONRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
 // approved write of a new file where a dangling link appeared meanwhile,
 // both fail saying why; nothing outside is written or made.
 func TestJSONRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"key=1","newText":"key=2"}]}`)),
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"new.txt","content":"pwned\n"}`)),
@@ -254,6 +259,7 @@ func TestJSONRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
 // pi/event notifications announce the nested call (parentToolCallId)
 // before the question, and the script's output ends the codemode call.
 func TestJSONRPCCodemodeNestedCallAsks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		codemodeCall("c1", `return (await tools.bash({ command: "echo nested" })).output.trim()`),
 		llmtest.Text("done"),

@@ -102,6 +102,7 @@ func scriptedArgs(extra ...string) []string {
 // first bytes, and --mode jsonrpc (with vscode-languageclient's --stdio)
 // speaks JSON-RPC in either framing.
 func TestJSONRPCDetection(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, tc := range []struct {
 		name   string
@@ -148,6 +149,7 @@ func TestJSONRPCDetection(t *testing.T) {
 // TestJSONRPCExitCodes follows LSP: exit after shutdown is 0, exit
 // without it 1; a client that just closes stdin ends gopi cleanly.
 func TestJSONRPCExitCodes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.startJSONRPC(true, scriptedArgs("--mode", "rpc")...)
 	p.call("initialize", map[string]any{"capabilities": map[string]any{}})
@@ -173,6 +175,7 @@ func TestJSONRPCExitCodes(t *testing.T) {
 // initializationOptions choose the model, thinking level and session the
 // way the flags would.
 func TestJSONRPCInitializeOptions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("b1", "bash", `{"command":"pwd"}`)),
 		llmtest.Text("done"),
@@ -240,6 +243,7 @@ func TestJSONRPCInitializeOptions(t *testing.T) {
 // window/showMessageRequest, messages stream lean by default, and
 // $/cancelRequest of the prompt aborts its run.
 func TestJSONRPCApprovalAndCancel(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
 		llmtest.Text("written"),
@@ -312,6 +316,7 @@ func TestJSONRPCApprovalAndCancel(t *testing.T) {
 // Issue 10: a client that lists the dialog kinds it shows used to fail
 // initialize ("cannot unmarshal array ... of type bool").
 func TestJSONRPCInitializeWithDialogKindList(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
 	res := p.call("initialize", map[string]any{"capabilities": map[string]any{
@@ -329,6 +334,7 @@ func TestJSONRPCInitializeWithDialogKindList(t *testing.T) {
 // streams is accepted silently and disturbs nothing: every delta arrives,
 // the run ends, and no error goes back to the editor.
 func TestJSONRPCDocumentNotificationStormDuringARun(t *testing.T) {
+	t.Parallel()
 	var chunks []string
 	for i := range 200 {
 		chunks = append(chunks, fmt.Sprintf("w%d ", i))
@@ -378,6 +384,7 @@ func TestJSONRPCDocumentNotificationStormDuringARun(t *testing.T) {
 // the bash runs, a $/cancelRequest of the bash reaches it, and
 // pi/prompt's response precedes its run's agent_start.
 func TestJSONRPCCommandOrder(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("done"))
 	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
 	bash := p.request("pi/bash", map[string]any{"command": "sleep 37.75"})

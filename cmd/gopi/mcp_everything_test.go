@@ -89,6 +89,7 @@ func everythingChecks(t *testing.T, w *world) {
 
 // Issue 29: the official MCP test server, over stdio.
 func TestMCPServerEverythingStdio(t *testing.T) {
+	t.Parallel()
 	node, entry := everythingServer(t)
 	w := newWorld(t)
 	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{

@@ -91,6 +91,7 @@ func authState(t *testing.T, agentDir, name, url string) map[string]any {
 // token, refreshes an expired one (and stores it), and `gopi mcp logout`
 // deletes it.
 func TestMCPOAuthLoginListLogout(t *testing.T) {
+	t.Parallel()
 	as := oauthserver.New(t, oauthserver.Options{})
 	cwd, agentDir, _ := mcpDirs(t)
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), []byte(`{"mcpServers": {
@@ -184,6 +185,7 @@ func TestMCPOAuthLoginEnds(t *testing.T) {
 		"local": {"command": "srv"}
 	}}`), 0o644))
 
+	gopiBinary(t) // built before the clock starts: the first test to need it builds it
 	start := time.Now()
 	code, out, stderr := login(t, cwd, agentDir, false, "docs", "--timeout", "1")
 	assert.Equal(t, 1, code)
@@ -235,6 +237,7 @@ func TestMCPOAuthLoginEnds(t *testing.T) {
 // get_mcp_servers; once `gopi mcp login` stored a token (another
 // process), the session's next prompt connects it.
 func TestRPCMCPOAuthSession(t *testing.T) {
+	t.Parallel()
 	as := oauthserver.New(t, oauthserver.Options{})
 	w := newWorld(t)
 	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -267,6 +270,7 @@ func TestRPCMCPOAuthSession(t *testing.T) {
 // registered; gopi then uses and refreshes what pi stored; pi's logout
 // leaves gopi's session needing sign-in. (Runs with pi: make test-node.)
 func TestMCPOAuthSharedWithPi(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	as := oauthserver.New(t, oauthserver.Options{})
 	cwd, agentDir, _ := mcpDirs(t)

@@ -39,6 +39,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 // Issue 29: gopi mcp add writes pi's mcp.json entries, in the user's file
 // or with -l the project's, and list shows them without connecting.
 func TestMCPAddRemoveList(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir, trust := mcpDirs(t)
 	global, project := filepath.Join(agentDir, "mcp.json"), filepath.Join(cwd, ".pi", "mcp.json")
 
@@ -148,6 +149,7 @@ func TestMCPAddRemoveList(t *testing.T) {
 // while an enabled server does not connect, 0 once all do. No server
 // outlives the command.
 func TestMCPListConnects(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	cwd, agentDir, _ := mcpDirs(t)
 	global := filepath.Join(agentDir, "mcp.json")
@@ -200,6 +202,7 @@ $`, out)
 // Issue 29: an invalid entry is reported, the others still listed, and
 // list exits 1, as pi's does.
 func TestMCPListReportsInvalidEntries(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir, _ := mcpDirs(t)
 	global := filepath.Join(agentDir, "mcp.json")
 	require.NoError(t, os.WriteFile(global, []byte(`{"mcpServers": {
@@ -227,6 +230,7 @@ config error: `+global+`: invalid server name "bad name" (use letters, digits, "
 }
 
 func TestMCPCommandErrors(t *testing.T) {
+	t.Parallel()
 	cwd, agentDir, _ := mcpDirs(t)
 	global := filepath.Join(agentDir, "mcp.json")
 	for _, tc := range []struct {
@@ -289,6 +293,7 @@ func TestMCPCommandErrors(t *testing.T) {
 // Issue 29: list reaches a streamable HTTP server too, with its headers
 // expanded from the environment.
 func TestMCPListConnectsOverHTTP(t *testing.T) {
+	t.Parallel()
 	url := mcpHTTPServer(t)
 	cwd, agentDir, _ := mcpDirs(t)
 	require.NoError(t, os.WriteFile(filepath.Join(agentDir, "mcp.json"), []byte(`{"mcpServers": {

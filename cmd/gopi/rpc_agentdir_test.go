@@ -16,6 +16,7 @@ import (
 // session dir: ... not a directory"). It serves, as pi does: sessions in
 // memory, nothing read from that directory, and one warning on stderr.
 func TestUnusableAgentDirStillServes(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	file := filepath.Join(t.TempDir(), "plain-file")
 	require.NoError(t, os.WriteFile(file, []byte("not a folder"), 0o644))

@@ -18,6 +18,7 @@ import (
 // the model reads why, and nothing outside changes. The same for a new
 // file whose place a link takes while the question waits.
 func TestRPCApprovedEditHoldsToTheFileShown(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"safe","newText":"owned"}]}`)),
 		llmtest.Text("refused"),
@@ -54,6 +55,7 @@ func TestRPCApprovedEditHoldsToTheFileShown(t *testing.T) {
 // The same in the JSON-RPC dialect, where the question is a
 // window/showMessageRequest.
 func TestJSONRPCApprovedEditHoldsToTheFileShown(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"safe","newText":"owned"}]}`)),
 		llmtest.Text("refused"),

@@ -34,6 +34,7 @@ func resultText(end record) string {
 }
 
 func TestRPCApprovalGateWrites(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
 		llmtest.Text("ok, not written"),
@@ -92,6 +93,7 @@ func TestRPCApprovalGateWrites(t *testing.T) {
 }
 
 func TestRPCApprovalFromSettingsTimesOutAndAborts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("r1", "read", `{"path":"seed.txt"}`)),
 		llmtest.Text("could not read"),
@@ -147,6 +149,7 @@ func (p *proc) collect(matches ...func(record) bool) []record {
 // The later calls of the same message end as aborted, as calls an abort
 // stops always do; none of them runs.
 func TestRPCApprovalAbortAsksNoMore(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"a\n"}`),
@@ -199,6 +202,7 @@ func (p *proc) askAndDeny(id, message string) (asked []record, rs []record) {
 // and when it must cut says how much it left out; the details hold the
 // whole call.
 func TestRPCApprovalQuestionShowsTheWholeCall(t *testing.T) {
+	t.Parallel()
 	var long strings.Builder
 	for i := range 30 {
 		fmt.Fprintf(&long, "echo line %d\n", i+1)
@@ -231,6 +235,7 @@ func TestRPCApprovalQuestionShowsTheWholeCall(t *testing.T) {
 // approved is what runs: a link changed while the question waits does not
 // move the write elsewhere.
 func TestRPCApprovalQuestionNamesTheRealTarget(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"notes.txt","content":"pwned\n"}`)),
 		llmtest.ToolCalls(llmtest.Call("w2", "write", `{"path":"cfg/new.txt","content":"pwned\n"}`)),
@@ -314,6 +319,7 @@ func (p *proc) answerWith(id, value, content string) {
 // and its result tells the model the file holds the user's version. The
 // same content as the proposal changes nothing; other tools ignore it.
 func TestRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"seed.txt","edits":[{"oldText":"seed","newText":"sprout"}]}`)),
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"out.txt","content":"hello\n"}`)),
@@ -403,6 +409,7 @@ func TestRPCApprovalAnswerCarriesTheUserVersion(t *testing.T) {
 // answers. Both approved calls fail, the model reads why, and neither
 // outside file changes, nor does anything appear outside.
 func TestRPCApprovedCallRefusesAFileSwappedForALink(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("e1", "edit", `{"path":"conf.txt","edits":[{"oldText":"key=1","newText":"key=2"}]}`)),
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"new.txt","content":"pwned\n"}`)),

@@ -47,6 +47,7 @@ func notices(rs []record) []string {
 // entries and continuation so far, and the context they make); gopi
 // appends it and makes the one more request it asked for.
 func TestExtensionTurnEndBoundary(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("a long first answer"), llmtest.Text("short")}
@@ -102,6 +103,7 @@ func TestExtensionTurnEndBoundary(t *testing.T) {
 // agent_settled. Asking to continue with nothing to continue from is an
 // extension error, and nothing runs.
 func TestExtensionBeforeSettleBoundary(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")}
@@ -146,6 +148,7 @@ func TestExtensionBeforeSettleBoundary(t *testing.T) {
 // turn of its own; the next request carries it. turn_start's handlers are
 // awaited before the turn's request, as in pi, and see the turn's index.
 func TestExtensionSendMessageHeldUntilTurnEnd(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("done"), llmtest.Text("again")}

@@ -14,6 +14,12 @@ import (
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 )
 
+// The tests here that restore a checkpoint stay serial: they send
+// restore_checkpoint as soon as agent_end is read, and under load gopi
+// may still be winding the run down then and refuse it ("wait for the
+// current response to finish"), where a prompt would wait for the run to
+// settle.
+
 // gitIn runs git in dir for a test, with a fixed identity and none of
 // the machine's configuration.
 func gitIn(t *testing.T, dir string, args ...string) string {

@@ -17,6 +17,7 @@ import (
 )
 
 // Issue 37 ("Trust II"): what a code restore may and may not touch.
+// Serial, as the restores in rpc_checkpoint_test.go.
 
 // filesOf is everything under dir but .git: each path's kind, permission
 // bits and bytes, or a link's target.

@@ -42,6 +42,7 @@ func checkPipeOutput(t *testing.T, out string) {
 // the bash command and the bash tool, while gopi itself still survives a
 // client that closes its end of stdout (TestRPCClientClosingStdoutMidBash).
 func TestRPCCommandsStartWithSIGPIPEAtItsDefault(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs Linux's /proc")
 	}
@@ -99,10 +100,12 @@ func killNamed(s string) {
 // A background job still outlives its own command, as in pi (a dev server
 // started with `&` keeps serving while the session goes on).
 func TestRPCBackgroundJobsEndWithGopi(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs Linux's /proc")
 	}
 	t.Run("stdin closes", func(t *testing.T) {
+		t.Parallel()
 		cmdMark, toolMark := newMark(t, "cmd"), newMark(t, "tool")
 		w := newWorld(t,
 			llmtest.ToolCalls(llmtest.Call("t1", "bash", mustJSON(t, map[string]any{"command": backgroundJob(toolMark)}))),
@@ -121,6 +124,7 @@ func TestRPCBackgroundJobsEndWithGopi(t *testing.T) {
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			mark := newMark(t, "sig")
 			p := newWorld(t).start()
 			p.ok("1", map[string]any{"type": "bash", "command": backgroundJob(mark)})
@@ -131,6 +135,7 @@ func TestRPCBackgroundJobsEndWithGopi(t *testing.T) {
 		})
 	}
 	t.Run("jsonrpc shutdown and exit", func(t *testing.T) {
+		t.Parallel()
 		mark := newMark(t, "jsonrpc")
 		w := newWorld(t)
 		p := w.startJSONRPC(true, scriptedArgs("--mode", "rpc")...)
@@ -145,6 +150,7 @@ func TestRPCBackgroundJobsEndWithGopi(t *testing.T) {
 		assert.False(t, processRunning(mark), "the background job ended with gopi")
 	})
 	t.Run("a job that ignores SIGTERM", func(t *testing.T) {
+		t.Parallel()
 		mark := newMark(t, "stubborn")
 		p := newWorld(t).start()
 		p.ok("1", map[string]any{"type": "bash", "command": fmt.Sprintf(`(trap "" TERM; exec -a %s sleep 30) & echo started`, mark)})

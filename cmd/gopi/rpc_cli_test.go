@@ -70,6 +70,7 @@ func piSessionFlags(t *testing.T) []piFlag {
 // always passes --no-themes, pi.nvim --no-skills); gopi exited 2 with
 // "unknown option". Every option of pi 1.5.2's command line is accepted.
 func TestEveryPiFlagIsAccepted(t *testing.T) {
+	t.Parallel()
 	flags := piSessionFlags(t)
 	names := map[string]bool{}
 	for _, f := range flags {
@@ -140,6 +141,7 @@ func TestEveryPiFlagIsAccepted(t *testing.T) {
 
 // Issue 25: a flag pi does not have stays an error, long or short.
 func TestFlagsPiDoesNotHaveAreErrors(t *testing.T) {
+	t.Parallel()
 	for _, argv := range [][]string{{"--no-such-flag-xyz"}, {"-zz"}, {"-nx"}} {
 		code, stderr := runBinary(t, t.TempDir(), t.TempDir(), append([]string{"--mode", "rpc"}, argv...)...)
 		assert.Equal(t, 2, code, "%v", argv)
@@ -150,6 +152,7 @@ func TestFlagsPiDoesNotHaveAreErrors(t *testing.T) {
 // Issue 25: pi's subcommands are not gopi's; they are refused instead
 // of being sent to the model as a prompt, which -- still allows.
 func TestPiSubcommandsAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, argv := range [][]string{{"install", "npm:x"}, {"update"}, {"auth", "check"}, {"config"}, {"list"}} {
 		code, stderr := runBinary(t, t.TempDir(), t.TempDir(), argv...)
 		assert.Equal(t, 2, code, "%v", argv)
@@ -163,6 +166,7 @@ func TestPiSubcommandsAreRefused(t *testing.T) {
 // Issue 25: the terminal-only options are accepted and --help says they
 // are ignored.
 func TestHelpNamesIgnoredTerminalFlags(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runBinaryOut(t, t.TempDir(), t.TempDir(), "--help")
 	require.Equal(t, 0, code)
 	_, ignored, found := strings.Cut(out, "Accepted and ignored")
@@ -191,6 +195,7 @@ func requestTools(r llmtest.Request) []string {
 // +name/-name form, -xt after everything else, -nbt, -nt with --tools,
 // and the defaultTools setting's +name entries.
 func TestToolSelectionFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args     []string
 		settings string
@@ -228,6 +233,7 @@ func TestToolSelectionFlags(t *testing.T) {
 // Issue 25: --tools entries are either plain names and patterns or only
 // +name/-name entries, and those name one tool each.
 func TestToolListErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ list, want string }{
 		{"read,+write", "--tools: plain tool names cannot be mixed with +name or -name entries"},
 		{"+gr*", "--tools: +name and -name entries name one tool each, not a pattern: +gr*"},
@@ -247,6 +253,7 @@ func TestToolListErrors(t *testing.T) {
 // user's and the project's folders; --skill and --prompt-template still
 // load.
 func TestNoSkillsAndNoPromptTemplates(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.trustProject()
 	write := func(path, text string) {
@@ -287,6 +294,7 @@ func TestNoSkillsAndNoPromptTemplates(t *testing.T) {
 // or starts it; --session takes an id or its beginning; --fork copies a
 // session into a new one here, --session-id choosing its id.
 func TestSessionFlags(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first reply"), llmtest.Text("second reply"))
 
 	p := w.start("--session-id", "my-id.1", "--name", "  Nightly\nrun ")
@@ -363,6 +371,7 @@ func TestSessionFlags(t *testing.T) {
 // on stdout and reads stdin as keys) resumes the cwd's most recent
 // session, as --continue does.
 func TestResumeFlag(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("a reply"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
@@ -380,6 +389,7 @@ func TestResumeFlag(t *testing.T) {
 // Issue 25: the session flags pi refuses together, an invalid
 // --session-id and an empty --name are usage errors (exit 2).
 func TestSessionFlagConstraints(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -410,6 +420,7 @@ func TestSessionFlagConstraints(t *testing.T) {
 // Issue 25: --export writes a session file as an HTML page and exits,
 // named as pi names it unless an output is given.
 func TestExportFlag(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("exported reply"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "export me"})
@@ -445,6 +456,7 @@ func TestExportFlag(t *testing.T) {
 // Issue 25: --offline is pi's PI_OFFLINE=1 for what gopi starts (pi's
 // bash commands see PI_OFFLINE=1 and PI_SKIP_VERSION_CHECK=1).
 func TestOfflineFlag(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

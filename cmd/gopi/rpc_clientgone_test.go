@@ -17,6 +17,7 @@ import (
 // SIGPIPE, orphaning the command's process group and leaving the session
 // unflushed. A broken stdout is now a client that left, as stdin EOF is.
 func TestRPCClientClosingStdoutMidBash(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{"native", "jsonrpc"} {
 		t.Run(dialect, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "started")

@@ -70,6 +70,8 @@ type codemodeObservation struct {
 	NestedCalls string
 }
 
+// Serial: pi's words for a script out of time carry the milliseconds its
+// worker measured ("after 98 ms" for a 100 ms timeout under load).
 func TestCodemodeBesidePi(t *testing.T) {
 	prefix := os.Getenv("GOPI_PI16_PREFIX")
 	if prefix == "" {

@@ -41,6 +41,7 @@ func resultTexts(end record) []string {
 // script in a codemode-store entry. Clients see each nested call as a
 // call of its own, with parentToolCallId, as pi sends them.
 func TestRPCCodemode(t *testing.T) {
+	t.Parallel()
 	script := `const [file, out] = await Promise.all([tools.read({ path: "seed.txt" }), tools.bash({ command: "echo hi" })]);
 store("seen", file.trim());
 return { file, out: out.output.trim(), code: out.exit_code }`
@@ -118,6 +119,7 @@ return { file, out: out.output.trim(), code: out.exit_code }`
 
 // Without +codemode the tool does not exist, as in pi.
 func TestRPCCodemodeOnlyWhenSelected(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, codemodeCall("c1", `return 1`), llmtest.Text("done"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "run it"})
@@ -133,6 +135,7 @@ func TestRPCCodemodeOnlyWhenSelected(t *testing.T) {
 // server, and the call resolves to the server's CallToolResult. tool_search is not declared
 // for them (pi activates it for deferred tools only).
 func TestRPCCodemodeReachesMCPTools(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	w := newWorld(t,
 		codemodeCall("c1", `const found = await searchTools("echo");
@@ -187,6 +190,7 @@ func toolDescription(r llmtest.Request, name string) string {
 // lists the tools scripts call, with their TypeScript declarations,
 // within codemode.inlineBudget.
 func TestRPCCodemodeModes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		settings map[string]any
@@ -198,6 +202,7 @@ func TestRPCCodemodeModes(t *testing.T) {
 		{"only, small budget", map[string]any{"defaultTools": []string{"+codemode"}, "codemode": map[string]any{"mode": "only", "inlineBudget": 200}}, []string{"codemode"}, []string{"write"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t, llmtest.Text("hi"))
 			w.writeJSON(filepath.Join(w.agentDir, "settings.json"), tc.settings)
 			p := w.start("--no-session")
@@ -233,6 +238,7 @@ func TestRPCCodemodeModes(t *testing.T) {
 // frozen before the script runs, so patching Array.prototype.toJSON does
 // not spoil the returned value.
 func TestRPCCodemodeRecordsNestedCalls(t *testing.T) {
+	t.Parallel()
 	script := `await tools.read({ path: "seed.txt" });
 await tools.read({ path: "missing.txt" }).catch(() => {});
 await tools.bash({ command: "echo " + "x".repeat(9000) + " >/dev/null" });
@@ -309,6 +315,7 @@ return [1, 2];`
 // bash waits on the user), and an abort ends the wait: that script did
 // not start.
 func TestRPCCodemodeScriptsShareTheWorkers(t *testing.T) {
+	t.Parallel()
 	script := `await tools.bash({ command: "echo hi" }); return "ran"`
 	args, _ := json.Marshal(map[string]string{"code": script})
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "codemode", string(args)), llmtest.Call("c2", "codemode", string(args))), llmtest.Text("done"))

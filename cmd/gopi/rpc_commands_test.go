@@ -14,6 +14,7 @@ import (
 )
 
 func TestRPCStateModelAndThinkingCommands(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("hello"))
 	p := w.start("--models", "scripted/scripted-1,scripted/scripted-2", "--thinking", "high")
 
@@ -75,6 +76,7 @@ func TestRPCStateModelAndThinkingCommands(t *testing.T) {
 }
 
 func TestRPCBashCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("seen"))
 	p := w.start()
 
@@ -116,6 +118,7 @@ func TestRPCBashCommand(t *testing.T) {
 }
 
 func TestRPCSessionCommands(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first reply"), llmtest.Text("second reply"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "one"})

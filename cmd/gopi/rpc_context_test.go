@@ -54,6 +54,7 @@ func systemPrompt(req llmtest.Request) string {
 }
 
 func TestRPCTemplatesAndSkills(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("hi Bob"), llmtest.Text("deploying"))
 	writeFile(t, filepath.Join(w.agentDir, "prompts", "greet.md"), "---\ndescription: Greet people\n---\nSay hello to $1, then to everyone: $@.\n")
 	w.trustProject()
@@ -99,6 +100,7 @@ func TestRPCTemplatesAndSkills(t *testing.T) {
 }
 
 func TestRPCThresholdCompaction(t *testing.T) {
+	t.Parallel()
 	big := llmtest.Text("third answer")
 	big.Usage = llmtest.Usage{Input: 95000, Output: 100}
 	w := newWorld(t,
@@ -158,6 +160,7 @@ func TestRPCThresholdCompaction(t *testing.T) {
 }
 
 func TestRPCOverflowCompactsAndRetries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("early answer"),
 		llmtest.Text("middle answer"),
@@ -193,6 +196,7 @@ func TestRPCOverflowCompactsAndRetries(t *testing.T) {
 }
 
 func TestRPCManualCompact(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("answer one"),
 		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("answer two")}, Usage: llmtest.Usage{Input: 1234, Output: 10}},
@@ -220,6 +224,7 @@ func TestRPCManualCompact(t *testing.T) {
 }
 
 func TestRPCAutoRetry(t *testing.T) {
+	t.Parallel()
 	overloaded := llmtest.HTTPError(529, "")
 	w := newWorld(t, overloaded, overloaded, llmtest.Text("finally"))
 	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"retry": map[string]any{"baseDelayMs": 10, "maxRetries": 3}})
@@ -249,6 +254,7 @@ func TestRPCAutoRetry(t *testing.T) {
 }
 
 func TestRPCAutoRetryGivesUpAndSkipsPermanentErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.HTTPError(503, ""), llmtest.HTTPError(503, ""), llmtest.HTTPError(503, ""),
 		llmtest.HTTPError(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`),
@@ -274,6 +280,7 @@ func TestRPCAutoRetryGivesUpAndSkipsPermanentErrors(t *testing.T) {
 }
 
 func TestRPCAbortRetryAndRetryAfter(t *testing.T) {
+	t.Parallel()
 	limited := llmtest.HTTPError(429, "")
 	limited.Fault.RetryAfter = "30"
 	w := newWorld(t, limited, llmtest.Text("unused"))
@@ -315,6 +322,7 @@ func TestRPCAbortRetryAndRetryAfter(t *testing.T) {
 }
 
 func TestRPCCompactionFailureAndAbortLeaveTheSessionAlone(t *testing.T) {
+	t.Parallel()
 	stalled := llmtest.Text("a summary that never finishes")
 	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
 	big := llmtest.Text("third")
@@ -366,6 +374,7 @@ func TestRPCCompactionFailureAndAbortLeaveTheSessionAlone(t *testing.T) {
 // right behind it (in the same write) waits for the compaction instead of
 // being aborted by it or running while the transcript is replaced.
 func TestRPCCompactThenPromptInOneWrite(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("answer one"),
 		llmtest.Text("answer two"),

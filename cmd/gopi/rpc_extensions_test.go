@@ -37,6 +37,9 @@ type extAgent struct {
 type extEnv struct {
 	prefix, examples string
 	node, piPackage  string
+	// env is more environment for both agents, a test's own variables
+	// (t.Setenv would rule out t.Parallel).
+	env []string
 }
 
 func extTestEnv(t *testing.T) extEnv {
@@ -57,7 +60,7 @@ func (e extEnv) gopi(t *testing.T, w *world, args ...string) *proc {
 	t.Helper()
 	argv := append([]string{gopiBinary(t), "--mode", "rpc", "--model", "scripted/scripted-1"}, args...)
 	return launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline,
-		[]string{"GOPI_NODE=" + e.node, "GOPI_PI_PACKAGE=" + e.piPackage, "HOME=" + w.home(t)}, argv...)
+		append([]string{"GOPI_NODE=" + e.node, "GOPI_PI_PACKAGE=" + e.piPackage, "HOME=" + w.home(t)}, e.env...), argv...)
 }
 
 func (e extEnv) pi(t *testing.T, w *world, args ...string) *proc {
@@ -65,7 +68,7 @@ func (e extEnv) pi(t *testing.T, w *world, args ...string) *proc {
 	cli := filepath.Join(e.piPackage, "dist", "cli.js")
 	argv := append([]string{e.node, cli, "--mode", "rpc", "--provider", "scripted", "--model", "scripted-1"}, args...)
 	return launchArgv(t, w.cwd, w.agentDir, rpc.FramingNewline,
-		[]string{"HOME=" + w.home(t), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"}, argv...)
+		append([]string{"HOME=" + w.home(t), "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"}, e.env...), argv...)
 }
 
 // agents are gopi, then pi itself (GOPI_EXT_ONLY=gopi skips pi).
@@ -118,6 +121,7 @@ func (p *proc) toolEnd(name string) record {
 func settled(r record) bool { return r.is("agent_settled") }
 
 func TestExtensionHello(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -142,6 +146,7 @@ func TestExtensionHello(t *testing.T) {
 }
 
 func TestExtensionPermissionGate(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -171,6 +176,7 @@ func TestExtensionPermissionGate(t *testing.T) {
 }
 
 func TestExtensionProtectedPaths(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -198,6 +204,7 @@ func TestExtensionProtectedPaths(t *testing.T) {
 }
 
 func TestExtensionCommandsAndInput(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Arr."), llmtest.Text("Brief.")} }
 	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
@@ -258,6 +265,7 @@ func noRun(t *testing.T, p *proc, id string) {
 }
 
 func TestExtensionLoadFailure(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "hello", `{"name":"again"}`)), llmtest.Text("ok"))
 	broken := filepath.Join(w.cwd, "broken.ts")
@@ -325,6 +333,7 @@ func (p *proc) notified(text string) record {
 }
 
 func TestExtensionSendUserMessage(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Four."), llmtest.Text("Noted.")} }
 	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
@@ -345,6 +354,7 @@ func TestExtensionSendUserMessage(t *testing.T) {
 }
 
 func TestExtensionConfirmDestructive(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Hello.")} }
 	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
@@ -391,6 +401,7 @@ func TestExtensionConfirmDestructive(t *testing.T) {
 }
 
 func TestExtensionBookmarkAndEventBus(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("Worth keeping.")} }
 	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
@@ -425,6 +436,7 @@ func TestExtensionBookmarkAndEventBus(t *testing.T) {
 }
 
 func TestExtensionModelAndPromptStatus(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }
 	e.both(t, turns, func(t *testing.T, w *world, start func(...string) *proc) {
@@ -452,6 +464,7 @@ func TestExtensionModelAndPromptStatus(t *testing.T) {
 }
 
 func TestExtensionShutdownAndToolUpdates(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -495,6 +508,7 @@ func (w *world) writeExt(name, src string) string {
 // Without a Node new enough for pi's package, gopi says what is missing
 // and serves on without extensions.
 func TestExtensionNodeTooOld(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.Text("Still here."))
 	bin := t.TempDir()
@@ -513,6 +527,7 @@ func TestExtensionNodeTooOld(t *testing.T) {
 	}
 	assert.Contains(t, msg, "extensions need Node 22.19.0 or newer")
 	assert.Contains(t, msg, "v18.19.0")
+	p.stderr.await("extensions need Node", waitLimit)
 	assert.Contains(t, p.stderr.String(), "extensions need Node")
 	assert.Equal(t, "Still here.", p.ok("2", map[string]any{"type": "get_last_assistant_text"}).(map[string]any)["text"])
 	assert.Equal(t, 0, p.exit())
@@ -521,6 +536,7 @@ func TestExtensionNodeTooOld(t *testing.T) {
 // The host crashing in a tool_call handler blocks that call (pi's
 // fail-safe), is reported, and the host is started again for the next.
 func TestExtensionHostCrash(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo crash"}`)),
@@ -562,6 +578,7 @@ func TestExtensionHostCrash(t *testing.T) {
 // A hook that never answers times out (extensionHost.hookTimeoutMs)
 // instead of hanging the run; the call is blocked.
 func TestExtensionHookTimeout(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo hi"}`)), llmtest.Text("done"))
 	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"extensionHost": map[string]any{"hookTimeoutMs": 300}})
@@ -580,6 +597,7 @@ func TestExtensionHookTimeout(t *testing.T) {
 // Abort reaches a running extension tool's signal, and no host process
 // outlives gopi.
 func TestExtensionAbortAndExit(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "wait_for_abort", `{}`)), llmtest.Text("never"))
 	marker := filepath.Join(w.cwd, "aborted.txt")
@@ -614,6 +632,7 @@ export default function (pi) {
 // from npm's cache (filled by testdata/pi/install.sh) into the agent dir,
 // where `gopi extensions list` and the host then find them.
 func TestExtensionInstallOffline(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	if os.Getenv("GOPI_EXT_ONLY") == "gopi" {
 		t.Skip("GOPI_EXT_ONLY=gopi")
@@ -657,6 +676,7 @@ func packageVersion(t *testing.T, dir string) string {
 // signal (pi 1.6.0; 1.5.2's package reported 0): the host runs pi's own
 // exec, so gopi gives what pi gives.
 func TestExtensionExecReportsTheSignal(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("exec.ts", `export default function (pi) {
@@ -679,6 +699,7 @@ func TestExtensionExecReportsTheSignal(t *testing.T) {
 // registered, shortcuts and MCP servers included (which nothing else
 // shows), and what failed to load (exit 1).
 func TestExtensionListShowsRegistrations(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	cwd := t.TempDir()
 	broken := filepath.Join(cwd, "broken.ts")
@@ -723,6 +744,7 @@ func toolsOffered(r llmtest.Request) []string {
 }
 
 func TestExtensionToolOverrideAndDynamicTools(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -771,6 +793,7 @@ func TestExtensionToolOverrideAndDynamicTools(t *testing.T) {
 // todo keeps its list in tool results' details and rebuilds it from the
 // session in session_start: a resumed session still has the list.
 func TestExtensionTodoStateAcrossRestart(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -799,6 +822,7 @@ func TestExtensionTodoStateAcrossRestart(t *testing.T) {
 }
 
 func TestExtensionRPCDemoDialogs(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		p := start("-e", e.example("rpc-demo.ts"), "-e", e.example("timed-confirm.ts"))
@@ -847,6 +871,7 @@ func TestExtensionRPCDemoDialogs(t *testing.T) {
 }
 
 func TestExtensionDirtyRepoGuard(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -876,6 +901,7 @@ func TestExtensionDirtyRepoGuard(t *testing.T) {
 // --plan is a flag plan-mode registers: the run starts read-only, with
 // the tools plan mode allows and destructive commands blocked.
 func TestExtensionPlanModeFlag(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -910,6 +936,7 @@ func TestExtensionPlanModeFlag(t *testing.T) {
 // which needs an npm install of its own, and those that would replace a
 // built-in tool another one replaces. pi loads the same set.
 func TestExtensionEveryExampleLoads(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	// pi 0.73.1's examples (the issue's set) and those of the pi the host
 	// runs (1.6.0), which add project-trust, entry-renderer,
@@ -962,6 +989,7 @@ func TestExtensionEveryExampleLoads(t *testing.T) {
 // Two extensions registering one tool: pi refuses to start; gopi reports
 // the second (an extension_error naming both) and keeps the first.
 func TestExtensionToolConflict(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("c1", "read", `{"path":".env"}`)), llmtest.Text("ok"))
 	p := e.gopi(t, w, "-e", e.example("tool-override.ts"), "-e", e.example("minimal-mode.ts"))
@@ -979,6 +1007,7 @@ func TestExtensionToolConflict(t *testing.T) {
 }
 
 func TestExtensionCompaction(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -1048,6 +1077,7 @@ func TestExtensionCompaction(t *testing.T) {
 // cache, which install.sh filled); its import of "ms" resolves there.
 // truncated-tool registers rg, which runs ripgrep.
 func TestExtensionWithDepsAndTruncatedTool(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	if _, err := exec.LookPath("rg"); err != nil {
 		t.Skip("ripgrep is not installed")
@@ -1083,6 +1113,7 @@ func TestExtensionWithDepsAndTruncatedTool(t *testing.T) {
 // message_end handlers may replace a finished message: the replacement is
 // what the session keeps and what the model reads next.
 func TestExtensionMessageEndReplaces(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("The password is hunter2."), llmtest.Text("ok")}
@@ -1114,6 +1145,7 @@ func TestExtensionMessageEndReplaces(t *testing.T) {
 // setModel, setThinkingLevel, and a command that waits for the agent and
 // starts a new session.
 func TestExtensionAPI(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
@@ -1229,6 +1261,7 @@ func (p *proc) records() []record {
 // dynamic-resources offers a skill and a prompt template in
 // resources_discover: both are listed and usable.
 func TestExtensionResourcesDiscover(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		p := start("-e", filepath.Join(e.examples, "dynamic-resources"))
@@ -1249,6 +1282,7 @@ func TestExtensionResourcesDiscover(t *testing.T) {
 
 // ctx.signal in an event handler aborts with the run.
 func TestExtensionSignalInHandler(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.ToolCalls(llmtest.Call("c1", "bash", `{"command":"echo hi"}`)), llmtest.Text("never")}
@@ -1277,8 +1311,9 @@ export default function (pi) {
 // on one of them reaches the provider's endpoint with its key (a $NAME
 // reference) and headers, and pi.unregisterProvider takes them away.
 func TestExtensionRegisterProvider(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
-	t.Setenv("GOPI_TEST_PROXY_KEY", "proxy-secret")
+	e.env = []string{"GOPI_TEST_PROXY_KEY=proxy-secret"}
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("from the proxy")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("proxy.ts", `export default function (pi) {
 	pi.registerProvider("proxy", {
@@ -1331,6 +1366,7 @@ func TestExtensionRegisterProvider(t *testing.T) {
 // called by gopi: it is refused with an extension_error that says so, and
 // gopi serves on.
 func TestExtensionProviderWithCodeIsRefused(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.Text("ok"))
 	ext := w.writeExt("custom.ts", `export default function (pi) {
@@ -1360,6 +1396,7 @@ func TestExtensionProviderWithCodeIsRefused(t *testing.T) {
 // afresh (its new command listed, the old one gone), session_start with
 // reason "reload".
 func TestExtensionReload(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	version := func(v string) string {
 		return `export default function (pi) {
@@ -1397,6 +1434,7 @@ func TestExtensionReload(t *testing.T) {
 // before_provider_request replaces the provider's payload (here the
 // Anthropic body gains metadata); before_provider_headers adds a header.
 func TestExtensionProviderRequestHooks(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("ok")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("payload.ts", `export default function (pi) {
@@ -1421,6 +1459,7 @@ func TestExtensionProviderRequestHooks(t *testing.T) {
 // may cancel it or write the branch summary, session_tree follows, a user
 // message as target comes back as editor text.
 func TestExtensionNavigateTree(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("tree.ts", `export default function (pi) {
@@ -1516,6 +1555,7 @@ func textOf(m map[string]any) string {
 // ctx.navigateTree with summarize and no extension summary: the current
 // model writes the branch summary from the branch being left.
 func TestExtensionNavigateTreeSummarizedByTheModel(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("The branch summary.")}
@@ -1557,6 +1597,7 @@ func TestExtensionNavigateTreeSummarizedByTheModel(t *testing.T) {
 // An agent_end handler is waited for before agent_settled (pi awaits the
 // run's event handlers): its dialog is answered first.
 func TestExtensionAgentEndIsAwaitedBeforeSettling(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("done")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("next.ts", `export default function (pi) {
@@ -1587,6 +1628,7 @@ func TestExtensionAgentEndIsAwaitedBeforeSettling(t *testing.T) {
 // user_bash: an extension that returns { result } answers the client's
 // bash command itself; nothing runs, the result is recorded.
 func TestExtensionUserBashAnswersTheCommand(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("bash.ts", `export default function (pi) {
@@ -1620,6 +1662,7 @@ func TestExtensionUserBashAnswersTheCommand(t *testing.T) {
 // session_compact_failed tells extensions a compaction that did not
 // happen, with its reason and error.
 func TestExtensionCompactFailed(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn {
 		return []llmtest.Turn{llmtest.Text("ok"), llmtest.HTTPError(400, "bad request")}
@@ -1642,6 +1685,7 @@ func TestExtensionCompactFailed(t *testing.T) {
 // awaited, in gopi as in pi 1.6.0; the order against the SDK's reading is
 // checked in core/llm.
 func TestExtensionProviderStreamEvent(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("streamed words")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("raw.ts", `export default function (pi) {
@@ -1681,6 +1725,7 @@ func TestExtensionProviderStreamEvent(t *testing.T) {
 // a rule; the run's request has the section, the rule, and no such tool;
 // the next run starts from the usual prompt, without the tool still.
 func TestExtensionSystemPromptOptions(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")} }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("options.ts", `export default function (pi) {
@@ -1749,6 +1794,7 @@ func toolNames(r llmtest.Request) []string {
 // 1.6.0's package loaded, pi's own getSettings must reach gopi's
 // settings.
 func TestExtensionPi15Calls(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t)
 	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"steeringMode": "all", "theme": "dark"})
@@ -1775,6 +1821,7 @@ func TestExtensionPi15Calls(t *testing.T) {
 // extension's. (That one's source differs: pi says cli for an extension
 // named with -e, gopi's host local.)
 func TestExtensionAllToolsSourceInfo(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	e.both(t, func() []llmtest.Turn { return nil }, func(t *testing.T, w *world, start func(...string) *proc) {
 		ext := w.writeExt("sources.ts", `export default function (pi) {
@@ -1796,6 +1843,7 @@ func TestExtensionAllToolsSourceInfo(t *testing.T) {
 // switch_session, fork or clone replace the session, and what they emit
 // reaches the client: one notification each, with the reason.
 func TestExtensionSessionStartOncePerReplacement(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t, llmtest.Text("hi"))
 	ext := w.writeExt("starts.ts", `export default function (pi) {
@@ -1835,6 +1883,7 @@ func TestExtensionSessionStartOncePerReplacement(t *testing.T) {
 // pi 1.6.0: an exception in a pi.events handler arrives as an
 // extension_error, and the other handlers and the emitter go on.
 func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t)
 	ext := w.writeExt("bus.ts", `export default function (pi) {
@@ -1868,6 +1917,7 @@ func TestExtensionEventBusHandlerErrorIsReported(t *testing.T) {
 // extensions again (pi itself, 1.6.0 as 1.5.2, stops at a failed -e
 // extension, so this runs on gopi alone).
 func TestExtensionStartupDiagnosticOnce(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t)
 	broken := w.writeExt("broken.ts", "export default function (pi) { throw new Error('this extension is broken') }\n")
@@ -1884,6 +1934,7 @@ func TestExtensionStartupDiagnosticOnce(t *testing.T) {
 // refuses it there: an extension_error saying so, and the extension loads
 // and runs, as pi reports a model it cannot register.
 func TestExtensionVirtualModelRefused(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t)
 	ext := w.writeExt("router.ts", `export default function (pi) {
@@ -1911,6 +1962,7 @@ func TestExtensionVirtualModelRefused(t *testing.T) {
 // A prompt that arrives during a manual compaction waits for it, then
 // starts like any other: before_agent_start runs for it too.
 func TestExtensionPromptAfterCompactionRunsBeforeAgentStart(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t,
 		llmtest.Text("answer one"),
@@ -1944,6 +1996,7 @@ func TestExtensionPromptAfterCompactionRunsBeforeAgentStart(t *testing.T) {
 // toolResult message); tool_result handlers see a built-in tool's and may
 // replace it, and replacing the content alone drops it.
 func TestExtensionStructuredContent(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{

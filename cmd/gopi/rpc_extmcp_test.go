@@ -77,6 +77,7 @@ const otherMCPExtension = `export default function (pi) {
 // throw pi's messages; one registered later connects at once and goes when
 // unregistered, each change an event listing every registered server.
 func TestExtensionMCPServers(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	bin := mcpServerBinary(t)
 	turns := func() []llmtest.Turn {
@@ -131,6 +132,7 @@ func TestExtensionMCPServers(t *testing.T) {
 // stops listing it once it is unregistered; its process ends then, and
 // the others' with gopi.
 func TestExtensionMCPServersListed(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	bin := mcpServerBinary(t)
 	w := newWorld(t)

@@ -21,6 +21,7 @@ import (
 // ctx.isProjectTrusted() answers afterwards. Each case runs on gopi and on
 // pi itself.
 func TestExtensionProjectTrust(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	const decider = `import * as fs from "node:fs";
 import * as path from "node:path";

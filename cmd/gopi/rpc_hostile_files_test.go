@@ -24,6 +24,7 @@ import (
 // on a 1 GB file to load all of it. Both runs now end: the FIFO with an
 // error result, the big file with its first-line note.
 func TestRPCReadOnAFIFOAndAHugeFileEnds(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("t1", "read", `{"path":"pipe"}`), llmtest.Call("t2", "read", `{"path":"huge.bin"}`)),
 		llmtest.Text("done"),
@@ -62,6 +63,7 @@ func toolText(r record) string {
 // export_html used to replace a symlink with a regular file, a FIFO or
 // device outright, and a 0600 file with a 0644 one.
 func TestRPCExportKeepsTheTargetsWays(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("an answer"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "hi"})
@@ -115,6 +117,7 @@ func TestRPCExportKeepsTheTargetsWays(t *testing.T) {
 // abort during a read of a huge file used to leave the read running to the
 // end. Now the run ends as aborted while the file is still being read.
 func TestRPCAbortEndsAReadOfAHugeFile(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("t1", "read", `{"path":"huge.bin"}`)), llmtest.Text("unused"))
 	f, err := os.Create(filepath.Join(w.cwd, "huge.bin"))
 	require.NoError(t, err)
@@ -144,6 +147,7 @@ func TestRPCAbortEndsAReadOfAHugeFile(t *testing.T) {
 // The Go grep (what runs where rg is not installed) skips a FIFO and
 // streams a big file, through the binary with no rg on PATH.
 func TestRPCGrepWithoutRipgrepSkipsAFIFO(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.ToolCalls(llmtest.Call("t1", "grep", `{"pattern":"needle"}`)), llmtest.Text("done"))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, "pipe"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(w.cwd, "a.txt"), []byte("hay\nneedle\n"), 0o644))
@@ -171,6 +175,7 @@ func TestRPCGrepWithoutRipgrepSkipsAFIFO(t *testing.T) {
 // FIFOs a model made with bash: gopi starts, warns and serves instead of
 // blocking on them.
 func TestRPCStartsWithFIFOsWhereItsOwnFilesGo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("still fine"))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(w.cwd, "AGENTS.md"), 0o644))
 	w.trustProject()

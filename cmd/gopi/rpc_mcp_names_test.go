@@ -60,6 +60,7 @@ var suffixed = regexp.MustCompile(`^mcp__a__b__c_[0-9a-f]{8}$`)
 // reconnects and when a tool list changes. A server's tools named like
 // the built-ins (read, bash) never take a built-in's place.
 func TestRPCMCPToolNamesAreOneToolEach(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	w := newWorld(t)
 	w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -136,6 +137,7 @@ const mcpNameExtension = `export default function (pi) {
 // pi.getAllTools() and a call all mean the same tool by each name. (Both
 // had the name: tool_search loaded it and the call ran the extension's.)
 func TestExtensionToolNamedLikeAnMCPTool(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	bin := mcpServerBinary(t)
 	w := newWorld(t)

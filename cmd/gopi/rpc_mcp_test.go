@@ -65,6 +65,7 @@ func toolEndOf(t *testing.T, p *proc, rs []record, tool string) record {
 // pi (nothing is said of it), and with autoEnableCodemode false is said
 // to be reached through tool_search; no server process outlives gopi.
 func TestRPCMCPDirectTools(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	w := newWorld(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -117,6 +118,7 @@ func TestRPCMCPDirectTools(t *testing.T) {
 // --no-mcp connects nothing; a trusted project's .pi/mcp.json entry
 // without command or url turns a user server off.
 func TestRPCMCPOff(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	for _, tc := range []struct {
 		name    string
@@ -127,6 +129,7 @@ func TestRPCMCPOff(t *testing.T) {
 		{"project disables", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -154,9 +157,11 @@ func TestRPCMCPOff(t *testing.T) {
 // No MCP server outlives gopi: stopped by gopi on SIGTERM, and on its own
 // (its stdin ends) when gopi is killed.
 func TestRPCMCPServersEndWithGopi(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
@@ -200,9 +205,11 @@ func mcpServersByName(t *testing.T, get func() any) map[string]map[string]any {
 // connected one with their exposure and readOnlyHint, why another failed,
 // a disabled one.
 func TestRPCMCPServersCommand(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	for _, dialect := range []string{"rpc", "jsonrpc"} {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 				"test": map[string]any{"command": bin, "exposure": "direct", "toolExposure": map[string]any{"big": "hidden"}},
@@ -267,6 +274,7 @@ func TestRPCMCPServersCommand(t *testing.T) {
 // allowlist names it, and are removed once an entry starts with mcp__.
 // --exclude-tools and --no-tools apply to them too.
 func TestRPCMCPToolSelection(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	const list, templates, read = "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"
 	for _, tc := range []struct {
@@ -285,6 +293,7 @@ func TestRPCMCPToolSelection(t *testing.T) {
 		{[]string{"--no-tools"}, nil, []string{"mcp__test__echo", "read", list, read}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t, llmtest.Text("ok"))
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 				"test": map[string]any{"command": bin, "args": []string{"-resources"}, "exposure": "direct"},
@@ -312,6 +321,7 @@ func TestRPCMCPToolSelection(t *testing.T) {
 // it; a resumed session still declares it, since the search result in
 // the transcript says so.
 func TestRPCMCPDeferredTools(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("c1", "tool_search", `{"query": "echo"}`)),
@@ -498,9 +508,11 @@ func hasTool(s record, name string) bool {
 // too, in JSON-RPC after the initialize response (whether initialize
 // starts the session anew or not); gopi and the other servers go on.
 func TestRPCMCPServerStateEvents(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	for _, dialect := range []string{"rpc", "jsonrpc", "jsonrpc, initialize starts the session anew"} {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			w.writeJSON(filepath.Join(w.agentDir, "mcp.json"), map[string]any{"mcpServers": map[string]any{
 				"test": map[string]any{"command": bin, "exposure": "direct"},

@@ -15,6 +15,7 @@ import (
 // model used to crash gopi at startup (ClampThinking indexed an empty
 // list) and cycle_thinking_level divided by zero.
 func TestRPCReasoningModelWithoutUsableLevels(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	null := map[string]any{"off": nil, "minimal": nil, "low": nil, "medium": nil, "high": nil, "xhigh": nil}
 	w.writeJSON(filepath.Join(w.agentDir, "models.json"), map[string]any{"providers": map[string]any{
@@ -40,6 +41,7 @@ func TestRPCReasoningModelWithoutUsableLevels(t *testing.T) {
 // Issue 10: with a real provider's credentials, the scripted faux model is
 // neither listed nor reachable by cycle_model; naming it still works.
 func TestRPCFauxModelHiddenWhenRealCredentialsExist(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.start()
 	models := p.ok("1", map[string]any{"type": "get_available_models"}).(map[string]any)["models"].([]any)
@@ -62,8 +64,7 @@ func TestRPCFauxModelHiddenWhenRealCredentialsExist(t *testing.T) {
 // call, turns and compaction summaries alike, with pi 1.5's $NAME
 // interpolation in them and in the key. They used to be read and dropped.
 func TestRPCModelsJSONHeadersAreSent(t *testing.T) {
-	t.Setenv("GOPI_TEST_TEAM", "core")
-	t.Setenv("GOPI_TEST_KEY", "k-42")
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first "+strings.Repeat("a ", 50)), llmtest.Text("The summary."))
 	w.writeJSON(filepath.Join(w.agentDir, "models.json"), map[string]any{"providers": map[string]any{
 		"scripted": map[string]any{
@@ -76,7 +77,7 @@ func TestRPCModelsJSONHeadersAreSent(t *testing.T) {
 		},
 	}})
 	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"compaction": map[string]any{"keepRecentTokens": 10}})
-	p := w.start()
+	p := w.startEnv([]string{"GOPI_TEST_TEAM=core", "GOPI_TEST_KEY=k-42"})
 	p.ok("1", map[string]any{"type": "prompt", "message": "hello " + strings.Repeat("z ", 50)})
 	p.idle()
 	p.ok("2", map[string]any{"type": "compact"})

@@ -22,6 +22,7 @@ func modelAndLevel(p *proc, id string) (string, string) {
 // defaultProvider/defaultModel (read again), with the default thinking
 // level.
 func TestNewSessionStartsWithTheDefaultModel(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	settings := filepath.Join(w.agentDir, "settings.json")
 	require.NoError(t, os.WriteFile(settings,

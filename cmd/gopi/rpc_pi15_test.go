@@ -16,6 +16,7 @@ import (
 // agent_end carries willRetry, tool_execution_end durationMs, and every
 // prompt ends with agent_settled, which pi's current RpcClient waits for.
 func TestRPCRunLifecycleOfPi15(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("t1", "bash", `{"command":"echo hi"}`)),
 		llmtest.Text("done"),
@@ -48,6 +49,7 @@ func TestRPCRunLifecycleOfPi15(t *testing.T) {
 // A failed reply that will be retried says so on its agent_end, and the
 // prompt settles once, after the retry.
 func TestRPCWillRetryAndOneSettle(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.HTTPError(529, ""), llmtest.Text("recovered"))
 	w.writeJSON(w.agentDir+"/settings.json", map[string]any{"retry": map[string]any{"baseDelayMs": 5}})
 	p := w.start()
@@ -71,6 +73,7 @@ func TestRPCWillRetryAndOneSettle(t *testing.T) {
 // steer and follow_up answer "queued"; queue_update carries both queues
 // whole; clear_queue empties them and returns their text.
 func TestRPCQueuesOfPi15(t *testing.T) {
+	t.Parallel()
 	stall := llmtest.Text("long answer")
 	stall.Fault = &llmtest.Fault{StallAfter: 1, Stall: true}
 	w := newWorld(t, stall, llmtest.Text("next"))
@@ -106,6 +109,7 @@ func TestRPCQueuesOfPi15(t *testing.T) {
 }
 
 func TestRPCThinkingLevelsEntriesAndTree(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("one"), llmtest.Text("two"))
 	p := w.start()
 	levels := p.ok("1", map[string]any{"type": "get_available_thinking_levels"}).(map[string]any)["levels"]
@@ -154,6 +158,7 @@ func TestRPCThinkingLevelsEntriesAndTree(t *testing.T) {
 // session that recorded a level keeps it. gopi used to start every new
 // session at off.
 func TestRPCDefaultThinkingLevelFromSettings(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.start()
 	st := p.ok("1", map[string]any{"type": "get_state"}).(map[string]any)
@@ -172,6 +177,7 @@ func TestRPCDefaultThinkingLevelFromSettings(t *testing.T) {
 // command's id (pi 1.5), and excludeFromContext keeps a result in the
 // session but out of what the model reads.
 func TestRPCBashStreamsAndExcludeFromContext(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("seen"))
 	p := w.start()
 	p.send(map[string]any{"id": "b1", "type": "bash", "command": "printf 'first\\n'; sleep 0.2; printf 'second\\n'"})
@@ -229,6 +235,7 @@ func twoTurnsToCompact(t *testing.T) *proc {
 // compaction_start/compaction_end (pi 1.5) announce manual compactions too,
 // and the result carries estimatedTokensAfter and the summary's usage.
 func TestRPCCompactionEventsOfPi15(t *testing.T) {
+	t.Parallel()
 	p := twoTurnsToCompact(t)
 	p.send(map[string]any{"id": "c", "type": "compact"})
 	rs := p.until(func(r record) bool { return r.is("response") && r["id"] == "c" })
@@ -258,6 +265,7 @@ func TestRPCCompactionEventsOfPi15(t *testing.T) {
 // Issue 16: a compaction whose summary request fails transiently is
 // retried with pi 1.5's summarization_retry_* events.
 func TestRPCSummarizationRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("first"),
 		llmtest.Text("second"),
@@ -307,6 +315,7 @@ func TestRPCSummarizationRetry(t *testing.T) {
 // modelThinkingLevels, defaultTools, sessionDir (and
 // PI_CODING_AGENT_SESSION_DIR), retry.maxAgentDelayMs.
 func TestRPCPi15SettingsKeys(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.HTTPError(529, ""), llmtest.Text("after the wait"))
 	w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{
 		"defaultThinkingLevel": "low",
@@ -346,6 +355,7 @@ func TestRPCPi15SettingsKeys(t *testing.T) {
 // get_session_stats counts as pi 1.5 does: the whole file, so a compaction
 // takes nothing away from the counts and adds its summary's usage.
 func TestRPCSessionStatsCoverTheWholeFile(t *testing.T) {
+	t.Parallel()
 	p := twoTurnsToCompact(t)
 	stats := func(id string) record {
 		return record(p.ok(id, map[string]any{"type": "get_session_stats"}).(map[string]any))

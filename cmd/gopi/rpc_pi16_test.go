@@ -19,6 +19,7 @@ import (
 // 1.5.2 kept an aborted reply's partial text, and gopi gave an empty
 // string for a failed one).
 func TestRPCLastAssistantTextSkipsAbortedFailedAndEmpty(t *testing.T) {
+	t.Parallel()
 	stall := llmtest.Text("half an answer that never ends")
 	stall.Fault = &llmtest.Fault{StallAfter: 3, Stall: true}
 	w := newWorld(t,
@@ -82,6 +83,7 @@ func toolResultTexts(t *testing.T, p *proc) map[string]string {
 // counted as 5001). Where pi's footer then says "(line is 0B)", gopi gives
 // the long line's real size.
 func TestRPCBashOutputEndingInOneLongLine(t *testing.T) {
+	t.Parallel()
 	long := `head -c 300000 /dev/zero | tr '\\0' a`
 	w := newWorld(t,
 		llmtest.ToolCalls(
@@ -111,6 +113,7 @@ func TestRPCBashOutputEndingInOneLongLine(t *testing.T) {
 // above the search directory, "src/**/*.ts" found every file under a
 // project that lives in some src/. pi 1.6.0 answered exactly these lists.
 func TestRPCFindPathPatternsAreRelativeToTheSearchDir(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("rel", "find", `{"pattern":"src/*.ts"}`),
@@ -147,6 +150,7 @@ func TestRPCFindPathPatternsAreRelativeToTheSearchDir(t *testing.T) {
 // it); gopi before ran the first call with the aborted context ("Command
 // aborted") and blocked the others as a failed extension.
 func TestExtensionAbortedBatchCallsAreOperationAborted(t *testing.T) {
+	t.Parallel()
 	e := extTestEnv(t)
 	w := newWorld(t,
 		llmtest.ToolCalls(
@@ -217,6 +221,7 @@ func streamError(raw string) llmtest.Turn {
 // a 200 stream, which gopi took for permanent. An error that names no
 // broken connection still is permanent.
 func TestRPCRetriesConnectionFailuresRelayedInTheStream(t *testing.T) {
+	t.Parallel()
 	failures := []string{
 		`{"error":{"message":"Connection closed."}}`,
 		`{"error":{"message":"read ECONNRESET"}}`,
@@ -258,6 +263,7 @@ func TestRPCRetriesConnectionFailuresRelayedInTheStream(t *testing.T) {
 // gateway's api_error "Connection closed.", and socket errors in error
 // events without a type.
 func TestRPCRetriesConnectionFailuresInAnthropicErrorEvents(t *testing.T) {
+	t.Parallel()
 	failures := []string{
 		`{"type":"error","error":{"type":"api_error","message":"Connection closed."}}`,
 		`{"type":"error","error":{"message":"read ECONNRESET"}}`,
@@ -290,6 +296,7 @@ func TestRPCRetriesConnectionFailuresInAnthropicErrorEvents(t *testing.T) {
 // startup (and went on with the session's model when it lacked
 // credentials), then once per switch_session.
 func TestRPCCouldNotRestoreModelIsReportedOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessions", "pi-0.73.1.jsonl"))
 	require.NoError(t, err)
@@ -300,6 +307,7 @@ func TestRPCCouldNotRestoreModelIsReportedOnce(t *testing.T) {
 	p := startProc(t, w.cwd, w.agentDir, "--mode", "rpc", "--session", path)
 	st := p.state("1")
 	assert.Equal(t, "scripted-1", st["model"].(map[string]any)["id"])
+	p.stderr.await(want, waitLimit)
 	assert.Contains(t, p.stderr.String(), want, "reported at startup")
 	for i, c := range []map[string]any{
 		{"type": "new_session"},

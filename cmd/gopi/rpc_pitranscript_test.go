@@ -166,6 +166,7 @@ func readRecords(t *testing.T, r io.Reader) []record {
 // TestPiTranscriptMatches runs the recorded scenario against gopi and
 // compares the two wires record by record.
 func TestPiTranscriptMatches(t *testing.T) {
+	t.Parallel()
 	want := readTranscript(t, "scenario.jsonl")
 	w := piScenarioWorld(t)
 	p := w.start()
@@ -433,6 +434,7 @@ func joinBashUpdates(rs []record) []record {
 // patches the sections to gopi's own (pi's "docs" and its separate
 // "tools" and "rules" sections are removed with null).
 func TestPiSessionOpensInGopi(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("Still here."))
 	b, err := os.ReadFile(filepath.Join(piTranscriptDir, "scenario-session.jsonl"))
 	require.NoError(t, err)
@@ -482,6 +484,7 @@ func TestPiSessionOpensInGopi(t *testing.T) {
 // A session gopi wrote opens in pi 1.6.0 (when it is installed): pi
 // lists its messages, system message first, and continues it.
 func TestGopiSessionOpensInPi(t *testing.T) {
+	t.Parallel()
 	prefix := os.Getenv("GOPI_PI_PREFIX")
 	if prefix == "" {
 		prefix = os.Getenv("GOPI_RECORD_PI")

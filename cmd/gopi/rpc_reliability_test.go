@@ -24,6 +24,7 @@ import (
 // Issue 17: a session file whose parentId chain loops used to load one
 // message twice.
 func TestRPCSessionWithAParentLoopLoadsEachMessageOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	file := filepath.Join(t.TempDir(), "loop.jsonl")
 	lines := `{"type":"session","version":3,"id":"s1","timestamp":"2026-11-21T14:12:12.199Z","cwd":"/x"}
@@ -48,6 +49,7 @@ func TestRPCSessionWithAParentLoopLoadsEachMessageOnce(t *testing.T) {
 // Issue 17: {"type":"prompt"} without a message used to be accepted and
 // send an empty message; pi refuses it.
 func TestRPCPromptWithoutMessageIsRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.start()
 	r := p.call("1", map[string]any{"type": "prompt"})
@@ -61,6 +63,7 @@ func TestRPCPromptWithoutMessageIsRefused(t *testing.T) {
 // valid frame is answered (gopi used to stay out of step for good), and a
 // huge header line comes back as a short -32700, not quoted whole.
 func TestJSONRPCBadFramesResynchronise(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
 	p.call("pi/get_state", nil) // the first frame sets the framing
@@ -86,6 +89,7 @@ func TestJSONRPCBadFramesResynchronise(t *testing.T) {
 // Issue 17: a request with "id": null used to get no answer at all
 // (jsonrpc2 takes it for a notification); it is answered, with id null.
 func TestJSONRPCNullIDIsAnswered(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.startJSONRPC(true, scriptedArgs("--mode", "jsonrpc")...)
 	p.writeRaw(`{"jsonrpc":"2.0","id":null,"method":"pi/get_state"}`)
@@ -107,6 +111,7 @@ func TestJSONRPCNullIDIsAnswered(t *testing.T) {
 // Issue 17: a bash command the user runs while a reply streams is saved
 // when the run settles, even if no prompt follows (pi 0.73.1 loses it).
 func TestRPCBashDuringAStreamIsSavedWhenTheRunSettles(t *testing.T) {
+	t.Parallel()
 	stalled := llmtest.Text("a reply that waits")
 	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
 	w := newWorld(t, stalled)
@@ -135,6 +140,7 @@ func TestRPCBashDuringAStreamIsSavedWhenTheRunSettles(t *testing.T) {
 // entries in memory, is retried by the next write, and makes gopi exit
 // non-zero if the file still lacks entries at exit.
 func TestRPCSessionWriteFailuresAreReportedAndRetried(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"), llmtest.Text("four"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "first"})
@@ -196,11 +202,13 @@ func TestRPCSessionWriteFailuresAreReportedAndRetried(t *testing.T) {
 // used to come back raw in responses and errors. Everything gopi writes
 // is valid UTF-8, in both dialects.
 func TestInvalidUTF8NeverReachesTheOutput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ mode, input string }{
 		{"rpc", "{\"type\":\"\xff\xfe\"}\n{\"id\":\"a\xffb\",\"type\":\"get_state\"}\n{\"id\":\"\xc3\",\"type\":\"prompt\"}\n"},
 		{"jsonrpc", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi/\xff\xfe\",\"params\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"nope\"}\n"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(gopiBinary(t), "--mode", tc.mode)
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(binaryEnv(), "PI_CODING_AGENT_DIR="+t.TempDir(), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
@@ -222,6 +230,7 @@ func TestInvalidUTF8NeverReachesTheOutput(t *testing.T) {
 // prompt's events. The second is now refused (-32600) and the first goes
 // on.
 func TestJSONRPCDuplicateIDsAreRefused(t *testing.T) {
+	t.Parallel()
 	stalled := llmtest.Text("the reply")
 	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
 	w := newWorld(t, stalled)
@@ -264,8 +273,10 @@ func TestJSONRPCDuplicateIDsAreRefused(t *testing.T) {
 // once more as it is (pi 0.73.1 recovers the same way), and a second
 // overflow ends the prompt with a clear error.
 func TestRPCOverflowOnASmallSessionEndsInAReplyOrAClearError(t *testing.T) {
+	t.Parallel()
 	overflow := llmtest.HTTPError(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`)
 	t.Run("recovers", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t, overflow, llmtest.Text("recovered"))
 		p := w.start()
 		p.ok("1", map[string]any{"type": "prompt", "message": "a big question"})
@@ -288,6 +299,7 @@ func TestRPCOverflowOnASmallSessionEndsInAReplyOrAClearError(t *testing.T) {
 		assert.Equal(t, 0, p.exit())
 	})
 	t.Run("gives up clearly", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t, overflow, overflow)
 		p := w.start()
 		p.ok("1", map[string]any{"type": "prompt", "message": "a big question"})
@@ -320,6 +332,7 @@ func TestRPCOverflowOnASmallSessionEndsInAReplyOrAClearError(t *testing.T) {
 // under the race detector, which makes decoding one take most of
 // waitLimit on a busy machine, it is 4 MB.
 func TestHugeInputGetsShortAnswers(t *testing.T) {
+	t.Parallel()
 	size := 40 << 20
 	if raceEnabled {
 		size = 4 << 20
@@ -378,6 +391,7 @@ func TestHugeInputGetsShortAnswers(t *testing.T) {
 		{"acp", rpc.FramingNewline, acp},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			p := launch(t, w.cwd, w.agentDir, tc.framing, "--mode", tc.mode, "--model", "faux/faux-fast")
 			jp := &jproc{proc: p, header: tc.framing == rpc.FramingHeader}

@@ -13,6 +13,7 @@ import (
 // A permanent 400 whose body mentions "timeout", "205000" and "529" used
 // to be retried three times because the old check matched words.
 func TestRPCPermanentErrorWithMisleadingWordsIsNotRetried(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.HTTPError(400, `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 205000 > 64000; request timeout 529 terminated"}}`),
 	)
@@ -34,6 +35,7 @@ func TestRPCPermanentErrorWithMisleadingWordsIsNotRetried(t *testing.T) {
 // The server's Retry-After travels as a typed field: it sets the delay and
 // no longer shows up as a "(retry-after: ...)" note in the error text.
 func TestRPCRetryAfterIsTypedNotText(t *testing.T) {
+	t.Parallel()
 	limited := llmtest.HTTPError(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)
 	limited.Fault.RetryAfter = "1"
 	w := newWorld(t, limited, llmtest.Text("after the wait"))

@@ -26,6 +26,7 @@ func compactableWorld(t *testing.T, turns ...llmtest.Turn) *proc {
 // Issue 10: an abort written right behind compact reaches the compaction
 // even before its summariser has started.
 func TestRPCAbortRightBehindCompact(t *testing.T) {
+	t.Parallel()
 	stalled := llmtest.Text("a summary that never finishes")
 	stalled.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
 	p := compactableWorld(t, stalled)
@@ -46,6 +47,7 @@ func TestRPCAbortRightBehindCompact(t *testing.T) {
 // Issue 10: an abort also stops a prompt that waits for a compaction: its
 // run starts and ends as aborted, and abort answers at once.
 func TestRPCAbortReachesPromptWaitingForCompact(t *testing.T) {
+	t.Parallel()
 	stalledRun := llmtest.Text("a reply that never finishes")
 	stalledRun.Fault = &llmtest.Fault{StallAfter: 2, Stall: true}
 	p := compactableWorld(t, llmtest.Text("The summary."), stalledRun)

@@ -39,6 +39,7 @@ func userTexts(st *session.Store) []string {
 // files are; a new HTML export is 0600 too. A file that exists keeps its
 // mode.
 func TestRPCSessionFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("secret reply"), llmtest.Text("again"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "read .env"})
@@ -71,6 +72,7 @@ func TestRPCSessionFilesArePrivate(t *testing.T) {
 // a session. Such a file is refused and left as it was. export_html over
 // a session file is refused too.
 func TestRPCNonSessionFilesAreRefusedAndLeftAlone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("fine"))
 	notes := filepath.Join(w.cwd, "NOTES.md")
 	const text = "# Notes\n\n- call the plumber\n"
@@ -108,6 +110,7 @@ func TestRPCNonSessionFilesAreRefusedAndLeftAlone(t *testing.T) {
 // is appended to under a lock, and B's conversation follows A's as a
 // second root of the tree.
 func TestRPCTwoProcessesOnOneSessionFileKeepEveryEntry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("to A1"), llmtest.Text("to B1"), llmtest.Text("to A2"), llmtest.Text("to B2"))
 	file := filepath.Join(w.cwd, "new.jsonl")
 	a := w.start("--session", file)
@@ -151,6 +154,7 @@ func TestRPCTwoProcessesOnOneSessionFileKeepEveryEntry(t *testing.T) {
 // back with only the new entries and no header, a file --session refused.
 // It is now written again whole.
 func TestRPCSessionFileRemovedMidRunIsWrittenWhole(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("a"), llmtest.Text("b"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "reply: a"})
@@ -176,6 +180,7 @@ func TestRPCSessionFileRemovedMidRunIsWrittenWhole(t *testing.T) {
 // file) made it "not a session file". It is skipped: --session opens the
 // file, list_sessions lists it and --continue finds it.
 func TestRPCSessionWithAByteOrderMark(t *testing.T) {
+	t.Parallel()
 	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessions", "pi-0.73.1.jsonl"))
 	require.NoError(t, err)
 	w := newWorld(t, llmtest.Text("continued"))
@@ -210,6 +215,7 @@ func TestRPCSessionWithAByteOrderMark(t *testing.T) {
 // The path is over 512 bytes, so the session header is too (--continue
 // read only 512 bytes of it).
 func TestRPCDeepProjectPathStartsAndContinues(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("deep reply"), llmtest.Text("deeper"))
 	deep := w.cwd
 	for len(deep) <= 560 {

@@ -93,6 +93,7 @@ func entryOfRole(t *testing.T, st *session.Store, role llm.Role) string {
 }
 
 func TestRPCForkAndSwitchBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("reply one"), llmtest.Text("reply two"),
 		llmtest.Text("reply retry"), llmtest.Text("reply fresh"))
 	p := w.start()
@@ -173,6 +174,7 @@ func TestRPCForkAndSwitchBack(t *testing.T) {
 }
 
 func TestRPCSessionSwitchErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("only reply"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "hello"})
@@ -215,11 +217,13 @@ func TestRPCSessionSwitchErrors(t *testing.T) {
 	st = p.state("9")
 	assert.Equal(t, damaged, st["sessionFile"])
 	assert.EqualValues(t, 3, st["messageCount"])
+	p.stderr.await("skipped line 2", waitLimit)
 	assert.Contains(t, p.stderr.String(), "skipped line 2")
 	assert.Equal(t, 0, p.exit())
 }
 
 func TestRPCClone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("reply one"), llmtest.Text("reply two"), llmtest.Text("reply three"))
 	p := w.start()
 	p.ok("1", map[string]any{"type": "prompt", "message": "one"})
@@ -255,6 +259,7 @@ func TestRPCClone(t *testing.T) {
 }
 
 func TestRPCSwitchIntoPiSession(t *testing.T) {
+	t.Parallel()
 	ref, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessions", "pi-0.73.1.jsonl"))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "from-pi.jsonl")
@@ -277,6 +282,7 @@ func TestRPCSwitchIntoPiSession(t *testing.T) {
 	// the file's thinking level (off) is restored.
 	assert.Equal(t, "scripted-1", st["model"].(map[string]any)["id"])
 	assert.Equal(t, "off", st["thinkingLevel"])
+	p.stderr.await("could not restore model fake/fake-haiku; using scripted/scripted-1", waitLimit)
 	assert.Contains(t, p.stderr.String(), "could not restore model fake/fake-haiku; using scripted/scripted-1")
 
 	msgs := p.messages("4")
@@ -337,6 +343,7 @@ func requireSelfContained(t *testing.T, page string) {
 }
 
 func TestRPCExportHTML(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("Here is `the code` you asked for."), llmtest.Text("in memory reply"))
 	p := w.start()
 

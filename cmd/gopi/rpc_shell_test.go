@@ -32,6 +32,7 @@ func writeWrapperShell(t *testing.T) string {
 // command, as in pi; a project's .pi/settings.json counts only when the
 // project is trusted.
 func TestRPCShellSettingsReachTheBashTool(t *testing.T) {
+	t.Parallel()
 	wrapper := writeWrapperShell(t)
 	cases := []struct {
 		name    string
@@ -55,6 +56,7 @@ func TestRPCShellSettingsReachTheBashTool(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t,
 				llmtest.ToolCalls(llmtest.Call("b1", "bash", mustJSON(t, map[string]any{"command": prefixProbe}))),
 				llmtest.Text("done"),
@@ -85,6 +87,7 @@ func TestRPCShellSettingsReachTheBashTool(t *testing.T) {
 // and switched on later (by an extension) runs with the shell settings
 // too.
 func TestAllToolsCarryTheShellSettings(t *testing.T) {
+	t.Parallel()
 	cwd := t.TempDir()
 	prefix := []tools.Option{tools.WithCommandPrefix("export GOPI_PREFIX_SEEN=later")}
 	all := allTools(cwd, nil, tools.Select(tools.SelectOptions{Defaults: []string{"read"}}), prefix)

@@ -56,6 +56,7 @@ func referenceShape(t *testing.T, name string) []string {
 }
 
 func TestRPCToolCallMatchesPiTranscript(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("toolu_1", "bash", `{"command":"printf 'one\\n'; sleep 0.3; printf 'two\\n'"}`)),
 		llmtest.Text("Both lines printed."),
@@ -100,6 +101,7 @@ func TestRPCToolCallMatchesPiTranscript(t *testing.T) {
 // With --full-updates (the older protocol), every message_update carries
 // the message so far twice.
 func TestRPCMessageUpdateCarriesMessageAndPartial(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("Hello there, friend."))
 	p := w.start("--full-updates")
 	p.send(map[string]any{"type": "prompt", "message": "hi"})
@@ -122,6 +124,7 @@ func TestRPCMessageUpdateCarriesMessageAndPartial(t *testing.T) {
 // and the assistant event without partial; toolcall_start names the call,
 // *_end events carry the block, message_end the whole message.
 func TestRPCMessageUpdateIsDeltaOnlyByDefault(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Turn{Blocks: []llmtest.Block{llmtest.Say("Hello there, friend."), llmtest.Call("t1", "read", `{"path":"x.txt"}`)}},
 		llmtest.Text("done"),
@@ -156,6 +159,7 @@ func TestRPCMessageUpdateIsDeltaOnlyByDefault(t *testing.T) {
 }
 
 func TestRPCPromptErrorsAndParsing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("ok"))
 	p := w.start()
 
@@ -203,6 +207,7 @@ func TestRPCPromptErrorsAndParsing(t *testing.T) {
 }
 
 func TestRPCSteerAndFollowUpWhileStreaming(t *testing.T) {
+	t.Parallel()
 	stall := llmtest.Text("working on it")
 	stall.Fault = &llmtest.Fault{StallAfter: 3, Stall: true}
 	w := newWorld(t, stall, llmtest.Text("steered"), llmtest.Text("followed up"))
@@ -239,6 +244,7 @@ func TestRPCSteerAndFollowUpWhileStreaming(t *testing.T) {
 }
 
 func TestRPCAbortMidStream(t *testing.T) {
+	t.Parallel()
 	stall := llmtest.Text("a long answer that never ends")
 	stall.Fault = &llmtest.Fault{StallAfter: 3, Stall: true}
 	w := newWorld(t, stall, llmtest.Text("after abort"))
@@ -265,6 +271,7 @@ func TestRPCAbortMidStream(t *testing.T) {
 }
 
 func TestRPCAbortMidToolKillsTheProcess(t *testing.T) {
+	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "started")
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("t1", "bash", `{"command":"touch `+marker+`; sleep 37.25"}`)),
@@ -289,6 +296,7 @@ func TestRPCAbortMidToolKillsTheProcess(t *testing.T) {
 }
 
 func TestRPCPromptWithImageAndHugeLine(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("a red dot"), llmtest.Text("that was long"))
 	p := w.start()
 	img := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nnot really a png"))
@@ -314,6 +322,7 @@ func TestRPCPromptWithImageAndHugeLine(t *testing.T) {
 }
 
 func TestRPCStdinClosedMidStreamLeavesALoadableSession(t *testing.T) {
+	t.Parallel()
 	stall := llmtest.Text("halfway there")
 	stall.Fault = &llmtest.Fault{StallAfter: 3, Stall: true}
 	w := newWorld(t, llmtest.Text("first answer"), stall)
@@ -339,6 +348,7 @@ func TestRPCStdinClosedMidStreamLeavesALoadableSession(t *testing.T) {
 }
 
 func TestRPCSignalsAbortAndExitZero(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "started")
@@ -361,6 +371,7 @@ func TestRPCSignalsAbortAndExitZero(t *testing.T) {
 // wrote with those pi wrote for the same entry type: pi 1.5.2's session
 // (the transcript's), and pi 0.73.1's for the entry types that one lacks.
 func TestRPCSessionFileHasPiShape(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("toolu_9", "read", `{"path":"greeting.txt"}`)),
 		llmtest.Text("It says hello."),
@@ -441,6 +452,7 @@ func without(list []string, drop ...string) []string {
 // TestRPCDocsPythonClient runs the Python client printed in docs/rpc.md
 // against the binary, so the documented example keeps working.
 func TestRPCDocsPythonClient(t *testing.T) {
+	t.Parallel()
 	python := testenv.LookPath(t, "python3")
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "rpc.md"))
 	require.NoError(t, err)
@@ -462,6 +474,7 @@ func TestRPCDocsPythonClient(t *testing.T) {
 // A client that has seen agent_end may prompt at once, as pi's RpcClient
 // does after waitForIdle; the agent winding down must not refuse it.
 func TestRPCPromptRightAfterAgentEnd(t *testing.T) {
+	t.Parallel()
 	const rounds = 40
 	var turns []llmtest.Turn
 	for range rounds {
@@ -484,6 +497,7 @@ func TestRPCPromptRightAfterAgentEnd(t *testing.T) {
 // abort_bash behind that reaches it; a prompt's response precedes its
 // run's agent_start.
 func TestRPCCommandOrder(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("done"))
 	p := w.start()
 	p.send(map[string]any{"id": "1", "type": "bash", "command": "sleep 38.25"})

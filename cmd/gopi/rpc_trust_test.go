@@ -13,6 +13,7 @@ import (
 // a saved decision in trust.json, defaultProjectTrust "always"); opened
 // without a decision, gopi leaves them out and says so on stderr.
 func TestRPCProjectTrust(t *testing.T) {
+	t.Parallel()
 	setup := func(t *testing.T) *world {
 		w := newWorld(t)
 		writeFile(t, filepath.Join(w.cwd, ".pi", "prompts", "review.md"), "Review $ARGUMENTS.\n")
@@ -32,6 +33,7 @@ func TestRPCProjectTrust(t *testing.T) {
 	}
 
 	t.Run("not trusted", func(t *testing.T) {
+		t.Parallel()
 		w := setup(t)
 		p := w.start("--no-extensions")
 		assert.False(t, commands(p)["review"], "the project's template is left out")
@@ -49,6 +51,7 @@ func TestRPCProjectTrust(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			w := setup(t)
 			p := w.start(append(trust(w), "--no-extensions")...)
 			assert.True(t, commands(p)["review"])
@@ -58,6 +61,7 @@ func TestRPCProjectTrust(t *testing.T) {
 		})
 	}
 	t.Run("--no-approve beats trust.json", func(t *testing.T) {
+		t.Parallel()
 		w := setup(t)
 		w.trustProject()
 		p := w.start("--no-approve", "--no-extensions")
@@ -67,6 +71,7 @@ func TestRPCProjectTrust(t *testing.T) {
 
 	// The project's extensions are not even listed, so never run.
 	t.Run("extensions", func(t *testing.T) {
+		t.Parallel()
 		w := setup(t)
 		list := func(args ...string) string {
 			cmd := exec.Command(gopiBinary(t), append([]string{"extensions", "list"}, args...)...)

@@ -17,7 +17,8 @@ import (
 // agent dir (outside the project), the edit journal records the
 // prompt's changes and restores them, and an MCP server the user
 // configured runs and answers (it is the user's, outside the sandbox).
-// After a restart the session continues from its file.
+// After a restart the session continues from its file. Serial, as the
+// restores in rpc_checkpoint_test.go.
 func TestSandboxKeepsSessionsCheckpointsAndMCP(t *testing.T) {
 	requireSandbox(t)
 	bin := mcpServerBinary(t)

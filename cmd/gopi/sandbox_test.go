@@ -37,13 +37,6 @@ func newSandboxWorld(t *testing.T, turns ...llmtest.Turn) sandboxWorld {
 	return sandboxWorld{w, outside}
 }
 
-// startEnv is start with extra environment.
-func (w *world) startEnv(env []string, extra ...string) *proc {
-	w.t.Helper()
-	args := append([]string{gopiBinary(w.t), "--mode", "rpc", "--model", "scripted/scripted-1"}, extra...)
-	return launchArgv(w.t, w.cwd, w.agentDir, rpc.FramingNewline, env, args...)
-}
-
 // requireSandbox skips a test on a kernel that cannot run the sandbox
 // (it fails in CI, where GOPI_REQUIRE_TOOLS is set).
 func requireSandbox(t *testing.T) {
@@ -67,6 +60,7 @@ func sandboxBash(t *testing.T, id, command string) llmtest.Block {
 // reads that the sandbox may have refused it, and get_state names the
 // layers.
 func TestSandboxWorkspaceWriteConfinesTheBashTool(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	w := newSandboxWorld(t,
 		llmtest.ToolCalls(
@@ -106,6 +100,7 @@ func TestSandboxWorkspaceWriteConfinesTheBashTool(t *testing.T) {
 // TestSandboxNetwork: a loopback TCP listener is out of reach with the
 // network off (the default) and in reach with "network": true.
 func TestSandboxNetwork(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -122,6 +117,7 @@ func TestSandboxNetwork(t *testing.T) {
 	dial := "exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + " && echo connected"
 	for _, network := range []bool{false, true} {
 		t.Run("network="+strconv.FormatBool(network), func(t *testing.T) {
+			t.Parallel()
 			w := newSandboxWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", dial)), llmtest.Text("done"))
 			w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"network": network}})
 			p := w.start("--sandbox", "workspace-write")
@@ -144,6 +140,7 @@ func TestSandboxNetwork(t *testing.T) {
 // TestSandboxReadOnly: read-only commands read the project and write
 // only $TMPDIR; the write tool is refused too.
 func TestSandboxReadOnly(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	w := newSandboxWorld(t,
 		llmtest.ToolCalls(
@@ -172,6 +169,7 @@ func TestSandboxReadOnly(t *testing.T) {
 // refuse a target outside the writable roots, named directly or reached
 // through a link, and write inside.
 func TestSandboxWriteAndEditToolsStayInTheProject(t *testing.T) {
+	t.Parallel()
 	w := newSandboxWorld(t)
 	w.srv.Push(
 		llmtest.ToolCalls(
@@ -204,6 +202,7 @@ func TestSandboxWriteAndEditToolsStayInTheProject(t *testing.T) {
 // test hook) gopi says so once at start, reports it in get_state, and
 // refuses every command instead of running it unconfined.
 func TestSandboxFailsClosed(t *testing.T) {
+	t.Parallel()
 	w := newSandboxWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", "touch ran")), llmtest.Text("done"))
 	p := w.startEnv([]string{sandbox.TestABIEnv + "=0"}, "--sandbox", "workspace-write")
 	st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
@@ -223,6 +222,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 // TestSandboxProjectMayOnlyTighten: a trusted project's settings make
 // the mode stricter and never looser; the mode off is no sandbox at all.
 func TestSandboxProjectMayOnlyTighten(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		user, project, want string
 	}{
@@ -232,6 +232,7 @@ func TestSandboxProjectMayOnlyTighten(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.user+"+"+tc.project, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": tc.user}})
 			w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": tc.project}})
@@ -251,6 +252,7 @@ func TestSandboxProjectMayOnlyTighten(t *testing.T) {
 // TestSandboxFlagIsChecked: an unknown mode stops gopi with a usage
 // error, from the flag and from the settings.
 func TestSandboxFlagIsChecked(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	p := w.start("--sandbox", "strict")
 	assert.Equal(t, 2, p.exit())
@@ -268,9 +270,11 @@ func TestSandboxFlagIsChecked(t *testing.T) {
 // outside the sandbox, and the file is written; "Deny" keeps the
 // sandboxed result, and nothing is. With the gate off nothing is asked.
 func TestSandboxEscapeQuestion(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, answer := range []string{"Allow once", "Deny", "off"} {
 		t.Run(answer, func(t *testing.T) {
+			t.Parallel()
 			w := newSandboxWorld(t)
 			target := filepath.Join(w.outside, "escaped.txt")
 			command := "echo out > " + target
@@ -337,6 +341,7 @@ func TestSandboxEscapeQuestion(t *testing.T) {
 // reject once; allow_once lets the command write outside the project,
 // reject_once does not.
 func TestACPSandboxEscape(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	cwd, outside := t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session", "--approval", "writes", "--sandbox", "workspace-write")
@@ -381,6 +386,7 @@ func TestACPSandboxEscape(t *testing.T) {
 // is a window/showMessageRequest with the actions "Allow once" and
 // "Deny"; "Allow once" lets the command write outside the project.
 func TestJSONRPCSandboxEscape(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	w := newSandboxWorld(t)
 	target := filepath.Join(w.outside, "escaped.txt")
@@ -415,6 +421,7 @@ func TestJSONRPCSandboxEscape(t *testing.T) {
 // client that lends its terminal still has bash's commands run by gopi,
 // confined, not in the terminal, which gopi cannot confine.
 func TestACPSandboxAdditionalDirectories(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	cwd, extra, later := t.TempDir(), t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--sandbox", "workspace-write", "--approval", "off")
@@ -473,10 +480,12 @@ func (p *jproc) stop() {
 // workspace-write. The flag and the user's settings choose otherwise,
 // and a project's settings still only tighten the default.
 func TestSandboxDefaultPerDialect(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	ws := map[string]any{"mode": "workspace-write", "network": false, "layers": []any{"landlock-fs", "landlock-net", "seccomp"}}
 
 	t.Run("rpc", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		p := w.start()
 		st := p.ok("s", map[string]any{"type": "get_state"}).(map[string]any)
@@ -484,18 +493,21 @@ func TestSandboxDefaultPerDialect(t *testing.T) {
 		assert.Equal(t, 0, p.exit())
 	})
 	t.Run("jsonrpc", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		sb, p := w.jsonrpcSandbox(nil)
 		assert.Equal(t, ws, sb)
 		p.stop()
 	})
 	t.Run("jsonrpc --sandbox off", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		sb, p := w.jsonrpcSandbox(nil, "--sandbox", "off")
 		assert.Nil(t, sb)
 		p.stop()
 	})
 	t.Run("jsonrpc, the user's settings", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		w.writeJSON(filepath.Join(w.agentDir, "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "off"}})
 		sb, p := w.jsonrpcSandbox(nil)
@@ -508,6 +520,7 @@ func TestSandboxDefaultPerDialect(t *testing.T) {
 		p.stop()
 	})
 	t.Run("jsonrpc, a project's settings tighten the default", func(t *testing.T) {
+		t.Parallel()
 		w := newWorld(t)
 		w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
 		w.trustProject()
@@ -516,6 +529,7 @@ func TestSandboxDefaultPerDialect(t *testing.T) {
 		p.stop()
 	})
 	t.Run("acp", func(t *testing.T) {
+		t.Parallel()
 		for _, flags := range [][]string{nil, {"--sandbox", "off"}} {
 			cwd, outside := t.TempDir(), t.TempDir()
 			target := filepath.Join(outside, "out.txt")
@@ -552,6 +566,7 @@ func TestSandboxDefaultPerDialect(t *testing.T) {
 // with how to choose no sandbox, get_state reports it, and the model's
 // commands are refused.
 func TestSandboxDefaultFailsClosed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.ToolCalls(sandboxBash(t, "b1", "touch ran")), llmtest.Text("done"))
 	sb, p := w.jsonrpcSandbox([]string{sandbox.TestABIEnv + "=0"})
 	state := sb.(map[string]any)
@@ -622,6 +637,7 @@ func (m acpModeSession) bash(command, answer string) (status, text string) {
 // sandbox stopped without a question; full-access lets a write outside
 // the project through, asking nothing.
 func TestACPModesSetTheSandbox(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	cwd, outside := t.TempDir(), t.TempDir()
 	p := startACP(t, cwd, t.TempDir(), "--model", "faux/faux-fast", "--no-session")
@@ -666,6 +682,7 @@ func TestACPModesSetTheSandbox(t *testing.T) {
 // sandbox in force stays read-only: full-access sets the approval mode
 // only, and gopi says so on stderr.
 func TestACPModesKeepTheProjectsSandbox(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	w := newWorld(t)
 	w.writeJSON(filepath.Join(w.cwd, ".pi", "settings.json"), map[string]any{"sandbox": map[string]any{"mode": "read-only"}})
@@ -697,6 +714,7 @@ func TestACPModesKeepTheProjectsSandbox(t *testing.T) {
 // (which runs outside the sandbox), started by that same gopi, still
 // writes outside the project, many times at once.
 func TestSandboxLeavesGopiUnconfined(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	const commands = 12
 	var calls []llmtest.Block

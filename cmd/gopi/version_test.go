@@ -20,6 +20,7 @@ import (
 // binary by cmd/release's tests; what a binary built without them reads
 // from the toolchain, by TestBuildFromToolchainRecord.
 func TestVersionNamesCommitAndDate(t *testing.T) {
+	t.Parallel()
 	bin := gopiBinary(t)
 	out, err := exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
@@ -43,6 +44,7 @@ func TestVersionNamesCommitAndDate(t *testing.T) {
 }
 
 func TestJSONFlagGoesWithVersion(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(gopiBinary(t), "--json")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -55,6 +57,7 @@ func TestJSONFlagGoesWithVersion(t *testing.T) {
 // checkout (with -buildvcs, the default) the revision, its time and
 // whether the tree had changes. Stamps win over both.
 func TestBuildFromToolchainRecord(t *testing.T) {
+	t.Parallel()
 	base := buildInfo{Version: "dev", Go: "go1.26.8", Platform: "linux/amd64"}
 	installed := &debug.BuildInfo{Main: debug.Module{Version: "v0.1.0"}}
 	assert.Equal(t, "0.1.0", buildFrom(base, installed).Version)
@@ -78,6 +81,7 @@ func TestBuildFromToolchainRecord(t *testing.T) {
 // build them on first use now. The budget is per package, in bytes
 // allocated, which GODEBUG=inittrace reports exactly, unlike its times.
 func TestOwnPackagesDoLittleAtInit(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(gopiBinary(t), "--version")
 	cmd.Env = append(binaryEnv(), "GODEBUG=inittrace=1")
 	var stderr strings.Builder
