@@ -14,11 +14,9 @@ import (
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
 )
 
-// The tests here that restore a checkpoint stay serial: they send
-// restore_checkpoint as soon as agent_end is read, and under load gopi
-// may still be winding the run down then and refuse it ("wait for the
-// current response to finish"), where a prompt would wait for the run to
-// settle.
+// The tests here send restore_checkpoint as soon as agent_end is read:
+// gopi waits out the moment the run winds down, as for a prompt, rather
+// than refuse it (a refusal there once failed them when run in parallel).
 
 // gitIn runs git in dir for a test, with a fixed identity and none of
 // the machine's configuration.
@@ -56,6 +54,7 @@ type fileJSON struct {
 // run; list, diff, a dry run, a restore of code and conversation, its
 // undo after a restart, and the user's repository untouched throughout.
 func TestRPCCheckpointRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(
 			llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`),
@@ -207,6 +206,7 @@ func TestRPCCheckpointRoundTrip(t *testing.T) {
 // records a checkpoint with its first change, which diff and restore
 // use (commands' changes are not seen, and the note says so).
 func TestRPCCheckpointJournal(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.Text("nothing to change"),
 		llmtest.ToolCalls(
@@ -256,6 +256,7 @@ func TestRPCCheckpointJournal(t *testing.T) {
 // and the checkpoint says so at once; a restore is refused while a run
 // streams.
 func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		llmtest.ToolCalls(llmtest.Call("w1", "write", `{"path":"a.txt","content":"agent\n"}`)),
 		llmtest.Text("done"),
@@ -293,6 +294,7 @@ func TestRPCCheckpointBudgetAndStreaming(t *testing.T) {
 // records no files, and restoring its conversation brings the later
 // messages back.
 func TestRPCCheckpointConversationUndo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, llmtest.Text("first answer"))
 	gitIn(t, w.cwd, "init", "-q")
 	p := w.start()

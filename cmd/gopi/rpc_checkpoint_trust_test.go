@@ -17,7 +17,6 @@ import (
 )
 
 // Issue 37 ("Trust II"): what a code restore may and may not touch.
-// Serial, as the restores in rpc_checkpoint_test.go.
 
 // filesOf is everything under dir but .git: each path's kind, permission
 // bits and bytes, or a link's target.
@@ -109,6 +108,7 @@ func bashCall(t *testing.T, id, command string) llmtest.Turn {
 // leaves a snapshot index in TMPDIR, whether it ends on EOF, SIGTERM or
 // SIGHUP.
 func TestRPCCheckpointRestoreNeverFollowsLinks(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	w := newWorld(t,
 		bashCall(t, "b1", fmt.Sprintf("rm a.txt && ln -s %[1]s/target.txt a.txt && rm -r sub && ln -s %[1]s/subdir sub && rm cfg && mkdir cfg && echo project > cfg/c.txt && echo project > cfg/keep.txt", outside)),
@@ -160,6 +160,7 @@ func TestRPCCheckpointRestoreNeverFollowsLinks(t *testing.T) {
 // Issue 37, 2: x was a file and became a folder with files in it; d/ was
 // a folder and became a file. The restore succeeds and puts both back.
 func TestRPCCheckpointRestoreKindChanges(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t,
 		bashCall(t, "b1", "rm x && mkdir -p x/deep && echo y > x/deep/y.txt && echo z > x/z.txt && rm -r d && echo now a file > d"),
 		llmtest.Text("done"))
@@ -184,6 +185,7 @@ func TestRPCCheckpointRestoreKindChanges(t *testing.T) {
 // Issue 37, 3: .env.local (0600) and key.pem (0000), deleted by the
 // model, come back with their modes, restored by a later gopi.
 func TestRPCCheckpointRestoreKeepsModes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, bashCall(t, "b1", "rm .env.local key.pem"), llmtest.Text("done"))
 	gitIn(t, w.cwd, "init", "-q", "-b", "main")
 	put(t, w.cwd, "main.go", "package main\n", 0o644)
@@ -211,6 +213,7 @@ func TestRPCCheckpointRestoreKeepsModes(t *testing.T) {
 // its folder's place; private files keep their modes; nothing outside
 // changes; the undo puts the links back.
 func TestRPCCheckpointJournalRestoreTrust(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	w := newWorld(t,
 		llmtest.ToolCalls(
@@ -248,6 +251,7 @@ func TestRPCCheckpointJournalRestoreTrust(t *testing.T) {
 // once on stderr, keeps the index in a private temporary folder, and
 // removes it when it exits, on SIGTERM as on stdin's end.
 func TestRPCCheckpointIndexDirUnusable(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, bashCall(t, "b1", "echo changed > a.txt"), llmtest.Text("done"))
 	gitIn(t, w.cwd, "init", "-q", "-b", "main")
 	put(t, w.cwd, "a.txt", "project a\n", 0o644)

@@ -112,15 +112,15 @@ func jsonrpcMCPCommandClient(t *testing.T, p *jproc) mcpCommandClient {
 // dialect's dialogs: the status of each server; "/mcp reconnect" asks
 // which server with a select when more than one fits, and connects the
 // chosen one again (its process is a new one) and no other; a cancelled
-// select changes nothing.
-//
-// Serial, and its dialects one after the other: under load it shows a data
-// race in gopi between /mcp's saving a server's change and an MCP
-// server's state report reading the servers (core/host/mcpstate).
+// select changes nothing. Its dialects run side by side: that once showed
+// a data race between /mcp's saving a server's change and a state report
+// reading the servers (mcpstate.TestEntriesAreACopy keeps it fixed).
 func TestMCPCommand(t *testing.T) {
+	t.Parallel()
 	bin := mcpServerBinary(t)
 	for _, dialect := range []string{"rpc", "jsonrpc"} {
 		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			pidA := filepath.Join(t.TempDir(), "a.pid")
 			pidB := filepath.Join(t.TempDir(), "b.pid")

@@ -17,9 +17,9 @@ import (
 // agent dir (outside the project), the edit journal records the
 // prompt's changes and restores them, and an MCP server the user
 // configured runs and answers (it is the user's, outside the sandbox).
-// After a restart the session continues from its file. Serial, as the
-// restores in rpc_checkpoint_test.go.
+// After a restart the session continues from its file.
 func TestSandboxKeepsSessionsCheckpointsAndMCP(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	bin := mcpServerBinary(t)
 	w := newSandboxWorld(t,

@@ -20,7 +20,7 @@ func (h *Host) checkpointState() *checkpoints.State {
 		BudgetMs:  h.opts.Settings.CheckpointBudgetMs,
 		Roots:     h.roots.get,
 		Store:     h.Store,
-		Streaming: func() bool { return h.agent.IsStreaming() },
+		Busy:      h.busy,
 		Navigate: func(ctx context.Context, entryID string) (*string, error) {
 			res, err := h.NavigateTree(ctx, entryID, NavigateOptions{})
 			return res.EditorText, err

@@ -158,6 +158,15 @@ func (h *Host) emit(ev api.Event) {
 	}
 }
 
+// busy reports whether a prompt is in progress, as a prompt sees it: the
+// moment after agent_end while the run winds down is waited out, not
+// counted (a client that saw agent_end may go on at once), and a run
+// outside a prompt's drive counts too. Not for what extensions call: their
+// handlers run inside that moment, which would wait for them.
+func (h *Host) busy(ctx context.Context) bool {
+	return h.run.Settle(ctx) || h.agent.IsStreaming()
+}
+
 // Bind sets the client that receives the host's UI requests (approval
 // questions); nil detaches it, after which questions are answered Deny.
 func (h *Host) Bind(c api.Client) {

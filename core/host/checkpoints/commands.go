@@ -185,7 +185,7 @@ func (s *State) Restore(ctx context.Context, p api.RestoreCheckpointParams) (api
 	default:
 		return api.RestoreCheckpointResult{}, fmt.Errorf(`restore_checkpoint: "restore" must be "code", "conversation" or "both", not %q`, api.Clip(string(what), api.ClipName))
 	}
-	if s.cfg.Streaming() {
+	if s.cfg.Busy(ctx) {
 		return api.RestoreCheckpointResult{}, fmt.Errorf("restore_checkpoint: %w", errCheckpointStreaming)
 	}
 	if p.CheckpointID == "" {

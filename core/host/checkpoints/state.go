@@ -45,8 +45,9 @@ type Config struct {
 	Roots func() []string
 	// Store is the current session.
 	Store func() *session.Store
-	// Streaming reports whether a run is under way.
-	Streaming func() bool
+	// Busy reports whether a prompt is in progress, the moment after
+	// agent_end while its run winds down waited out.
+	Busy func(context.Context) bool
 	// Navigate moves the session's leaf to an entry (the host's tree
 	// navigation) and returns the text it put back in the editor.
 	Navigate func(ctx context.Context, entryID string) (*string, error)

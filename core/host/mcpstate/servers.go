@@ -165,5 +165,6 @@ func (s *State) Servers() []api.MCPServer {
 func (s *State) entries() []mcp.Entry {
 	s.registered.mu.Lock()
 	defer s.registered.mu.Unlock()
-	return append(slices.Clip(s.registered.configured), s.registered.entries...)
+	// A copy: /mcp's changes write configured in place under the lock.
+	return slices.Concat(s.registered.configured, s.registered.entries)
 }

@@ -96,3 +96,17 @@ func TestNoServers(t *testing.T) {
 	off, _ := newState(t, Config{Extensions: extensions{}, Off: true}, nil)
 	assert.Nil(t, off.mgr)
 }
+
+// entries hands out a copy: /mcp's changes write the configured servers
+// in place (under the lock), while a listing made before reads its own
+// (the race the binary's /mcp test found with its dialects in parallel).
+func TestEntriesAreACopy(t *testing.T) {
+	s, _ := newState(t, Config{Servers: []mcp.Entry{
+		{Name: "one", Server: mcp.Server{Command: "true", Enabled: new(false)}},
+	}}, nil)
+	got := s.entries()
+	s.registered.mu.Lock()
+	s.registered.configured[0].Name = "changed"
+	s.registered.mu.Unlock()
+	assert.Equal(t, "one", got[0].Name)
+}
