@@ -15,12 +15,12 @@ import (
 // host.
 func (h *Host) checkpointState() *checkpoints.State {
 	return checkpoints.New(checkpoints.Config{
-		Cwd:       h.opts.Cwd,
-		AgentDir:  h.opts.AgentDir,
-		BudgetMs:  h.opts.Settings.CheckpointBudgetMs,
-		Roots:     h.roots.get,
-		Store:     h.Store,
-		Busy:      h.busy,
+		Cwd:      h.opts.Cwd,
+		AgentDir: h.opts.AgentDir,
+		BudgetMs: h.opts.Settings.CheckpointBudgetMs,
+		Roots:    h.roots.get,
+		Store:    h.Store,
+		Busy:     h.busy,
 		Navigate: func(ctx context.Context, entryID string) (*string, error) {
 			res, err := h.NavigateTree(ctx, entryID, NavigateOptions{})
 			return res.EditorText, err
