@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -78,14 +79,19 @@ func binaryEnv() []string {
 	return append(os.Environ(), "GORACE=halt_on_error=1 atexit_sleep_ms=0", "XDG_CACHE_HOME="+testCacheDir())
 }
 
-// testCacheDir is this test run's cache folder, made once.
+// testCacheDir is this test run's cache folder, made once (and removed by
+// TestMain when it was).
 var testCacheDir = sync.OnceValue(func() string {
 	dir, err := os.MkdirTemp("", "gopi-test-cache-")
 	if err != nil {
 		return filepath.Join(os.TempDir(), "gopi-test-cache")
 	}
+	testCacheMade.Store(true)
 	return dir
 })
+
+// testCacheMade: testCacheDir made its folder.
+var testCacheMade atomic.Bool
 
 // raceFree fails the test when a race-built gopi reported a data race.
 func raceFree(t *testing.T, stderr string) {
