@@ -506,3 +506,13 @@ func TestNPMLauncherPassesSIGTERMOn(t *testing.T) {
 		t.Fatal("the launcher did not exit after SIGTERM: gopi did not get it")
 	}
 }
+
+// TestMain removes the release the run made (testDist), once every test
+// is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if distDir != "" {
+		_ = os.RemoveAll(filepath.Dir(distDir))
+	}
+	os.Exit(code)
+}
