@@ -40,6 +40,7 @@ const testVersion = "1.2.3-test.1"
 
 var (
 	distOnce sync.Once
+	distTmp  string // the folder testDist made, removed by TestMain
 	distDir  string
 	distMeta meta
 	distErr  error
@@ -54,6 +55,7 @@ func testDist(t *testing.T) (string, meta) {
 			distErr = err
 			return
 		}
+		distTmp = dir
 		repo, err := repoRoot()
 		if err != nil {
 			distErr = err
@@ -511,8 +513,8 @@ func TestNPMLauncherPassesSIGTERMOn(t *testing.T) {
 // is done.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if distDir != "" {
-		_ = os.RemoveAll(filepath.Dir(distDir))
+	if distTmp != "" {
+		_ = os.RemoveAll(distTmp)
 	}
 	os.Exit(code)
 }
