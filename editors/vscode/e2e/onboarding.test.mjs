@@ -22,9 +22,9 @@ e2e("the first view names the model and, without a key, offers to add one; the k
 	await wb.screenshot("onboarding-welcome");
 	await wb.chat().locator("#welcome-set-key").click();
 	await wb.pickQuickItem("Anthropic");
+	// The picker's own input stays until the key's box replaces it.
 	const box = wb.page.locator(".quick-input-widget input.input");
-	await box.waitFor();
-	assert.equal(await box.getAttribute("type"), "password", "the key is typed into a password box");
+	await until(async () => (await box.getAttribute("type")) === "password", { message: "the key is typed into a password box" });
 	await box.fill("sk-ant-e2e-not-a-real-key");
 	await box.press("Enter");
 	await until(() => wb.gopiProcesses().some((p) => p.env.ANTHROPIC_API_KEY === "sk-ant-e2e-not-a-real-key"), {
