@@ -1026,13 +1026,16 @@ test(":GopiMcp follows gopi's mcp_server_state while open, without asking again;
   t.cmd("Gopi")
   t.wait("gopi started", "return require('gopi.chat').current().client ~= nil and require('gopi.chat').current().client.ready == true")
   t.wait_note("the warning", "MCP server broken failed: ")
-  -- What the plugin asks gopi from here on.
+  -- What the plugin asks gopi about MCP from here on (the status line's own
+  -- refresh, get_state then get_session_stats, may still be under way).
   t.lua([[
     local c = require('gopi.chat').current().client
     _G.asked_gopi = {}
     local request = c.request
     c.request = function(self, command, ...)
-      table.insert(_G.asked_gopi, command)
+      if command:find("mcp", 1, true) then
+        table.insert(_G.asked_gopi, command)
+      end
       return request(self, command, ...)
     end
   ]])
