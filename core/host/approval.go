@@ -6,6 +6,7 @@ package host
 import (
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/host/gate"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 )
 
 // SetApproval changes which tool calls wait for consent from now on; the
@@ -20,13 +21,13 @@ func (h *Host) Approval() ApprovalMode { return h.approval.Mode() }
 // findTool is the tool the model may call by that name now: one of the
 // run's, or an MCP tool that tool_search loads into requests (those are
 // not among the run's); nil if none.
-func (h *Host) findTool(name string) agent.Tool {
-	for _, t := range h.agent.Tools() {
+func findTool(a *agent.Agent, mcp *mcpstate.State, name string) agent.Tool {
+	for _, t := range a.Tools() {
 		if t.Spec().Name == name {
 			return t
 		}
 	}
-	for _, t := range h.mcp.Searchable() {
+	for _, t := range mcp.Searchable() {
 		if t.Spec().Name == name {
 			return t
 		}
@@ -45,7 +46,7 @@ func (h *Host) toolPipeline() *gate.Pipeline {
 		ToolOptions: h.opts.ToolOptions,
 		Timeout:     h.opts.Settings.ApprovalTimeoutMs,
 		Client:      h.uiClient,
-		Find:        h.findTool,
+		Find:        func(name string) agent.Tool { return findTool(h.agent, h.mcp, name) },
 		Report:      h.opts.Report,
 	})
 	return gate.New(

@@ -221,7 +221,7 @@ func (e *extRoom) commitDrafts(event string, drafts []boundaryDraft) (appended b
 			tokens := compaction.EstimateContext(store.Context().Messages).Tokens
 			id, err = store.AppendCompaction(*d.Summary, first, tokens, optional(d.Details), true, d.Usage)
 		}
-		if err = h.saved(store, "an extension's "+d.Type+" entry", err); err != nil {
+		if err = h.log.saved(store, "an extension's "+d.Type+" entry", err); err != nil {
 			h.emit(api.ExtensionError{ExtensionPath: "<boundary>", Event: event, Error: err.Error()})
 			continue
 		}

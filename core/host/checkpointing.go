@@ -26,7 +26,7 @@ func (h *Host) checkpointState() *checkpoints.State {
 			return res.EditorText, err
 		},
 		Emit:   h.emit,
-		Saved:  h.saved,
+		Saved:  h.log.saved,
 		Report: h.opts.Report,
 	})
 }

@@ -213,7 +213,7 @@ func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Resu
 	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
 		Starting: func(ctx context.Context, ac agent.Call) {
 			started = time.Now()
-			h.toolStarting(ctx, ac)
+			h.opts.toolStarting(ctx, ac)
 		}}
 	res := h.tools.Run(ctx, call, func(partial agent.Result) {
 		e := ev(agent.EventToolExecutionUpdate)
@@ -253,7 +253,7 @@ func (s codemodeStore) Load(context.Context) (map[string]json.RawMessage, error)
 func (s codemodeStore) Save(_ context.Context, e codemode.StoreEntry) error {
 	store := s.h.Store()
 	id, err := store.AppendCustom(codemode.StoreEntryType, e)
-	if err := s.h.saved(store, "codemode's store", err); err != nil {
+	if err := s.h.log.saved(store, "codemode's store", err); err != nil {
 		return fmt.Errorf("codemode store: %w", err)
 	}
 	if entry, ok := store.Entry(id); ok {

@@ -98,12 +98,12 @@ func (h *Host) compactNow(ctx context.Context, reason, instructions string) (*ap
 	}
 	// The checkpoint is the recorded tool set: bring it up to date with
 	// the tools this run's searches loaded.
-	if err := h.recordSystem(store); err != nil {
-		return nil, h.saved(store, "the compaction", err)
+	if err := h.system.record(store); err != nil {
+		return nil, h.log.saved(store, "the compaction", err)
 	}
 	entryID, err := store.AppendCompaction(res.Summary, res.FirstKeptEntryID, res.TokensBefore, entryDetails, fromHook, usage)
 	if err != nil {
-		return nil, h.saved(store, "the compaction", err)
+		return nil, h.log.saved(store, "the compaction", err)
 	}
 	h.ext.afterCompact(store, entryID, reason, fromHook)
 	msgs := store.Context().Messages

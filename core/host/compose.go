@@ -33,7 +33,9 @@ func New(opts Options) (*Host, error) {
 	if opts.Report == nil {
 		opts.Report = func(error) {}
 	}
-	h := &Host{opts: opts, store: opts.Store}
+	h := &Host{opts: opts}
+	h.diagnostics.report = opts.Report
+	h.log = &transcript{report: opts.Report, emit: h.emit, store: opts.Store}
 	h.roots.set(opts.AdditionalDirs)
 	if opts.Sandbox != nil && len(opts.AdditionalDirs) > 0 {
 		opts.Sandbox.SetRoots(opts.AdditionalDirs)
@@ -68,7 +70,7 @@ func New(opts Options) (*Host, error) {
 	reg := opts.Registry
 	h.agent = agent.New(agent.Config{
 		BeforeToolCall: h.tools.Admit,
-		ToolStarting:   h.toolStarting,
+		ToolStarting:   h.opts.toolStarting,
 		AfterToolCall:  h.afterToolCall,
 		// The run's hooks are the run's (core/host/run), built below.
 		TransformContext: func(ctx context.Context, msgs []llm.Message) []llm.Message {
@@ -79,7 +81,7 @@ func New(opts Options) (*Host, error) {
 		AfterTurnEnd:  func(ctx context.Context) []llm.Message { return h.run.AfterTurnEnd(ctx) },
 		RequestTools:  h.codemode.requestTools,
 		ToolSpec:      h.codemode.toolSpec,
-		OnQueueChange: h.queueChanged,
+		OnQueueChange: func(steering, followUp []llm.Message) { h.emit(queueUpdate(steering, followUp)) },
 		SteeringMode:  queueMode(opts.Settings.SteeringMode),
 		FollowUpMode:  queueMode(opts.Settings.FollowUpMode),
 		Providers:     opts.Providers.Lookup,
@@ -95,12 +97,21 @@ func New(opts Options) (*Host, error) {
 		SteerKeepsTools: true,
 		Report:          opts.Report,
 	})
+	h.tells = runHost{emit: h.emit, report: opts.Report, hookFailed: h.ext.failed}
 	h.run = run.New(run.Config{
-		Ctx: h.ctx, Agent: h.agent, Host: runHost{h}, Session: runSession{h}, Hooks: h.ext.hooks(),
+		Ctx: h.ctx, Agent: h.agent, Host: h.tells, Session: runSession{h}, Hooks: h.ext.hooks(),
 		Restart:    func(ctx context.Context) (func(), error) { return h.startContinue(ctx) },
 		Retry:      opts.Settings.retrySettings(),
 		Compaction: opts.Settings.compactionSettings(),
 	})
+	h.log.agent, h.log.run = h.agent, h.run
+	h.models = &modelRoom{agent: h.agent, log: h.log, opts: &h.opts, emit: h.emit, event: h.ext.event}
+	h.system = &systemRecord{prompts: h.prompts, codemode: h.codemode, mcp: h.mcp, agent: h.agent, log: h.log}
+	h.starter = &starter{
+		ctx: h.ctx, runs: &h.runs, agent: h.agent, run: h.run, registry: opts.Registry, mcp: h.mcp, cp: h.cp,
+		ext: h.ext, prompts: h.prompts, system: h.system, log: h.log, runHost: h.tells, report: opts.Report,
+	}
+	h.shell = &shell{ctx: h.ctx, dir: opts.Cwd, settings: opts.Settings, emit: h.emit, userBash: h.ext.userBash, log: h.log}
 	h.agent.Subscribe(h.onAgentEvent)
 
 	ctx := opts.Store.Context()
@@ -136,9 +147,9 @@ func New(opts Options) (*Host, error) {
 		thinking = h.opts.defaultThinkingFor(model)
 	}
 	if unrestored {
-		h.diagnose(errCouldNotRestore(ctx.Model.Provider, ctx.Model.ModelID, model))
+		h.diagnostics.add(errCouldNotRestore(ctx.Model.Provider, ctx.Model.ModelID, model))
 	}
-	if err := h.setModel(model, thinking); err != nil {
+	if err := h.models.set(model, thinking); err != nil {
 		return nil, err
 	}
 	h.agent.SetTools(opts.Tools)
@@ -163,14 +174,9 @@ func (h *Host) onAgentEvent(ev agent.Event) {
 		ev.WillRetry = h.run.WillContinue(ev.Messages)
 	}
 	if ev.Type == agent.EventMessageEnd && ev.Message != nil {
-		h.mu.Lock()
-		store := h.store
-		h.mu.Unlock()
-		id, err := store.AppendMessage(ev.Message)
-		if h.saved(store, "a message", err) == nil {
-			if _, ok := ev.Message.(*llm.UserMessage); ok {
-				h.cp.UserMessage(store, id)
-			}
+		store, id := h.log.finished(ev.Message)
+		if _, ok := ev.Message.(*llm.UserMessage); ok && id != "" {
+			h.cp.UserMessage(store, id)
 		}
 	}
 	h.emit(ev)
@@ -182,11 +188,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.ext.stop()
 	h.cancel()
 	h.agent.Abort()
-	h.mu.Lock()
-	if h.bashCancel != nil {
-		h.bashCancel()
-	}
-	h.mu.Unlock()
+	h.shell.abort()
 	h.run.CancelPauses()
 	done := make(chan struct{})
 	go func() {
@@ -218,7 +220,7 @@ func (r runSession) CompactFailed(reason string, aborted, willRetry bool, errorM
 	r.h.ext.event(ext.SessionCompactFailedEvent{Reason: reason, Aborted: aborted, WillRetry: willRetry, ErrorMessage: errorMessage})
 }
 
-func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.appendCustom(msg) }
+func (r runSession) AppendCustom(msg *llm.CustomMessage) { r.h.log.addCustom(msg) }
 
 func (r runSession) BeforeSettle() func() { return r.h.ext.beforeSettle() }
 
@@ -227,7 +229,7 @@ func (r runSession) Ending() {
 	// A bash command the user ran during the run joins the transcript
 	// now, so it is saved even if no prompt follows (pi holds it for the
 	// next prompt and loses it when none comes).
-	h.flushPendingBash()
+	h.log.flushBash()
 	h.run.FlushCustom()
 	// Extensions' handlers of the run's events finish first (a dialog an
 	// agent_end handler opened is answered), as pi awaits them.

@@ -95,3 +95,17 @@ var (
 // ErrNoSandbox: a sandbox mode other than off was asked of a host built
 // without a sandbox (Options.Sandbox).
 var ErrNoSandbox = errors.New("this session's tools were built without a sandbox")
+
+// runHost is what the run (and a room's own goroutine that survived a
+// panic) tells the host: the events, and the problems it survived.
+type runHost struct {
+	emit       func(api.Event)
+	report     func(error)
+	hookFailed func(event string, err error)
+}
+
+func (r runHost) Emit(ev api.Event) { r.emit(ev) }
+
+func (r runHost) Report(err error) { r.report(err) }
+
+func (r runHost) HookFailed(event string, err error) { r.hookFailed(event, err) }

@@ -69,7 +69,7 @@ func (e *extRoom) snapshot() *ext.State {
 	steer, follow := h.agent.QueueCounts()
 	all, active := h.toolset.snapshot()
 	infos := h.toolset.allToolInfos(all)
-	cmds := h.commands()
+	cmds := slashCommands(h.mcp, h.ext.manager(), h.prompts)
 	busy := h.agent.IsStreaming() || h.run.Driving()
 	snap := ext.Snapshot{
 		Cwd:             h.opts.Cwd,
@@ -109,7 +109,7 @@ func (e *extRoom) usageNow(store *session.Store, model *llm.Model) *api.ContextU
 		return u
 	}
 	e.mu.Unlock()
-	u := h.contextUsage(h.agent.Messages())
+	u := contextUsage(h.agent.Model(), h.Store().Path(), h.agent.Messages())
 	e.mu.Lock()
 	e.usageKey, e.usage, e.usageSet = key, u, true
 	e.mu.Unlock()

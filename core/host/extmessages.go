@@ -6,7 +6,6 @@ package host
 import (
 	"encoding/json"
 
-	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -28,12 +27,4 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
-}
-
-// appendCustom adds an extension's message to the transcript and the
-// session outside a run, reported to the client as a message.
-func (h *Host) appendCustom(msg *llm.CustomMessage) {
-	h.appendMessage(msg)
-	h.emit(agent.Event{Type: agent.EventMessageStart, Message: msg})
-	h.emit(agent.Event{Type: agent.EventMessageEnd, Message: msg})
 }

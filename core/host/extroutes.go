@@ -209,7 +209,7 @@ func (p extPeer) extAppendEntry(a ext.AppendEntryParams) {
 	h := p.h
 	store := h.Store()
 	id, err := store.AppendCustom(a.CustomType, optional(a.Data))
-	if h.saved(store, "an extension's entry", err) != nil {
+	if h.log.saved(store, "an extension's entry", err) != nil {
 		return
 	}
 	if e, ok := store.Entry(id); ok {
@@ -236,7 +236,7 @@ func (p extPeer) extSetLabel(a ext.SetLabelParams) {
 		return
 	}
 	_, err := store.AppendLabel(a.EntryID, a.Label)
-	_ = h.saved(store, "a label", err)
+	_ = h.log.saved(store, "a label", err)
 }
 
 // extSetActiveTools is pi.setActiveTools.
@@ -400,11 +400,11 @@ func (p extPeer) extSendMessage(a ext.SendMessageParams) {
 	case busy:
 		h.agent.Steer(msg)
 	case a.Options.TriggerTurn != nil && *a.Options.TriggerTurn:
-		if err := h.startPrompt(h.ctx, api.PromptParams{}, msg); err != nil {
+		if err := h.starter.start(h.ctx, api.PromptParams{}, msg); err != nil {
 			h.ext.failed(string(ext.PeerSendMessage), err)
 		}
 	default:
-		h.appendCustom(msg)
+		h.log.addCustom(msg)
 	}
 }
 
@@ -432,7 +432,7 @@ func (p extPeer) extSendUserMessage(a ext.SendUserMessageParams) {
 		}
 		return
 	}
-	if err := h.startPrompt(h.ctx, api.PromptParams{}, msg); err != nil {
+	if err := h.starter.start(h.ctx, api.PromptParams{}, msg); err != nil {
 		h.ext.failed(string(ext.PeerSendUserMessage), err)
 	}
 }

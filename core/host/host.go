@@ -49,11 +49,16 @@ type Host struct {
 	// (core/host/run).
 	run *run.Run
 
-	mu    sync.Mutex // guards the fields below, through bashCancel
-	store *session.Store
-	// saveFailing: a session write failed and none has worked since.
-	saveFailing bool
-	bashCancel  context.CancelFunc // the running bash command's, or nil
+	// log is the session being written (transcript.go); shell runs the
+	// user's own commands (bash.go).
+	log   *transcript
+	shell *shell
+	// system records the system prompt and tools in it (system.go).
+	system *systemRecord
+	// starter starts prompts' runs (start.go).
+	starter *starter
+	// models sets the model and thinking level (model.go).
+	models *modelRoom
 
 	// prompts are the system prompt, its options, the skills and the
 	// prompt templates (promptoptions.go).
@@ -88,9 +93,11 @@ type Host struct {
 	// nested records the nested calls of the calls in progress.
 	nested nestedCalls
 
-	// diagnosed holds the diagnostics already reported, by their text
-	// (see diagnose).
-	diagnosed sync.Map
+	// tells is how the run and the rooms' goroutines tell of events and
+	// of problems they survived.
+	tells runHost
+	// diagnostics reports each problem found setting a session up once.
+	diagnostics reportOnce
 }
 
 // Subscribe registers f for every event; the returned func removes it.
@@ -110,11 +117,7 @@ func (h *Host) Subscribe(f func(api.Event)) func() {
 func (h *Host) Agent() *agent.Agent { return h.agent }
 
 // Store returns the current session.
-func (h *Host) Store() *session.Store {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.store
-}
+func (h *Host) Store() *session.Store { return h.log.current() }
 
 // Run sends one user message and waits for the run to end, without the
 // retries and compactions a prompt's drive adds.
@@ -212,19 +215,22 @@ func (r *projectRoots) set(dirs []string) {
 	r.dirs = slices.Clone(dirs)
 }
 
-// runHost is what the run tells the host: the events, and the problems
-// it survived.
-type runHost struct{ h *Host }
+// SaveSession writes what the session file still lacks after a failed
+// write; a mode calls it before exiting so it can exit non-zero when the
+// disk is still full.
+func (h *Host) SaveSession() error { return h.log.save() }
 
-func (r runHost) Emit(ev api.Event) { r.h.emit(ev) }
+// reportOnce reports a problem found while a session is set up (at
+// startup, new_session, switch_session, fork, clone) once: the same one
+// found again by a later replacement is not repeated, as pi 1.6 reports
+// them.
+type reportOnce struct {
+	report func(error)
+	seen   sync.Map // of the problems' texts
+}
 
-func (r runHost) Report(err error) { r.h.opts.Report(err) }
-
-func (r runHost) HookFailed(event string, err error) { r.h.ext.failed(event, err) }
-
-// toolStarting passes a call about to run on to Options.ToolStarting.
-func (h *Host) toolStarting(_ context.Context, call agent.Call) {
-	if f := h.opts.ToolStarting; f != nil {
-		f(call.ID)
+func (r *reportOnce) add(err error) {
+	if _, seen := r.seen.LoadOrStore(err.Error(), true); !seen {
+		r.report(err)
 	}
 }

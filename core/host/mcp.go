@@ -52,12 +52,3 @@ func (h *Host) mcpCommand(text string) bool {
 	h.mcp.RunCommand(h.ctx, text, ui)
 	return true
 }
-
-// mcpCommandEntry is /mcp's get_commands entry, first as in pi; none when
-// an extension registered a command of that name.
-func (h *Host) mcpCommandEntry() (api.SlashCommand, bool) {
-	if h.ext.manager().HasCommand(mcpstate.CommandName) {
-		return api.SlashCommand{}, false
-	}
-	return h.mcp.CommandEntry()
-}

@@ -4,6 +4,8 @@ package host
 // name (the approval mode, the sandbox, codemode's settings).
 
 import (
+	"context"
+
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
@@ -176,3 +178,10 @@ const (
 // ApprovalDetails is the extra "details" of an approval request, for
 // clients that can show more than a title.
 type ApprovalDetails = api.ApprovalDetails
+
+// toolStarting passes a call about to run on to ToolStarting.
+func (o *Options) toolStarting(_ context.Context, call agent.Call) {
+	if f := o.ToolStarting; f != nil {
+		f(call.ID)
+	}
+}

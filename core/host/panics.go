@@ -9,7 +9,7 @@ import (
 // (the extensions' start, their routes): a panic there is a bug, and must
 // not take the process and the session down (see [run.Survived]).
 func (h *Host) survive(where string, cleanup func(err error)) {
-	run.Survived(recover(), runHost{h}, where, cleanup)
+	run.Survived(recover(), h.tells, where, cleanup)
 }
 
 var _ api.Reporter = (*Host)(nil)

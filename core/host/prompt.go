@@ -2,14 +2,12 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/ext"
-	"github.com/gopi-dev/gopi/core/host/run"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -37,141 +35,19 @@ func (h *Host) Prompt(ctx context.Context, p api.PromptParams) (api.DispositionR
 	text := h.prompts.expand(p.Message)
 	msg := llm.UserText(text, p.Images...)
 	if done := h.run.ManualDone(); done != nil {
-		return started, h.promptAfterCompaction(ctx, done, msg)
+		return started, h.starter.afterCompaction(ctx, done, msg)
 	}
 	if h.run.Settle(ctx) {
-		return h.queue(ctx, p.StreamingBehavior, msg)
+		return h.starter.queue(ctx, p.StreamingBehavior, msg)
 	}
-	return started, h.startPrompt(ctx, p, msg)
-}
-
-// readyToPrompt checks what a run needs before a prompt is accepted: a
-// model, and credentials for it.
-func (h *Host) readyToPrompt() error {
-	model := h.agent.Model()
-	if model == nil {
-		return errNoModel
-	}
-	if !h.opts.Registry.HasAuth(model) {
-		return &noAPIKeyError{provider: model.Provider}
-	}
-	return nil
-}
-
-func (h *Host) startPrompt(ctx context.Context, p api.PromptParams, msg llm.Message) error {
-	if err := h.readyToPrompt(); err != nil {
-		return err
-	}
-	h.mcp.WaitFirst(ctx)
-	msgs := h.runMessages(ctx, msg)
-	h.cp.Prompt(ctx)
-	run, err := h.run.BeginDrive(func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
-	if err != nil {
-		h.cp.DropPending()
-	}
-	if errors.Is(err, agent.ErrBusy) {
-		// A run started between the check and the claim.
-		_, err := h.queue(ctx, p.StreamingBehavior, msg)
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	h.run.Fresh()
-	api.AfterResponse(ctx, func() { h.runs.Go(func() { h.run.Drive(run) }) })
-	return nil
-}
-
-// runMessages are what a prompt's run starts with: what waited for the
-// run's end first (bash results, extension messages), the system message
-// if the prompt changed, msg, and what extensions add (nextTurn messages,
-// before_agent_start's).
-func (h *Host) runMessages(ctx context.Context, msg llm.Message) []llm.Message {
-	h.flushPendingBash()
-	h.run.FlushCustom()
-	if h.ext.manager().Empty() {
-		return h.withSystem(msg)
-	}
-	// Each run starts from gopi's own system prompt; a before_agent_start
-	// handler may change it for this run.
-	base, baseJSON := h.prompts.refresh()
-	extra := h.run.TakeNextTurn()
-	// Its handlers may change the system prompt's sections: the system
-	// message records them.
-	extra = append(extra, h.ext.beforeAgentStart(ctx, msg, base, baseJSON)...)
-	return append(h.withSystem(msg), extra...)
-}
-
-// promptAfterCompaction accepts a prompt that arrived while a manual
-// compaction runs: the prompt counts as in progress at once (get_state
-// says isStreaming) and its run starts on the compacted context when the
-// compaction ends, whether it succeeded or not.
-func (h *Host) promptAfterCompaction(ctx context.Context, done <-chan struct{}, msg llm.Message) error {
-	if err := h.readyToPrompt(); err != nil {
-		return err
-	}
-	w := &run.WaitingPrompt{}
-	if err := h.run.BeginWaiting(w); err != nil {
-		return err // another prompt already waits for the compaction
-	}
-	h.run.Fresh()
-	api.AfterResponse(ctx, func() {
-		// With a nil run, Drive only ends the prompt.
-		h.runs.Go(func() { h.run.Drive(h.awaitCompaction(done, w, msg)) })
-	})
-	return nil
-}
-
-// awaitCompaction waits for the manual compaction a prompt arrived
-// behind and claims the prompt's run; nil when there is nothing to run
-// (the host closed, the claim failed, or a panic).
-func (h *Host) awaitCompaction(done <-chan struct{}, w *run.WaitingPrompt, msg llm.Message) (run func()) {
-	defer h.run.DropWaiting(w)
-	defer h.survive("the prompt waiting for compaction", func(error) { run = nil })
-	select {
-	case <-done:
-	case <-h.ctx.Done():
-		return nil
-	}
-	msgs := h.runMessages(h.ctx, msg)
-	// Claimed under the run state's lock, so an abort either marked the
-	// prompt before or finds its run.
-	run, aborted, err := h.run.ClaimWaiting(w, func() (func(), error) { return h.agent.StartPrompt(h.ctx, msgs...) })
-	if err != nil {
-		h.opts.Report(fmt.Errorf("starting the prompt that waited for compaction: %w", err))
-		return nil
-	}
-	if aborted {
-		// As when pi is aborted right after a prompt: the run starts and
-		// ends at once as aborted.
-		h.agent.Abort()
-	}
-	return run
-}
-
-var queued = api.DispositionResult{Disposition: api.DispositionQueued}
-
-// queue puts a prompt that came while a run streams in the queue b names;
-// the command's dialect hears of msg first (api.Queued).
-func (h *Host) queue(ctx context.Context, b api.StreamingBehavior, msg llm.Message) (api.DispositionResult, error) {
-	switch b {
-	case api.BehaviorSteer:
-		api.Queued(ctx, msg)
-		h.agent.Steer(msg)
-	case api.BehaviorFollowUp:
-		api.Queued(ctx, msg)
-		h.agent.FollowUp(msg)
-	default:
-		return api.DispositionResult{}, errStreaming
-	}
-	return queued, nil
+	return started, h.starter.start(ctx, p, msg)
 }
 
 // Steer queues a message delivered at the run's next interruption point
 // (or at the start of the next run when idle).
 // Input handlers see it first: one may consume it ("handled") or change it.
 func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorSteer))
+	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, streamingAs(h.agent, api.BehaviorSteer))
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
@@ -185,7 +61,7 @@ func (h *Host) Steer(ctx context.Context, p api.MessageParams) (api.DispositionR
 // FollowUp queues a message delivered when the run would otherwise stop.
 // Input handlers see it first, as for Steer.
 func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.DispositionResult, error) {
-	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, h.streamingAs(api.BehaviorFollowUp))
+	handled, text, images, err := h.ext.queued(ctx, p.Message, p.Images, streamingAs(h.agent, api.BehaviorFollowUp))
 	if err != nil {
 		return api.DispositionResult{}, err
 	}
@@ -196,15 +72,6 @@ func (h *Host) FollowUp(ctx context.Context, p api.MessageParams) (api.Dispositi
 	return queued, nil
 }
 
-// streamingAs is the behavior input handlers are told: b while a run
-// streams, nothing when idle (pi's rule).
-func (h *Host) streamingAs(b api.StreamingBehavior) string {
-	if h.agent.IsStreaming() {
-		return string(b)
-	}
-	return ""
-}
-
 // ClearQueue empties both queues and returns the text of what they held,
 // so a client can put it back in its input box.
 func (h *Host) ClearQueue(context.Context) (api.QueueResult, error) {
@@ -212,7 +79,7 @@ func (h *Host) ClearQueue(context.Context) (api.QueueResult, error) {
 	if len(steering)+len(followUp) == 0 {
 		// The agent reports changes only; a client that asked to clear
 		// hears the (empty) queues all the same, as with pi.
-		h.queueChanged(nil, nil)
+		h.emit(queueUpdate(nil, nil))
 	}
 	return api.QueueResult{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)}, nil
 }
@@ -226,11 +93,6 @@ func queueTexts(msgs []llm.Message) []string {
 		}
 	}
 	return out
-}
-
-// queueChanged tells the client the queues' new contents.
-func (h *Host) queueChanged(steering, followUp []llm.Message) {
-	h.emit(api.QueueUpdate{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)})
 }
 
 // abortWait bounds how long abort waits for a run to wind down; tools and
@@ -265,4 +127,18 @@ func queueMode(s string) agent.QueueMode {
 		return m
 	}
 	return ""
+}
+
+// streamingAs is the behavior input handlers are told: b while a run
+// streams, nothing when idle (pi's rule).
+func streamingAs(a *agent.Agent, b api.StreamingBehavior) string {
+	if a.IsStreaming() {
+		return string(b)
+	}
+	return ""
+}
+
+// queueUpdate tells the client the queues' new contents.
+func queueUpdate(steering, followUp []llm.Message) api.QueueUpdate {
+	return api.QueueUpdate{Steering: queueTexts(steering), FollowUp: queueTexts(followUp)}
 }

@@ -56,7 +56,7 @@ type promptRoom struct {
 	templates                 []resources.Template
 	skills                    []resources.Skill
 	// sections are the system prompt's named parts, which system
-	// messages record (see withSystem).
+	// messages record (see systemRecord.with).
 	sections llm.Sections
 	// inputs are the options gopi's own prompt is built from (not what
 	// a run's before_agent_start made of them), as JSON, for extensions'
@@ -266,4 +266,16 @@ func (p *promptRoom) refresh() (promptOptions, json.RawMessage) {
 	p.inputs = inputs
 	p.mu.Unlock()
 	return o, inputs
+}
+
+// skillPath is the file of the skill text invokes ("/skill:name ..."), or
+// text when no skill has that name.
+func skillPath(skills []resources.Skill, text string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(text, "/skill:"), " ")
+	for _, s := range skills {
+		if s.Name == name {
+			return s.Path
+		}
+	}
+	return text
 }

@@ -4,21 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/ext"
+	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/resources"
 )
-
-func skillPath(skills []resources.Skill, text string) string {
-	name, _, _ := strings.Cut(strings.TrimPrefix(text, "/skill:"), " ")
-	for _, s := range skills {
-		if s.Name == name {
-			return s.Path
-		}
-	}
-	return text
-}
 
 // GetCommands lists the extension commands, prompt templates and skills a
 // prompt can invoke with "/name", in pi's order.
@@ -27,16 +18,20 @@ func (h *Host) GetCommands(ctx context.Context) (api.CommandsResult, error) {
 	if err := h.ext.waitLoaded(ctx); err != nil {
 		return api.CommandsResult{}, fmt.Errorf("waiting for the extensions to load: %w", err)
 	}
-	return h.commands(), nil
+	return slashCommands(h.mcp, h.ext.manager(), h.prompts), nil
 }
 
-// commands lists the slash commands known now.
-func (h *Host) commands() api.CommandsResult {
+// slashCommands lists the slash commands known now: /mcp first, as in pi
+// (none when an extension registered a command of that name), the
+// extensions', the prompt templates and the skills.
+func slashCommands(mcp *mcpstate.State, exts *ext.Manager, prompts *promptRoom) api.CommandsResult {
 	out := []api.SlashCommand{}
-	if c, ok := h.mcpCommandEntry(); ok {
-		out = append(out, c)
+	if !exts.HasCommand(mcpstate.CommandName) {
+		if c, ok := mcp.CommandEntry(); ok {
+			out = append(out, c)
+		}
 	}
-	for _, c := range h.ext.manager().Registrations().Commands {
+	for _, c := range exts.Registrations().Commands {
 		// An extension's handler gets whatever follows the name.
 		sc := api.SlashCommand{Name: c.Name, Description: c.Description, Source: "extension", Input: "arguments"}
 		var si api.SourceInfo
@@ -45,7 +40,7 @@ func (h *Host) commands() api.CommandsResult {
 		}
 		out = append(out, sc)
 	}
-	templates, skills := h.prompts.invocable()
+	templates, skills := prompts.invocable()
 	for _, t := range templates {
 		input := t.ArgumentHint
 		if input == "" && t.TakesArguments() {

@@ -46,11 +46,11 @@ func (h *Host) SetSandbox(mode sandbox.Mode) error {
 
 // sandboxState is get_state's "sandbox": nil with the mode off (pi's
 // state) or without a sandbox.
-func (h *Host) sandboxState() *api.SandboxState {
-	if h.opts.Sandbox == nil {
+func sandboxState(sb Sandbox) *api.SandboxState {
+	if sb == nil {
 		return nil
 	}
-	st := h.opts.Sandbox.State()
+	st := sb.State()
 	if st.Mode == sandbox.Off {
 		return nil
 	}

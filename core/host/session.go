@@ -30,7 +30,7 @@ func (h *Host) GetState(ctx context.Context) (api.State, error) {
 		AutoCompactionEnabled: h.run.AutoCompaction(),
 		MessageCount:          len(h.agent.Messages()),
 		PendingMessageCount:   steer + follow,
-		Sandbox:               h.sandboxState(),
+		Sandbox:               sandboxState(h.opts.Sandbox),
 	}, nil
 }
 
@@ -90,7 +90,7 @@ func (h *Host) GetSessionStats(_ context.Context) (api.SessionStats, error) {
 		}
 	}
 	s.Tokens.Total = s.Tokens.Input + s.Tokens.Output + s.Tokens.CacheRead + s.Tokens.CacheWrite
-	s.ContextUsage = h.contextUsage(msgs)
+	s.ContextUsage = contextUsage(h.agent.Model(), h.Store().Path(), msgs)
 	return s, nil
 }
 
@@ -111,7 +111,7 @@ func (h *Host) SetSessionName(_ context.Context, p api.NameParams) error {
 	}
 	store := h.Store()
 	if _, err := store.AppendSessionInfo(name); err != nil {
-		return h.saved(store, "the session name", err)
+		return h.log.saved(store, "the session name", err)
 	}
 	h.emit(api.SessionInfoChanged{Name: &name})
 	return nil

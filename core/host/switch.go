@@ -46,10 +46,10 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 		return api.CancelledResult{}, fmt.Errorf("opening session: %w", err)
 	}
 	for _, d := range rep.Damaged {
-		h.diagnose(fmt.Errorf("session %s: skipped %w", path, d))
+		h.diagnostics.add(fmt.Errorf("session %s: skipped %w", path, d))
 	}
 	for _, k := range rep.Kept {
-		h.diagnose(fmt.Errorf("session %s: kept an entry gopi cannot read, %w", path, k))
+		h.diagnostics.add(fmt.Errorf("session %s: kept an entry gopi cannot read, %w", path, k))
 	}
 	if err := h.adopt(next); err != nil {
 		return api.CancelledResult{}, err
@@ -64,7 +64,7 @@ func (h *Host) SwitchSession(ctx context.Context, p api.SwitchSessionParams) (ap
 // resend. The new session's file sits beside the current one (in memory
 // when the current one is) and names it as parentSession.
 func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, error) {
-	if !h.forkable(p.EntryID) {
+	if !forkable(h.Store(), p.EntryID) {
 		return api.ForkResult{}, errForkEntry
 	}
 	if h.ext.sessionBefore(ctx, ext.SessionBeforeForkEvent{EntryID: p.EntryID}) {
@@ -88,10 +88,10 @@ func (h *Host) Fork(ctx context.Context, p api.ForkParams) (api.ForkResult, erro
 	return api.ForkResult{Text: text}, nil
 }
 
-// forkable reports whether id is a user message entry of the session:
-// what Fork accepts. get_fork_messages lists those of them with text.
-func (h *Host) forkable(id string) bool {
-	e, ok := h.Store().Entry(id)
+// forkable reports whether id is a user message entry of store: what
+// Fork accepts. get_fork_messages lists those of them with text.
+func forkable(store *session.Store, id string) bool {
+	e, ok := store.Entry(id)
 	if !ok {
 		return false
 	}
@@ -143,9 +143,7 @@ func (h *Host) adopt(next *session.Store) error {
 	sc := next.Context()
 	h.agent.ClearQueues()
 	h.agent.ReplaceMessages(sc.Messages)
-	h.mu.Lock()
-	h.store = next
-	h.mu.Unlock()
+	h.log.replace(next)
 	h.run.DropBash()
 	h.run.Reset()
 
@@ -157,7 +155,7 @@ func (h *Host) adopt(next *session.Store) error {
 			if m, ok := reg.Find(ref.Provider, ref.ModelID); ok && reg.HasAuth(&m) {
 				model = &m
 			} else if model != nil {
-				h.diagnose(errCouldNotRestore(ref.Provider, ref.ModelID, model))
+				h.diagnostics.add(errCouldNotRestore(ref.Provider, ref.ModelID, model))
 			}
 		}
 		level = h.opts.defaultThinkingFor(h.agent.Model())
@@ -170,22 +168,13 @@ func (h *Host) adopt(next *session.Store) error {
 	if model == nil {
 		return nil
 	}
-	return h.setModel(model, level)
+	return h.models.set(model, level)
 }
 
 // errCouldNotRestore is the diagnostic for a conversation whose model is
 // unknown or has no credentials, going on with model instead.
 func errCouldNotRestore(provider, id string, model *llm.Model) error {
 	return fmt.Errorf("could not restore model %s/%s; using %s/%s", provider, id, model.Provider, model.ID)
-}
-
-// diagnose reports a problem found while a session is set up (at startup,
-// new_session, switch_session, fork, clone) once: the same one found again
-// by a later replacement is not repeated, as pi 1.6 reports them.
-func (h *Host) diagnose(err error) {
-	if _, seen := h.diagnosed.LoadOrStore(err.Error(), true); !seen {
-		h.opts.Report(err)
-	}
 }
 
 // hasThinkingEntry reports whether the branch set a thinking level (a

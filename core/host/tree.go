@@ -133,11 +133,11 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 		}
 		id, err := store.AppendBranchSummary(newLeaf, summary.Summary, details, fromHook, usage)
 		if err != nil {
-			return NavigateResult{}, h.saved(store, "the branch summary", err)
+			return NavigateResult{}, h.log.saved(store, "the branch summary", err)
 		}
 		if label != "" {
 			if _, err := store.AppendLabel(id, label); err != nil {
-				return NavigateResult{}, h.saved(store, "the label", err)
+				return NavigateResult{}, h.log.saved(store, "the label", err)
 			}
 		}
 		if e, ok := store.Entry(id); ok {
@@ -149,7 +149,7 @@ func (h *Host) NavigateTree(ctx context.Context, targetID string, opts NavigateO
 		}
 		if label != "" {
 			if _, err := store.AppendLabel(targetID, label); err != nil {
-				return NavigateResult{}, h.saved(store, "the label", err)
+				return NavigateResult{}, h.log.saved(store, "the label", err)
 			}
 		}
 	}

@@ -12,16 +12,16 @@ import (
 	"github.com/gopi-dev/gopi/core/session"
 )
 
-// contextUsage estimates how full the context window is: the last reply's
-// usage plus an estimate of what came after it. Right after a compaction
-// the size is unknown (null) until a reply reports it.
-func (h *Host) contextUsage(msgs []llm.Message) *api.ContextUsage {
-	m := h.agent.Model()
+// contextUsage estimates how full m's context window is with msgs (the
+// messages of path): the last reply's usage plus an estimate of what came
+// after it. Right after a compaction the size is unknown (null) until a
+// reply reports it.
+func contextUsage(m *llm.Model, path []session.Entry, msgs []llm.Message) *api.ContextUsage {
 	if m == nil || m.ContextWindow <= 0 {
 		return nil
 	}
 	usage := &api.ContextUsage{ContextWindow: m.ContextWindow}
-	if t, ok := latestCompaction(h.Store().Path()); ok {
+	if t, ok := latestCompaction(path); ok {
 		fresh := false
 		for i := len(msgs) - 1; i >= 0; i-- {
 			if a, ok := msgs[i].(*llm.AssistantMessage); ok && a.StopReason != llm.StopError && a.StopReason != llm.StopAborted {
