@@ -446,3 +446,38 @@ func TestACPLoadReplaysDiffs(t *testing.T) {
 	assert.Nil(t, diffs[1]["oldText"], "what a write replaced is not stored")
 	assert.Equal(t, 0, q.exit())
 }
+
+// An edit through the editor's file system goes through the same tool
+// pipeline as one on the disk: the approval stage asks, and the journal
+// stage records the file in the prompt's checkpoint (the folder is not a
+// git work tree, so the checkpoint is the edit journal's, stored at the
+// prompt's first write or edit: a prompt that edits nothing has none).
+func TestACPEditThroughTheEditorPassesApprovalAndTheJournal(t *testing.T) {
+	t.Parallel()
+	cwd, agentDir := t.TempDir(), t.TempDir()
+	file := filepath.Join(cwd, "a.txt")
+	require.NoError(t, os.WriteFile(file, []byte("saved line\n"), 0o644))
+	p := startACP(t, cwd, agentDir, "--model", "faux/faux-fast", "--approval", "writes")
+	s := p.startedWith(cwd, fsCaps)
+	ed := &editorFS{t: t, session: s, buffers: map[string]string{file: "unsaved line\n"}}
+	_, res, _ := p.served(p.prompt(s, "reply: nothing to change"), ed.handle)
+	require.Equal(t, "end_turn", res.obj("result").str("stopReason"))
+	asked := 0
+	_, res, _ = p.served(p.prompt(s, "edit: a.txt :: unsaved line => new line"), func(method string, params record) reply {
+		if method == "session/request_permission" {
+			asked++
+			return reply{result: map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}}
+		}
+		return ed.handle(method, params)
+	})
+	assert.Equal(t, "end_turn", res.obj("result").str("stopReason"))
+	assert.Equal(t, 1, asked, "the approval stage asked")
+	assert.Equal(t, "new line\n", ed.buffers[file], "the editor wrote it")
+
+	ups, res, _ := p.served(p.prompt(s, "/rewind"), ed.handle)
+	assert.Equal(t, "end_turn", res.obj("result").str("stopReason"))
+	list := agentText(ups)
+	assert.Contains(t, list, "before “edit: a.txt :: unsaved line => new line”", "the journal stage recorded the edit")
+	assert.NotContains(t, list, "nothing to change", "a prompt without edits has no journal checkpoint")
+	assert.Equal(t, 0, p.exit())
+}
