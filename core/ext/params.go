@@ -398,6 +398,28 @@ type SetThinkingLevelParams struct {
 	Level string `json:"level"`
 }
 
+// CallToolParams are [PeerCallTool]'s: the tool ParentToolCallID's tool
+// calls, with the id the extension host gave the call
+// ("<parent id>/<n>", as pi numbers them). The answer is a [ToolOutput].
+type CallToolParams struct {
+	ToolCallID       string          `json:"toolCallId"`
+	ParentToolCallID string          `json:"parentToolCallId"`
+	Name             string          `json:"name"`
+	Args             json.RawMessage `json:"args"`
+}
+
+// CallToolCancelParams are [PeerCallToolCancel]'s.
+type CallToolCancelParams struct {
+	ToolCallID string `json:"toolCallId"`
+}
+
+// CallToolUpdateParams are [HostCallToolUpdate]'s: a partial result of
+// the call ToolCallID.
+type CallToolUpdateParams struct {
+	ToolCallID string `json:"toolCallId"`
+	Partial    any    `json:"partial"`
+}
+
 // ToolUpdateParams are [PeerToolUpdate]'s: a tool's partial result.
 type ToolUpdateParams struct {
 	ToolCallID string          `json:"toolCallId"`

@@ -41,6 +41,9 @@ const (
 	HostCancel                Method = "cancel"
 	HostRunStart              Method = "runStart"
 	HostRunAbort              Method = "runAbort"
+	// HostCallToolUpdate is a partial result of a tool an extension's
+	// tool called ([PeerCallTool]), for its onUpdate.
+	HostCallToolUpdate Method = "callToolUpdate"
 )
 
 // Methods gopi serves (the [Peer]): the extension host calls them.
@@ -75,6 +78,10 @@ const (
 	PeerUnregisterProvider Method = "unregisterProvider"
 	// PeerValidateMCPServer checks a server pi.registerMcpServer is given.
 	PeerValidateMCPServer Method = "validateMcpServer"
+	// PeerCallTool is ctx.executeTool(): an extension's tool runs another
+	// tool, through gopi's tool pipeline; PeerCallToolCancel withdraws it.
+	PeerCallTool       Method = "callTool"
+	PeerCallToolCancel Method = "callTool/cancel"
 	// PeerRestarted is NodeHost's own, never the host's: the host crashed
 	// and a new one runs.
 	PeerRestarted Method = "restarted"
@@ -147,6 +154,7 @@ var Methods = []MethodSpec{
 	{Name: HostCancel, Side: HostSide, Notification: true},
 	{Name: HostRunStart, Side: HostSide, Notification: true},
 	{Name: HostRunAbort, Side: HostSide, Notification: true},
+	{Name: HostCallToolUpdate, Side: HostSide, Notification: true},
 
 	{Name: PeerReady, Side: PeerSide, Notification: true},
 	{Name: PeerError, Side: PeerSide, Notification: true},
@@ -177,6 +185,8 @@ var Methods = []MethodSpec{
 	{Name: PeerRegisterProvider, Side: PeerSide, Notification: true},
 	{Name: PeerUnregisterProvider, Side: PeerSide, Notification: true},
 	{Name: PeerValidateMCPServer, Side: PeerSide, Sync: true},
+	{Name: PeerCallTool, Side: PeerSide},
+	{Name: PeerCallToolCancel, Side: PeerSide, Notification: true},
 	{Name: PeerRestarted, Side: PeerSide, Notification: true, Internal: true},
 	{Name: PeerStopped, Side: PeerSide, Notification: true, Internal: true},
 }

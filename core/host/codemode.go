@@ -11,12 +11,10 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
 	"github.com/gopi-dev/gopi/core/codemode"
-	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
 	"github.com/gopi-dev/gopi/core/mcp"
@@ -48,7 +46,7 @@ func (h *Host) addCodemode() {
 	cm := h.codemode
 	cm.mode = o.Mode
 	cm.tool = codemode.New(codemode.Config{
-		Caller: codemodeCaller{h},
+		Caller: nestedCaller{h},
 		Tools:  cm.listed,
 		Store:  codemodeStore{h},
 		Models: codemodeModels{h},
@@ -185,50 +183,6 @@ func (c *codemodeRoom) listed() []codemode.Tool {
 		out = append(out, ct)
 	}
 	return out
-}
-
-// codemodeCaller runs a script's tool calls through the tool pipeline.
-type codemodeCaller struct{ h *Host }
-
-func (c codemodeCaller) Call(ctx context.Context, n codemode.Nested) (agent.Result, error) {
-	var tool agent.Tool
-	for _, t := range c.h.codemode.callable() {
-		if t.Spec().Name == n.Tool {
-			tool = t
-			break
-		}
-	}
-	if tool == nil {
-		return agent.ErrorResult("Tool %s not found", n.Tool), nil
-	}
-	h := c.h
-	// Clients see the nested call as a call of its own, as pi sends it:
-	// its tool_execution events name the codemode call as their parent.
-	ev := func(typ agent.EventType) agent.Event {
-		return agent.Event{Type: typ, ToolCallID: n.ID, ToolName: n.Tool, Args: n.Args, ParentToolCallID: n.Parent}
-	}
-	rec := h.nested.start(n.Parent, n.ID, n.Tool, n.Args)
-	h.emit(ev(agent.EventToolExecutionStart))
-	var started time.Time
-	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
-		Starting: func(ctx context.Context, ac agent.Call) {
-			started = time.Now()
-			h.opts.toolStarting(ctx, ac)
-		}}
-	res := h.tools.Run(ctx, call, func(partial agent.Result) {
-		e := ev(agent.EventToolExecutionUpdate)
-		e.Result = &partial
-		h.emit(e)
-	})
-	h.nested.finish(rec, res)
-	end := ev(agent.EventToolExecutionEnd)
-	end.Result, end.IsError = &res, res.IsError
-	if !started.IsZero() {
-		d := time.Since(started).Milliseconds()
-		end.DurationMs = &d
-	}
-	h.emit(end)
-	return res, nil
 }
 
 // codemodeStore keeps store() values in codemode-store custom entries:

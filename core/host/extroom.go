@@ -34,6 +34,9 @@ type extRoom struct {
 	// dialogs are the extension dialogs open now, by the host's id, so
 	// an extension that gives up (its AbortSignal) can close one.
 	dialogs map[string]context.CancelFunc
+	// calls are the tool calls extensions' tools make now
+	// (ctx.executeTool()), by their ids, so one can withdraw its own.
+	calls map[string]context.CancelFunc
 	// turnIndex counts the turns of the run under way (turn_end's
 	// turnIndex), from 0 at agent_start.
 	turnIndex int

@@ -11,7 +11,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/api"
+	"github.com/gopi-dev/gopi/core/codemode"
 	"github.com/gopi-dev/gopi/core/ext"
 	"github.com/gopi-dev/gopi/core/host/mcpstate"
 	"github.com/gopi-dev/gopi/core/llm"
@@ -38,10 +40,12 @@ var extRoutes = ext.NewRoutes(
 	ext.Request(ext.PeerNavigateTree, extPeer.extNavigateTree),
 	ext.Request(ext.PeerReload, extPeer.extReloadRequest),
 	ext.Request(ext.PeerValidateMCPServer, extPeer.extValidateMCPServer),
+	ext.Request(ext.PeerCallTool, extPeer.extCallTool),
 
 	ext.Notification(ext.PeerError, extPeer.extError),
 	ext.Notification(ext.PeerUI, extPeer.extUI),
 	ext.Notification(ext.PeerUICancel, extPeer.extUICancel),
+	ext.Notification(ext.PeerCallToolCancel, extPeer.extCallToolCancel),
 	ext.Notification(ext.PeerSendMessage, extPeer.extSendMessage),
 	ext.Notification(ext.PeerSendUserMessage, extPeer.extSendUserMessage),
 	ext.Notification(ext.PeerAppendEntry, extPeer.extAppendEntry),
@@ -204,6 +208,62 @@ func (p extPeer) extUICancel(a ext.UICancelParams) {
 	}
 }
 
+// extCallTool is ctx.executeTool(): an extension's tool calls another
+// tool, as codemode's scripts do, through the tool pipeline. The call
+// ends with the session, or when the extension withdraws it; its partial
+// results reach the extension's onUpdate as well as the clients.
+func (p extPeer) extCallTool(ctx context.Context, c ext.CallToolParams) (ext.ToolOutput, error) {
+	h := p.h
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(h.ctx, cancel)
+	defer stop()
+	h.ext.mu.Lock()
+	h.ext.calls[c.ToolCallID] = cancel
+	h.ext.mu.Unlock()
+	defer func() {
+		h.ext.mu.Lock()
+		delete(h.ext.calls, c.ToolCallID)
+		h.ext.mu.Unlock()
+	}()
+	args := c.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	res := nestedCaller{h}.run(ctx, codemode.Nested{ID: c.ToolCallID, Parent: c.ParentToolCallID, Tool: c.Name, Args: args},
+		func(partial agent.Result) {
+			h.ext.manager().Notify(ext.HostCallToolUpdate, ext.CallToolUpdateParams{ToolCallID: c.ToolCallID, Partial: partial})
+		})
+	content, err := json.Marshal(res.Content)
+	if err != nil {
+		return ext.ToolOutput{}, fmt.Errorf("the result of %s: %w", c.Name, err)
+	}
+	out := ext.ToolOutput{Content: content, IsError: res.IsError, Terminate: res.Terminate}
+	if res.Details != nil {
+		if out.Details, err = json.Marshal(res.Details); err != nil {
+			return ext.ToolOutput{}, fmt.Errorf("the details of %s: %w", c.Name, err)
+		}
+	}
+	if res.StructuredContent != nil {
+		if out.StructuredContent, err = json.Marshal(res.StructuredContent); err != nil {
+			return ext.ToolOutput{}, fmt.Errorf("the structured content of %s: %w", c.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// extCallToolCancel withdraws a call an extension's tool made (its
+// AbortSignal).
+func (p extPeer) extCallToolCancel(a ext.CallToolCancelParams) {
+	h := p.h
+	h.ext.mu.Lock()
+	cancel := h.ext.calls[a.ToolCallID]
+	h.ext.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
 // extAppendEntry is pi.appendEntry.
 func (p extPeer) extAppendEntry(a ext.AppendEntryParams) {
 	h := p.h
@@ -342,6 +402,7 @@ func (e *extRoom) start() {
 		return
 	}
 	e.dialogs = map[string]context.CancelFunc{}
+	e.calls = map[string]context.CancelFunc{}
 	// The model calls go through a client that shows extensions the
 	// provider's payload and headers (before_provider_request/_headers).
 	o := h.agent.Options()

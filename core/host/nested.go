@@ -1,17 +1,20 @@
 package host
 
-// This file keeps pi's record of nested calls: the calls a tool call made
-// to other tools (a codemode script's), kept as nestedCalls on that call's
-// toolResult message, bounded as pi bounds it.
+// This file runs nested calls, the calls a tool call makes to other tools
+// (a codemode script's, an extension tool's ctx.executeTool()), and keeps
+// pi's record of them: nestedCalls on that call's toolResult message,
+// bounded as pi bounds it.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/gopi-dev/gopi/core/agent"
 	"github.com/gopi-dev/gopi/core/codemode"
+	"github.com/gopi-dev/gopi/core/host/gate"
 	"github.com/gopi-dev/gopi/core/llm"
 )
 
@@ -137,4 +140,62 @@ func resultText(res agent.Result) string {
 		}
 	}
 	return string(b)
+}
+
+// nestedCaller runs a tool's calls to other tools (a codemode script's,
+// an extension tool's ctx.executeTool()) through the tool pipeline: the
+// same validation, hooks, approval, sandbox and journal as the model's
+// calls. The tools it reaches are those scripts reach (codemode's
+// callable).
+type nestedCaller struct{ h *Host }
+
+// Call is codemode's Caller.
+func (c nestedCaller) Call(ctx context.Context, n codemode.Nested) (agent.Result, error) {
+	return c.run(ctx, n, nil), nil
+}
+
+// run runs the call n; onUpdate, when not nil, hears its partial results
+// besides the clients.
+func (c nestedCaller) run(ctx context.Context, n codemode.Nested, onUpdate func(agent.Result)) agent.Result {
+	var tool agent.Tool
+	for _, t := range c.h.codemode.callable() {
+		if t.Spec().Name == n.Tool {
+			tool = t
+			break
+		}
+	}
+	if tool == nil {
+		return agent.ErrorResult("Tool %s not found", n.Tool)
+	}
+	h := c.h
+	// Clients see the nested call as a call of its own, as pi sends it:
+	// its tool_execution events name the codemode call as their parent.
+	ev := func(typ agent.EventType) agent.Event {
+		return agent.Event{Type: typ, ToolCallID: n.ID, ToolName: n.Tool, Args: n.Args, ParentToolCallID: n.Parent}
+	}
+	rec := h.nested.start(n.Parent, n.ID, n.Tool, n.Args)
+	h.emit(ev(agent.EventToolExecutionStart))
+	var started time.Time
+	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
+		Starting: func(ctx context.Context, ac agent.Call) {
+			started = time.Now()
+			h.opts.toolStarting(ctx, ac)
+		}}
+	res := h.tools.Run(ctx, call, func(partial agent.Result) {
+		e := ev(agent.EventToolExecutionUpdate)
+		e.Result = &partial
+		h.emit(e)
+		if onUpdate != nil {
+			onUpdate(partial)
+		}
+	})
+	h.nested.finish(rec, res)
+	end := ev(agent.EventToolExecutionEnd)
+	end.Result, end.IsError = &res, res.IsError
+	if !started.IsZero() {
+		d := time.Since(started).Milliseconds()
+		end.DurationMs = &d
+	}
+	h.emit(end)
+	return res
 }

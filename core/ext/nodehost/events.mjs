@@ -3,6 +3,7 @@
 
 import { gopi, served } from "./methods.gen.mjs";
 import { errorText, handlers, notify, pendingEvents, request } from "./pipe.mjs";
+import { callerDone } from "./nested.mjs";
 import { runner } from "./runner.mjs";
 import { state } from "./state.mjs";
 
@@ -127,8 +128,10 @@ handlers.set(served.executeTool, (p) =>
 		const def = runner.getToolDefinition(p.name);
 		if (!def) throw new Error(`no extension tool named ${p.name}`);
 		const onUpdate = (partial) => notify(gopi.toolUpdate, { toolCallId: p.toolCallId, partial });
+		// pi 1.5's runner gives a tool ctx.executeTool() and ctx.tools.
+		const ctx = typeof runner.createToolContext === "function" ? runner.createToolContext(p.toolCallId, signal) : runner.createContext();
 		try {
-			const r = await def.execute(p.toolCallId, p.params, signal, onUpdate, runner.createContext());
+			const r = await def.execute(p.toolCallId, p.params, signal, onUpdate, ctx);
 			return {
 				content: r?.content ?? [],
 				details: r?.details,
@@ -138,6 +141,8 @@ handlers.set(served.executeTool, (p) =>
 			};
 		} catch (err) {
 			return { content: [{ type: "text", text: errorText(err) }], isError: true };
+		} finally {
+			callerDone(p.toolCallId);
 		}
 	}),
 );

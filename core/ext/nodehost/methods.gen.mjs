@@ -29,6 +29,7 @@ export const served = Object.freeze({
 	cancel: "cancel", // notification
 	runStart: "runStart", // notification
 	runAbort: "runAbort", // notification
+	callToolUpdate: "callToolUpdate", // notification
 });
 
 // host → gopi.
@@ -62,6 +63,8 @@ export const gopi = Object.freeze({
 	registerProvider: "registerProvider", // notification
 	unregisterProvider: "unregisterProvider", // notification
 	validateMcpServer: "validateMcpServer", // sync request
+	callTool: "callTool", // request
+	callToolCancel: "callTool/cancel", // notification
 });
 
 // The keys of the state notification's params (core/ext's Snapshot, Rare

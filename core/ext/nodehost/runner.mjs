@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gopi, served } from "./methods.gen.mjs";
 import { announceMcpChanges, mcpServerList } from "./mcp.mjs";
+import { callableTools, executeNested } from "./nested.mjs";
 import { installCallHook, unavailable } from "./pi15.mjs";
 import { handlers, notify, request } from "./pipe.mjs";
 import { applyState, modelRegistry, registerProvider, runAbort, sessionManager, settingsCopy, state, systemPromptOptions } from "./state.mjs";
@@ -199,6 +200,9 @@ handlers.set(served.initialize, async (p) => {
 			},
 			getSystemPrompt: () => state.systemPrompt,
 			getSystemPromptOptions: systemPromptOptions,
+			// ctx.executeTool() and ctx.tools of an extension's tool.
+			executeTool: executeNested,
+			getCallableTools: callableTools,
 		},
 		{
 			registerProvider: (name, config) => registerProvider(name, config),
