@@ -169,6 +169,28 @@ test("a failed codemode script: its calls under it (one cancelled), its output, 
   eq(nil, render.script_result({ { type = "text", text = "Tool codemode not found" } }), "a result that is not a script's")
 end)
 
+test("a codemode script's calls are listed in the order it made them, whatever order they started in", function()
+  local render = require("gopi.render")
+  local buf = vim.api.nvim_create_buf(false, true)
+  local r = render.new(buf)
+  local st = { streaming = false, changed = {} }
+  local code = "await Promise.all(['a', 'b', 'c'].map((path) => tools.ls({ path })));"
+  for _, ev in ipairs({
+    { type = "agent_start" },
+    { type = "tool_execution_start", toolCallId = "c1", toolName = "codemode", args = { code = code } },
+    { type = "tool_execution_start", toolCallId = "c1/3", toolName = "ls", args = { path = "c" }, parentToolCallId = "c1" },
+    { type = "tool_execution_start", toolCallId = "c1/1", toolName = "ls", args = { path = "a" }, parentToolCallId = "c1" },
+    { type = "tool_execution_start", toolCallId = "c1/2", toolName = "ls", args = { path = "b" }, parentToolCallId = "c1" },
+  }) do
+    r:event(ev, st)
+  end
+  local lines = vim.tbl_filter(function(l)
+    return l:match("^    %S+ ls: ") ~= nil
+  end, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+  eq(3, #lines, vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)))
+  ok(lines[1]:find("ls: a", 1, true) and lines[2]:find("ls: b", 1, true) and lines[3]:find("ls: c", 1, true), vim.inspect(lines))
+end)
+
 test("the renderer streams deltas in place and keeps tool blocks whole", function()
   local render = require("gopi.render")
   local buf = vim.api.nvim_create_buf(false, true)

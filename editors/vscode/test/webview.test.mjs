@@ -599,9 +599,21 @@ test("a codemode call is one card: its script highlighted, its calls as rows und
 			return { cls: [...row.classList], running: document.querySelector('.tool[data-id="cmx"]').classList.contains("running"), content: icon.content, animation: icon.animationName };
 		});
 		assert.deepEqual(still, { cls: ["tool", "nested", "done"], running: true, content: '"✓"', animation: "none" });
+		// Calls a script makes at once may start in any order: the rows stay in the script's order
+		// (the number their ids end with).
+		await feed(page, [
+			{ type: "tool_execution_start", toolCallId: "cmy", toolName: "codemode", args: { code: "await Promise.all([tools.ls({}), tools.ls({}), tools.ls({})])" } },
+			{ type: "tool_execution_start", toolCallId: "cmy/3", toolName: "ls", args: { path: "c" }, parentToolCallId: "cmy" },
+			{ type: "tool_execution_start", toolCallId: "cmy/1", toolName: "ls", args: { path: "a" }, parentToolCallId: "cmy" },
+			{ type: "tool_execution_start", toolCallId: "cmy/2", toolName: "ls", args: { path: "b" }, parentToolCallId: "cmy" },
+		]);
+		assert.deepEqual(
+			await page.evaluate(() => [...document.querySelectorAll('.tool[data-id="cmy"] .cm-calls > .tool.nested')].map((r) => r.dataset.id)),
+			["cmy/1", "cmy/2", "cmy/3"],
+		);
 		// A failed script: its card says so, with the partial output, the console lines and the error.
 		const failed = await page.evaluate(() => {
-			const c = [...document.querySelectorAll(".tool.codemode")].filter((x) => x.dataset.id !== "cmx")[1];
+			const c = [...document.querySelectorAll(".tool.codemode")].filter((x) => !["cmx", "cmy"].includes(x.dataset.id))[1];
 			return {
 				error: c.classList.contains("error"),
 				state: c.querySelector(":scope > .tool-head > .tool-state").textContent,

@@ -425,6 +425,25 @@ function R:card(id, name, args, parent)
   return c
 end
 
+--- The number a nested call's id ends with ("<parent>/<n>"); math.huge
+--- for an id without one.
+local function call_number(id)
+  return tonumber(id:match("/(%d+)$")) or math.huge
+end
+
+--- Puts call among calls in the order the script made them (the number
+--- its id ends with): calls run at once start in any order.
+local function insert_call(calls, call)
+  local n = call_number(call.id)
+  for i, other in ipairs(calls) do
+    if call_number(other.id) > n then
+      table.insert(calls, i, call)
+      return
+    end
+  end
+  table.insert(calls, call)
+end
+
 --- One of a codemode script's calls (id), a line on its card host: made
 --- when it is first heard of (its start, or the script's list of calls,
 --- whichever comes first), and found again by its id.
@@ -433,7 +452,7 @@ function R:nested_call(host, id, name, args)
   if not call then
     call = { id = id, status = "running", host = host }
     host.by_id[id] = call
-    table.insert(host.calls, call)
+    insert_call(host.calls, call)
     self.cards[id] = call
   end
   if name and name ~= "" then
@@ -460,7 +479,7 @@ function R:sync_calls(host, details)
       if not call then
         call = { id = rec.id, status = "running", host = host, name = rec.name, brief = brief(rec.args) }
         host.by_id[rec.id] = call
-        table.insert(host.calls, call)
+        insert_call(host.calls, call)
         self.cards[rec.id] = call
       end
       if rec.status ~= "running" then

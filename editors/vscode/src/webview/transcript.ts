@@ -230,7 +230,14 @@ export class Transcript {
 			row.dataset.id = id;
 			this.cards.set(id, row);
 		}
-		if (row.parentElement !== list) list.append(row);
+		if (row.parentElement !== list) {
+			// In the order the script made the calls (their ids end in
+			// "/<n>"), whatever order they started in: calls run at once
+			// start in any order.
+			const n = callNumber(id);
+			const after = Array.from(list.children).find((r) => callNumber((r as HTMLElement).dataset.id ?? "") > n);
+			list.insertBefore(row, after ?? null);
+		}
 		return row;
 	}
 
@@ -491,4 +498,10 @@ export class Transcript {
 		// A failed reply with nothing in it leaves no empty message behind.
 		if (m.stopReason === "error" && !a.el.querySelector(":scope > :not(.run-status)")) a.el.remove();
 	}
+}
+
+/** The number a nested call's id ends with ("<parent>/<n>"); Infinity for an id without one. */
+function callNumber(id: string): number {
+	const n = Number(id.slice(id.lastIndexOf("/") + 1));
+	return id.includes("/") && Number.isInteger(n) ? n : Number.POSITIVE_INFINITY;
 }
