@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/gopi-dev/gopi/core/llm/llmtest"
@@ -98,6 +99,11 @@ func TestExtensionToolCallsOtherTools(t *testing.T) {
 		require.NotEmpty(t, nested)
 		assert.Equal(t, "c1/1", nested[0].str("toolCallId"))
 		assert.Equal(t, "bash", nested[0].str("toolName"))
+		// A call to a tool that does not exist is told all the same.
+		missing := toolEnd(rs, "c1/2")
+		require.NotNil(t, missing, "the unknown tool's call has its events")
+		assert.Equal(t, true, missing["isError"])
+		assert.Equal(t, "c1", missing.str("parentToolCallId"))
 
 		// The record on the calling tool's result message.
 		msgs := p.ok("2", map[string]any{"type": "get_messages"}).(map[string]any)["messages"].([]any)
@@ -110,10 +116,12 @@ func TestExtensionToolCallsOtherTools(t *testing.T) {
 		require.NotNil(t, rec, "nestedCalls on the result message")
 		calls := rec["calls"].([]any)
 		require.GreaterOrEqual(t, len(calls), 1)
-		first := calls[0].(map[string]any)
-		assert.Equal(t, "c1/1", first["id"])
-		assert.Equal(t, "bash", first["name"])
-		assert.Equal(t, "ok", first["status"])
+		var recorded []string
+		for _, c := range calls {
+			c := c.(map[string]any)
+			recorded = append(recorded, fmt.Sprint(c["id"], " ", c["name"], " ", c["status"]))
+		}
+		assert.Equal(t, []string{"c1/1 bash ok", "c1/2 no_such_tool error", "c1/3 read error"}, recorded)
 	})
 }
 

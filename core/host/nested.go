@@ -164,9 +164,6 @@ func (c nestedCaller) run(ctx context.Context, n codemode.Nested, onUpdate func(
 			break
 		}
 	}
-	if tool == nil {
-		return agent.ErrorResult("Tool %s not found", n.Tool)
-	}
 	h := c.h
 	// Clients see the nested call as a call of its own, as pi sends it:
 	// its tool_execution events name the codemode call as their parent.
@@ -181,14 +178,19 @@ func (c nestedCaller) run(ctx context.Context, n codemode.Nested, onUpdate func(
 			started = time.Now()
 			h.opts.toolStarting(ctx, ac)
 		}}
-	res := h.tools.Run(ctx, call, func(partial agent.Result) {
-		e := ev(agent.EventToolExecutionUpdate)
-		e.Result = &partial
-		h.emit(e)
-		if onUpdate != nil {
-			onUpdate(partial)
-		}
-	})
+	// A tool that does not exist is an error result, its call recorded
+	// and told to clients like any other, as pi does.
+	res := agent.ErrorResult("Tool %s not found", n.Tool)
+	if tool != nil {
+		res = h.tools.Run(ctx, call, func(partial agent.Result) {
+			e := ev(agent.EventToolExecutionUpdate)
+			e.Result = &partial
+			h.emit(e)
+			if onUpdate != nil {
+				onUpdate(partial)
+			}
+		})
+	}
 	h.nested.finish(rec, res)
 	end := ev(agent.EventToolExecutionEnd)
 	end.Result, end.IsError = &res, res.IsError
