@@ -151,3 +151,36 @@ func TestExtensionToolCallsOtherToolsAsksApproval(t *testing.T) {
 	assert.NotContains(t, report.Bash.Text, "nested\n")
 	assert.Equal(t, 0, p.exit())
 }
+
+// A nested call the calling tool withdraws (its signal aborts) stops: the
+// command it ran is killed and the calling tool gets an error result.
+func TestExtensionToolCallsOtherToolsWithdrawn(t *testing.T) {
+	t.Parallel()
+	e := extTestEnv(t)
+	e.both(t, func() []llmtest.Turn {
+		return []llmtest.Turn{llmtest.ToolCalls(llmtest.Call("c1", "impatient", `{}`)), llmtest.Text("done")}
+	}, func(t *testing.T, w *world, start func(...string) *proc) {
+		ext := w.writeExt("impatient.ts", `import { Type } from "typebox";
+export default function (pi) {
+	pi.registerTool({
+		name: "impatient", label: "Impatient", description: "Gives up on a slow command",
+		parameters: Type.Object({}),
+		async execute(id, params, signal, onUpdate, ctx) {
+			const ac = new AbortController();
+			setTimeout(() => ac.abort(), 300);
+			const t0 = Date.now();
+			const r = await ctx.executeTool("bash", { command: "sleep 30; echo late" }, { signal: ac.signal });
+			const quick = Date.now() - t0 < 15000;
+			return { content: [{ type: "text", text: JSON.stringify({ isError: r.isError, quick }) }] };
+		},
+	});
+}
+`)
+		p := start("-e", ext)
+		p.ok("1", map[string]any{"type": "prompt", "message": "go"})
+		rs := p.until(settled)
+		end := toolEnd(rs, "c1")
+		require.NotNil(t, end, p.transcript())
+		assert.JSONEq(t, `{"isError":true,"quick":true}`, resultText(end))
+	})
+}
