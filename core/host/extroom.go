@@ -106,3 +106,37 @@ func (e *extRoom) reportError(ee ext.ErrorEvent) {
 		})
 	}
 }
+
+// withdrawable is ctx for work an extension may withdraw by its id (a
+// dialog, a tool call its tool made): it ends with the session, or when
+// withdraw(ids, id) is called; done ends it and forgets the id. ids is
+// one of the room's tables, guarded by e.mu; an empty id cannot be
+// withdrawn.
+func (e *extRoom) withdrawable(ctx context.Context, ids map[string]context.CancelFunc, id string) (_ context.Context, done func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(e.h.ctx, cancel)
+	if id != "" {
+		e.mu.Lock()
+		ids[id] = cancel
+		e.mu.Unlock()
+	}
+	return ctx, func() {
+		if id != "" {
+			e.mu.Lock()
+			delete(ids, id)
+			e.mu.Unlock()
+		}
+		stop()
+		cancel()
+	}
+}
+
+// withdraw ends the work registered as id in ids, if it is still there.
+func (e *extRoom) withdraw(ids map[string]context.CancelFunc, id string) {
+	e.mu.Lock()
+	cancel := ids[id]
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}

@@ -87,21 +87,9 @@ func (p extPeer) extAsk(ctx context.Context, a ext.UIAskParams) (api.UIResponse,
 	if c == nil {
 		return api.Cancelled(""), nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// A dialog never outlives the session.
-	stop := context.AfterFunc(h.ctx, cancel)
-	defer stop()
-	if a.RID != "" {
-		h.ext.mu.Lock()
-		h.ext.dialogs[a.RID] = cancel
-		h.ext.mu.Unlock()
-		defer func() {
-			h.ext.mu.Lock()
-			delete(h.ext.dialogs, a.RID)
-			h.ext.mu.Unlock()
-		}()
-	}
+	ctx, done := h.ext.withdrawable(ctx, h.ext.dialogs, a.RID)
+	defer done()
 	req := a.UIRequest
 	req.ID = ""
 	return c.Ask(ctx, req), nil
@@ -198,15 +186,7 @@ func (p extPeer) extUI(r api.UIRequest) {
 }
 
 // extUICancel withdraws a dialog whose extension gave up on it.
-func (p extPeer) extUICancel(a ext.UICancelParams) {
-	h := p.h
-	h.ext.mu.Lock()
-	cancel := h.ext.dialogs[a.RID]
-	h.ext.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
+func (p extPeer) extUICancel(a ext.UICancelParams) { p.h.ext.withdraw(p.h.ext.dialogs, a.RID) }
 
 // extCallTool is ctx.executeTool(): an extension's tool calls another
 // tool, as codemode's scripts do, through the tool pipeline. The call
@@ -214,18 +194,8 @@ func (p extPeer) extUICancel(a ext.UICancelParams) {
 // results reach the extension's onUpdate as well as the clients.
 func (p extPeer) extCallTool(ctx context.Context, c ext.CallToolParams) (ext.ToolOutput, error) {
 	h := p.h
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(h.ctx, cancel)
-	defer stop()
-	h.ext.mu.Lock()
-	h.ext.calls[c.ToolCallID] = cancel
-	h.ext.mu.Unlock()
-	defer func() {
-		h.ext.mu.Lock()
-		delete(h.ext.calls, c.ToolCallID)
-		h.ext.mu.Unlock()
-	}()
+	ctx, done := h.ext.withdrawable(ctx, h.ext.calls, c.ToolCallID)
+	defer done()
 	args := c.Args
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
@@ -234,20 +204,9 @@ func (p extPeer) extCallTool(ctx context.Context, c ext.CallToolParams) (ext.Too
 		func(partial agent.Result) {
 			h.ext.manager().Notify(ext.HostCallToolUpdate, ext.CallToolUpdateParams{ToolCallID: c.ToolCallID, Partial: partial})
 		})
-	content, err := json.Marshal(res.Content)
+	out, err := outputOf(res)
 	if err != nil {
-		return ext.ToolOutput{}, fmt.Errorf("the result of %s: %w", c.Name, err)
-	}
-	out := ext.ToolOutput{Content: content, IsError: res.IsError, Terminate: res.Terminate}
-	if res.Details != nil {
-		if out.Details, err = json.Marshal(res.Details); err != nil {
-			return ext.ToolOutput{}, fmt.Errorf("the details of %s: %w", c.Name, err)
-		}
-	}
-	if res.StructuredContent != nil {
-		if out.StructuredContent, err = json.Marshal(res.StructuredContent); err != nil {
-			return ext.ToolOutput{}, fmt.Errorf("the structured content of %s: %w", c.Name, err)
-		}
+		return ext.ToolOutput{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	return out, nil
 }
@@ -255,13 +214,7 @@ func (p extPeer) extCallTool(ctx context.Context, c ext.CallToolParams) (ext.Too
 // extCallToolCancel withdraws a call an extension's tool made (its
 // AbortSignal).
 func (p extPeer) extCallToolCancel(a ext.CallToolCancelParams) {
-	h := p.h
-	h.ext.mu.Lock()
-	cancel := h.ext.calls[a.ToolCallID]
-	h.ext.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	p.h.ext.withdraw(p.h.ext.calls, a.ToolCallID)
 }
 
 // extAppendEntry is pi.appendEntry.

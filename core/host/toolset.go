@@ -376,3 +376,29 @@ func toolOutput(raw json.RawMessage) (agent.Result, error) {
 	}
 	return r, nil
 }
+
+// outputOf is toolOutput's inverse: a result as pi's tool result
+// ({content, details, structuredContent, isError, terminate}), for an
+// extension's tool that called another (ctx.executeTool()).
+func outputOf(res agent.Result) (ext.ToolOutput, error) {
+	content := res.Content
+	if content == nil {
+		content = llm.Contents{}
+	}
+	out := ext.ToolOutput{IsError: res.IsError, Terminate: res.Terminate}
+	var err error
+	if out.Content, err = ext.Marshal(content); err != nil {
+		return ext.ToolOutput{}, fmt.Errorf("the result's content: %w", err)
+	}
+	if res.Details != nil {
+		if out.Details, err = ext.Marshal(res.Details); err != nil {
+			return ext.ToolOutput{}, fmt.Errorf("the result's details: %w", err)
+		}
+	}
+	if res.StructuredContent != nil {
+		if out.StructuredContent, err = ext.Marshal(res.StructuredContent); err != nil {
+			return ext.ToolOutput{}, fmt.Errorf("the result's structured content: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -103,9 +103,7 @@ func (t *transcript) finished(msg llm.Message) (*session.Store, string) {
 // add adds a message outside a run to the transcript and the session.
 func (t *transcript) add(m llm.Message) {
 	t.agent.AppendMessage(m)
-	store := t.current()
-	_, err := store.AppendMessage(m)
-	_ = t.saved(store, "a message", err)
+	t.finished(m)
 }
 
 // addCustom adds an extension's message outside a run, reported to the
