@@ -173,15 +173,15 @@ func (c nestedCaller) run(ctx context.Context, n codemode.Nested, onUpdate func(
 	rec := h.nested.start(n.Parent, n.ID, n.Tool, n.Args)
 	h.emit(ev(agent.EventToolExecutionStart))
 	var started time.Time
-	call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
-		Starting: func(ctx context.Context, ac agent.Call) {
-			started = time.Now()
-			h.opts.toolStarting(ctx, ac)
-		}}
 	// A tool that does not exist is an error result, its call recorded
 	// and told to clients like any other, as pi does.
 	res := agent.ErrorResult("Tool %s not found", n.Tool)
 	if tool != nil {
+		call := &gate.Call{Call: agent.Call{ID: n.ID, Name: n.Tool, Args: n.Args}, Parent: n.Parent, Tool: tool,
+			Starting: func(ctx context.Context, ac agent.Call) {
+				started = time.Now()
+				h.opts.toolStarting(ctx, ac)
+			}}
 		res = h.tools.Run(ctx, call, func(partial agent.Result) {
 			e := ev(agent.EventToolExecutionUpdate)
 			e.Result = &partial
